@@ -1,0 +1,183 @@
+//! ezgh routes: who may call what, and the translation to core calls.
+
+use super::error::EzghError;
+use super::wire::{self, MessageJson, ReceiveResponse, ResultsResponse};
+use crate::api::{ClientAddressPolicy, read_body};
+use crate::config::OrganizationConfig;
+use crate::core::auth::{ApiKey, ApiKeys, RECEIVE};
+use crate::core::limits::{InvalidHandleLimiter, RequestLimiter};
+use crate::core::model::HandleOutcome;
+use crate::core::{ErrorKind, Gateway, GatewayError};
+use axum::body::Body;
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::{HeaderMap, Method, header};
+use axum::routing::post;
+use axum::{Json, Router};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tower_http::cors::{Any, CorsLayer};
+
+/// The largest ezgh request body: ten handles with room to spare.
+const BODY_LIMIT: usize = 64 * 1024;
+/// How long browsers may cache a CORS preflight answer.
+const PREFLIGHT_MAX_AGE: Duration = Duration::from_secs(600);
+
+/// What the ezgh routes share.
+pub struct EzghState {
+    pub gateway: Arc<Gateway>,
+    /// Organizations, their projects and queue ids.
+    pub organizations: BTreeMap<String, OrganizationConfig>,
+    pub keys: ApiKeys,
+    pub invalid_handles: InvalidHandleLimiter,
+    pub requests: RequestLimiter,
+    pub client_addresses: ClientAddressPolicy,
+}
+
+impl std::fmt::Debug for EzghState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EzghState").finish_non_exhaustive()
+    }
+}
+
+/// The ezgh routes. CORS allows any origin without credentials: ack and visibility read no
+/// credential at all, and receive reads only the `Authorization` header.
+pub fn router(state: Arc<EzghState>) -> Router {
+    let cors = CorsLayer::new()
+        .allow_origin(Any)
+        .allow_methods([Method::POST])
+        .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION])
+        .expose_headers([header::RETRY_AFTER])
+        .max_age(PREFLIGHT_MAX_AGE);
+    Router::new()
+        .route(
+            "/v1/organizations/{organization}/projects/{project}/queues/{queue}/messages/receive",
+            post(receive),
+        )
+        .route("/v1/receipts/ack", post(acknowledge))
+        .route("/v1/receipts/visibility", post(change_visibility))
+        .method_not_allowed_fallback(crate::api::method_not_allowed)
+        .layer(cors)
+        .with_state(state)
+}
+
+impl EzghState {
+    /// The key in the `Authorization: Bearer` header, or 401.
+    fn authenticate(&self, headers: &HeaderMap) -> Result<&ApiKey, GatewayError> {
+        let presented = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| {
+                let (scheme, token) = value.split_once(' ')?;
+                scheme
+                    .eq_ignore_ascii_case("bearer")
+                    .then_some(token.trim())
+            })
+            .ok_or_else(GatewayError::unauthenticated)?;
+        self.keys
+            .verify(presented)
+            .ok_or_else(GatewayError::unauthenticated)
+    }
+
+    /// The gateway queue behind an ezgh queue path, if the caller may receive from it.
+    fn authorize_receive(
+        &self,
+        key: &ApiKey,
+        organization: &str,
+        project: &str,
+        queue: &str,
+    ) -> Result<String, GatewayError> {
+        if key.organization != organization {
+            return Err(GatewayError::permission_denied(
+                "the API key does not belong to this organization",
+            ));
+        }
+        let gateway_queue = self
+            .organizations
+            .get(organization)
+            .and_then(|org| org.projects.get(project))
+            .and_then(|project| project.queues.get(queue))
+            .ok_or_else(GatewayError::queue_not_found)?;
+        if !key.allows(gateway_queue, RECEIVE) {
+            return Err(GatewayError::permission_denied(format!(
+                "the API key lacks {RECEIVE} on this queue"
+            )));
+        }
+        if let Err(wait) = self.requests.check(organization) {
+            return Err(GatewayError::new(
+                ErrorKind::RateLimited { retry_after: wait },
+                "over the organization's rate limit",
+            ));
+        }
+        Ok(gateway_queue.clone())
+    }
+
+    /// Refuses a client address that sent too many invalid handles.
+    fn check_invalid_budget(
+        &self,
+        headers: &HeaderMap,
+        peer: SocketAddr,
+    ) -> Result<std::net::IpAddr, GatewayError> {
+        let client = self.client_addresses.client_address(headers, peer);
+        match self.invalid_handles.blocked(client) {
+            None => Ok(client),
+            Some(wait) => Err(GatewayError::new(
+                ErrorKind::RateLimited { retry_after: wait },
+                "too many invalid receipt handles from this address",
+            )),
+        }
+    }
+
+    fn count_invalid(&self, client: std::net::IpAddr, outcomes: &[HandleOutcome]) {
+        let invalid = outcomes
+            .iter()
+            .filter(|outcome| **outcome == HandleOutcome::Invalid)
+            .count();
+        if invalid > 0 {
+            self.invalid_handles.record_invalid(client, invalid);
+        }
+    }
+}
+
+async fn receive(
+    State(state): State<Arc<EzghState>>,
+    Path((organization, project, queue)): Path<(String, String, String)>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<ReceiveResponse>, EzghError> {
+    let key = state.authenticate(&headers)?;
+    let gateway_queue = state.authorize_receive(key, &organization, &project, &queue)?;
+    let options = wire::parse_receive(&read_body(body, BODY_LIMIT).await?)?;
+    let deliveries = state.gateway.receive(&gateway_queue, options).await?;
+    tracing::debug!(queue = %gateway_queue, key = %key.name, count = deliveries.len(), "ezgh receive");
+    Ok(Json(ReceiveResponse {
+        messages: deliveries.into_iter().map(MessageJson::from).collect(),
+    }))
+}
+
+async fn acknowledge(
+    State(state): State<Arc<EzghState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<ResultsResponse>, EzghError> {
+    let client = state.check_invalid_budget(&headers, peer)?;
+    let handles = wire::parse_ack(&read_body(body, BODY_LIMIT).await?)?;
+    let outcomes = state.gateway.acknowledge(&handles).await?;
+    state.count_invalid(client, &outcomes);
+    Ok(Json(ResultsResponse::new(&outcomes)))
+}
+
+async fn change_visibility(
+    State(state): State<Arc<EzghState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<ResultsResponse>, EzghError> {
+    let client = state.check_invalid_budget(&headers, peer)?;
+    let entries = wire::parse_visibility(&read_body(body, BODY_LIMIT).await?)?;
+    let outcomes = state.gateway.change_visibility(&entries).await?;
+    state.count_invalid(client, &outcomes);
+    Ok(Json(ResultsResponse::new(&outcomes)))
+}

@@ -1,0 +1,438 @@
+//! ezgh's JSON: request parsing with the documented defaults and ranges, and response shapes.
+//!
+//! Bodies are parsed by hand from `serde_json::Value` so error messages name the field and its
+//! range but never echo a value: a misplaced receipt handle must not come back in an error body.
+
+use crate::core::GatewayError;
+use crate::core::gateway::ReceiveOptions;
+use crate::core::model::{AttributeValue, Delivery, HandleOutcome};
+use base64::Engine as _;
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// Handles or entries a request must carry.
+const BATCH: std::ops::RangeInclusive<usize> = 1..=10;
+/// The longest visibility timeout, in seconds (12 hours).
+pub const MAX_VISIBILITY: i64 = 43_200;
+
+/// Parses a receive body; an empty body takes every default.
+pub fn parse_receive(body: &[u8]) -> Result<ReceiveOptions, GatewayError> {
+    let object = parse_object(body, true)?;
+    reject_unknown(
+        &object,
+        &["maxMessages", "waitSeconds", "visibilityTimeoutSeconds"],
+        "",
+    )?;
+    Ok(ReceiveOptions {
+        max_messages: optional_int(&object, "maxMessages", 1, 10)?.unwrap_or(1),
+        wait_seconds: optional_int(&object, "waitSeconds", 0, 20)?,
+        visibility_timeout_seconds: optional_int(
+            &object,
+            "visibilityTimeoutSeconds",
+            0,
+            MAX_VISIBILITY,
+        )?,
+        attempt_id: None,
+    })
+}
+
+/// Parses `{"receiptHandles": [...]}`.
+pub fn parse_ack(body: &[u8]) -> Result<Vec<String>, GatewayError> {
+    let object = parse_object(body, false)?;
+    reject_unknown(&object, &["receiptHandles"], "")?;
+    let handles = batch(&object, "receiptHandles")?;
+    handles
+        .iter()
+        .enumerate()
+        .map(|(index, handle)| {
+            handle.as_str().map(str::to_owned).ok_or_else(|| {
+                GatewayError::invalid_request(format!("receiptHandles[{index}] must be a string"))
+            })
+        })
+        .collect()
+}
+
+/// Parses `{"entries": [{"receiptHandle": ..., "visibilityTimeoutSeconds": ...}]}`.
+pub fn parse_visibility(body: &[u8]) -> Result<Vec<(String, u32)>, GatewayError> {
+    let object = parse_object(body, false)?;
+    reject_unknown(&object, &["entries"], "")?;
+    let entries = batch(&object, "entries")?;
+    entries
+        .iter()
+        .enumerate()
+        .map(|(index, entry)| {
+            let prefix = format!("entries[{index}]");
+            let Value::Object(entry) = entry else {
+                return Err(GatewayError::invalid_request(format!(
+                    "{prefix} must be an object"
+                )));
+            };
+            reject_unknown(
+                entry,
+                &["receiptHandle", "visibilityTimeoutSeconds"],
+                &prefix,
+            )?;
+            let handle = entry
+                .get("receiptHandle")
+                .and_then(Value::as_str)
+                .ok_or_else(|| {
+                    GatewayError::invalid_request(format!(
+                        "{prefix}.receiptHandle must be a string"
+                    ))
+                })?;
+            let timeout = optional_int(entry, "visibilityTimeoutSeconds", 0, MAX_VISIBILITY)
+                .map_err(|error| prefixed(error, &prefix))?
+                .ok_or_else(|| {
+                    GatewayError::invalid_request(format!(
+                        "{prefix}.visibilityTimeoutSeconds is required"
+                    ))
+                })?;
+            Ok((handle.to_owned(), timeout))
+        })
+        .collect()
+}
+
+fn prefixed(mut error: GatewayError, prefix: &str) -> GatewayError {
+    error.message = format!("{prefix}.{}", error.message);
+    error
+}
+
+fn parse_object(body: &[u8], empty_is_default: bool) -> Result<Map<String, Value>, GatewayError> {
+    if empty_is_default && body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Map::new());
+    }
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(object)) => Ok(object),
+        Ok(_) => Err(GatewayError::invalid_request(
+            "the body must be a JSON object",
+        )),
+        Err(error) => Err(GatewayError::invalid_request(format!(
+            "the body is not valid JSON (line {}, column {})",
+            error.line(),
+            error.column()
+        ))),
+    }
+}
+
+fn reject_unknown(
+    object: &Map<String, Value>,
+    known: &[&str],
+    prefix: &str,
+) -> Result<(), GatewayError> {
+    match object.keys().find(|key| !known.contains(&key.as_str())) {
+        None => Ok(()),
+        Some(unknown) => {
+            let name: String = unknown.chars().take(64).collect();
+            let at = if prefix.is_empty() {
+                String::new()
+            } else {
+                format!("{prefix}: ")
+            };
+            Err(GatewayError::invalid_request(format!(
+                "{at}unknown field `{name}`; expected one of: {}",
+                known.join(", ")
+            )))
+        }
+    }
+}
+
+/// An optional integer field in `min..=max`; `null` counts as absent.
+fn optional_int(
+    object: &Map<String, Value>,
+    field: &str,
+    min: i64,
+    max: i64,
+) -> Result<Option<u32>, GatewayError> {
+    let out_of_range =
+        || GatewayError::out_of_range(format!("{field} must be an integer from {min} to {max}"));
+    match object.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(number)) => {
+            let value = match (number.as_i64(), number.as_f64()) {
+                (Some(value), _) => value,
+                // 10.0 is an integer written as a float; 1.5 is not an integer at all.
+                (None, Some(float)) if float.fract() == 0.0 && float.abs() < 1e15 => float as i64,
+                (None, Some(float)) if float.fract() == 0.0 => return Err(out_of_range()),
+                _ => {
+                    return Err(GatewayError::invalid_request(format!(
+                        "{field} must be an integer"
+                    )));
+                }
+            };
+            if (min..=max).contains(&value) {
+                Ok(Some(u32::try_from(value).map_err(|_| out_of_range())?))
+            } else {
+                Err(out_of_range())
+            }
+        }
+        Some(_) => Err(GatewayError::invalid_request(format!(
+            "{field} must be an integer"
+        ))),
+    }
+}
+
+fn batch<'a>(object: &'a Map<String, Value>, field: &str) -> Result<&'a Vec<Value>, GatewayError> {
+    match object.get(field) {
+        Some(Value::Array(items)) if BATCH.contains(&items.len()) => Ok(items),
+        Some(Value::Array(_)) => Err(GatewayError::out_of_range(format!(
+            "{field} must hold 1 to 10 entries"
+        ))),
+        None => Err(GatewayError::invalid_request(format!(
+            "{field} is required"
+        ))),
+        Some(_) => Err(GatewayError::invalid_request(format!(
+            "{field} must be an array"
+        ))),
+    }
+}
+
+/// The receive answer.
+#[derive(Debug, Serialize)]
+pub struct ReceiveResponse {
+    pub messages: Vec<MessageJson>,
+}
+
+/// One received message, as the ezgh docs list its fields.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageJson {
+    pub message_id: String,
+    pub receipt_handle: String,
+    pub body: String,
+    pub attributes: BTreeMap<String, String>,
+    pub sent_at: Option<String>,
+    pub first_received_at: Option<String>,
+    pub receive_count: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seq: Option<String>,
+}
+
+/// Attribute added to dead-lettered messages: the queue the message came from.
+pub const DEAD_LETTER_SOURCE: &str = "ezgh.deadLetterSourceQueue";
+/// Attribute added to dead-lettered messages: why it moved.
+pub const DEAD_LETTER_REASON: &str = "ezgh.deadLetterReason";
+
+fn timestamp(at: Option<DateTime<Utc>>) -> Option<String> {
+    at.map(|at| at.to_rfc3339_opts(SecondsFormat::Millis, true))
+}
+
+impl From<Delivery> for MessageJson {
+    fn from(delivery: Delivery) -> Self {
+        let Delivery {
+            message,
+            receipt_handle,
+            dead_letter,
+        } = delivery;
+        let mut attributes: BTreeMap<String, String> = message
+            .attributes
+            .into_iter()
+            .map(|(name, attribute)| {
+                let value = match attribute.value {
+                    AttributeValue::Text(text) => text,
+                    AttributeValue::Bytes(bytes) => {
+                        base64::engine::general_purpose::STANDARD.encode(bytes)
+                    }
+                };
+                (name, value)
+            })
+            .collect();
+        if let Some(dead_letter) = dead_letter {
+            attributes.insert(DEAD_LETTER_REASON.into(), dead_letter.reason.into());
+            if let Some(source) = dead_letter.source_queue {
+                attributes.insert(DEAD_LETTER_SOURCE.into(), source);
+            }
+        }
+        let fifo = message.group_id.is_some();
+        Self {
+            message_id: message.message_id,
+            receipt_handle: receipt_handle.expose().to_owned(),
+            body: message.body,
+            attributes,
+            sent_at: timestamp(message.sent_at),
+            first_received_at: timestamp(message.first_received_at),
+            receive_count: message.receive_count,
+            group_id: message.group_id,
+            seq: if fifo { message.sequence_number } else { None },
+        }
+    }
+}
+
+/// The answer of acknowledge and visibility changes: one result per handle, in order.
+#[derive(Debug, Serialize)]
+pub struct ResultsResponse {
+    pub results: Vec<Value>,
+}
+
+impl ResultsResponse {
+    pub fn new(outcomes: &[HandleOutcome]) -> Self {
+        let results = outcomes
+            .iter()
+            .map(|outcome| match outcome {
+                HandleOutcome::Ok => serde_json::json!({ "ok": true }),
+                HandleOutcome::Stale => serde_json::json!({ "error": "receipt_handle_stale" }),
+                HandleOutcome::Invalid => serde_json::json!({ "error": "receipt_handle_invalid" }),
+            })
+            .collect();
+        Self { results }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::ErrorKind;
+
+    #[test]
+    fn the_documented_receive_example_parses() {
+        let options = parse_receive(
+            br#"{ "maxMessages": 10, "waitSeconds": 20, "visibilityTimeoutSeconds": 60 }"#,
+        )
+        .unwrap();
+        assert_eq!(options.max_messages, 10);
+        assert_eq!(options.wait_seconds, Some(20));
+        assert_eq!(options.visibility_timeout_seconds, Some(60));
+    }
+
+    #[test]
+    fn receive_defaults_and_ranges() {
+        for empty in [&b""[..], b"  ", b"{}", br#"{"maxMessages": null}"#] {
+            let options = parse_receive(empty).unwrap();
+            assert_eq!(options.max_messages, 1);
+            assert_eq!(options.wait_seconds, None);
+            assert_eq!(options.visibility_timeout_seconds, None);
+        }
+        for (body, field) in [
+            (r#"{"maxMessages": 0}"#, "maxMessages"),
+            (r#"{"maxMessages": 11}"#, "maxMessages"),
+            (r#"{"waitSeconds": 21}"#, "waitSeconds"),
+            (r#"{"waitSeconds": -1}"#, "waitSeconds"),
+            (
+                r#"{"visibilityTimeoutSeconds": 43201}"#,
+                "visibilityTimeoutSeconds",
+            ),
+            (r#"{"maxMessages": 1e300}"#, "maxMessages"),
+        ] {
+            let error = parse_receive(body.as_bytes()).unwrap_err();
+            assert_eq!(error.kind, ErrorKind::OutOfRange, "{body}");
+            assert!(error.message.starts_with(field), "{}", error.message);
+        }
+        assert_eq!(
+            parse_receive(br#"{"maxMessages": 10.0}"#)
+                .unwrap()
+                .max_messages,
+            10
+        );
+        assert_eq!(
+            parse_receive(br#"{"waitSeconds": 0}"#)
+                .unwrap()
+                .wait_seconds,
+            Some(0)
+        );
+        assert_eq!(
+            parse_receive(br#"{"visibilityTimeoutSeconds": 43200}"#)
+                .unwrap()
+                .visibility_timeout_seconds,
+            Some(43_200)
+        );
+    }
+
+    #[test]
+    fn malformed_bodies_are_invalid_requests_that_echo_nothing() {
+        for body in [
+            r#"{"maxMessages": "10"}"#,
+            r#"{"maxMessages": 1.5}"#,
+            r#"[1]"#,
+            r#"{"maxMessage": 1}"#,
+            "{not json",
+        ] {
+            let error = parse_receive(body.as_bytes()).unwrap_err();
+            assert_eq!(error.kind, ErrorKind::InvalidRequest, "{body}");
+        }
+        let secret = "AQAAAH8-very-secret-handle";
+        for body in [
+            format!(r#"{{"receiptHandles": "{secret}"}}"#),
+            format!(r#"{{"receiptHandles": ["{secret}", 5]}}"#),
+            format!(r#"{{"receiptHandles": ["{secret}""#),
+        ] {
+            let error = parse_ack(body.as_bytes()).unwrap_err();
+            assert!(!error.message.contains(secret), "{}", error.message);
+        }
+    }
+
+    #[test]
+    fn acknowledge_takes_one_to_ten_handles() {
+        assert_eq!(
+            parse_ack(br#"{ "receiptHandles": ["AQAAAH8...", "AQAAAJ2..."] }"#).unwrap(),
+            vec!["AQAAAH8...".to_owned(), "AQAAAJ2...".to_owned()]
+        );
+        let eleven = serde_json::json!({ "receiptHandles": vec!["h"; 11] }).to_string();
+        for body in [r#"{"receiptHandles": []}"#, eleven.as_str()] {
+            assert_eq!(
+                parse_ack(body.as_bytes()).unwrap_err().kind,
+                ErrorKind::OutOfRange
+            );
+        }
+        assert_eq!(
+            parse_ack(b"{}").unwrap_err().kind,
+            ErrorKind::InvalidRequest
+        );
+        assert_eq!(parse_ack(b"").unwrap_err().kind, ErrorKind::InvalidRequest);
+    }
+
+    #[test]
+    fn visibility_entries_need_a_handle_and_a_timeout_in_range() {
+        assert_eq!(
+            parse_visibility(
+                br#"{ "entries": [ { "receiptHandle": "AQAAAH8...", "visibilityTimeoutSeconds": 120 } ] }"#
+            )
+            .unwrap(),
+            vec![("AQAAAH8...".to_owned(), 120)]
+        );
+        let error = parse_visibility(
+            br#"{ "entries": [ { "receiptHandle": "h", "visibilityTimeoutSeconds": 43201 } ] }"#,
+        )
+        .unwrap_err();
+        assert_eq!(error.kind, ErrorKind::OutOfRange);
+        assert!(
+            error
+                .message
+                .starts_with("entries[0].visibilityTimeoutSeconds"),
+            "{}",
+            error.message
+        );
+        for body in [
+            r#"{ "entries": [ { "receiptHandle": "h" } ] }"#,
+            r#"{ "entries": [ { "visibilityTimeoutSeconds": 5 } ] }"#,
+            r#"{ "entries": [ "h" ] }"#,
+            r#"{ "entries": [ { "receiptHandle": "h", "visibilityTimeoutSeconds": 5, "x": 1 } ] }"#,
+        ] {
+            assert_eq!(
+                parse_visibility(body.as_bytes()).unwrap_err().kind,
+                ErrorKind::InvalidRequest,
+                "{body}"
+            );
+        }
+        assert_eq!(
+            parse_visibility(br#"{ "entries": [] }"#).unwrap_err().kind,
+            ErrorKind::OutOfRange
+        );
+    }
+
+    #[test]
+    fn results_have_the_documented_shape() {
+        let json = serde_json::to_string(&ResultsResponse::new(&[
+            HandleOutcome::Ok,
+            HandleOutcome::Stale,
+            HandleOutcome::Invalid,
+        ]))
+        .unwrap();
+        assert_eq!(
+            json,
+            r#"{"results":[{"ok":true},{"error":"receipt_handle_stale"},{"error":"receipt_handle_invalid"}]}"#
+        );
+    }
+}

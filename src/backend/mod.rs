@@ -1,0 +1,74 @@
+//! The one trait every queue backend implements, and the errors it speaks in.
+
+pub mod sqs;
+
+use crate::core::GatewayError;
+use crate::core::model::{BackendMessage, BackendReceive, EntryOutcome, ResolvedQueue};
+use async_trait::async_trait;
+use std::time::Duration;
+
+/// How long clients are told to wait when the backend is down or throttling.
+pub const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// A backend call failed as a whole.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum BackendError {
+    /// The queue does not exist (any more).
+    #[error("queue does not exist")]
+    QueueNotFound,
+    /// The backend cannot be reached, timed out, or is throttling.
+    #[error("backend unavailable: {0}")]
+    Unavailable(String),
+    /// The backend refused the request's parameters (a gateway bug or a queue setting).
+    #[error("backend refused the request: {0}")]
+    Rejected(String),
+    /// Anything else.
+    #[error("backend error: {0}")]
+    Other(String),
+}
+
+impl From<BackendError> for GatewayError {
+    fn from(error: BackendError) -> Self {
+        match error {
+            BackendError::QueueNotFound => GatewayError::queue_not_found(),
+            BackendError::Unavailable(_) => {
+                GatewayError::unavailable(DEFAULT_RETRY_AFTER).with_source(error)
+            }
+            BackendError::Rejected(_) | BackendError::Other(_) => GatewayError::internal(error),
+        }
+    }
+}
+
+/// A queue service the gateway keeps messages in.
+///
+/// Queues are addressed by their backend locator (an SQS queue name or URL) when resolving, then by
+/// the resolved URL. Batch calls take at most 10 entries and answer one outcome per entry, in order.
+#[async_trait]
+pub trait Backend: Send + Sync + 'static {
+    /// Finds a queue and reads its attributes.
+    async fn resolve(&self, locator: &str) -> Result<ResolvedQueue, BackendError>;
+
+    /// Receives up to `max_messages`, long-polling up to `wait_seconds`.
+    async fn receive(
+        &self,
+        queue_url: &str,
+        request: &BackendReceive,
+    ) -> Result<Vec<BackendMessage>, BackendError>;
+
+    /// Deletes the deliveries with these backend handles.
+    async fn delete_batch(
+        &self,
+        queue_url: &str,
+        backend_handles: &[&str],
+    ) -> Result<Vec<EntryOutcome>, BackendError>;
+
+    /// Sets the visibility timeout, in seconds from now, of these deliveries.
+    async fn change_visibility_batch(
+        &self,
+        queue_url: &str,
+        entries: &[(&str, u32)],
+    ) -> Result<Vec<EntryOutcome>, BackendError>;
+
+    /// Whether the backend answers at all; for readiness.
+    async fn ping(&self) -> Result<(), BackendError>;
+}

@@ -1,0 +1,442 @@
+//! The production backend: Amazon SQS (or LocalStack) through aws-sdk-sqs.
+
+use crate::backend::{Backend, BackendError};
+use crate::core::model::{
+    AttributeValue, BackendMessage, BackendReceive, EntryOutcome, MessageAttribute,
+    QueueAttributes, RedrivePolicy, ResolvedQueue,
+};
+use async_trait::async_trait;
+use aws_config::meta::region::RegionProviderChain;
+use aws_config::timeout::TimeoutConfig;
+use aws_config::{BehaviorVersion, Region, SdkConfig};
+use aws_sdk_sqs::Client;
+use aws_sdk_sqs::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_sqs::types::{
+    ChangeMessageVisibilityBatchRequestEntry, DeleteMessageBatchRequestEntry, Message,
+    MessageSystemAttributeName, QueueAttributeName,
+};
+use chrono::{DateTime, TimeZone, Utc};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Where and how to reach SQS; credentials come from aws-config's default chain.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SqsConfig {
+    /// Endpoint override, e.g. `http://127.0.0.1:4566` for LocalStack. Default: the region's SQS.
+    pub endpoint_url: Option<String>,
+    /// Region; default from the AWS environment (AWS_REGION, profile), else `us-east-1`.
+    pub region: Option<String>,
+    /// Seconds to wait for a TCP connection before the backend counts as unavailable.
+    #[serde(default = "default_connect_timeout")]
+    pub connect_timeout_seconds: u64,
+}
+
+fn default_connect_timeout() -> u64 {
+    3
+}
+
+/// Amazon SQS or an SQS-compatible service.
+#[derive(Debug, Clone)]
+pub struct SqsBackend {
+    client: Client,
+}
+
+/// The slack added to a long poll before a call counts as hung.
+const ATTEMPT_SLACK: Duration = Duration::from_secs(10);
+/// The longest long poll SQS allows.
+const MAX_WAIT: Duration = Duration::from_secs(20);
+
+impl SqsBackend {
+    /// Loads the AWS configuration from the environment (credentials chain, region) and the config.
+    pub async fn from_config(config: &SqsConfig) -> Self {
+        let region = RegionProviderChain::first_try(config.region.clone().map(Region::new))
+            .or_default_provider()
+            .or_else(Region::from_static("us-east-1"));
+        let mut loader = aws_config::defaults(BehaviorVersion::latest())
+            .region(region)
+            .timeout_config(timeouts(config.connect_timeout_seconds));
+        if let Some(endpoint) = &config.endpoint_url {
+            loader = loader.endpoint_url(endpoint);
+        }
+        Self::from_sdk_config(&loader.load().await)
+    }
+
+    /// Uses an already loaded AWS configuration (tests pass static LocalStack credentials here).
+    pub fn from_sdk_config(sdk: &SdkConfig) -> Self {
+        let mut builder = aws_sdk_sqs::config::Builder::from(sdk);
+        if sdk.timeout_config().is_none() {
+            builder = builder.timeout_config(timeouts(default_connect_timeout()));
+        }
+        Self {
+            client: Client::from_conf(builder.build()),
+        }
+    }
+}
+
+fn timeouts(connect_seconds: u64) -> TimeoutConfig {
+    TimeoutConfig::builder()
+        .connect_timeout(Duration::from_secs(connect_seconds))
+        .operation_attempt_timeout(MAX_WAIT + ATTEMPT_SLACK)
+        .build()
+}
+
+#[async_trait]
+impl Backend for SqsBackend {
+    async fn resolve(&self, locator: &str) -> Result<ResolvedQueue, BackendError> {
+        let url = if locator.starts_with("https://") || locator.starts_with("http://") {
+            locator.to_owned()
+        } else {
+            self.client
+                .get_queue_url()
+                .queue_name(locator)
+                .send()
+                .await
+                .map_err(map_error)?
+                .queue_url
+                .ok_or_else(|| BackendError::Other("GetQueueUrl answered no URL".into()))?
+        };
+        let answer = self
+            .client
+            .get_queue_attributes()
+            .queue_url(&url)
+            .attribute_names(QueueAttributeName::All)
+            .send()
+            .await
+            .map_err(map_error)?;
+        let attributes = answer
+            .attributes
+            .map(|raw| parse_queue_attributes(&raw))
+            .unwrap_or_default();
+        Ok(ResolvedQueue { url, attributes })
+    }
+
+    async fn receive(
+        &self,
+        queue_url: &str,
+        request: &BackendReceive,
+    ) -> Result<Vec<BackendMessage>, BackendError> {
+        let answer = self
+            .client
+            .receive_message()
+            .queue_url(queue_url)
+            .max_number_of_messages(to_i32(request.max_messages))
+            .wait_time_seconds(to_i32(request.wait_seconds))
+            .visibility_timeout(to_i32(request.visibility_timeout_seconds))
+            .message_system_attribute_names(MessageSystemAttributeName::All)
+            .message_attribute_names("All")
+            .set_receive_request_attempt_id(request.attempt_id.clone())
+            .send()
+            .await
+            .map_err(map_error)?;
+        answer
+            .messages
+            .unwrap_or_default()
+            .into_iter()
+            .map(parse_message)
+            .collect()
+    }
+
+    async fn delete_batch(
+        &self,
+        queue_url: &str,
+        backend_handles: &[&str],
+    ) -> Result<Vec<EntryOutcome>, BackendError> {
+        let entries = backend_handles
+            .iter()
+            .enumerate()
+            .map(|(index, handle)| {
+                DeleteMessageBatchRequestEntry::builder()
+                    .id(index.to_string())
+                    .receipt_handle(*handle)
+                    .build()
+                    .map_err(|e| BackendError::Other(e.to_string()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let answer = self
+            .client
+            .delete_message_batch()
+            .queue_url(queue_url)
+            .set_entries(Some(entries))
+            .send()
+            .await
+            .map_err(map_error)?;
+        let successful: Vec<String> = answer.successful.into_iter().map(|e| e.id).collect();
+        let failed: Vec<(String, String)> =
+            answer.failed.into_iter().map(|e| (e.id, e.code)).collect();
+        Ok(batch_outcomes(backend_handles.len(), &successful, &failed))
+    }
+
+    async fn change_visibility_batch(
+        &self,
+        queue_url: &str,
+        entries: &[(&str, u32)],
+    ) -> Result<Vec<EntryOutcome>, BackendError> {
+        let request_entries = entries
+            .iter()
+            .enumerate()
+            .map(|(index, (handle, timeout))| {
+                ChangeMessageVisibilityBatchRequestEntry::builder()
+                    .id(index.to_string())
+                    .receipt_handle(*handle)
+                    .visibility_timeout(to_i32(*timeout))
+                    .build()
+                    .map_err(|e| BackendError::Other(e.to_string()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let answer = self
+            .client
+            .change_message_visibility_batch()
+            .queue_url(queue_url)
+            .set_entries(Some(request_entries))
+            .send()
+            .await
+            .map_err(map_error)?;
+        let successful: Vec<String> = answer.successful.into_iter().map(|e| e.id).collect();
+        let failed: Vec<(String, String)> =
+            answer.failed.into_iter().map(|e| (e.id, e.code)).collect();
+        Ok(batch_outcomes(entries.len(), &successful, &failed))
+    }
+
+    async fn ping(&self) -> Result<(), BackendError> {
+        self.client
+            .list_queues()
+            .max_results(1)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(map_error)
+    }
+}
+
+fn to_i32(value: u32) -> i32 {
+    i32::try_from(value).unwrap_or(i32::MAX)
+}
+
+/// One outcome per entry id `0..len`, from a batch answer's successful ids and failed (id, code).
+fn batch_outcomes(
+    len: usize,
+    successful: &[String],
+    failed: &[(String, String)],
+) -> Vec<EntryOutcome> {
+    (0..len)
+        .map(|index| {
+            let id = index.to_string();
+            if successful.contains(&id) {
+                return EntryOutcome::Ok;
+            }
+            match failed.iter().find(|(failed_id, _)| *failed_id == id) {
+                Some((_, code)) => entry_outcome(code),
+                None => EntryOutcome::Failed("the batch answer omitted this entry".into()),
+            }
+        })
+        .collect()
+}
+
+/// Maps an SQS per-entry error code.
+fn entry_outcome(code: &str) -> EntryOutcome {
+    match code {
+        // LocalStack answers InvalidParameterValueException for a message that is already deleted;
+        // the gateway validates every parameter itself, so that is the only cause left.
+        "ReceiptHandleIsInvalid"
+        | "InvalidReceiptHandle"
+        | "MessageNotFound"
+        | "InvalidParameterValue"
+        | "InvalidParameterValueException" => EntryOutcome::Gone,
+        "MessageNotInflight" | "AWS.SimpleQueueService.MessageNotInflight" => {
+            EntryOutcome::NotInFlight
+        }
+        other => EntryOutcome::Failed(format!("SQS entry error {other}")),
+    }
+}
+
+fn is_queue_missing(code: &str) -> bool {
+    matches!(
+        code,
+        "QueueDoesNotExist" | "AWS.SimpleQueueService.NonExistentQueue" | "NonExistentQueue"
+    )
+}
+
+fn is_throttling(code: &str) -> bool {
+    matches!(
+        code,
+        "RequestThrottled"
+            | "ThrottlingException"
+            | "Throttling"
+            | "OverLimit"
+            | "KmsThrottled"
+            | "ServiceUnavailable"
+            | "InternalFailure"
+            | "InternalError"
+    )
+}
+
+/// Maps an SDK error to the backend's vocabulary. The text is internal (logged, never rendered).
+fn map_error<E, R>(error: SdkError<E, R>) -> BackendError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug,
+{
+    let detail = DisplayErrorContext(&error).to_string();
+    match &error {
+        SdkError::DispatchFailure(_) | SdkError::TimeoutError(_) | SdkError::ResponseError(_) => {
+            BackendError::Unavailable(detail)
+        }
+        SdkError::ServiceError(service) => {
+            let code = service.err().code().unwrap_or_default();
+            if is_queue_missing(code) {
+                BackendError::QueueNotFound
+            } else if is_throttling(code) {
+                BackendError::Unavailable(detail)
+            } else {
+                BackendError::Rejected(detail)
+            }
+        }
+        _ => BackendError::Other(detail),
+    }
+}
+
+fn parse_queue_attributes(
+    raw: &std::collections::HashMap<QueueAttributeName, String>,
+) -> QueueAttributes {
+    let number = |name: QueueAttributeName, default: u32| {
+        raw.get(&name)
+            .and_then(|value| value.parse().ok())
+            .unwrap_or(default)
+    };
+    QueueAttributes {
+        fifo: raw
+            .get(&QueueAttributeName::FifoQueue)
+            .is_some_and(|value| value == "true"),
+        visibility_timeout_seconds: number(QueueAttributeName::VisibilityTimeout, 30),
+        receive_wait_seconds: number(QueueAttributeName::ReceiveMessageWaitTimeSeconds, 0),
+        arn: raw.get(&QueueAttributeName::QueueArn).cloned(),
+        redrive: raw
+            .get(&QueueAttributeName::RedrivePolicy)
+            .and_then(|policy| parse_redrive_policy(policy)),
+    }
+}
+
+/// Reads SQS's RedrivePolicy JSON, whose maxReceiveCount may be a number or a string.
+fn parse_redrive_policy(policy: &str) -> Option<RedrivePolicy> {
+    let value: serde_json::Value = serde_json::from_str(policy).ok()?;
+    let target = value.get("deadLetterTargetArn")?.as_str()?.to_owned();
+    let count = match value.get("maxReceiveCount")? {
+        serde_json::Value::Number(n) => u32::try_from(n.as_u64()?).ok()?,
+        serde_json::Value::String(s) => s.parse().ok()?,
+        _ => return None,
+    };
+    Some(RedrivePolicy {
+        dead_letter_target_arn: target,
+        max_receive_count: count,
+    })
+}
+
+fn millis(value: Option<&String>) -> Option<DateTime<Utc>> {
+    Utc.timestamp_millis_opt(value?.parse().ok()?).single()
+}
+
+fn parse_message(message: Message) -> Result<BackendMessage, BackendError> {
+    let system = message.attributes.unwrap_or_default();
+    let attributes = message
+        .message_attributes
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(name, value)| {
+            let data_type = value.data_type;
+            let parsed = if data_type.starts_with("Binary") {
+                AttributeValue::Bytes(
+                    value
+                        .binary_value
+                        .map(|b| b.into_inner())
+                        .unwrap_or_default(),
+                )
+            } else {
+                AttributeValue::Text(value.string_value.unwrap_or_default())
+            };
+            (
+                name,
+                MessageAttribute {
+                    data_type,
+                    value: parsed,
+                },
+            )
+        })
+        .collect::<BTreeMap<_, _>>();
+    let missing = |what: &str| BackendError::Other(format!("SQS message without {what}"));
+    Ok(BackendMessage {
+        message_id: message.message_id.ok_or_else(|| missing("MessageId"))?,
+        backend_handle: message
+            .receipt_handle
+            .ok_or_else(|| missing("ReceiptHandle"))?,
+        body: message.body.unwrap_or_default(),
+        attributes,
+        sent_at: millis(system.get(&MessageSystemAttributeName::SentTimestamp)),
+        first_received_at: millis(
+            system.get(&MessageSystemAttributeName::ApproximateFirstReceiveTimestamp),
+        ),
+        receive_count: system
+            .get(&MessageSystemAttributeName::ApproximateReceiveCount)
+            .and_then(|count| count.parse().ok())
+            .unwrap_or(1),
+        group_id: system
+            .get(&MessageSystemAttributeName::MessageGroupId)
+            .cloned(),
+        sequence_number: system
+            .get(&MessageSystemAttributeName::SequenceNumber)
+            .cloned(),
+        dead_letter_source_arn: system
+            .get(&MessageSystemAttributeName::DeadLetterQueueSourceArn)
+            .cloned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redrive_policies_take_numbers_or_strings() {
+        let arn = "arn:aws:sqs:us-east-1:000000000000:orders-dlq";
+        for policy in [
+            format!(r#"{{"deadLetterTargetArn":"{arn}","maxReceiveCount":3}}"#),
+            format!(r#"{{"deadLetterTargetArn":"{arn}","maxReceiveCount":"3"}}"#),
+        ] {
+            assert_eq!(
+                parse_redrive_policy(&policy),
+                Some(RedrivePolicy {
+                    dead_letter_target_arn: arn.into(),
+                    max_receive_count: 3
+                })
+            );
+        }
+        assert_eq!(parse_redrive_policy("{}"), None);
+        assert_eq!(parse_redrive_policy("not json"), None);
+    }
+
+    #[test]
+    fn batch_answers_map_to_one_outcome_per_entry_in_order() {
+        let outcomes = batch_outcomes(
+            4,
+            &["0".into(), "3".into()],
+            &[
+                ("1".into(), "ReceiptHandleIsInvalid".into()),
+                ("2".into(), "MessageNotInflight".into()),
+            ],
+        );
+        assert_eq!(
+            outcomes,
+            vec![
+                EntryOutcome::Ok,
+                EntryOutcome::Gone,
+                EntryOutcome::NotInFlight,
+                EntryOutcome::Ok
+            ]
+        );
+        assert!(matches!(
+            batch_outcomes(1, &[], &[])[0],
+            EntryOutcome::Failed(_)
+        ));
+    }
+}

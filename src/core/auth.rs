@@ -1,0 +1,197 @@
+//! API keys: how a caller proves who it is, and what each key may do.
+//!
+//! A key reads `sqsgw_<id>_<secret>`. The id is public and finds the key's record; the config keeps
+//! only the SHA-256 of the whole key, compared in constant time. Keys are 256-bit random values, so
+//! a fast hash is enough: there is nothing to brute-force that a slow hash would protect.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use rand::RngCore as _;
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use subtle::ConstantTimeEq;
+
+/// Prefix of every API key, so leaked keys are easy to scan for.
+pub const KEY_PREFIX: &str = "sqsgw_";
+
+/// The action of receiving messages, as the ezgh docs name it.
+pub const RECEIVE: &str = "queues.messages.receive";
+
+/// Every action a grant may name.
+pub const ACTIONS: &[&str] = &[RECEIVE];
+
+/// A key's record: its hash and its grants.
+#[derive(Clone)]
+pub struct ApiKey {
+    /// Public id, the part after the prefix.
+    pub id: String,
+    /// A label for logs.
+    pub name: String,
+    /// The organization the key belongs to.
+    pub organization: String,
+    hash: [u8; 32],
+    /// Gateway queue (or `*`) -> allowed actions.
+    grants: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiKey")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("organization", &self.organization)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ApiKey {
+    /// A record from its config: `hash` is `sha256:<64 hex digits>`.
+    pub fn new(
+        id: String,
+        name: String,
+        organization: String,
+        hash: &str,
+        grants: BTreeMap<String, BTreeSet<String>>,
+    ) -> Result<Self, String> {
+        let digest = hash
+            .strip_prefix("sha256:")
+            .ok_or_else(|| "must start with `sha256:`".to_owned())?;
+        let mut bytes = [0u8; 32];
+        hex::decode_to_slice(digest, &mut bytes)
+            .map_err(|_| "must be `sha256:` and 64 hex digits".to_owned())?;
+        Ok(Self {
+            id,
+            name,
+            organization,
+            hash: bytes,
+            grants,
+        })
+    }
+
+    /// Whether the key may do `action` on the gateway queue `queue`.
+    pub fn allows(&self, queue: &str, action: &str) -> bool {
+        [queue, "*"].iter().any(|q| {
+            self.grants
+                .get(*q)
+                .is_some_and(|actions| actions.contains(action) || actions.contains("*"))
+        })
+    }
+}
+
+/// All configured API keys, by id.
+#[derive(Debug, Default)]
+pub struct ApiKeys {
+    by_id: HashMap<String, ApiKey>,
+}
+
+impl ApiKeys {
+    /// The keys, which must have distinct ids.
+    pub fn new(keys: Vec<ApiKey>) -> Result<Self, String> {
+        let mut by_id = HashMap::with_capacity(keys.len());
+        for key in keys {
+            if let Some(previous) = by_id.insert(key.id.clone(), key) {
+                return Err(format!("api key id `{}` is listed twice", previous.id));
+            }
+        }
+        Ok(Self { by_id })
+    }
+
+    /// The key a presented secret belongs to, or `None`.
+    pub fn verify(&self, presented: &str) -> Option<&ApiKey> {
+        let id = key_id(presented)?;
+        let key = self.by_id.get(id)?;
+        let digest: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
+        bool::from(digest.ct_eq(&key.hash)).then_some(key)
+    }
+}
+
+/// The public id of a presented key, if it has the key's shape.
+fn key_id(presented: &str) -> Option<&str> {
+    let rest = presented.strip_prefix(KEY_PREFIX)?;
+    let (id, secret) = rest.split_once('_')?;
+    (!id.is_empty() && !secret.is_empty()).then_some(id)
+}
+
+/// A new random key and the `sha256:` hash to put in the config.
+pub struct GeneratedKey {
+    pub id: String,
+    pub key: String,
+    pub hash: String,
+}
+
+/// Makes a new API key: 64 random bits of id, 256 random bits of secret.
+pub fn generate_key() -> GeneratedKey {
+    let mut rng = rand::rng();
+    let mut id = [0u8; 8];
+    rng.fill_bytes(&mut id);
+    let mut secret = [0u8; 32];
+    rng.fill_bytes(&mut secret);
+    let id = hex::encode(id);
+    let key = format!("{KEY_PREFIX}{id}_{}", URL_SAFE_NO_PAD.encode(secret));
+    let hash = hash_key(&key);
+    GeneratedKey { id, key, hash }
+}
+
+/// The config form of a key's hash.
+pub fn hash_key(key: &str) -> String {
+    format!("sha256:{}", hex::encode(Sha256::digest(key.as_bytes())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(generated: &GeneratedKey, grants: &[(&str, &[&str])]) -> ApiKey {
+        let grants = grants
+            .iter()
+            .map(|(queue, actions)| {
+                (
+                    queue.to_string(),
+                    actions.iter().map(|a| a.to_string()).collect(),
+                )
+            })
+            .collect();
+        ApiKey::new(
+            generated.id.clone(),
+            "test".into(),
+            "acme".into(),
+            &generated.hash,
+            grants,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_generated_key_verifies_and_an_altered_one_does_not() {
+        let generated = generate_key();
+        let keys = ApiKeys::new(vec![record(&generated, &[])]).unwrap();
+        assert_eq!(keys.verify(&generated.key).unwrap().id, generated.id);
+        let mut altered = generated.key.clone();
+        altered.push('x');
+        assert!(keys.verify(&altered).is_none());
+        assert!(keys.verify("").is_none());
+        assert!(keys.verify("sqsgw_").is_none());
+        assert!(keys.verify(&format!("sqsgw_{}_", generated.id)).is_none());
+        assert!(keys.verify(&generate_key().key).is_none());
+    }
+
+    #[test]
+    fn grants_name_queues_and_actions() {
+        let generated = generate_key();
+        let key = record(&generated, &[("orders", &[RECEIVE])]);
+        assert!(key.allows("orders", RECEIVE));
+        assert!(!key.allows("jobs", RECEIVE));
+        assert!(!key.allows("orders", "queues.messages.send"));
+        let wildcard = record(&generated, &[("*", &["*"])]);
+        assert!(wildcard.allows("jobs", RECEIVE));
+    }
+
+    #[test]
+    fn hashes_must_have_the_documented_form() {
+        for bad in ["", "abc", "sha256:zz", "md5:00"] {
+            assert!(ApiKey::new("i".into(), "n".into(), "o".into(), bad, BTreeMap::new()).is_err());
+        }
+        let generated = generate_key();
+        assert!(!format!("{:?}", record(&generated, &[])).contains(&generated.hash[7..]));
+    }
+}

@@ -1,0 +1,116 @@
+//! The one domain error every dialect renders in its own documented shape.
+//!
+//! `message` is safe to show a client; `source` is internal detail that only reaches the log.
+
+use std::time::Duration;
+
+/// What went wrong, in the gateway's terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The request is malformed (not JSON, wrong type, unknown field).
+    InvalidRequest,
+    /// A field is outside its documented range.
+    OutOfRange,
+    /// The request body is larger than the route accepts.
+    PayloadTooLarge,
+    /// No credential, or a credential the gateway does not know.
+    Unauthenticated,
+    /// A valid credential without the needed permission.
+    PermissionDenied,
+    /// The queue does not exist (in this project, or any more in the backend).
+    QueueNotFound,
+    /// Over a rate limit; retry after the given time.
+    RateLimited { retry_after: Duration },
+    /// The backend cannot be reached or is throttling; retry after the given time.
+    Unavailable { retry_after: Duration },
+    /// A bug or an unexpected backend answer; details are logged only.
+    Internal,
+}
+
+/// A failed gateway operation.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct GatewayError {
+    /// The category, which decides status code and error code per dialect.
+    pub kind: ErrorKind,
+    /// A message safe to return to the client.
+    pub message: String,
+    /// Internal detail for the log; never rendered.
+    #[source]
+    pub source: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl GatewayError {
+    /// An error with a client-safe message.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// Attaches internal detail that goes to the log, never to the client.
+    pub fn with_source(
+        mut self,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        self.source = Some(source.into());
+        self
+    }
+
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::InvalidRequest, message)
+    }
+
+    pub fn out_of_range(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::OutOfRange, message)
+    }
+
+    pub fn unauthenticated() -> Self {
+        Self::new(ErrorKind::Unauthenticated, "missing or invalid credential")
+    }
+
+    pub fn permission_denied(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::PermissionDenied, message)
+    }
+
+    pub fn queue_not_found() -> Self {
+        Self::new(ErrorKind::QueueNotFound, "no such queue")
+    }
+
+    pub fn unavailable(retry_after: Duration) -> Self {
+        Self::new(
+            ErrorKind::Unavailable { retry_after },
+            "the queue service is unavailable; retry later",
+        )
+    }
+
+    pub fn internal(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self::new(ErrorKind::Internal, "internal error").with_source(source)
+    }
+
+    /// Seconds a client should wait, for errors that carry one.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self.kind {
+            ErrorKind::RateLimited { retry_after } | ErrorKind::Unavailable { retry_after } => {
+                Some(retry_after)
+            }
+            _ => None,
+        }
+    }
+
+    /// Logs the error once, with its internal source, at a level fitting its kind.
+    pub fn log(&self, operation: &str) {
+        let source = self.source.as_ref().map(|s| s.to_string());
+        match self.kind {
+            ErrorKind::Internal => {
+                tracing::error!(operation, error = %self.message, source = ?source, "request failed")
+            }
+            ErrorKind::Unavailable { .. } => {
+                tracing::warn!(operation, error = %self.message, source = ?source, "backend unavailable")
+            }
+            _ => tracing::debug!(operation, error = %self.message, "request refused"),
+        }
+    }
+}

@@ -1,0 +1,422 @@
+//! The gateway core: receive, acknowledge and change visibility, dialect-neutral.
+//!
+//! It resolves queues through the registry, seals and opens receipt handles, keeps the delivery
+//! ledger honest, and makes one batched backend call per queue. Dialects call only this.
+
+use crate::backend::{Backend, BackendError};
+use crate::core::clock::Clock;
+use crate::core::handle::{HandleClaims, Keyring};
+use crate::core::ledger::DeliveryLedger;
+use crate::core::model::{
+    BackendMessage, BackendReceive, DeadLetterInfo, Delivery, EntryOutcome, HandleOutcome,
+    ResolvedQueue,
+};
+use crate::core::registry::QueueRegistry;
+use crate::core::{ErrorKind, GatewayError};
+use chrono::{DateTime, Duration as ChronoDuration, Utc};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// A delivery stays in flight at most this long after its receive, whatever extensions ask for.
+pub const MAX_IN_FLIGHT: ChronoDuration = ChronoDuration::hours(12);
+
+/// The reason recorded on dead-lettered messages: SQS moves a message only after too many receives.
+pub const DEAD_LETTER_REASON: &str = "maxReceiveCountExceeded";
+
+/// What a client asked a receive for, already validated by its dialect.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReceiveOptions {
+    /// 1 to 10.
+    pub max_messages: u32,
+    /// Long-poll seconds; `None` takes the queue's default.
+    pub wait_seconds: Option<u32>,
+    /// Visibility seconds; `None` takes the queue's default.
+    pub visibility_timeout_seconds: Option<u32>,
+    /// FIFO receive request attempt id.
+    pub attempt_id: Option<String>,
+}
+
+/// The core service shared by every dialect.
+pub struct Gateway {
+    backend: Arc<dyn Backend>,
+    registry: QueueRegistry,
+    keyring: Keyring,
+    ledger: DeliveryLedger,
+    clock: Arc<dyn Clock>,
+    shutdown: CancellationToken,
+    tasks: TaskTracker,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("registry", &self.registry)
+            .field("ledger", &self.ledger)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gateway {
+    /// Assembles the core. `shutdown` ends waiting long polls with an empty answer.
+    pub fn new(
+        backend: Arc<dyn Backend>,
+        registry: QueueRegistry,
+        keyring: Keyring,
+        ledger: DeliveryLedger,
+        clock: Arc<dyn Clock>,
+        shutdown: CancellationToken,
+    ) -> Self {
+        Self {
+            backend,
+            registry,
+            keyring,
+            ledger,
+            clock,
+            shutdown,
+            tasks: TaskTracker::new(),
+        }
+    }
+
+    /// The queue registry.
+    pub fn registry(&self) -> &QueueRegistry {
+        &self.registry
+    }
+
+    /// Whether the backend answers; for readiness.
+    pub async fn ping(&self) -> Result<(), GatewayError> {
+        self.backend.ping().await.map_err(GatewayError::from)
+    }
+
+    /// Waits until background work (releasing abandoned receives) has finished.
+    pub async fn drain(&self) {
+        self.tasks.close();
+        self.tasks.wait().await;
+    }
+
+    /// Receives messages from the gateway queue `queue`.
+    ///
+    /// The backend call runs as its own task: if nobody waits for its answer any more (the client
+    /// went away, or shutdown answered it empty), the messages it got are released at once instead of
+    /// staying hidden for their visibility timeout.
+    pub async fn receive(
+        &self,
+        queue: &str,
+        options: ReceiveOptions,
+    ) -> Result<Vec<Delivery>, GatewayError> {
+        let resolved = self.registry.get(queue).await?;
+        let wait_seconds = if self.shutdown.is_cancelled() {
+            0
+        } else {
+            options
+                .wait_seconds
+                .unwrap_or(resolved.attributes.receive_wait_seconds)
+        };
+        let request = BackendReceive {
+            max_messages: options.max_messages,
+            wait_seconds,
+            visibility_timeout_seconds: options
+                .visibility_timeout_seconds
+                .unwrap_or(resolved.attributes.visibility_timeout_seconds),
+            attempt_id: options.attempt_id,
+        };
+        // Taken before the backend call, so our 12-hour mark is never later than the backend's.
+        let received_at = self.clock.now();
+
+        let (answer, answered) = oneshot::channel();
+        let backend = Arc::clone(&self.backend);
+        let url = resolved.url.clone();
+        self.tasks.spawn(async move {
+            let result = backend.receive(&url, &request).await;
+            if let Err(Ok(abandoned)) = answer.send(result) {
+                release_abandoned(backend.as_ref(), &url, abandoned).await;
+            }
+        });
+        let result = tokio::select! {
+            result = answered => result.map_err(|_| GatewayError::internal("receive task ended without an answer"))?,
+            () = self.shutdown.cancelled() => return Ok(Vec::new()),
+        };
+        let messages = match result {
+            Ok(messages) => messages,
+            Err(BackendError::QueueNotFound) => {
+                self.registry.invalidate(queue).await;
+                return Err(GatewayError::queue_not_found());
+            }
+            Err(error) => return Err(error.into()),
+        };
+
+        let dead_letter_sources = self.dead_letter_sources(&resolved, &messages).await;
+        let mut deliveries = Vec::with_capacity(messages.len());
+        for message in messages {
+            let delivery_id = rand::random::<u64>();
+            self.ledger.record(queue, &message.message_id, delivery_id);
+            let receipt_handle = self.keyring.seal(&HandleClaims {
+                queue: queue.to_owned(),
+                message_id: message.message_id.clone(),
+                backend_handle: message.backend_handle.clone(),
+                delivery: message.receive_count,
+                received_at,
+                delivery_id,
+            });
+            let dead_letter = self
+                .dead_letter_info(&message, dead_letter_sources.as_deref())
+                .await;
+            deliveries.push(Delivery {
+                message,
+                receipt_handle,
+                dead_letter,
+            });
+        }
+        Ok(deliveries)
+    }
+
+    /// Acknowledges (deletes) deliveries by their sealed handles; one outcome per handle, in order.
+    pub async fn acknowledge(
+        &self,
+        handles: &[String],
+    ) -> Result<Vec<HandleOutcome>, GatewayError> {
+        let mut outcomes = vec![HandleOutcome::Stale; handles.len()];
+        let mut by_queue: BTreeMap<String, Vec<(usize, HandleClaims)>> = BTreeMap::new();
+        for (index, handle) in handles.iter().enumerate() {
+            let Ok(claims) = self.keyring.open(handle) else {
+                outcomes[index] = HandleOutcome::Invalid;
+                continue;
+            };
+            if self.registry.contains(&claims.queue)
+                && self
+                    .ledger
+                    .begin_ack(&claims.queue, &claims.message_id, claims.delivery_id)
+            {
+                by_queue
+                    .entry(claims.queue.clone())
+                    .or_default()
+                    .push((index, claims));
+            }
+        }
+
+        let mut first_error = None;
+        for (queue, entries) in by_queue {
+            let backend_handles: Vec<&str> = entries
+                .iter()
+                .map(|(_, c)| c.backend_handle.as_str())
+                .collect();
+            let result = match self.registry.get(&queue).await {
+                Ok(resolved) => {
+                    let answer = self
+                        .backend
+                        .delete_batch(&resolved.url, &backend_handles)
+                        .await;
+                    self.settle(&queue, answer).await
+                }
+                Err(error) => Err(error),
+            };
+            match result {
+                Ok(results) => {
+                    for ((index, claims), result) in entries.iter().zip(results) {
+                        match result {
+                            EntryOutcome::Ok => {
+                                self.finish_ack(claims);
+                                outcomes[*index] = HandleOutcome::Ok;
+                            }
+                            EntryOutcome::Gone | EntryOutcome::NotInFlight => {
+                                self.finish_ack(claims)
+                            }
+                            EntryOutcome::Failed(detail) => {
+                                self.abort_ack(claims);
+                                first_error.get_or_insert(GatewayError::internal(detail));
+                            }
+                        }
+                    }
+                }
+                Err(error) if error.kind == ErrorKind::QueueNotFound => {
+                    entries
+                        .iter()
+                        .for_each(|(_, claims)| self.finish_ack(claims));
+                }
+                Err(error) => {
+                    entries
+                        .iter()
+                        .for_each(|(_, claims)| self.abort_ack(claims));
+                    first_error.get_or_insert(error);
+                }
+            }
+        }
+        match first_error {
+            Some(error) => Err(error),
+            None => Ok(outcomes),
+        }
+    }
+
+    /// Sets how long deliveries stay in flight, counted from now; one outcome per entry, in order.
+    ///
+    /// An extension past 12 hours from the delivery's receive ends at that mark.
+    pub async fn change_visibility(
+        &self,
+        entries: &[(String, u32)],
+    ) -> Result<Vec<HandleOutcome>, GatewayError> {
+        let now = self.clock.now();
+        let mut outcomes = vec![HandleOutcome::Stale; entries.len()];
+        let mut by_queue: BTreeMap<String, Vec<(usize, HandleClaims, u32)>> = BTreeMap::new();
+        for (index, (handle, requested)) in entries.iter().enumerate() {
+            let Ok(claims) = self.keyring.open(handle) else {
+                outcomes[index] = HandleOutcome::Invalid;
+                continue;
+            };
+            if self.registry.contains(&claims.queue)
+                && self
+                    .ledger
+                    .is_current(&claims.queue, &claims.message_id, claims.delivery_id)
+            {
+                let timeout = clamp_visibility(*requested, claims.received_at, now);
+                by_queue
+                    .entry(claims.queue.clone())
+                    .or_default()
+                    .push((index, claims, timeout));
+            }
+        }
+
+        let mut first_error = None;
+        for (queue, entries) in by_queue {
+            let backend_entries: Vec<(&str, u32)> = entries
+                .iter()
+                .map(|(_, claims, timeout)| (claims.backend_handle.as_str(), *timeout))
+                .collect();
+            let result = match self.registry.get(&queue).await {
+                Ok(resolved) => {
+                    let answer = self
+                        .backend
+                        .change_visibility_batch(&resolved.url, &backend_entries)
+                        .await;
+                    self.settle(&queue, answer).await
+                }
+                Err(error) => Err(error),
+            };
+            match result {
+                Ok(results) => {
+                    for ((index, claims, timeout), result) in entries.iter().zip(results) {
+                        outcomes[*index] = match result {
+                            EntryOutcome::Ok => HandleOutcome::Ok,
+                            // Already visible: a release asked for exactly that; an extension
+                            // cannot apply, but the handle may still acknowledge.
+                            EntryOutcome::NotInFlight if *timeout == 0 => HandleOutcome::Ok,
+                            EntryOutcome::NotInFlight => HandleOutcome::Stale,
+                            EntryOutcome::Gone => {
+                                self.ledger.forget(
+                                    &claims.queue,
+                                    &claims.message_id,
+                                    claims.delivery_id,
+                                );
+                                HandleOutcome::Stale
+                            }
+                            EntryOutcome::Failed(detail) => {
+                                first_error.get_or_insert(GatewayError::internal(detail));
+                                HandleOutcome::Stale
+                            }
+                        };
+                    }
+                }
+                Err(error) if error.kind == ErrorKind::QueueNotFound => {}
+                Err(error) => {
+                    first_error.get_or_insert(error);
+                }
+            }
+        }
+        match first_error {
+            Some(error) => Err(error),
+            None => Ok(outcomes),
+        }
+    }
+
+    /// Maps a backend answer about `queue`, forgetting the cached queue when the backend says it is gone.
+    async fn settle<T>(
+        &self,
+        queue: &str,
+        result: Result<T, BackendError>,
+    ) -> Result<T, GatewayError> {
+        if matches!(result, Err(BackendError::QueueNotFound)) {
+            self.registry.invalidate(queue).await;
+        }
+        result.map_err(GatewayError::from)
+    }
+
+    fn finish_ack(&self, claims: &HandleClaims) {
+        self.ledger
+            .finish_ack(&claims.queue, &claims.message_id, claims.delivery_id);
+    }
+
+    fn abort_ack(&self, claims: &HandleClaims) {
+        self.ledger
+            .abort_ack(&claims.queue, &claims.message_id, claims.delivery_id);
+    }
+
+    /// The configured queues that dead-letter into `resolved`, looked up only when a message
+    /// lacks the backend's own record of its source.
+    async fn dead_letter_sources(
+        &self,
+        resolved: &ResolvedQueue,
+        messages: &[BackendMessage],
+    ) -> Option<Vec<String>> {
+        let arn = resolved.attributes.arn.as_deref()?;
+        if messages.iter().all(|m| m.dead_letter_source_arn.is_some()) {
+            return None;
+        }
+        Some(self.registry.dead_letter_sources(arn).await)
+    }
+
+    async fn dead_letter_info(
+        &self,
+        message: &BackendMessage,
+        sources_by_redrive: Option<&[String]>,
+    ) -> Option<DeadLetterInfo> {
+        if let Some(arn) = &message.dead_letter_source_arn {
+            let source_queue = match self.registry.name_of_arn(arn).await {
+                Some(name) => name,
+                None => arn.rsplit(':').next().unwrap_or(arn).to_owned(),
+            };
+            return Some(DeadLetterInfo {
+                source_queue: Some(source_queue),
+                reason: DEAD_LETTER_REASON,
+            });
+        }
+        match sources_by_redrive? {
+            [] => None,
+            [only] => Some(DeadLetterInfo {
+                source_queue: Some(only.clone()),
+                reason: DEAD_LETTER_REASON,
+            }),
+            _ => Some(DeadLetterInfo {
+                source_queue: None,
+                reason: DEAD_LETTER_REASON,
+            }),
+        }
+    }
+}
+
+/// The visibility timeout to apply now so the delivery ends no later than 12 hours after its receive.
+pub fn clamp_visibility(requested: u32, received_at: DateTime<Utc>, now: DateTime<Utc>) -> u32 {
+    let remaining = (received_at + MAX_IN_FLIGHT - now).num_seconds().max(0);
+    requested.min(u32::try_from(remaining).unwrap_or(u32::MAX))
+}
+
+async fn release_abandoned(backend: &dyn Backend, url: &str, messages: Vec<BackendMessage>) {
+    if messages.is_empty() {
+        return;
+    }
+    let entries: Vec<(&str, u32)> = messages
+        .iter()
+        .map(|message| (message.backend_handle.as_str(), 0))
+        .collect();
+    match backend.change_visibility_batch(url, &entries).await {
+        Ok(_) => tracing::info!(
+            count = messages.len(),
+            "released messages of an abandoned receive"
+        ),
+        Err(error) => tracing::warn!(
+            count = messages.len(),
+            %error,
+            "could not release messages of an abandoned receive; they reappear after their visibility timeout"
+        ),
+    }
+}

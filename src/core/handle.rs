@@ -1,0 +1,349 @@
+//! Sealed receipt handles: what a client holds instead of the backend's handle.
+//!
+//! A handle is `base64url(version | key id | nonce | XChaCha20-Poly1305(claims))`. The version and key
+//! id are authenticated as associated data, so any altered byte fails to open. A keyring seals with its
+//! first key and opens with any, so keys rotate without breaking handles in flight.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng, Payload};
+use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+use chrono::{DateTime, TimeZone, Utc};
+use zeroize::Zeroizing;
+
+const VERSION: u8 = 1;
+const HEADER_LEN: usize = 1 + 2;
+const NONCE_LEN: usize = 24;
+const TAG_LEN: usize = 16;
+/// Longer inputs are not handles; refuse them before decoding.
+const MAX_ENCODED_LEN: usize = 8 * 1024;
+
+/// What a sealed handle says, readable only by the gateway.
+#[derive(Clone, PartialEq, Eq)]
+pub struct HandleClaims {
+    /// The gateway queue the delivery came from.
+    pub queue: String,
+    /// The message's id in the backend.
+    pub message_id: String,
+    /// The backend's own receipt handle for this delivery.
+    pub backend_handle: String,
+    /// The receive count of this delivery.
+    pub delivery: u32,
+    /// When the gateway started the receive that made this delivery.
+    pub received_at: DateTime<Utc>,
+    /// Random id of this delivery in the ledger.
+    pub delivery_id: u64,
+}
+
+impl std::fmt::Debug for HandleClaims {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HandleClaims")
+            .field("queue", &self.queue)
+            .field("message_id", &self.message_id)
+            .field("backend_handle", &"<redacted>")
+            .field("delivery", &self.delivery)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A sealed handle as given to clients. Its `Debug` never shows the value.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SealedHandle(String);
+
+impl SealedHandle {
+    /// The wire form, for response bodies only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for SealedHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SealedHandle(<redacted>)")
+    }
+}
+
+/// Why a string did not open as a handle. Deliberately carries no detail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("not a valid receipt handle")]
+pub struct InvalidHandle;
+
+/// The receipt-handle keys: seals with the first, opens with any.
+pub struct Keyring {
+    keys: Vec<(u16, XChaCha20Poly1305)>,
+}
+
+impl std::fmt::Debug for Keyring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ids: Vec<u16> = self.keys.iter().map(|(id, _)| *id).collect();
+        f.debug_struct("Keyring").field("key_ids", &ids).finish()
+    }
+}
+
+/// A keyring could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyringError {
+    #[error("at least one receipt key is required")]
+    Empty,
+    #[error("receipt key {0}: must be 32 bytes, base64-encoded")]
+    BadKey(u16),
+    #[error("receipt key id {0} is listed twice")]
+    DuplicateId(u16),
+}
+
+impl Keyring {
+    /// Builds a keyring from `(id, 32 secret bytes)` pairs; the first pair seals.
+    pub fn new(keys: Vec<(u16, Zeroizing<Vec<u8>>)>) -> Result<Self, KeyringError> {
+        if keys.is_empty() {
+            return Err(KeyringError::Empty);
+        }
+        let mut built = Vec::with_capacity(keys.len());
+        for (id, secret) in keys {
+            if built.iter().any(|(existing, _)| *existing == id) {
+                return Err(KeyringError::DuplicateId(id));
+            }
+            let cipher =
+                XChaCha20Poly1305::new_from_slice(&secret).map_err(|_| KeyringError::BadKey(id))?;
+            built.push((id, cipher));
+        }
+        Ok(Self { keys: built })
+    }
+
+    /// Decodes a base64 key as written in the config.
+    pub fn decode_key(id: u16, encoded: &str) -> Result<Zeroizing<Vec<u8>>, KeyringError> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(encoded.trim())
+            .or_else(|_| URL_SAFE_NO_PAD.decode(encoded.trim()))
+            .map_err(|_| KeyringError::BadKey(id))?;
+        if bytes.len() != 32 {
+            return Err(KeyringError::BadKey(id));
+        }
+        Ok(Zeroizing::new(bytes))
+    }
+
+    /// A fresh random key, base64-encoded, for `sqs-gateway new-receipt-key`.
+    pub fn generate_key() -> String {
+        let key = XChaCha20Poly1305::generate_key(&mut OsRng);
+        base64::engine::general_purpose::STANDARD.encode(key)
+    }
+
+    /// Seals claims under the newest key.
+    pub fn seal(&self, claims: &HandleClaims) -> SealedHandle {
+        let (key_id, cipher) = &self.keys[0];
+        let header = header(*key_id);
+        let nonce = XChaCha20Poly1305::generate_nonce(&mut OsRng);
+        let plaintext = Zeroizing::new(encode_claims(claims));
+        let ciphertext = cipher
+            .encrypt(
+                &nonce,
+                Payload {
+                    msg: &plaintext,
+                    aad: &header,
+                },
+            )
+            .expect("XChaCha20-Poly1305 encryption of an in-memory buffer cannot fail");
+        let mut out = Vec::with_capacity(HEADER_LEN + NONCE_LEN + ciphertext.len());
+        out.extend_from_slice(&header);
+        out.extend_from_slice(&nonce);
+        out.extend_from_slice(&ciphertext);
+        SealedHandle(URL_SAFE_NO_PAD.encode(out))
+    }
+
+    /// Opens a handle sealed under any key of the ring.
+    pub fn open(&self, handle: &str) -> Result<HandleClaims, InvalidHandle> {
+        if handle.len() > MAX_ENCODED_LEN {
+            return Err(InvalidHandle);
+        }
+        let raw = URL_SAFE_NO_PAD.decode(handle).map_err(|_| InvalidHandle)?;
+        if raw.len() < HEADER_LEN + NONCE_LEN + TAG_LEN || raw[0] != VERSION {
+            return Err(InvalidHandle);
+        }
+        let key_id = u16::from_be_bytes([raw[1], raw[2]]);
+        let (_, cipher) = self
+            .keys
+            .iter()
+            .find(|(id, _)| *id == key_id)
+            .ok_or(InvalidHandle)?;
+        let nonce = XNonce::from_slice(&raw[HEADER_LEN..HEADER_LEN + NONCE_LEN]);
+        let plaintext = Zeroizing::new(
+            cipher
+                .decrypt(
+                    nonce,
+                    Payload {
+                        msg: &raw[HEADER_LEN + NONCE_LEN..],
+                        aad: &raw[..HEADER_LEN],
+                    },
+                )
+                .map_err(|_| InvalidHandle)?,
+        );
+        decode_claims(&plaintext).ok_or(InvalidHandle)
+    }
+}
+
+fn header(key_id: u16) -> [u8; HEADER_LEN] {
+    let id = key_id.to_be_bytes();
+    [VERSION, id[0], id[1]]
+}
+
+fn encode_claims(claims: &HandleClaims) -> Vec<u8> {
+    let mut out = Vec::with_capacity(
+        32 + claims.queue.len() + claims.message_id.len() + claims.backend_handle.len(),
+    );
+    put_bytes(&mut out, claims.queue.as_bytes());
+    put_bytes(&mut out, claims.message_id.as_bytes());
+    put_bytes(&mut out, claims.backend_handle.as_bytes());
+    out.extend_from_slice(&claims.delivery.to_be_bytes());
+    out.extend_from_slice(&claims.received_at.timestamp_millis().to_be_bytes());
+    out.extend_from_slice(&claims.delivery_id.to_be_bytes());
+    out
+}
+
+fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    let len = u32::try_from(bytes.len()).expect("handle fields are far below 4 GiB");
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(bytes);
+}
+
+/// Reads claims back; `None` on any inconsistency (only reachable with a valid tag, so a bug or a
+/// handle from an incompatible build).
+fn decode_claims(mut input: &[u8]) -> Option<HandleClaims> {
+    let queue = take_string(&mut input)?;
+    let message_id = take_string(&mut input)?;
+    let backend_handle = take_string(&mut input)?;
+    let delivery = u32::from_be_bytes(take_array(&mut input)?);
+    let received_ms = i64::from_be_bytes(take_array(&mut input)?);
+    let delivery_id = u64::from_be_bytes(take_array(&mut input)?);
+    if !input.is_empty() {
+        return None;
+    }
+    Some(HandleClaims {
+        queue,
+        message_id,
+        backend_handle,
+        delivery,
+        received_at: Utc.timestamp_millis_opt(received_ms).single()?,
+        delivery_id,
+    })
+}
+
+fn take_array<const N: usize>(input: &mut &[u8]) -> Option<[u8; N]> {
+    let (head, rest) = input.split_first_chunk::<N>()?;
+    *input = rest;
+    Some(*head)
+}
+
+fn take_string(input: &mut &[u8]) -> Option<String> {
+    let len = u32::from_be_bytes(take_array(input)?) as usize;
+    if input.len() < len {
+        return None;
+    }
+    let (bytes, rest) = input.split_at(len);
+    *input = rest;
+    String::from_utf8(bytes.to_vec()).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(byte: u8) -> Zeroizing<Vec<u8>> {
+        Zeroizing::new(vec![byte; 32])
+    }
+
+    fn claims() -> HandleClaims {
+        HandleClaims {
+            queue: "orders".into(),
+            message_id: "7d0c3f7e-1".into(),
+            backend_handle: "AQEBbackend-handle+/=".into(),
+            delivery: 3,
+            received_at: Utc.timestamp_millis_opt(1_780_000_000_123).unwrap(),
+            delivery_id: 0xdead_beef_0102_0304,
+        }
+    }
+
+    #[test]
+    fn seal_then_open_round_trips() {
+        let ring = Keyring::new(vec![(1, key(7))]).unwrap();
+        let sealed = ring.seal(&claims());
+        assert_eq!(ring.open(sealed.expose()).unwrap(), claims());
+    }
+
+    #[test]
+    fn the_handle_hides_the_backend_handle_and_differs_each_time() {
+        let ring = Keyring::new(vec![(1, key(7))]).unwrap();
+        let first = ring.seal(&claims());
+        let second = ring.seal(&claims());
+        assert_ne!(first, second, "a fresh nonce per seal");
+        assert!(!first.expose().contains("backend-handle"));
+        assert!(!format!("{first:?}").contains(first.expose()));
+    }
+
+    #[test]
+    fn every_altered_byte_is_refused() {
+        let ring = Keyring::new(vec![(1, key(7))]).unwrap();
+        let raw = URL_SAFE_NO_PAD
+            .decode(ring.seal(&claims()).expose())
+            .unwrap();
+        for index in 0..raw.len() {
+            let mut altered = raw.clone();
+            altered[index] ^= 0x01;
+            assert_eq!(
+                ring.open(&URL_SAFE_NO_PAD.encode(&altered)),
+                Err(InvalidHandle),
+                "byte {index}"
+            );
+        }
+        let mut truncated = raw.clone();
+        truncated.pop();
+        assert_eq!(
+            ring.open(&URL_SAFE_NO_PAD.encode(&truncated)),
+            Err(InvalidHandle)
+        );
+    }
+
+    #[test]
+    fn garbage_is_refused() {
+        let ring = Keyring::new(vec![(1, key(7))]).unwrap();
+        for input in ["", "AQAAAH8…", "not base64 !", "AAAA", &"A".repeat(10_000)] {
+            assert_eq!(ring.open(input), Err(InvalidHandle), "{input:.20}");
+        }
+    }
+
+    #[test]
+    fn rotation_opens_old_handles_and_seals_with_the_newest_key() {
+        let old = Keyring::new(vec![(1, key(7))]).unwrap();
+        let old_handle = old.seal(&claims());
+        let rotated = Keyring::new(vec![(2, key(9)), (1, key(7))]).unwrap();
+        assert_eq!(rotated.open(old_handle.expose()).unwrap(), claims());
+        let new_handle = rotated.seal(&claims());
+        assert_eq!(old.open(new_handle.expose()), Err(InvalidHandle));
+        let retired = Keyring::new(vec![(2, key(9))]).unwrap();
+        assert_eq!(retired.open(old_handle.expose()), Err(InvalidHandle));
+    }
+
+    #[test]
+    fn a_handle_from_another_key_with_the_same_id_is_refused() {
+        let ours = Keyring::new(vec![(1, key(7))]).unwrap();
+        let theirs = Keyring::new(vec![(1, key(8))]).unwrap();
+        assert_eq!(
+            ours.open(theirs.seal(&claims()).expose()),
+            Err(InvalidHandle)
+        );
+    }
+
+    #[test]
+    fn keyring_checks_its_keys() {
+        assert!(matches!(Keyring::new(vec![]), Err(KeyringError::Empty)));
+        assert!(matches!(
+            Keyring::new(vec![(1, Zeroizing::new(vec![0; 16]))]),
+            Err(KeyringError::BadKey(1))
+        ));
+        assert!(matches!(
+            Keyring::new(vec![(1, key(1)), (1, key(2))]),
+            Err(KeyringError::DuplicateId(1))
+        ));
+        let generated = Keyring::generate_key();
+        assert_eq!(Keyring::decode_key(4, &generated).unwrap().len(), 32);
+        assert!(Keyring::decode_key(4, "c2hvcnQ=").is_err());
+    }
+}

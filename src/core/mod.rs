@@ -1,0 +1,14 @@
+//! The gateway's own vocabulary: everything between a dialect and a backend.
+
+pub mod auth;
+pub mod clock;
+pub mod error;
+pub mod gateway;
+pub mod handle;
+pub mod ledger;
+pub mod limits;
+pub mod model;
+pub mod registry;
+
+pub use error::{ErrorKind, GatewayError};
+pub use gateway::Gateway;

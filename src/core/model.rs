@@ -1,0 +1,144 @@
+//! Plain data the core and backends exchange: messages, attributes and per-entry outcomes.
+
+use chrono::{DateTime, Utc};
+use std::collections::BTreeMap;
+
+/// A queue's settings as the backend reports them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct QueueAttributes {
+    /// A FIFO queue (message groups, sequence numbers).
+    pub fifo: bool,
+    /// Default visibility timeout of a receive, in seconds.
+    pub visibility_timeout_seconds: u32,
+    /// Default long-poll wait of a receive, in seconds.
+    pub receive_wait_seconds: u32,
+    /// The queue's ARN, used to match dead-letter sources.
+    pub arn: Option<String>,
+    /// Where this queue sends messages received too often.
+    pub redrive: Option<RedrivePolicy>,
+}
+
+/// A queue's dead-letter settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedrivePolicy {
+    /// ARN of the dead-letter queue.
+    pub dead_letter_target_arn: String,
+    /// Receives after which a message moves there.
+    pub max_receive_count: u32,
+}
+
+/// A backend queue the registry has resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedQueue {
+    /// The backend's address of the queue (an SQS queue URL).
+    pub url: String,
+    /// Its settings.
+    pub attributes: QueueAttributes,
+}
+
+/// A typed message attribute, as SQS carries it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageAttribute {
+    /// `String`, `Number` or `Binary`, optionally with a `.custom` suffix.
+    pub data_type: String,
+    /// The value; for binary attributes the raw bytes.
+    pub value: AttributeValue,
+}
+
+/// The value of a [`MessageAttribute`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AttributeValue {
+    /// String and Number values.
+    Text(String),
+    /// Binary values.
+    Bytes(Vec<u8>),
+}
+
+/// The parameters of one backend receive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackendReceive {
+    /// 1 to 10.
+    pub max_messages: u32,
+    /// Seconds to long-poll, 0 to 20.
+    pub wait_seconds: u32,
+    /// Seconds the messages stay in flight.
+    pub visibility_timeout_seconds: u32,
+    /// FIFO receive request attempt id, if any.
+    pub attempt_id: Option<String>,
+}
+
+/// One delivery of a message, as a backend returns it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct BackendMessage {
+    pub message_id: String,
+    /// The backend's own receipt handle; never leaves the gateway.
+    pub backend_handle: String,
+    pub body: String,
+    pub attributes: BTreeMap<String, MessageAttribute>,
+    pub sent_at: Option<DateTime<Utc>>,
+    pub first_received_at: Option<DateTime<Utc>>,
+    /// Deliveries of this message, this one included.
+    pub receive_count: u32,
+    /// FIFO only.
+    pub group_id: Option<String>,
+    /// FIFO only: a string of digits.
+    pub sequence_number: Option<String>,
+    /// Set by the backend when the message was moved here from another queue's redrive.
+    pub dead_letter_source_arn: Option<String>,
+}
+
+impl std::fmt::Debug for BackendMessage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The backend handle is a credential for the message: never print it.
+        f.debug_struct("BackendMessage")
+            .field("message_id", &self.message_id)
+            .field("backend_handle", &"<redacted>")
+            .field("receive_count", &self.receive_count)
+            .field("group_id", &self.group_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The result of one entry of a batch call to a backend.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EntryOutcome {
+    /// Done.
+    Ok,
+    /// The backend no longer knows this delivery (deleted, purged, expired).
+    Gone,
+    /// The message is not in flight any more (only for visibility changes).
+    NotInFlight,
+    /// Any other per-entry failure; the text is internal.
+    Failed(String),
+}
+
+/// The per-handle answer of acknowledge and visibility changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandleOutcome {
+    /// Applied.
+    Ok,
+    /// The handle's delivery is over; nothing changed.
+    Stale,
+    /// Not a receipt handle, or altered.
+    Invalid,
+}
+
+/// Why a message is in a dead-letter queue, shown to consumers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeadLetterInfo {
+    /// The gateway name of the queue it came from (or the backend queue name when unregistered);
+    /// `None` when several configured queues dead-letter here and the backend does not say which.
+    pub source_queue: Option<String>,
+    /// Why it moved; SQS only moves messages after too many receives.
+    pub reason: &'static str,
+}
+
+/// One message handed to a client, with its sealed receipt handle.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    pub message: BackendMessage,
+    /// The sealed handle the client acknowledges with.
+    pub receipt_handle: crate::core::handle::SealedHandle,
+    /// Set when the message was dead-lettered into this queue.
+    pub dead_letter: Option<DeadLetterInfo>,
+}

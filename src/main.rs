@@ -1,0 +1,206 @@
+//! The `sqs-gateway` command: serve the gateway, or make the secrets its config needs.
+
+use clap::{Parser, Subcommand};
+use sqs_gateway::config::Config;
+use sqs_gateway::core::auth;
+use sqs_gateway::core::handle::Keyring;
+use sqs_gateway::server::{App, Overrides};
+use sqs_gateway::telemetry::{self, LogFormat};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Exit code for a config that cannot be used.
+const EXIT_CONFIG: u8 = 2;
+/// Exit code for failures at run time (cannot bind, server error).
+const EXIT_RUNTIME: u8 = 1;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "sqs-gateway",
+    version,
+    about = "Simple, safe HTTPS queue APIs in front of Amazon SQS"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the gateway.
+    Serve {
+        /// The TOML config file.
+        #[arg(long, env = "SQSGW_CONFIG")]
+        config: PathBuf,
+        /// Listen address; overrides `server.listen`.
+        #[arg(long, env = "SQSGW_LISTEN")]
+        listen: Option<SocketAddr>,
+        /// Log line format.
+        #[arg(long, env = "SQSGW_LOG_FORMAT", value_enum, default_value = "text")]
+        log_format: LogFormat,
+    },
+    /// Check a config file and exit: 0 when usable, 2 with the failing field otherwise.
+    CheckConfig {
+        /// The TOML config file.
+        #[arg(long, env = "SQSGW_CONFIG")]
+        config: PathBuf,
+    },
+    /// Make a new API key: prints the key once and the `[[api_keys]]` entry (with its hash) to paste.
+    NewApiKey {
+        /// The ezgh organization the key belongs to.
+        #[arg(long)]
+        organization: String,
+        /// A label for logs.
+        #[arg(long)]
+        name: Option<String>,
+        /// Gateway queue to grant `queues.messages.receive` on (repeatable; `*` for all).
+        #[arg(long = "receive-on")]
+        receive_on: Vec<String>,
+    },
+    /// Make a new receipt-handle key (32 random bytes, base64).
+    NewReceiptKey,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve {
+            config,
+            listen,
+            log_format,
+        } => {
+            telemetry::init(log_format);
+            let mut config = match Config::load(&config) {
+                Ok(config) => config,
+                Err(error) => {
+                    eprintln!("config error: {error}");
+                    return ExitCode::from(EXIT_CONFIG);
+                }
+            };
+            if let Some(listen) = listen {
+                config.server.listen = listen;
+            }
+            let runtime = match tokio::runtime::Runtime::new() {
+                Ok(runtime) => runtime,
+                Err(error) => {
+                    eprintln!("cannot start the async runtime: {error}");
+                    return ExitCode::from(EXIT_RUNTIME);
+                }
+            };
+            runtime.block_on(serve(config))
+        }
+        Command::CheckConfig { config } => match Config::load(&config) {
+            Ok(_) => {
+                println!("config ok");
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("config error: {error}");
+                ExitCode::from(EXIT_CONFIG)
+            }
+        },
+        Command::NewApiKey {
+            organization,
+            name,
+            receive_on,
+        } => {
+            let generated = auth::generate_key();
+            println!("# The key, shown once; give it to the client and keep it nowhere else:");
+            println!("#   {}", generated.key);
+            println!("[[api_keys]]");
+            println!("id = \"{}\"", generated.id);
+            if let Some(name) = name {
+                println!("name = {}", toml_string(&name));
+            }
+            println!("organization = {}", toml_string(&organization));
+            println!("hash = \"{}\"", generated.hash);
+            let grants: Vec<String> = receive_on
+                .iter()
+                .map(|queue| format!("{} = [\"{}\"]", toml_key(queue), auth::RECEIVE))
+                .collect();
+            println!("grants = {{ {} }}", grants.join(", "));
+            ExitCode::SUCCESS
+        }
+        Command::NewReceiptKey => {
+            println!("{}", Keyring::generate_key());
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+async fn serve(config: Config) -> ExitCode {
+    let app = match App::build(&config, Overrides::default()).await {
+        Ok(app) => app,
+        Err(error) => {
+            eprintln!("config error: {error}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    let listener = match tokio::net::TcpListener::bind(config.server.listen).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            tracing::error!(address = %config.server.listen, %error, "cannot listen");
+            return ExitCode::from(EXIT_RUNTIME);
+        }
+    };
+    match listener.local_addr() {
+        Ok(address) => tracing::info!(%address, "sqs-gateway listening"),
+        Err(error) => tracing::warn!(%error, "listening on an unknown address"),
+    }
+    let shutdown = app.shutdown_token();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("shutting down: ending long polls, draining requests");
+        shutdown.cancel();
+    });
+    match app.serve(listener).await {
+        Ok(()) => {
+            tracing::info!("stopped");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            tracing::error!(%error, "server failed");
+            ExitCode::from(EXIT_RUNTIME)
+        }
+    }
+}
+
+async fn wait_for_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+}
+
+fn toml_string(value: &str) -> String {
+    toml::Value::String(value.to_owned()).to_string()
+}
+
+fn toml_key(key: &str) -> String {
+    if !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        key.to_owned()
+    } else {
+        toml_string(key)
+    }
+}

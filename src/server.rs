@@ -1,0 +1,165 @@
+//! Assembles the service: backend, core, dialect routers, tower layers, graceful shutdown.
+
+use crate::api::{self, ClientAddressPolicy};
+use crate::backend::Backend;
+use crate::backend::sqs::SqsBackend;
+use crate::config::{BackendConfig, Config, ConfigError};
+use crate::core::Gateway;
+use crate::core::clock::{Clock, SystemClock};
+use crate::core::ledger::DeliveryLedger;
+use crate::core::limits::{InvalidHandleLimiter, RequestLimiter};
+use crate::core::registry::QueueRegistry;
+use axum::Router;
+use axum::extract::{MatchedPath, Request};
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use serde_json::json;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+
+/// Longest time a request may take: a 20 s long poll plus backend latency and retries.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// How often per-client limiter state of quiet clients is dropped.
+const HOUSEKEEPING_EVERY: Duration = Duration::from_secs(60);
+/// How long shutdown waits for abandoned receives to be released.
+const DRAIN_BACKGROUND: Duration = Duration::from_secs(5);
+
+/// Parts a caller may supply instead of building them from the config (tests do).
+#[derive(Default)]
+pub struct Overrides {
+    /// Use this backend instead of the configured one.
+    pub backend: Option<Arc<dyn Backend>>,
+    /// Use this clock instead of the system clock.
+    pub clock: Option<Arc<dyn Clock>>,
+}
+
+/// A built service, ready to serve.
+pub struct App {
+    router: Router,
+    gateway: Arc<Gateway>,
+    ezgh: Arc<api::ezgh::EzghState>,
+    shutdown: CancellationToken,
+    grace: Duration,
+}
+
+impl App {
+    /// Builds the service from a checked config.
+    pub async fn build(config: &Config, overrides: Overrides) -> Result<Self, ConfigError> {
+        let backend: Arc<dyn Backend> = match overrides.backend {
+            Some(backend) => backend,
+            None => match &config.backend {
+                BackendConfig::Sqs(sqs) => Arc::new(SqsBackend::from_config(sqs).await),
+            },
+        };
+        let clock = overrides.clock.unwrap_or_else(|| Arc::new(SystemClock));
+        let shutdown = CancellationToken::new();
+        let registry = QueueRegistry::new(
+            Arc::clone(&backend),
+            config.queue_locators(),
+            Duration::from_secs(config.server.queue_cache_seconds),
+        );
+        let ledger = DeliveryLedger::new(
+            config.ledger.max_entries,
+            Duration::from_secs(config.ledger.ttl_seconds),
+        );
+        let gateway = Arc::new(Gateway::new(
+            backend,
+            registry,
+            config.keyring()?,
+            ledger,
+            clock,
+            shutdown.clone(),
+        ));
+        let ezgh = Arc::new(api::ezgh::EzghState {
+            gateway: Arc::clone(&gateway),
+            organizations: config.ezgh.organizations.clone(),
+            keys: config.api_keys()?,
+            invalid_handles: InvalidHandleLimiter::new(config.server.invalid_handles_per_minute),
+            requests: RequestLimiter::new(config.ezgh_allowances()),
+            client_addresses: ClientAddressPolicy {
+                trust_forwarded_for: config.server.trust_forwarded_for,
+            },
+        });
+        let router = Router::new()
+            .merge(api::health::router(Arc::clone(&gateway)))
+            .merge(api::ezgh::router(Arc::clone(&ezgh)))
+            .fallback(not_found)
+            .layer(TimeoutLayer::with_status_code(
+                StatusCode::GATEWAY_TIMEOUT,
+                REQUEST_TIMEOUT,
+            ))
+            .layer(TraceLayer::new_for_http().make_span_with(request_span));
+        Ok(Self {
+            router,
+            gateway,
+            ezgh,
+            shutdown,
+            grace: Duration::from_secs(config.server.shutdown_grace_seconds),
+        })
+    }
+
+    /// Cancelling this token starts a graceful shutdown.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// Serves until shutdown: then waiting long polls answer empty, in-flight requests get the grace
+    /// period to finish, and abandoned receives are released.
+    pub async fn serve(self, listener: TcpListener) -> std::io::Result<()> {
+        let shutdown = self.shutdown.clone();
+        let ezgh = Arc::clone(&self.ezgh);
+        let housekeeping_stop = shutdown.clone();
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(HOUSEKEEPING_EVERY);
+            loop {
+                tokio::select! {
+                    _ = every.tick() => ezgh.invalid_handles.housekeeping(),
+                    () = housekeeping_stop.cancelled() => break,
+                }
+            }
+        });
+
+        let server = axum::serve(
+            listener,
+            self.router
+                .into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(shutdown.clone().cancelled_owned());
+        let grace = self.grace;
+        tokio::select! {
+            result = server => result?,
+            () = async { shutdown.cancelled().await; tokio::time::sleep(grace).await } => {
+                tracing::warn!(grace_seconds = grace.as_secs(), "grace period over; exiting with requests in flight");
+            }
+        }
+        if tokio::time::timeout(DRAIN_BACKGROUND, self.gateway.drain())
+            .await
+            .is_err()
+        {
+            tracing::warn!("background releases did not finish in time");
+        }
+        Ok(())
+    }
+}
+
+/// A request span naming the route, never the raw URI (query strings may carry receipt handles).
+fn request_span(request: &Request) -> tracing::Span {
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(MatchedPath::as_str)
+        .unwrap_or("unmatched");
+    tracing::info_span!("request", method = %request.method(), route)
+}
+
+async fn not_found() -> impl IntoResponse {
+    (
+        StatusCode::NOT_FOUND,
+        axum::Json(json!({ "error": "not_found", "message": "no such route" })),
+    )
+}

@@ -1,0 +1,198 @@
+//! The `sqs-gateway` binary: config errors, key generation, and SIGTERM during a long poll.
+
+use crate::harness::*;
+use serde_json::json;
+use sqs_gateway::core::auth::hash_key;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const BIN: &str = env!("CARGO_BIN_EXE_sqs-gateway");
+
+fn write_config(text: &str) -> tempfile::NamedTempFile {
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    std::io::Write::write_all(&mut file, text.as_bytes()).unwrap();
+    file
+}
+
+fn receipt_key() -> String {
+    sqs_gateway::core::handle::Keyring::generate_key()
+}
+
+#[test]
+fn a_bad_config_exits_2_naming_the_field() {
+    let cases = [
+        ("[backend]\nkind = \"sqs\"\nendpoint = \"x\"\n", "backend"),
+        ("[backend]\nkind = \"carrier-pigeon\"\n", "backend"),
+        (
+            &format!(
+                "[backend]\nkind = \"sqs\"\n[server]\nlisten = 8787\n[[receipt_keys]]\nid = 1\nsecret = \"{}\"\n",
+                receipt_key()
+            ),
+            "server.listen",
+        ),
+        ("[backend]\nkind = \"sqs\"\n", "receipt_keys"),
+        (
+            &format!(
+                "[backend]\nkind = \"sqs\"\n[[receipt_keys]]\nid = 1\nsecret = \"{}\"\n[ezgh.organizations.a.projects.p]\nqueues = {{ q = \"ghost\" }}\n",
+                receipt_key()
+            ),
+            "ezgh.organizations.a.projects.p.queues.q",
+        ),
+    ];
+    for (text, field) in cases {
+        let file = write_config(text);
+        for command in ["check-config", "serve"] {
+            let output = Command::new(BIN)
+                .args([command, "--config"])
+                .arg(file.path())
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(output.status.code(), Some(2), "{command} {text}: {stderr}");
+            assert!(
+                stderr.contains(&format!("config error: {field}")),
+                "{command}: {stderr}"
+            );
+        }
+    }
+    let missing = Command::new(BIN)
+        .args(["check-config", "--config", "/nonexistent/sqs-gateway.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+}
+
+#[test]
+fn new_api_key_prints_a_key_and_a_config_entry_whose_hash_matches() {
+    let output = Command::new(BIN)
+        .args([
+            "new-api-key",
+            "--organization",
+            "acme",
+            "--name",
+            "partner",
+            "--receive-on",
+            "orders",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    let key = text
+        .lines()
+        .find_map(|line| line.trim_start_matches('#').trim().strip_prefix("sqsgw_"))
+        .map(|rest| format!("sqsgw_{rest}"))
+        .expect("the key is printed");
+    let entry: toml::Value = toml::from_str(&text).unwrap();
+    let record = &entry["api_keys"][0];
+    assert_eq!(record["hash"].as_str().unwrap(), hash_key(&key));
+    assert_eq!(record["organization"].as_str().unwrap(), "acme");
+    assert_eq!(
+        record["grants"]["orders"][0].as_str().unwrap(),
+        "queues.messages.receive"
+    );
+    assert!(key.contains(record["id"].as_str().unwrap()));
+}
+
+#[tokio::test]
+async fn sigterm_answers_waiting_long_polls_and_exits_cleanly() {
+    // A LocalStack queue, and a config for the real binary pointing at it.
+    let sqs = sqs();
+    let queue = format!("it-sigterm-{:08x}", rand::random::<u32>());
+    sqs.create_queue().queue_name(&queue).send().await.unwrap();
+    let generated = sqs_gateway::core::auth::generate_key();
+    let config = write_config(&format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\nshutdown_grace_seconds = 10\n\n[backend]\nkind = \"sqs\"\nendpoint_url = \"{}\"\nregion = \"us-east-1\"\n\n[queues.orders]\nsqs_queue = \"{queue}\"\n\n[[receipt_keys]]\nid = 1\nsecret_env = \"SQSGW_IT_RECEIPT_KEY\"\n\n[ezgh.organizations.acme.projects.shop]\nqueues = {{ orders = \"orders\" }}\n\n[[api_keys]]\nid = \"{}\"\norganization = \"acme\"\nhash = \"{}\"\ngrants = {{ orders = [\"queues.messages.receive\"] }}\n",
+        localstack_endpoint(),
+        generated.id,
+        generated.hash
+    ));
+    let mut child = KillOnDrop(
+        Command::new(BIN)
+            .args(["serve", "--config"])
+            .arg(config.path())
+            .env("SQSGW_IT_RECEIPT_KEY", receipt_key())
+            .env("AWS_ACCESS_KEY_ID", "test")
+            .env("AWS_SECRET_ACCESS_KEY", "test")
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let stderr = child.0.stderr.take().unwrap();
+    let (address_tx, address_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(at) = line.find("address=") {
+                let address = line[at + 8..]
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned();
+                let _ = address_tx.send(address);
+            }
+        }
+    });
+    let address = address_rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the gateway logs its address");
+    let url = format!(
+        "http://{address}/v1/organizations/acme/projects/shop/queues/orders/messages/receive"
+    );
+    let http = reqwest::Client::new();
+    let waiting = tokio::spawn(
+        http.post(url)
+            .bearer_auth(&generated.key)
+            .json(&json!({ "waitSeconds": 20 }))
+            .send(),
+    );
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(!waiting.is_finished());
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let response = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("the long poll is answered at shutdown")
+        .unwrap()
+        .unwrap();
+    assert_eq!(response.status(), reqwest::StatusCode::OK);
+    assert_eq!(
+        response.json::<serde_json::Value>().await.unwrap(),
+        json!({ "messages": [] })
+    );
+    let status = tokio::task::spawn_blocking(move || child.0.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+}
+
+/// Kills the gateway process if the test fails before it exits.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn the_example_config_is_valid() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/localstack.toml");
+    let output = Command::new(BIN)
+        .args(["check-config", "--config", path])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

@@ -1,0 +1,369 @@
+//! ezgh acknowledge and visibility: stale versus invalid, clamps, CORS, the invalid-handle limit.
+
+use crate::harness::*;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chrono::Duration as ChronoDuration;
+use reqwest::StatusCode;
+use serde_json::json;
+use std::time::Duration;
+
+fn altered(handle: &str) -> String {
+    let mut raw = URL_SAFE_NO_PAD.decode(handle).unwrap();
+    let middle = raw.len() / 2;
+    raw[middle] ^= 0x40;
+    URL_SAFE_NO_PAD.encode(raw)
+}
+
+#[tokio::test]
+async fn acknowledging_deletes_and_a_second_ack_is_stale() {
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    gw.send("orders", "one").await;
+    let messages = gw.receive_ok("orders", json!({ "waitSeconds": 5 })).await;
+    let handle = handle_of(&messages[0]);
+    assert_eq!(results(&gw.ack(&[handle]).await), vec![ok()]);
+    assert_eq!(
+        gw.backend_depth("orders").await,
+        0,
+        "deleted in the backend"
+    );
+    assert_eq!(results(&gw.ack(&[handle]).await), vec![stale()]);
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn one_result_per_handle_in_order_from_any_queue() {
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders"))
+        .queue(QueueSpec::standard("billing"))
+        .start()
+        .await;
+    gw.send("orders", "o").await;
+    gw.send("billing", "b").await;
+    let order = gw.receive_ok("orders", json!({ "waitSeconds": 5 })).await;
+    let bill = gw.receive_ok("billing", json!({ "waitSeconds": 5 })).await;
+    let (order, bill) = (handle_of(&order[0]), handle_of(&bill[0]));
+    let tampered = altered(order);
+    let answer = gw.ack(&[&tampered, order, "AQAAAH8…", bill, order]).await;
+    assert_eq!(
+        results(&answer),
+        vec![invalid(), ok(), invalid(), ok(), stale()]
+    );
+    assert_eq!(gw.backend_depth("orders").await, 0);
+    assert_eq!(gw.backend_depth("billing").await, 0);
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn a_handle_from_an_earlier_delivery_is_stale_and_changes_nothing() {
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    gw.send("orders", "again").await;
+    let first = gw
+        .receive_ok(
+            "orders",
+            json!({ "waitSeconds": 5, "visibilityTimeoutSeconds": 0 }),
+        )
+        .await;
+    // The handle still works after its visibility ended, until another receive takes the message:
+    // prove it with a visibility change, which keeps the message.
+    assert_eq!(
+        results(&gw.visibility(&[(handle_of(&first[0]), 0)]).await),
+        vec![ok()]
+    );
+    let second = gw.receive_ok("orders", json!({ "waitSeconds": 5 })).await;
+    assert_eq!(second[0]["messageId"], first[0]["messageId"]);
+    assert_eq!(second[0]["receiveCount"], 2);
+
+    let old = handle_of(&first[0]);
+    assert_eq!(results(&gw.ack(&[old]).await), vec![stale()]);
+    assert_eq!(results(&gw.visibility(&[(old, 0)]).await), vec![stale()]);
+    assert_eq!(
+        gw.backend_depth("orders").await,
+        1,
+        "the stale ack deleted nothing"
+    );
+    // The stale release did not release the current delivery either.
+    assert!(
+        gw.receive_ok("orders", json!({ "waitSeconds": 0 }))
+            .await
+            .is_empty()
+    );
+    assert_eq!(results(&gw.ack(&[handle_of(&second[0])]).await), vec![ok()]);
+    assert_eq!(gw.backend_depth("orders").await, 0);
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn a_handle_acknowledges_after_its_visibility_timeout_until_received_again() {
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    gw.send("orders", "late ack").await;
+    let messages = gw
+        .receive_ok(
+            "orders",
+            json!({ "waitSeconds": 5, "visibilityTimeoutSeconds": 0 }),
+        )
+        .await;
+    assert_eq!(
+        results(&gw.ack(&[handle_of(&messages[0])]).await),
+        vec![ok()]
+    );
+    assert_eq!(gw.backend_depth("orders").await, 0);
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn release_with_zero_makes_the_message_visible_at_once() {
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    gw.send("orders", "release me").await;
+    let first = gw
+        .receive_ok(
+            "orders",
+            json!({ "waitSeconds": 5, "visibilityTimeoutSeconds": 600 }),
+        )
+        .await;
+    assert!(
+        gw.receive_ok("orders", json!({ "waitSeconds": 0 }))
+            .await
+            .is_empty()
+    );
+    assert_eq!(
+        results(&gw.visibility(&[(handle_of(&first[0]), 0)]).await),
+        vec![ok()]
+    );
+    let again = gw.receive_ok("orders", json!({ "waitSeconds": 5 })).await;
+    assert_eq!(again[0]["messageId"], first[0]["messageId"]);
+    assert_eq!(again[0]["receiveCount"], 2);
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn an_extension_keeps_the_message_in_flight() {
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    gw.send("orders", "slow").await;
+    let first = gw
+        .receive_ok(
+            "orders",
+            json!({ "waitSeconds": 5, "visibilityTimeoutSeconds": 1 }),
+        )
+        .await;
+    assert_eq!(
+        results(&gw.visibility(&[(handle_of(&first[0]), 600)]).await),
+        vec![ok()]
+    );
+    // Past the original one-second timeout the message is still hidden.
+    tokio::time::sleep(Duration::from_millis(1_600)).await;
+    assert!(
+        gw.receive_ok("orders", json!({ "waitSeconds": 1 }))
+            .await
+            .is_empty()
+    );
+    assert_eq!(results(&gw.ack(&[handle_of(&first[0])]).await), vec![ok()]);
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn extensions_past_twelve_hours_from_the_receive_end_at_that_mark() {
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    gw.send("orders", "long job").await;
+    let first = gw
+        .receive_ok(
+            "orders",
+            json!({ "waitSeconds": 5, "visibilityTimeoutSeconds": 600 }),
+        )
+        .await;
+    let handle = handle_of(&first[0]);
+    // 11 h 50 min later, asking for 12 more hours is accepted (clamped to 10 minutes), not refused.
+    gw.clock.advance(ChronoDuration::minutes(11 * 60 + 50));
+    assert_eq!(
+        results(&gw.visibility(&[(handle, 43_200)]).await),
+        vec![ok()]
+    );
+    assert!(
+        gw.receive_ok("orders", json!({ "waitSeconds": 0 }))
+            .await
+            .is_empty()
+    );
+    // Past the mark, any extension ends now: the message is visible again at once.
+    gw.clock.advance(ChronoDuration::minutes(20));
+    assert_eq!(results(&gw.visibility(&[(handle, 120)]).await), vec![ok()]);
+    let again = gw.receive_ok("orders", json!({ "waitSeconds": 5 })).await;
+    assert_eq!(again[0]["messageId"], first[0]["messageId"]);
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn batch_sizes_and_bodies_are_checked() {
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    let ack_url = format!("{}/v1/receipts/ack", gw.base);
+    let visibility_url = format!("{}/v1/receipts/visibility", gw.base);
+    let eleven = vec!["h"; 11];
+    for (url, body) in [
+        (&ack_url, json!({ "receiptHandles": [] })),
+        (&ack_url, json!({ "receiptHandles": eleven })),
+        (&visibility_url, json!({ "entries": [] })),
+        (
+            &visibility_url,
+            json!({ "entries": [{ "receiptHandle": "h", "visibilityTimeoutSeconds": 43_201 }] }),
+        ),
+    ] {
+        let answer = gw.post_raw(url, None, &body.to_string()).await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(answer.body["error"], "out_of_range");
+    }
+    for (url, body) in [
+        (&ack_url, "{}"),
+        (&ack_url, r#"{"receiptHandles": "AQAAAH8-secret"}"#),
+        (
+            &visibility_url,
+            r#"{"entries": [{"receiptHandle": "AQAAAH8-secret"}]}"#,
+        ),
+        (&visibility_url, "not json"),
+    ] {
+        let answer = gw.post_raw(url, None, body).await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(answer.body["error"], "invalid_request");
+        assert!(
+            !answer.body.to_string().contains("AQAAAH8-secret"),
+            "{}",
+            answer.body
+        );
+    }
+    let ten = vec!["AQAAAH8…"; 10];
+    assert_eq!(results(&gw.ack(&ten).await).len(), 10);
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn receipts_answer_cors_preflight_for_any_origin() {
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    for path in ["/v1/receipts/ack", "/v1/receipts/visibility"] {
+        let preflight = gw
+            .http
+            .request(reqwest::Method::OPTIONS, format!("{}{path}", gw.base))
+            .header("origin", "https://partner.example")
+            .header("access-control-request-method", "POST")
+            .header("access-control-request-headers", "content-type")
+            .send()
+            .await
+            .unwrap();
+        assert!(preflight.status().is_success(), "{}", preflight.status());
+        assert_eq!(preflight.headers()["access-control-allow-origin"], "*");
+        let methods = preflight.headers()["access-control-allow-methods"]
+            .to_str()
+            .unwrap();
+        assert!(methods.contains("POST"), "{methods}");
+        assert!(
+            !preflight
+                .headers()
+                .contains_key("access-control-allow-credentials")
+        );
+    }
+    let answer = gw
+        .http
+        .post(format!("{}/v1/receipts/ack", gw.base))
+        .header("origin", "https://partner.example")
+        .header("content-type", "application/json")
+        .body(json!({ "receiptHandles": ["x"] }).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.headers()["access-control-allow-origin"], "*");
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn more_than_100_invalid_handles_a_minute_gets_429_with_retry_after() {
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    let garbage = vec!["not-a-handle"; 10];
+    for _ in 0..10 {
+        assert_eq!(results(&gw.ack(&garbage).await), vec![invalid(); 10]);
+    }
+    // The 101st invalid handle is over the budget; the request carrying it is still answered.
+    assert_eq!(
+        results(&gw.visibility(&[("not-a-handle", 5)]).await),
+        vec![invalid()]
+    );
+    for blocked in [
+        gw.ack(&["anything"]).await,
+        gw.visibility(&[("anything", 0)]).await,
+    ] {
+        assert_eq!(blocked.status, StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(blocked.body["error"], "rate_limited");
+        let retry: u64 = blocked.headers["retry-after"]
+            .to_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(retry >= 1);
+    }
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn handles_and_keys_never_reach_the_logs() {
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    gw.send("orders", "secretive").await;
+    let messages = gw
+        .receive_ok(
+            "orders",
+            json!({ "waitSeconds": 5, "visibilityTimeoutSeconds": 0 }),
+        )
+        .await;
+    let handle = handle_of(&messages[0]).to_owned();
+    let tampered = altered(&handle);
+    gw.visibility(&[(&handle, 0), (&tampered, 5)]).await;
+    gw.ack(&[&tampered, &handle, &handle]).await;
+    gw.post_raw(
+        &gw.receive_url("orders"),
+        Some(&format!("{}x", gw.key)),
+        "{}",
+    )
+    .await;
+    gw.post_raw(
+        &format!("{}/v1/receipts/ack", gw.base),
+        None,
+        &format!(r#"{{"receiptHandles": "{handle}"}}"#),
+    )
+    .await;
+    gw.stop().await;
+    let logs = captured_logs();
+    assert!(!logs.is_empty(), "the capture works");
+    for secret in [&handle, &tampered, &gw_key_secret(&handle)] {
+        assert!(!logs.contains(secret.as_str()), "a secret reached the logs");
+    }
+}
+
+/// A slice of the handle long enough to be unique to it.
+fn gw_key_secret(handle: &str) -> String {
+    handle[10..40].to_owned()
+}

@@ -1,0 +1,456 @@
+//! ezgh receive: fields, defaults, ranges, auth, FIFO, dead letters, long polling.
+
+use crate::harness::*;
+use aws_sdk_sqs::primitives::Blob;
+use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName};
+use chrono::DateTime;
+use reqwest::StatusCode;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+fn attribute(data_type: &str, value: &str) -> MessageAttributeValue {
+    let builder = MessageAttributeValue::builder().data_type(data_type);
+    let builder = if data_type == "Binary" {
+        builder.binary_value(Blob::new(value.as_bytes()))
+    } else {
+        builder.string_value(value)
+    };
+    builder.build().unwrap()
+}
+
+#[tokio::test]
+async fn a_received_message_has_every_documented_field() {
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    let attributes = BTreeMap::from([
+        ("event".to_owned(), attribute("String", "order.paid")),
+        ("amount".to_owned(), attribute("Number", "12.50")),
+        ("blob".to_owned(), attribute("Binary", "raw")),
+    ]);
+    let id = gw
+        .send_with("orders", r#"{"order_id":"A-1001"}"#, None, attributes)
+        .await;
+
+    let messages = gw
+        .receive_ok(
+            "orders",
+            json!({ "maxMessages": 10, "waitSeconds": 5, "visibilityTimeoutSeconds": 60 }),
+        )
+        .await;
+    assert_eq!(messages.len(), 1);
+    let message = messages[0].as_object().unwrap();
+    assert_eq!(message["messageId"], id);
+    assert_eq!(message["body"], r#"{"order_id":"A-1001"}"#);
+    assert_eq!(
+        message["attributes"],
+        json!({ "event": "order.paid", "amount": "12.50", "blob": "cmF3" })
+    );
+    assert_eq!(message["receiveCount"], 1);
+    for field in ["sentAt", "firstReceivedAt"] {
+        let text = message[field].as_str().unwrap();
+        assert!(text.ends_with('Z'), "{field} is UTC: {text}");
+        DateTime::parse_from_rfc3339(text)
+            .unwrap_or_else(|_| panic!("{field} is RFC 3339: {text}"));
+    }
+    assert!(!message.contains_key("groupId") && !message.contains_key("seq"));
+    let keys: Vec<&str> = message.keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "attributes",
+            "body",
+            "firstReceivedAt",
+            "messageId",
+            "receiptHandle",
+            "receiveCount",
+            "sentAt"
+        ]
+    );
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn the_receipt_handle_is_sealed_not_the_backend_handle() {
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    gw.send("orders", "one").await;
+    let messages = gw
+        .receive_ok(
+            "orders",
+            json!({ "waitSeconds": 5, "visibilityTimeoutSeconds": 0 }),
+        )
+        .await;
+    let ours = handle_of(&messages[0]).to_owned();
+    let theirs = gw
+        .sqs
+        .receive_message()
+        .queue_url(&gw.queue_urls["orders"])
+        .wait_time_seconds(5)
+        .send()
+        .await
+        .unwrap()
+        .messages
+        .unwrap()
+        .remove(0)
+        .receipt_handle
+        .unwrap();
+    assert_ne!(ours, theirs);
+    assert!(
+        ours.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
+        "URL-safe"
+    );
+    // A backend handle given to the gateway is not a gateway handle.
+    assert_eq!(results(&gw.ack(&[&theirs]).await), vec![invalid()]);
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn defaults_come_from_the_docs_and_the_queue() {
+    // The queue's visibility timeout is 0: a receive that takes the default leaves the message visible.
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders").with(QueueAttributeName::VisibilityTimeout, "0"))
+        .start()
+        .await;
+    for n in 0..3 {
+        gw.send("orders", &format!("m{n}")).await;
+    }
+    let first = gw.receive_ok("orders", json!({ "waitSeconds": 5 })).await;
+    assert_eq!(first.len(), 1, "maxMessages defaults to 1");
+    let mut seen_again = false;
+    for _ in 0..10 {
+        let again = gw
+            .receive_ok("orders", json!({ "maxMessages": 10, "waitSeconds": 1 }))
+            .await;
+        if again
+            .iter()
+            .any(|m| m["messageId"] == first[0]["messageId"])
+        {
+            seen_again = true;
+            break;
+        }
+    }
+    assert!(seen_again, "default visibility = the queue's 0 seconds");
+
+    let hidden = gw
+        .receive_ok(
+            "orders",
+            json!({ "maxMessages": 10, "waitSeconds": 1, "visibilityTimeoutSeconds": 600 }),
+        )
+        .await;
+    assert_eq!(hidden.len(), 3);
+    let none = gw
+        .receive_ok("orders", json!({ "maxMessages": 10, "waitSeconds": 0 }))
+        .await;
+    assert!(none.is_empty(), "an explicit timeout overrides the queue's");
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn a_long_poll_answers_as_soon_as_a_message_arrives_and_empty_when_the_wait_ends() {
+    // The queue's receive wait (20 s) is the default: the receive must wait for the later send.
+    let gw = GatewayBuilder::new()
+        .queue(
+            QueueSpec::standard("orders")
+                .with(QueueAttributeName::ReceiveMessageWaitTimeSeconds, "20"),
+        )
+        .start()
+        .await;
+    let gw = std::sync::Arc::new(gw);
+    let waiting = {
+        let gw = gw.clone();
+        tokio::spawn(async move { gw.receive_ok("orders", json!({})).await })
+    };
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(
+        !waiting.is_finished(),
+        "the default wait is the queue's 20 s"
+    );
+    let id = gw.send("orders", "late").await;
+    let messages = waiting.await.unwrap();
+    assert_eq!(messages.len(), 1);
+    assert_eq!(messages[0]["messageId"], id);
+
+    let empty = gw.receive("orders", json!({ "waitSeconds": 1 })).await;
+    assert_eq!(empty.status, StatusCode::OK);
+    assert_eq!(empty.body, json!({ "messages": [] }));
+    std::sync::Arc::try_unwrap(gw).ok().unwrap().stop().await;
+}
+
+#[tokio::test]
+async fn out_of_range_and_malformed_fields_answer_400() {
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    for body in [
+        json!({ "maxMessages": 0 }),
+        json!({ "maxMessages": 11 }),
+        json!({ "waitSeconds": 21 }),
+        json!({ "waitSeconds": -1 }),
+        json!({ "visibilityTimeoutSeconds": 43_201 }),
+    ] {
+        let answer = gw.receive("orders", body.clone()).await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(answer.body["error"], "out_of_range", "{body}");
+        assert!(
+            answer.body["message"].as_str().unwrap().contains(" from "),
+            "{}",
+            answer.body
+        );
+    }
+    for body in [r#"{"maxMessages": "ten"}"#, "[]", "{", r#"{"max": 1}"#] {
+        let answer = gw
+            .post_raw(&gw.receive_url("orders"), Some(&gw.key), body)
+            .await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(answer.body["error"], "invalid_request", "{body}");
+    }
+    // Edges are inside the range.
+    let edges = gw
+        .receive(
+            "orders",
+            json!({ "maxMessages": 10, "waitSeconds": 0, "visibilityTimeoutSeconds": 43_200 }),
+        )
+        .await;
+    assert_eq!(edges.status, StatusCode::OK);
+    let too_big = "x".repeat(70 * 1024);
+    let answer = gw
+        .post_raw(&gw.receive_url("orders"), Some(&gw.key), &too_big)
+        .await;
+    assert_eq!(answer.status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(answer.body["error"], "payload_too_large");
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn credentials_and_permissions_are_checked() {
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    let url = gw.receive_url("orders");
+    let none = gw.post_raw(&url, None, "{}").await;
+    assert_eq!(none.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(none.body["error"], "unauthenticated");
+    assert_eq!(none.headers["www-authenticate"], "Bearer");
+    let wrong = gw.post_raw(&url, Some("sqsgw_0000_notakey"), "{}").await;
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    let mut altered = gw.key.clone();
+    altered.pop();
+    assert_eq!(
+        gw.post_raw(&url, Some(&altered), "{}").await.status,
+        StatusCode::UNAUTHORIZED
+    );
+
+    let bare = gw.post_raw(&url, Some(&gw.key_without_grants), "{}").await;
+    assert_eq!(bare.status, StatusCode::FORBIDDEN);
+    assert_eq!(bare.body["error"], "permission_denied");
+    let foreign = gw.post_raw(&url, Some(&gw.foreign_key), "{}").await;
+    assert_eq!(foreign.status, StatusCode::FORBIDDEN);
+
+    for missing in [
+        gw.receive_url("nope"),
+        format!(
+            "{}/v1/organizations/{ORG}/projects/nope/queues/orders/messages/receive",
+            gw.base
+        ),
+    ] {
+        let answer = gw.post_raw(&missing, Some(&gw.key), "{}").await;
+        assert_eq!(answer.status, StatusCode::NOT_FOUND, "{missing}");
+        assert_eq!(answer.body["error"], "queue_not_found");
+    }
+    // A foreign organization's key is refused before the queue is even looked up.
+    let other_org = format!(
+        "{}/v1/organizations/nope/projects/{PROJECT}/queues/orders/messages/receive",
+        gw.base
+    );
+    assert_eq!(
+        gw.post_raw(&other_org, Some(&gw.key), "{}").await.status,
+        StatusCode::FORBIDDEN
+    );
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn organizations_over_their_rate_limit_get_429_with_retry_after() {
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders"))
+        .config("[ezgh.organizations.acme.rate_limit]\nper_second = 1\nburst = 2\n")
+        .start()
+        .await;
+    let body = json!({ "waitSeconds": 0 });
+    assert_eq!(
+        gw.receive("orders", body.clone()).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        gw.receive("orders", body.clone()).await.status,
+        StatusCode::OK
+    );
+    let limited = gw.receive("orders", body).await;
+    assert_eq!(limited.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(limited.body["error"], "rate_limited");
+    let retry: u64 = limited.headers["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=2).contains(&retry), "{retry}");
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn fifo_messages_carry_their_group_and_sequence_number_in_order() {
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::fifo("jobs.fifo"))
+        .start()
+        .await;
+    let first = gw
+        .send_with("jobs.fifo", "a1", Some("g1"), BTreeMap::new())
+        .await;
+    let second = gw
+        .send_with("jobs.fifo", "a2", Some("g1"), BTreeMap::new())
+        .await;
+    let messages = gw
+        .receive_ok("jobs.fifo", json!({ "maxMessages": 10, "waitSeconds": 5 }))
+        .await;
+    let ids: Vec<&str> = messages
+        .iter()
+        .map(|m| m["messageId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [first.as_str(), second.as_str()]);
+    let mut previous = 0u128;
+    for message in &messages {
+        assert_eq!(message["groupId"], "g1");
+        let seq = message["seq"].as_str().expect("seq is a string");
+        assert!(
+            !seq.is_empty() && seq.chars().all(|c| c.is_ascii_digit()),
+            "{seq}"
+        );
+        let seq: u128 = seq.parse().unwrap();
+        assert!(seq > previous);
+        previous = seq;
+    }
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn dead_lettered_messages_name_their_source_queue_and_reason() {
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders-dlq"))
+        .queue(QueueSpec::standard("orders").dead_letter_to("orders-dlq", 1))
+        .start()
+        .await;
+    let id = gw.send("orders", "poison").await;
+    let first = gw
+        .receive_ok(
+            "orders",
+            json!({ "waitSeconds": 5, "visibilityTimeoutSeconds": 0 }),
+        )
+        .await;
+    assert_eq!(first.len(), 1);
+    assert!(first[0]["attributes"].as_object().unwrap().is_empty());
+    // The next receive moves it (receive count 1 exceeded) instead of delivering it.
+    let mut moved = Vec::new();
+    for _ in 0..10 {
+        let again = gw.receive_ok("orders", json!({ "waitSeconds": 1 })).await;
+        assert!(
+            again.is_empty(),
+            "a message past maxReceiveCount is not delivered again"
+        );
+        moved = gw
+            .receive_ok("orders-dlq", json!({ "waitSeconds": 1 }))
+            .await;
+        if !moved.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(moved.len(), 1, "the message reached the dead-letter queue");
+    assert_eq!(moved[0]["messageId"], id);
+    assert_eq!(moved[0]["body"], "poison");
+    assert_eq!(
+        moved[0]["attributes"]["ezgh.deadLetterSourceQueue"],
+        "orders"
+    );
+    assert_eq!(
+        moved[0]["attributes"]["ezgh.deadLetterReason"],
+        "maxReceiveCountExceeded"
+    );
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn a_queue_deleted_in_the_backend_answers_404() {
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    assert_eq!(gw.receive("orders", json!({})).await.status, StatusCode::OK);
+    gw.sqs
+        .delete_queue()
+        .queue_url(&gw.queue_urls["orders"])
+        .send()
+        .await
+        .unwrap();
+    let mut status = StatusCode::OK;
+    for _ in 0..20 {
+        status = gw
+            .receive("orders", json!({ "waitSeconds": 0 }))
+            .await
+            .status;
+        if status != StatusCode::OK {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn an_unreachable_backend_answers_503_with_retry_after() {
+    // A port that nobody listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders"))
+        .backend_endpoint(&endpoint)
+        .start()
+        .await;
+    let answer = gw.receive("orders", json!({ "waitSeconds": 0 })).await;
+    assert_eq!(
+        answer.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        answer.body
+    );
+    assert_eq!(answer.body["error"], "unavailable");
+    assert!(answer.headers.contains_key("retry-after"));
+    assert!(
+        !answer.body.to_string().contains("127.0.0.1"),
+        "no internal detail: {}",
+        answer.body
+    );
+    let ready = answer_of(&gw, "/readyz").await;
+    assert_eq!(ready.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(ready.headers["retry-after"], "1");
+    gw.stop().await;
+}
+
+pub async fn answer_of(gw: &TestGateway, path: &str) -> Answer {
+    answer(
+        gw.http
+            .get(format!("{}{path}", gw.base))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await
+}

@@ -1,0 +1,436 @@
+//! Starts a gateway over LocalStack for one test, with its own queues, keys and clock.
+
+use aws_sdk_sqs::Client;
+use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
+use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName};
+use chrono::Utc;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use sqs_gateway::backend::sqs::SqsBackend;
+use sqs_gateway::config::Config;
+use sqs_gateway::core::auth;
+use sqs_gateway::core::clock::ManualClock;
+use sqs_gateway::core::handle::Keyring;
+use sqs_gateway::server::{App, Overrides};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::sync::{Arc, Mutex, OnceLock};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+pub const ORG: &str = "acme";
+pub const PROJECT: &str = "shop";
+
+pub fn localstack_endpoint() -> String {
+    std::env::var("LOCALSTACK_ENDPOINT").unwrap_or_else(|_| "http://127.0.0.1:4566".into())
+}
+
+/// An AWS config for LocalStack (or, with `endpoint`, for anything else).
+pub fn sdk_config(endpoint: &str) -> aws_config::SdkConfig {
+    aws_config::SdkConfig::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .endpoint_url(endpoint)
+        .credentials_provider(aws_sdk_sqs::config::SharedCredentialsProvider::new(
+            Credentials::new("test", "test", None, None, "tests"),
+        ))
+        .build()
+}
+
+pub fn sqs() -> Client {
+    Client::new(&sdk_config(&localstack_endpoint()))
+}
+
+/// Log lines of the whole test process, to check that no handle is ever written.
+pub fn captured_logs() -> String {
+    String::from_utf8_lossy(&log_buffer().lock().unwrap()).into_owned()
+}
+
+fn log_buffer() -> &'static Arc<Mutex<Vec<u8>>> {
+    static BUFFER: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    BUFFER.get_or_init(|| {
+        let buffer = Arc::new(Mutex::new(Vec::new()));
+        let writer = LogWriter(Arc::clone(&buffer));
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(format!(
+                "{},sqs_gateway=trace,tower_http=trace",
+                sqs_gateway::telemetry::DEFAULT_FILTER
+            ))
+            .with_writer(move || writer.clone())
+            .try_init();
+        buffer
+    })
+}
+
+#[derive(Clone)]
+struct LogWriter(Arc<Mutex<Vec<u8>>>);
+
+impl Write for LogWriter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A queue to create in LocalStack for a test.
+#[derive(Clone)]
+pub struct QueueSpec {
+    pub name: String,
+    pub fifo: bool,
+    pub attributes: Vec<(QueueAttributeName, String)>,
+    /// Gateway name of the queue this one dead-letters into, and the max receive count.
+    pub dead_letter: Option<(String, u32)>,
+}
+
+impl QueueSpec {
+    pub fn standard(name: &str) -> Self {
+        Self {
+            name: name.into(),
+            fifo: false,
+            attributes: Vec::new(),
+            dead_letter: None,
+        }
+    }
+
+    pub fn fifo(name: &str) -> Self {
+        Self {
+            fifo: true,
+            ..Self::standard(name)
+        }
+    }
+
+    pub fn with(mut self, name: QueueAttributeName, value: impl Into<String>) -> Self {
+        self.attributes.push((name, value.into()));
+        self
+    }
+
+    pub fn dead_letter_to(mut self, queue: &str, max_receive_count: u32) -> Self {
+        self.dead_letter = Some((queue.into(), max_receive_count));
+        self
+    }
+}
+
+/// A running gateway and what a test needs to drive it.
+pub struct TestGateway {
+    pub base: String,
+    pub http: reqwest::Client,
+    pub sqs: Client,
+    /// A key with receive on every queue.
+    pub key: String,
+    /// A key of the same organization without any grant.
+    pub key_without_grants: String,
+    /// A key of another organization.
+    pub foreign_key: String,
+    /// Gateway queue name -> LocalStack queue URL.
+    pub queue_urls: BTreeMap<String, String>,
+    pub clock: Arc<ManualClock>,
+    pub shutdown: CancellationToken,
+    pub server: JoinHandle<std::io::Result<()>>,
+}
+
+pub struct GatewayBuilder {
+    queues: Vec<QueueSpec>,
+    extra_config: String,
+    endpoint: String,
+}
+
+impl GatewayBuilder {
+    pub fn new() -> Self {
+        Self {
+            queues: Vec::new(),
+            extra_config: String::new(),
+            endpoint: localstack_endpoint(),
+        }
+    }
+
+    pub fn queue(mut self, spec: QueueSpec) -> Self {
+        self.queues.push(spec);
+        self
+    }
+
+    /// TOML appended to the generated config (e.g. a `[server]` table).
+    pub fn config(mut self, toml: &str) -> Self {
+        self.extra_config.push_str(toml);
+        self.extra_config.push('\n');
+        self
+    }
+
+    /// Points the gateway's backend somewhere else (queues are still created in LocalStack).
+    pub fn backend_endpoint(mut self, endpoint: &str) -> Self {
+        self.endpoint = endpoint.into();
+        self
+    }
+
+    pub async fn start(self) -> TestGateway {
+        log_buffer();
+        let sqs = sqs();
+        let suffix: String = format!("{:08x}", rand::random::<u32>());
+        let mut queue_urls: BTreeMap<String, String> = BTreeMap::new();
+        let mut backend_names = BTreeMap::new();
+        // Dead-letter targets first, so their ARNs exist for the redrive policies.
+        let mut ordered = self.queues.clone();
+        ordered.sort_by_key(|spec| spec.dead_letter.is_some());
+        for spec in &ordered {
+            let name = if spec.fifo {
+                format!("it-{}-{suffix}.fifo", spec.name.trim_end_matches(".fifo"))
+            } else {
+                format!("it-{}-{suffix}", spec.name)
+            };
+            let mut create = sqs.create_queue().queue_name(&name);
+            if spec.fifo {
+                create = create.attributes(QueueAttributeName::FifoQueue, "true");
+            }
+            for (attribute, value) in &spec.attributes {
+                create = create.attributes(attribute.clone(), value);
+            }
+            if let Some((target, count)) = &spec.dead_letter {
+                let arn = queue_arn(&sqs, &queue_urls[target]).await;
+                create = create.attributes(
+                    QueueAttributeName::RedrivePolicy,
+                    json!({ "deadLetterTargetArn": arn, "maxReceiveCount": count }).to_string(),
+                );
+            }
+            let url = create
+                .send()
+                .await
+                .expect("create queue in LocalStack (is it running?)")
+                .queue_url
+                .unwrap();
+            queue_urls.insert(spec.name.clone(), url);
+            backend_names.insert(spec.name.clone(), name);
+        }
+
+        let key = auth::generate_key();
+        let bare = auth::generate_key();
+        let foreign = auth::generate_key();
+        let mut toml = format!(
+            "[backend]\nkind = \"sqs\"\n\n[[receipt_keys]]\nid = 7\nsecret = \"{}\"\n\n",
+            Keyring::generate_key()
+        );
+        for (name, backend_name) in &backend_names {
+            toml.push_str(&format!(
+                "[queues.\"{name}\"]\nsqs_queue = \"{backend_name}\"\n"
+            ));
+        }
+        let mapping: Vec<String> = backend_names
+            .keys()
+            .map(|name| format!("\"{name}\" = \"{name}\""))
+            .collect();
+        toml.push_str(&format!(
+            "\n[ezgh.organizations.{ORG}.projects.{PROJECT}]\nqueues = {{ {} }}\n\n[ezgh.organizations.other]\n\n",
+            mapping.join(", ")
+        ));
+        toml.push_str(&format!(
+            "[[api_keys]]\nid = \"{}\"\norganization = \"{ORG}\"\nhash = \"{}\"\ngrants = {{ \"*\" = [\"queues.messages.receive\"] }}\n\n",
+            key.id, key.hash
+        ));
+        toml.push_str(&format!(
+            "[[api_keys]]\nid = \"{}\"\norganization = \"{ORG}\"\nhash = \"{}\"\n\n",
+            bare.id, bare.hash
+        ));
+        toml.push_str(&format!(
+            "[[api_keys]]\nid = \"{}\"\norganization = \"other\"\nhash = \"{}\"\ngrants = {{ \"*\" = [\"*\"] }}\n\n",
+            foreign.id, foreign.hash
+        ));
+        toml.push_str(&self.extra_config);
+        let config =
+            Config::parse(&toml).unwrap_or_else(|error| panic!("test config: {error}\n{toml}"));
+
+        let clock = Arc::new(ManualClock::new(Utc::now()));
+        let backend = Arc::new(SqsBackend::from_sdk_config(&sdk_config(&self.endpoint)));
+        let app = App::build(
+            &config,
+            Overrides {
+                backend: Some(backend),
+                clock: Some(clock.clone()),
+            },
+        )
+        .await
+        .expect("build the gateway");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let shutdown = app.shutdown_token();
+        let server = tokio::spawn(app.serve(listener));
+        TestGateway {
+            base,
+            http: reqwest::Client::builder()
+                .timeout(std::time::Duration::from_secs(60))
+                .build()
+                .unwrap(),
+            sqs,
+            key: key.key,
+            key_without_grants: bare.key,
+            foreign_key: foreign.key,
+            queue_urls,
+            clock,
+            shutdown,
+            server,
+        }
+    }
+}
+
+pub async fn queue_arn(sqs: &Client, url: &str) -> String {
+    sqs.get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .unwrap()
+        .attributes
+        .unwrap()[&QueueAttributeName::QueueArn]
+        .clone()
+}
+
+/// An HTTP answer: status, headers and JSON body.
+pub struct Answer {
+    pub status: StatusCode,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: Value,
+}
+
+impl TestGateway {
+    pub fn receive_url(&self, queue: &str) -> String {
+        format!(
+            "{}/v1/organizations/{ORG}/projects/{PROJECT}/queues/{queue}/messages/receive",
+            self.base
+        )
+    }
+
+    /// POSTs raw text with a key (or none).
+    pub async fn post_raw(&self, url: &str, key: Option<&str>, body: &str) -> Answer {
+        let mut request = self
+            .http
+            .post(url)
+            .header("content-type", "application/json")
+            .body(body.to_owned());
+        if let Some(key) = key {
+            request = request.bearer_auth(key);
+        }
+        answer(request.send().await.expect("gateway answers")).await
+    }
+
+    pub async fn receive(&self, queue: &str, body: Value) -> Answer {
+        self.post_raw(&self.receive_url(queue), Some(&self.key), &body.to_string())
+            .await
+    }
+
+    /// Receives and expects 200; returns the messages.
+    pub async fn receive_ok(&self, queue: &str, body: Value) -> Vec<Value> {
+        let answer = self.receive(queue, body).await;
+        assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+        answer.body["messages"].as_array().unwrap().clone()
+    }
+
+    pub async fn ack(&self, handles: &[&str]) -> Answer {
+        let body = json!({ "receiptHandles": handles }).to_string();
+        self.post_raw(&format!("{}/v1/receipts/ack", self.base), None, &body)
+            .await
+    }
+
+    pub async fn visibility(&self, entries: &[(&str, u32)]) -> Answer {
+        let entries: Vec<Value> = entries
+            .iter()
+            .map(|(handle, seconds)| json!({ "receiptHandle": handle, "visibilityTimeoutSeconds": seconds }))
+            .collect();
+        let body = json!({ "entries": entries }).to_string();
+        self.post_raw(
+            &format!("{}/v1/receipts/visibility", self.base),
+            None,
+            &body,
+        )
+        .await
+    }
+
+    /// Sends a message straight to the backend queue; returns its id.
+    pub async fn send(&self, queue: &str, body: &str) -> String {
+        self.send_with(queue, body, None, BTreeMap::new()).await
+    }
+
+    pub async fn send_with(
+        &self,
+        queue: &str,
+        body: &str,
+        group: Option<&str>,
+        attributes: BTreeMap<String, MessageAttributeValue>,
+    ) -> String {
+        let mut send = self
+            .sqs
+            .send_message()
+            .queue_url(&self.queue_urls[queue])
+            .message_body(body)
+            .set_message_attributes(Some(attributes.into_iter().collect()));
+        if let Some(group) = group {
+            send = send
+                .message_group_id(group)
+                .message_deduplication_id(format!("{:016x}", rand::random::<u64>()));
+        }
+        send.send().await.unwrap().message_id.unwrap()
+    }
+
+    /// Messages visible plus in flight, as the backend counts them.
+    pub async fn backend_depth(&self, queue: &str) -> u64 {
+        let attributes = self
+            .sqs
+            .get_queue_attributes()
+            .queue_url(&self.queue_urls[queue])
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
+            .send()
+            .await
+            .unwrap()
+            .attributes
+            .unwrap();
+        attributes[&QueueAttributeName::ApproximateNumberOfMessages]
+            .parse::<u64>()
+            .unwrap()
+            + attributes[&QueueAttributeName::ApproximateNumberOfMessagesNotVisible]
+                .parse::<u64>()
+                .unwrap()
+    }
+
+    /// Stops the server and waits for it.
+    pub async fn stop(self) {
+        self.shutdown.cancel();
+        self.server.await.unwrap().unwrap();
+    }
+}
+
+pub async fn answer(response: reqwest::Response) -> Answer {
+    let status = response.status();
+    let headers = response.headers().clone();
+    let text = response.text().await.unwrap();
+    let body = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON ({status}): {text}"))
+    };
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+pub fn handle_of(message: &Value) -> &str {
+    message["receiptHandle"].as_str().unwrap()
+}
+
+pub fn results(answer: &Answer) -> Vec<Value> {
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    answer.body["results"].as_array().unwrap().clone()
+}
+
+pub fn ok() -> Value {
+    json!({ "ok": true })
+}
+
+pub fn stale() -> Value {
+    json!({ "error": "receipt_handle_stale" })
+}
+
+pub fn invalid() -> Value {
+    json!({ "error": "receipt_handle_invalid" })
+}

@@ -1,0 +1,106 @@
+//! The service around the APIs: probes, unknown routes, graceful shutdown.
+
+use crate::ezgh_receive::answer_of;
+use crate::harness::*;
+use reqwest::StatusCode;
+use serde_json::json;
+use std::time::Duration;
+
+#[tokio::test]
+async fn health_and_readiness_answer_when_the_backend_is_up() {
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    let health = answer_of(&gw, "/healthz").await;
+    assert_eq!(
+        (health.status, health.body),
+        (StatusCode::OK, json!({ "status": "ok" }))
+    );
+    let ready = answer_of(&gw, "/readyz").await;
+    assert_eq!(
+        (ready.status, ready.body),
+        (StatusCode::OK, json!({ "status": "ready" }))
+    );
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn unknown_routes_and_methods_answer_json() {
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    let missing = answer_of(&gw, "/v2/nothing").await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert_eq!(missing.body["error"], "not_found");
+    let wrong_method = answer_of(&gw, "/v1/receipts/ack").await;
+    assert_eq!(wrong_method.status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(wrong_method.body["error"], "method_not_allowed");
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn shutdown_ends_waiting_long_polls_with_an_empty_answer() {
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    let request = gw
+        .http
+        .post(gw.receive_url("orders"))
+        .bearer_auth(&gw.key)
+        .json(&json!({ "waitSeconds": 20 }))
+        .send();
+    let waiting = tokio::spawn(request);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!waiting.is_finished());
+    let started = std::time::Instant::now();
+    gw.shutdown.cancel();
+    let response = waiting.await.unwrap().unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        response.json::<serde_json::Value>().await.unwrap(),
+        json!({ "messages": [] })
+    );
+    tokio::time::timeout(Duration::from_secs(15), gw.server)
+        .await
+        .expect("the server stops well before the long poll would have ended")
+        .unwrap()
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(15));
+}
+
+#[tokio::test]
+async fn a_receive_abandoned_by_its_client_releases_its_messages() {
+    let gw = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    // The client gives up after 300 ms; the backend receive it started goes on waiting.
+    let impatient = gw
+        .http
+        .post(gw.receive_url("orders"))
+        .bearer_auth(&gw.key)
+        .timeout(Duration::from_millis(300))
+        .json(&json!({ "waitSeconds": 3, "visibilityTimeoutSeconds": 600 }))
+        .send()
+        .await;
+    assert!(impatient.is_err(), "the client timed out");
+    let id = gw.send("orders", "not lost").await;
+    // The abandoned receive takes the message, finds nobody waiting, and releases it at once.
+    let mut found = Vec::new();
+    for _ in 0..10 {
+        found = gw.receive_ok("orders", json!({ "waitSeconds": 1 })).await;
+        if !found.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(
+        found.len(),
+        1,
+        "the message was released, not hidden for 600 s"
+    );
+    assert_eq!(found[0]["messageId"], id);
+    gw.stop().await;
+}
