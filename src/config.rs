@@ -7,6 +7,7 @@
 use crate::backend::sqs::SqsConfig;
 use crate::core::auth::{self, ApiKey, ApiKeys};
 use crate::core::handle::Keyring;
+use crate::core::ledger::UnknownDeliveries;
 use crate::core::limits::Allowance;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -137,8 +138,11 @@ impl std::fmt::Debug for ReceiptKeyConfig {
 pub struct LedgerConfig {
     /// Deliveries remembered at most; beyond it the least used are evicted (their handles turn stale).
     pub max_entries: u64,
-    /// Seconds a delivery is remembered; after that its handle answers stale.
+    /// Seconds a delivery is remembered; after that its handle counts as unknown.
     pub ttl_seconds: u64,
+    /// What a handle the ledger does not know does: `stale` (default, safe) or `pass_through`
+    /// (acts on the backend; for several replicas without a shared ledger).
+    pub unknown_deliveries: UnknownDeliveries,
 }
 
 impl Default for LedgerConfig {
@@ -146,6 +150,7 @@ impl Default for LedgerConfig {
         Self {
             max_entries: 1_000_000,
             ttl_seconds: 24 * 3600,
+            unknown_deliveries: UnknownDeliveries::Stale,
         }
     }
 }

@@ -20,7 +20,8 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tower_http::timeout::TimeoutLayer;
-use tower_http::trace::TraceLayer;
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
+use tracing::Level;
 
 /// Longest time a request may take: a 20 s long poll plus backend latency and retries.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -72,6 +73,7 @@ impl App {
             registry,
             config.keyring()?,
             ledger,
+            config.ledger.unknown_deliveries,
             clock,
             shutdown.clone(),
         ));
@@ -93,7 +95,11 @@ impl App {
                 StatusCode::GATEWAY_TIMEOUT,
                 REQUEST_TIMEOUT,
             ))
-            .layer(TraceLayer::new_for_http().make_span_with(request_span));
+            .layer(
+                TraceLayer::new_for_http()
+                    .make_span_with(request_span)
+                    .on_response(DefaultOnResponse::new().level(Level::INFO)),
+            );
         Ok(Self {
             router,
             gateway,
@@ -123,6 +129,9 @@ impl App {
                 }
             }
         });
+
+        let gateway = Arc::clone(&self.gateway);
+        tokio::spawn(async move { gateway.registry().warm_up().await });
 
         let server = axum::serve(
             listener,

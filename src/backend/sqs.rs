@@ -128,8 +128,18 @@ impl Backend for SqsBackend {
             .message_attribute_names("All")
             .set_receive_request_attempt_id(request.attempt_id.clone())
             .send()
-            .await
-            .map_err(map_error)?;
+            .await;
+        let answer = match answer {
+            Ok(answer) => answer,
+            // Too many messages in flight: SQS refuses; the documented answer is "no more messages
+            // until some are acknowledged", so wait out the long poll and answer none.
+            Err(error) if error.code() == Some("OverLimit") => {
+                tracing::warn!("queue has too many messages in flight; receive answers none");
+                tokio::time::sleep(Duration::from_secs(request.wait_seconds.into())).await;
+                return Ok(Vec::new());
+            }
+            Err(error) => return Err(map_error(error)),
+        };
         answer
             .messages
             .unwrap_or_default()

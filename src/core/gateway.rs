@@ -6,7 +6,7 @@
 use crate::backend::{Backend, BackendError};
 use crate::core::clock::Clock;
 use crate::core::handle::{HandleClaims, Keyring};
-use crate::core::ledger::DeliveryLedger;
+use crate::core::ledger::{DeliveryLedger, Standing, UnknownDeliveries};
 use crate::core::model::{
     BackendMessage, BackendReceive, DeadLetterInfo, Delivery, EntryOutcome, HandleOutcome,
     ResolvedQueue,
@@ -45,6 +45,7 @@ pub struct Gateway {
     registry: QueueRegistry,
     keyring: Keyring,
     ledger: DeliveryLedger,
+    unknown_deliveries: UnknownDeliveries,
     clock: Arc<dyn Clock>,
     shutdown: CancellationToken,
     tasks: TaskTracker,
@@ -66,6 +67,7 @@ impl Gateway {
         registry: QueueRegistry,
         keyring: Keyring,
         ledger: DeliveryLedger,
+        unknown_deliveries: UnknownDeliveries,
         clock: Arc<dyn Clock>,
         shutdown: CancellationToken,
     ) -> Self {
@@ -74,6 +76,7 @@ impl Gateway {
             registry,
             keyring,
             ledger,
+            unknown_deliveries,
             clock,
             shutdown,
             tasks: TaskTracker::new(),
@@ -185,9 +188,11 @@ impl Gateway {
                 continue;
             };
             if self.registry.contains(&claims.queue)
-                && self
-                    .ledger
-                    .begin_ack(&claims.queue, &claims.message_id, claims.delivery_id)
+                && self.may_act(self.ledger.begin_ack(
+                    &claims.queue,
+                    &claims.message_id,
+                    claims.delivery_id,
+                ))
             {
                 by_queue
                     .entry(claims.queue.clone())
@@ -265,9 +270,11 @@ impl Gateway {
                 continue;
             };
             if self.registry.contains(&claims.queue)
-                && self
-                    .ledger
-                    .is_current(&claims.queue, &claims.message_id, claims.delivery_id)
+                && self.may_act(self.ledger.standing(
+                    &claims.queue,
+                    &claims.message_id,
+                    claims.delivery_id,
+                ))
             {
                 let timeout = clamp_visibility(*requested, claims.received_at, now);
                 by_queue
@@ -303,7 +310,7 @@ impl Gateway {
                             EntryOutcome::NotInFlight if *timeout == 0 => HandleOutcome::Ok,
                             EntryOutcome::NotInFlight => HandleOutcome::Stale,
                             EntryOutcome::Gone => {
-                                self.ledger.forget(
+                                self.ledger.end(
                                     &claims.queue,
                                     &claims.message_id,
                                     claims.delivery_id,
@@ -341,9 +348,18 @@ impl Gateway {
         result.map_err(GatewayError::from)
     }
 
+    /// Whether a handle with this standing may act on the backend.
+    fn may_act(&self, standing: Standing) -> bool {
+        match standing {
+            Standing::Current => true,
+            Standing::Stale => false,
+            Standing::Unknown => self.unknown_deliveries == UnknownDeliveries::PassThrough,
+        }
+    }
+
     fn finish_ack(&self, claims: &HandleClaims) {
         self.ledger
-            .finish_ack(&claims.queue, &claims.message_id, claims.delivery_id);
+            .end(&claims.queue, &claims.message_id, claims.delivery_id);
     }
 
     fn abort_ack(&self, claims: &HandleClaims) {
@@ -418,5 +434,35 @@ async fn release_abandoned(backend: &dyn Backend, url: &str, messages: Vec<Backe
             %error,
             "could not release messages of an abandoned receive; they reappear after their visibility timeout"
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn visibility_is_clamped_to_twelve_hours_after_the_receive() {
+        let received = Utc.with_ymd_and_hms(2026, 11, 29, 8, 0, 0).unwrap();
+        let at = |h: i64, m: i64, s: i64| received + ChronoDuration::seconds(h * 3600 + m * 60 + s);
+        assert_eq!(clamp_visibility(120, received, at(0, 0, 0)), 120);
+        assert_eq!(clamp_visibility(43_200, received, at(0, 0, 0)), 43_200);
+        assert_eq!(clamp_visibility(43_200, received, at(1, 0, 0)), 39_600);
+        assert_eq!(clamp_visibility(600, received, at(11, 55, 0)), 300);
+        assert_eq!(clamp_visibility(600, received, at(11, 59, 59)), 1);
+        // At and past the mark nothing is left: the extension ends now.
+        assert_eq!(clamp_visibility(600, received, at(12, 0, 0)), 0);
+        assert_eq!(clamp_visibility(600, received, at(13, 0, 0)), 0);
+        // Sub-second remainders round down, never past the mark.
+        assert_eq!(
+            clamp_visibility(
+                600,
+                received,
+                at(11, 59, 59) + ChronoDuration::milliseconds(500)
+            ),
+            0
+        );
+        assert_eq!(clamp_visibility(0, received, at(1, 0, 0)), 0);
     }
 }

@@ -2,13 +2,38 @@
 //!
 //! SQS accepts a handle from an earlier delivery (and LocalStack even deletes with it), but the
 //! documented contract is that such a handle is stale and changes nothing. The ledger remembers, per
-//! `(queue, message id)`, the id of the newest delivery the gateway handed out. A handle whose delivery
-//! is not the current one, or that the ledger does not know (acknowledged, evicted, or from before a
-//! restart), is stale: failing safe keeps the message in the queue, to be delivered again.
+//! `(queue, message id)`, the newest delivery the gateway handed out and whether it has ended
+//! (acknowledged, or gone from the backend). What the ledger does not know at all (evicted, expired,
+//! from before a restart or from another replica) is `Unknown`; the gateway's policy decides what
+//! that means (see [`UnknownDeliveries`]).
 
 use moka::ops::compute::{CompResult, Op};
 use moka::sync::Cache;
+use serde::Deserialize;
 use std::time::Duration;
+
+/// What the gateway does with a handle whose delivery the ledger does not know.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnknownDeliveries {
+    /// Answer `stale` and change nothing: safe, the message is delivered again later.
+    #[default]
+    Stale,
+    /// Pass the handle to the backend (SQS semantics): needed when several replicas or restarts
+    /// share handles without a shared ledger; an older delivery's handle may then still act.
+    PassThrough,
+}
+
+/// Where a delivery stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// The newest delivery, not ended: its handle may act.
+    Current,
+    /// A newer delivery exists, or this one ended (or is being acknowledged).
+    Stale,
+    /// The ledger has no record of this message.
+    Unknown,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -16,6 +41,8 @@ enum State {
     Active,
     /// An acknowledgement is being applied; further ones are stale.
     Acking,
+    /// Acknowledged, or gone from the backend; kept so a repeat is stale, not unknown.
+    Ended,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,35 +89,49 @@ impl DeliveryLedger {
         );
     }
 
-    /// Whether `delivery_id` is the current, unacknowledged delivery of the message.
-    pub fn is_current(&self, queue: &str, message_id: &str, delivery_id: u64) -> bool {
-        self.entries.get(&key(queue, message_id))
-            == Some(Entry {
-                delivery_id,
-                state: State::Active,
-            })
+    /// Where the delivery stands.
+    pub fn standing(&self, queue: &str, message_id: &str, delivery_id: u64) -> Standing {
+        standing_of(self.entries.get(&key(queue, message_id)), delivery_id)
     }
 
-    /// Claims the right to acknowledge the delivery. Only one caller wins; the others see stale.
-    pub fn begin_ack(&self, queue: &str, message_id: &str, delivery_id: u64) -> bool {
+    /// Claims the right to acknowledge the delivery: `Current` means claimed, and only one caller
+    /// gets it. `Unknown` claims nothing.
+    pub fn begin_ack(&self, queue: &str, message_id: &str, delivery_id: u64) -> Standing {
+        let mut standing = Standing::Unknown;
         let result = self
             .entries
             .entry(key(queue, message_id))
-            .and_compute_with(|current| match current.map(|entry| entry.into_value()) {
-                Some(entry) if entry.delivery_id == delivery_id && entry.state == State::Active => {
+            .and_compute_with(|current| {
+                let current = current.map(|entry| entry.into_value());
+                standing = standing_of(current, delivery_id);
+                if standing == Standing::Current {
                     Op::Put(Entry {
                         delivery_id,
                         state: State::Acking,
                     })
+                } else {
+                    Op::Nop
                 }
-                _ => Op::Nop,
             });
-        matches!(result, CompResult::ReplacedWith(_))
+        match result {
+            CompResult::ReplacedWith(_) => Standing::Current,
+            _ if standing == Standing::Current => Standing::Stale,
+            _ => standing,
+        }
     }
 
-    /// The acknowledgement was applied (or the backend no longer has the delivery): forget it.
-    pub fn finish_ack(&self, queue: &str, message_id: &str, delivery_id: u64) {
-        self.forget_if(queue, message_id, |entry| entry.delivery_id == delivery_id);
+    /// The delivery is over (acknowledged, or the backend no longer has it): later uses of its
+    /// handle are stale. A newer delivery is left alone.
+    pub fn end(&self, queue: &str, message_id: &str, delivery_id: u64) {
+        self.entries
+            .entry(key(queue, message_id))
+            .and_compute_with(|current| match current.map(|entry| entry.into_value()) {
+                Some(entry) if entry.delivery_id != delivery_id => Op::Nop,
+                _ => Op::Put(Entry {
+                    delivery_id,
+                    state: State::Ended,
+                }),
+            });
     }
 
     /// The acknowledgement failed in the backend: the handle is usable again.
@@ -108,20 +149,6 @@ impl DeliveryLedger {
             });
     }
 
-    /// The backend says this delivery is over: forget it if it is still the current one.
-    pub fn forget(&self, queue: &str, message_id: &str, delivery_id: u64) {
-        self.forget_if(queue, message_id, |entry| entry.delivery_id == delivery_id);
-    }
-
-    fn forget_if(&self, queue: &str, message_id: &str, matches: impl FnOnce(&Entry) -> bool) {
-        self.entries
-            .entry(key(queue, message_id))
-            .and_compute_with(|current| match current.map(|entry| entry.into_value()) {
-                Some(entry) if matches(&entry) => Op::Remove,
-                _ => Op::Nop,
-            });
-    }
-
     /// Number of deliveries held (approximate, for metrics).
     pub fn len(&self) -> u64 {
         self.entries.entry_count()
@@ -130,6 +157,16 @@ impl DeliveryLedger {
     /// Whether the ledger holds no delivery (approximate).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+fn standing_of(entry: Option<Entry>, delivery_id: u64) -> Standing {
+    match entry {
+        None => Standing::Unknown,
+        Some(entry) if entry.delivery_id == delivery_id && entry.state == State::Active => {
+            Standing::Current
+        }
+        Some(_) => Standing::Stale,
     }
 }
 
@@ -149,55 +186,62 @@ mod tests {
     fn a_new_delivery_makes_the_old_one_stale() {
         let ledger = ledger();
         ledger.record("q", "m", 1);
-        assert!(ledger.is_current("q", "m", 1));
+        assert_eq!(ledger.standing("q", "m", 1), Standing::Current);
         ledger.record("q", "m", 2);
-        assert!(!ledger.is_current("q", "m", 1));
-        assert!(!ledger.begin_ack("q", "m", 1));
-        assert!(ledger.begin_ack("q", "m", 2));
+        assert_eq!(ledger.standing("q", "m", 1), Standing::Stale);
+        assert_eq!(ledger.begin_ack("q", "m", 1), Standing::Stale);
+        assert_eq!(ledger.begin_ack("q", "m", 2), Standing::Current);
     }
 
     #[test]
     fn only_one_acknowledgement_wins_and_a_second_is_stale() {
         let ledger = ledger();
         ledger.record("q", "m", 7);
-        assert!(ledger.begin_ack("q", "m", 7));
-        assert!(
-            !ledger.begin_ack("q", "m", 7),
-            "concurrent ack while applying"
+        assert_eq!(ledger.begin_ack("q", "m", 7), Standing::Current);
+        assert_eq!(
+            ledger.begin_ack("q", "m", 7),
+            Standing::Stale,
+            "while applying"
         );
-        assert!(!ledger.is_current("q", "m", 7));
-        ledger.finish_ack("q", "m", 7);
-        assert!(!ledger.begin_ack("q", "m", 7), "acknowledged twice");
+        assert_eq!(ledger.standing("q", "m", 7), Standing::Stale);
+        ledger.end("q", "m", 7);
+        assert_eq!(
+            ledger.begin_ack("q", "m", 7),
+            Standing::Stale,
+            "acknowledged twice"
+        );
     }
 
     #[test]
     fn a_failed_acknowledgement_can_be_retried() {
         let ledger = ledger();
         ledger.record("q", "m", 7);
-        assert!(ledger.begin_ack("q", "m", 7));
+        assert_eq!(ledger.begin_ack("q", "m", 7), Standing::Current);
         ledger.abort_ack("q", "m", 7);
-        assert!(ledger.is_current("q", "m", 7));
-        assert!(ledger.begin_ack("q", "m", 7));
+        assert_eq!(ledger.standing("q", "m", 7), Standing::Current);
+        assert_eq!(ledger.begin_ack("q", "m", 7), Standing::Current);
     }
 
     #[test]
-    fn finishing_an_old_ack_keeps_a_newer_delivery() {
+    fn ending_an_old_delivery_keeps_a_newer_one() {
         let ledger = ledger();
         ledger.record("q", "m", 1);
-        assert!(ledger.begin_ack("q", "m", 1));
+        assert_eq!(ledger.begin_ack("q", "m", 1), Standing::Current);
         ledger.record("q", "m", 2);
-        ledger.finish_ack("q", "m", 1);
+        ledger.end("q", "m", 1);
         ledger.abort_ack("q", "m", 1);
-        assert!(ledger.is_current("q", "m", 2));
+        assert_eq!(ledger.standing("q", "m", 2), Standing::Current);
     }
 
     #[test]
-    fn unknown_deliveries_are_not_current_and_queues_are_apart() {
+    fn unknown_messages_are_unknown_and_ended_ones_stay_stale() {
         let ledger = ledger();
-        assert!(!ledger.is_current("q", "m", 1));
+        assert_eq!(ledger.standing("q", "m", 1), Standing::Unknown);
+        assert_eq!(ledger.begin_ack("q", "m", 1), Standing::Unknown);
         ledger.record("q", "m", 1);
-        assert!(!ledger.is_current("other", "m", 1));
-        ledger.forget("q", "m", 1);
-        assert!(!ledger.is_current("q", "m", 1));
+        assert_eq!(ledger.standing("other", "m", 1), Standing::Unknown);
+        // A pass-through acknowledgement of an unknown delivery leaves a record too.
+        ledger.end("q", "x", 9);
+        assert_eq!(ledger.standing("q", "x", 9), Standing::Stale);
     }
 }

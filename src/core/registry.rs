@@ -62,6 +62,19 @@ impl QueueRegistry {
             .map_err(|error: Arc<BackendError>| GatewayError::from((*error).clone()))
     }
 
+    /// Resolves every configured queue once and logs the ones the backend cannot find; start-up
+    /// goes on either way (readiness reports an unreachable backend).
+    pub async fn warm_up(&self) {
+        for name in self.locators.keys() {
+            match self.get(name).await {
+                Ok(queue) => {
+                    tracing::info!(queue = %name, fifo = queue.attributes.fifo, "queue resolved")
+                }
+                Err(error) => tracing::warn!(queue = %name, error = %error, "queue not resolved"),
+            }
+        }
+    }
+
     /// Drops what is cached of `name`, after the backend said the queue is gone or changed.
     pub async fn invalidate(&self, name: &str) {
         self.resolved.invalidate(name).await;

@@ -367,3 +367,37 @@ async fn handles_and_keys_never_reach_the_logs() {
 fn gw_key_secret(handle: &str) -> String {
     handle[10..40].to_owned()
 }
+
+#[tokio::test]
+async fn a_replica_without_the_delivery_answers_stale_unless_told_to_pass_through() {
+    let first = GatewayBuilder::new()
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    first.send("orders", "shared").await;
+    let messages = first
+        .receive_ok("orders", json!({ "waitSeconds": 5 }))
+        .await;
+    let handle = handle_of(&messages[0]);
+
+    // Same receipt key, own ledger: the handle opens but its delivery is unknown there.
+    let strict = GatewayBuilder::new().replica_of(&first).start().await;
+    assert_eq!(results(&strict.ack(&[handle]).await), vec![stale()]);
+    assert_eq!(first.backend_depth("orders").await, 1, "nothing deleted");
+
+    let lenient = GatewayBuilder::new()
+        .replica_of(&first)
+        .config("[ledger]\nunknown_deliveries = \"pass_through\"")
+        .start()
+        .await;
+    assert_eq!(results(&lenient.ack(&[handle]).await), vec![ok()]);
+    assert_eq!(first.backend_depth("orders").await, 0);
+    assert_eq!(
+        results(&lenient.ack(&[handle]).await),
+        vec![stale()],
+        "twice is stale"
+    );
+    strict.stop().await;
+    lenient.stop().await;
+    first.stop().await;
+}

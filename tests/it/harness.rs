@@ -126,6 +126,10 @@ pub struct TestGateway {
     pub foreign_key: String,
     /// Gateway queue name -> LocalStack queue URL.
     pub queue_urls: BTreeMap<String, String>,
+    /// Gateway queue name -> LocalStack queue name.
+    pub backend_names: BTreeMap<String, String>,
+    /// The receipt-handle key (base64).
+    pub receipt_key: String,
     pub clock: Arc<ManualClock>,
     pub shutdown: CancellationToken,
     pub server: JoinHandle<std::io::Result<()>>,
@@ -135,6 +139,8 @@ pub struct GatewayBuilder {
     queues: Vec<QueueSpec>,
     extra_config: String,
     endpoint: String,
+    /// Reuse another gateway's queues and receipt key (a second replica).
+    replica_of: Option<(BTreeMap<String, String>, BTreeMap<String, String>, String)>,
 }
 
 impl GatewayBuilder {
@@ -143,7 +149,18 @@ impl GatewayBuilder {
             queues: Vec::new(),
             extra_config: String::new(),
             endpoint: localstack_endpoint(),
+            replica_of: None,
         }
+    }
+
+    /// A second replica of `other`: same backend queues, same receipt key, its own ledger.
+    pub fn replica_of(mut self, other: &TestGateway) -> Self {
+        self.replica_of = Some((
+            other.queue_urls.clone(),
+            other.backend_names.clone(),
+            other.receipt_key.clone(),
+        ));
+        self
     }
 
     pub fn queue(mut self, spec: QueueSpec) -> Self {
@@ -170,6 +187,12 @@ impl GatewayBuilder {
         let suffix: String = format!("{:08x}", rand::random::<u32>());
         let mut queue_urls: BTreeMap<String, String> = BTreeMap::new();
         let mut backend_names = BTreeMap::new();
+        let mut receipt_key = Keyring::generate_key();
+        if let Some((urls, names, key)) = self.replica_of.clone() {
+            queue_urls = urls;
+            backend_names = names;
+            receipt_key = key;
+        }
         // Dead-letter targets first, so their ARNs exist for the redrive policies.
         let mut ordered = self.queues.clone();
         ordered.sort_by_key(|spec| spec.dead_letter.is_some());
@@ -207,8 +230,7 @@ impl GatewayBuilder {
         let bare = auth::generate_key();
         let foreign = auth::generate_key();
         let mut toml = format!(
-            "[backend]\nkind = \"sqs\"\n\n[[receipt_keys]]\nid = 7\nsecret = \"{}\"\n\n",
-            Keyring::generate_key()
+            "[backend]\nkind = \"sqs\"\n\n[[receipt_keys]]\nid = 7\nsecret = \"{receipt_key}\"\n\n"
         );
         for (name, backend_name) in &backend_names {
             toml.push_str(&format!(
@@ -265,6 +287,8 @@ impl GatewayBuilder {
             key_without_grants: bare.key,
             foreign_key: foreign.key,
             queue_urls,
+            backend_names,
+            receipt_key,
             clock,
             shutdown,
             server,
