@@ -140,8 +140,11 @@ pub struct GatewayBuilder {
     extra_config: String,
     endpoint: String,
     /// Reuse another gateway's queues and receipt key (a second replica).
-    replica_of: Option<(BTreeMap<String, String>, BTreeMap<String, String>, String)>,
+    replica_of: Option<Replica>,
 }
+
+/// What a second replica shares with the first: queue URLs, backend names, receipt key.
+type Replica = (BTreeMap<String, String>, BTreeMap<String, String>, String);
 
 impl GatewayBuilder {
     pub fn new() -> Self {
