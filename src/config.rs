@@ -4,11 +4,13 @@
 //! inline for development, or come from an environment variable or a file; API keys are stored as
 //! hashes only.
 
+use crate::backend::embedded::EmbeddedConfig;
 use crate::backend::sqs::SqsConfig;
 use crate::core::auth::{self, ApiKey, ApiKeys};
 use crate::core::handle::Keyring;
 use crate::core::ledger::UnknownDeliveries;
 use crate::core::limits::Allowance;
+use crate::core::model::QueueSettings;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -97,6 +99,8 @@ impl Default for ServerConfig {
 pub enum BackendConfig {
     /// Amazon SQS or LocalStack, through aws-sdk-sqs.
     Sqs(SqsConfig),
+    /// The in-process engine, durable in a data directory (or in memory).
+    Embedded(EmbeddedConfig),
 }
 
 /// One gateway queue.
@@ -105,6 +109,43 @@ pub enum BackendConfig {
 pub struct QueueConfig {
     /// The SQS queue name or URL; default: the gateway queue's own name.
     pub sqs_queue: Option<String>,
+    /// Receive requests on this queue, across all callers; none means unlimited.
+    pub rate_limit: Option<RateLimitConfig>,
+    /// Embedded backend only: settings the queue is created (or updated) with at start.
+    /// The queue is FIFO when its name ends in `.fifo`. Unset fields take SQS's defaults.
+    pub visibility_timeout_seconds: Option<u32>,
+    pub delay_seconds: Option<u32>,
+    pub receive_wait_seconds: Option<u32>,
+    pub retention_seconds: Option<u32>,
+    pub max_message_bytes: Option<u32>,
+    pub content_based_deduplication: Option<bool>,
+    /// Embedded backend only: the gateway queue messages move to after `max_receive_count` receives.
+    pub dead_letter_queue: Option<String>,
+    /// Receives before a message moves to `dead_letter_queue`; default 5 when one is set.
+    pub max_receive_count: Option<u32>,
+}
+
+impl QueueConfig {
+    /// The settings an embedded queue is created with; `locators` maps gateway names to backend names.
+    pub fn settings(&self, locators: &BTreeMap<String, String>) -> QueueSettings {
+        QueueSettings {
+            visibility_timeout_seconds: self.visibility_timeout_seconds,
+            delay_seconds: self.delay_seconds,
+            receive_wait_seconds: self.receive_wait_seconds,
+            retention_seconds: self.retention_seconds,
+            max_message_bytes: self.max_message_bytes,
+            content_based_deduplication: self.content_based_deduplication,
+            dead_letter: self.dead_letter_queue.as_ref().map(|queue| {
+                (
+                    locators
+                        .get(queue)
+                        .cloned()
+                        .unwrap_or_else(|| queue.clone()),
+                    self.max_receive_count.unwrap_or(5),
+                )
+            }),
+        }
+    }
 }
 
 /// One receipt-handle key: 32 random bytes, base64. Give exactly one of the three sources.
@@ -194,6 +235,15 @@ pub struct RateLimitConfig {
     pub burst: NonZeroU32,
 }
 
+impl From<RateLimitConfig> for Allowance {
+    fn from(limit: RateLimitConfig) -> Self {
+        Allowance {
+            per_second: limit.per_second,
+            burst: limit.burst,
+        }
+    }
+}
+
 /// One API key, as printed by `sqs-gateway new-api-key`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -262,6 +312,23 @@ impl Config {
                     format!("queues.{name}"),
                     "queue names are 1 to 80 characters of A-Z, a-z, 0-9, '-', '_' and '.'",
                 ));
+            }
+        }
+        for (name, queue) in &self.queues {
+            if let Some(target) = &queue.dead_letter_queue
+                && !self.queues.contains_key(target)
+            {
+                return Err(ConfigError::invalid(
+                    format!("queues.{name}.dead_letter_queue"),
+                    format!("`{target}` is not a queue listed under [queues]"),
+                ));
+            }
+            if let BackendConfig::Embedded(_) = self.backend {
+                crate::backend::embedded::engine::Settings::new(
+                    &self.queue_locators()[name],
+                    &queue.settings(&self.queue_locators()),
+                )
+                .map_err(|message| ConfigError::invalid(format!("queues.{name}"), message))?;
             }
         }
         for (org, organization) in &self.ezgh.organizations {
@@ -369,22 +436,20 @@ impl Config {
         ApiKeys::new(keys).map_err(|message| ConfigError::invalid("api_keys", message))
     }
 
+    /// Receive allowances per gateway queue.
+    pub fn queue_allowances(&self) -> Vec<(String, Allowance)> {
+        self.queues
+            .iter()
+            .filter_map(|(name, queue)| queue.rate_limit.map(|limit| (name.clone(), limit.into())))
+            .collect()
+    }
+
     /// Request allowances per ezgh organization.
     pub fn ezgh_allowances(&self) -> Vec<(String, Allowance)> {
         self.ezgh
             .organizations
             .iter()
-            .filter_map(|(name, org)| {
-                org.rate_limit.map(|limit| {
-                    (
-                        name.clone(),
-                        Allowance {
-                            per_second: limit.per_second,
-                            burst: limit.burst,
-                        },
-                    )
-                })
-            })
+            .filter_map(|(name, org)| org.rate_limit.map(|limit| (name.clone(), limit.into())))
             .collect()
     }
 }

@@ -4,7 +4,7 @@ use clap::{Parser, Subcommand};
 use sqs_gateway::config::Config;
 use sqs_gateway::core::auth;
 use sqs_gateway::core::handle::Keyring;
-use sqs_gateway::server::{App, Overrides};
+use sqs_gateway::server::{App, BuildError, Overrides};
 use sqs_gateway::telemetry::{self, LogFormat};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -132,9 +132,13 @@ fn main() -> ExitCode {
 async fn serve(config: Config) -> ExitCode {
     let app = match App::build(&config, Overrides::default()).await {
         Ok(app) => app,
-        Err(error) => {
+        Err(BuildError::Config(error)) => {
             eprintln!("config error: {error}");
             return ExitCode::from(EXIT_CONFIG);
+        }
+        Err(error @ BuildError::Backend(_)) => {
+            eprintln!("cannot start: {error}");
+            return ExitCode::from(EXIT_RUNTIME);
         }
     };
     let listener = match tokio::net::TcpListener::bind(config.server.listen).await {

@@ -2,6 +2,7 @@
 
 use crate::api::{self, ClientAddressPolicy};
 use crate::backend::Backend;
+use crate::backend::embedded::EmbeddedBackend;
 use crate::backend::sqs::SqsBackend;
 use crate::config::{BackendConfig, Config, ConfigError};
 use crate::core::Gateway;
@@ -27,7 +28,7 @@ use tracing::Level;
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// How often per-client limiter state of quiet clients is dropped.
 const HOUSEKEEPING_EVERY: Duration = Duration::from_secs(60);
-/// How long shutdown waits for abandoned receives to be released.
+/// The least time shutdown waits for abandoned receives to be released.
 const DRAIN_BACKGROUND: Duration = Duration::from_secs(5);
 
 /// Parts a caller may supply instead of building them from the config (tests do).
@@ -42,6 +43,7 @@ pub struct Overrides {
 /// A built service, ready to serve.
 pub struct App {
     router: Router,
+    backend: Arc<dyn Backend>,
     gateway: Arc<Gateway>,
     ezgh: Arc<api::ezgh::EzghState>,
     shutdown: CancellationToken,
@@ -50,15 +52,22 @@ pub struct App {
 
 impl App {
     /// Builds the service from a checked config.
-    pub async fn build(config: &Config, overrides: Overrides) -> Result<Self, ConfigError> {
+    pub async fn build(config: &Config, overrides: Overrides) -> Result<Self, BuildError> {
+        let clock = overrides.clock.unwrap_or_else(|| Arc::new(SystemClock));
         let backend: Arc<dyn Backend> = match overrides.backend {
             Some(backend) => backend,
             None => match &config.backend {
                 BackendConfig::Sqs(sqs) => Arc::new(SqsBackend::from_config(sqs).await),
+                BackendConfig::Embedded(embedded) => {
+                    let backend = EmbeddedBackend::from_config(embedded, Arc::clone(&clock))
+                        .map_err(|error| BuildError::Backend(error.to_string()))?;
+                    create_configured_queues(&backend, config).await?;
+                    Arc::new(backend)
+                }
             },
         };
-        let clock = overrides.clock.unwrap_or_else(|| Arc::new(SystemClock));
         let shutdown = CancellationToken::new();
+        let backend_handle = Arc::clone(&backend);
         let registry = QueueRegistry::new(
             Arc::clone(&backend),
             config.queue_locators(),
@@ -83,6 +92,7 @@ impl App {
             keys: config.api_keys()?,
             invalid_handles: InvalidHandleLimiter::new(config.server.invalid_handles_per_minute),
             requests: RequestLimiter::new(config.ezgh_allowances()),
+            queue_requests: RequestLimiter::new(config.queue_allowances()),
             client_addresses: ClientAddressPolicy {
                 trust_forwarded_for: config.server.trust_forwarded_for,
             },
@@ -102,11 +112,17 @@ impl App {
             );
         Ok(Self {
             router,
+            backend: Arc::clone(&backend_handle),
             gateway,
             ezgh,
             shutdown,
             grace: Duration::from_secs(config.server.shutdown_grace_seconds),
         })
+    }
+
+    /// The backend the service was built with (tools and tests produce through it).
+    pub fn backend(&self) -> Arc<dyn Backend> {
+        Arc::clone(&self.backend)
     }
 
     /// Cancelling this token starts a graceful shutdown.
@@ -146,7 +162,9 @@ impl App {
                 tracing::warn!(grace_seconds = grace.as_secs(), "grace period over; exiting with requests in flight");
             }
         }
-        if tokio::time::timeout(DRAIN_BACKGROUND, self.gateway.drain())
+        // Long polls answered empty at shutdown still run in the backend (up to 20 s); wait for
+        // them within the grace period so what they receive is released, not hidden.
+        if tokio::time::timeout(grace.max(DRAIN_BACKGROUND), self.gateway.drain())
             .await
             .is_err()
         {
@@ -154,6 +172,57 @@ impl App {
         }
         Ok(())
     }
+}
+
+/// The service could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The config is unusable (exit code 2).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The backend could not start (exit code 1).
+    #[error("backend: {0}")]
+    Backend(String),
+}
+
+/// Creates (or updates) the configured queues in the embedded backend, dead-letter targets first.
+async fn create_configured_queues(
+    backend: &EmbeddedBackend,
+    config: &Config,
+) -> Result<(), BuildError> {
+    let locators = config.queue_locators();
+    let mut pending: Vec<(&String, &crate::config::QueueConfig)> = config.queues.iter().collect();
+    while !pending.is_empty() {
+        let before = pending.len();
+        let mut waiting = Vec::new();
+        for (name, queue) in pending {
+            let target_ready = match &queue.dead_letter_queue {
+                Some(target) => backend.resolve(&locators[target]).await.is_ok(),
+                None => true,
+            };
+            if target_ready {
+                backend
+                    .ensure_queue(&locators[name], &queue.settings(&locators))
+                    .await
+                    .map_err(|error| {
+                        BuildError::Config(ConfigError::Invalid {
+                            field: format!("queues.{name}"),
+                            message: error.to_string(),
+                        })
+                    })?;
+            } else {
+                waiting.push((name, queue));
+            }
+        }
+        if waiting.len() == before {
+            return Err(BuildError::Config(ConfigError::Invalid {
+                field: "queues".into(),
+                message: "dead_letter_queue references form a cycle".into(),
+            }));
+        }
+        pending = waiting;
+    }
+    Ok(())
 }
 
 /// A request span naming the route, never the raw URI (query strings may carry receipt handles).

@@ -1,9 +1,13 @@
 //! The one trait every queue backend implements, and the errors it speaks in.
 
+pub mod embedded;
 pub mod sqs;
 
 use crate::core::GatewayError;
-use crate::core::model::{BackendMessage, BackendReceive, EntryOutcome, ResolvedQueue};
+use crate::core::model::{
+    BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, QueueSettings,
+    QueueStats, ResolvedQueue, SentMessage,
+};
 use async_trait::async_trait;
 use std::time::Duration;
 
@@ -68,6 +72,29 @@ pub trait Backend: Send + Sync + 'static {
         queue_url: &str,
         entries: &[(&str, u32)],
     ) -> Result<Vec<EntryOutcome>, BackendError>;
+
+    /// Sends up to 10 messages; one result per message, in order.
+    async fn send_batch(
+        &self,
+        queue_url: &str,
+        messages: &[OutgoingMessage],
+    ) -> Result<Vec<Result<SentMessage, EntryError>>, BackendError>;
+
+    /// Deletes every message of the queue, in flight ones too.
+    async fn purge(&self, queue_url: &str) -> Result<(), BackendError>;
+
+    /// Counts the queue's messages by state.
+    async fn stats(&self, queue_url: &str) -> Result<QueueStats, BackendError>;
+
+    /// Creates a queue (or finds the existing one with that name) and resolves it.
+    async fn create_queue(
+        &self,
+        name: &str,
+        settings: &QueueSettings,
+    ) -> Result<ResolvedQueue, BackendError>;
+
+    /// Deletes a queue and its messages.
+    async fn delete_queue(&self, queue_url: &str) -> Result<(), BackendError>;
 
     /// Whether the backend answers at all; for readiness.
     async fn ping(&self) -> Result<(), BackendError>;

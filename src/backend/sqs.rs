@@ -2,8 +2,9 @@
 
 use crate::backend::{Backend, BackendError};
 use crate::core::model::{
-    AttributeValue, BackendMessage, BackendReceive, EntryOutcome, MessageAttribute,
-    QueueAttributes, RedrivePolicy, ResolvedQueue,
+    AttributeValue, BackendMessage, BackendReceive, EntryError, EntryOutcome, MessageAttribute,
+    OutgoingMessage, QueueAttributes, QueueSettings, QueueStats, RedrivePolicy, ResolvedQueue,
+    SentMessage,
 };
 use async_trait::async_trait;
 use aws_config::meta::region::RegionProviderChain;
@@ -13,7 +14,7 @@ use aws_sdk_sqs::Client;
 use aws_sdk_sqs::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_sqs::types::{
     ChangeMessageVisibilityBatchRequestEntry, DeleteMessageBatchRequestEntry, Message,
-    MessageSystemAttributeName, QueueAttributeName,
+    MessageSystemAttributeName, QueueAttributeName, SendMessageBatchRequestEntry,
 };
 use chrono::{DateTime, TimeZone, Utc};
 use serde::Deserialize;
@@ -45,6 +46,8 @@ pub struct SqsBackend {
 
 /// The slack added to a long poll before a call counts as hung.
 const ATTEMPT_SLACK: Duration = Duration::from_secs(10);
+/// A whole call, retries included: below the HTTP layer's 60 s, so slow backends answer 503.
+const OPERATION_TIMEOUT: Duration = Duration::from_secs(45);
 /// The longest long poll SQS allows.
 const MAX_WAIT: Duration = Duration::from_secs(20);
 
@@ -79,6 +82,7 @@ fn timeouts(connect_seconds: u64) -> TimeoutConfig {
     TimeoutConfig::builder()
         .connect_timeout(Duration::from_secs(connect_seconds))
         .operation_attempt_timeout(MAX_WAIT + ATTEMPT_SLACK)
+        .operation_timeout(OPERATION_TIMEOUT)
         .build()
 }
 
@@ -209,6 +213,192 @@ impl Backend for SqsBackend {
         Ok(batch_outcomes(entries.len(), &successful, &failed))
     }
 
+    async fn send_batch(
+        &self,
+        queue_url: &str,
+        messages: &[OutgoingMessage],
+    ) -> Result<Vec<Result<SentMessage, EntryError>>, BackendError> {
+        let entries = messages
+            .iter()
+            .enumerate()
+            .map(|(index, message)| {
+                let attributes = message
+                    .attributes
+                    .iter()
+                    .map(|(name, attribute)| {
+                        let value = aws_sdk_sqs::types::MessageAttributeValue::builder()
+                            .data_type(&attribute.data_type);
+                        let value = match &attribute.value {
+                            AttributeValue::Text(text) => value.string_value(text),
+                            AttributeValue::Bytes(bytes) => value
+                                .binary_value(aws_sdk_sqs::primitives::Blob::new(bytes.clone())),
+                        };
+                        value
+                            .build()
+                            .map(|value| (name.clone(), value))
+                            .map_err(|e| BackendError::Other(e.to_string()))
+                    })
+                    .collect::<Result<std::collections::HashMap<_, _>, _>>()?;
+                SendMessageBatchRequestEntry::builder()
+                    .id(index.to_string())
+                    .message_body(&message.body)
+                    .set_message_attributes((!attributes.is_empty()).then_some(attributes))
+                    .set_delay_seconds(message.delay_seconds.map(to_i32))
+                    .set_message_group_id(message.group_id.clone())
+                    .set_message_deduplication_id(message.deduplication_id.clone())
+                    .build()
+                    .map_err(|e| BackendError::Other(e.to_string()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let answer = self
+            .client
+            .send_message_batch()
+            .queue_url(queue_url)
+            .set_entries(Some(entries))
+            .send()
+            .await
+            .map_err(map_error)?;
+        let mut results: Vec<Result<SentMessage, EntryError>> = (0..messages.len())
+            .map(|_| Err(EntryError::invalid("the batch answer omitted this entry")))
+            .collect();
+        for sent in answer.successful {
+            if let Some(slot) = sent
+                .id
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| results.get_mut(i))
+            {
+                *slot = Ok(SentMessage {
+                    message_id: sent.message_id,
+                    sequence_number: sent.sequence_number,
+                });
+            }
+        }
+        for failed in answer.failed {
+            if let Some(slot) = failed
+                .id
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| results.get_mut(i))
+            {
+                *slot = Err(EntryError {
+                    code: static_code(&failed.code),
+                    message: failed.message.unwrap_or_default(),
+                });
+            }
+        }
+        Ok(results)
+    }
+
+    async fn purge(&self, queue_url: &str) -> Result<(), BackendError> {
+        self.client
+            .purge_queue()
+            .queue_url(queue_url)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(map_error)
+    }
+
+    async fn stats(&self, queue_url: &str) -> Result<QueueStats, BackendError> {
+        let answer = self
+            .client
+            .get_queue_attributes()
+            .queue_url(queue_url)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesDelayed)
+            .send()
+            .await
+            .map_err(map_error)?;
+        let raw = answer.attributes.unwrap_or_default();
+        let count = |name: QueueAttributeName| {
+            raw.get(&name)
+                .and_then(|value| value.parse().ok())
+                .unwrap_or(0)
+        };
+        Ok(QueueStats {
+            visible: count(QueueAttributeName::ApproximateNumberOfMessages),
+            in_flight: count(QueueAttributeName::ApproximateNumberOfMessagesNotVisible),
+            delayed: count(QueueAttributeName::ApproximateNumberOfMessagesDelayed),
+            // SQS reports the oldest message's age only through CloudWatch.
+            oldest_age_seconds: None,
+        })
+    }
+
+    async fn create_queue(
+        &self,
+        name: &str,
+        settings: &QueueSettings,
+    ) -> Result<ResolvedQueue, BackendError> {
+        let mut attributes = std::collections::HashMap::new();
+        let mut set = |attribute: QueueAttributeName, value: Option<String>| {
+            if let Some(value) = value {
+                attributes.insert(attribute, value);
+            }
+        };
+        let number = |value: Option<u32>| value.map(|v| v.to_string());
+        set(
+            QueueAttributeName::FifoQueue,
+            name.ends_with(".fifo").then(|| "true".into()),
+        );
+        set(
+            QueueAttributeName::VisibilityTimeout,
+            number(settings.visibility_timeout_seconds),
+        );
+        set(
+            QueueAttributeName::DelaySeconds,
+            number(settings.delay_seconds),
+        );
+        set(
+            QueueAttributeName::ReceiveMessageWaitTimeSeconds,
+            number(settings.receive_wait_seconds),
+        );
+        set(
+            QueueAttributeName::MessageRetentionPeriod,
+            number(settings.retention_seconds),
+        );
+        set(
+            QueueAttributeName::MaximumMessageSize,
+            number(settings.max_message_bytes),
+        );
+        set(
+            QueueAttributeName::ContentBasedDeduplication,
+            settings.content_based_deduplication.map(|v| v.to_string()),
+        );
+        if let Some((target, max_receive_count)) = &settings.dead_letter {
+            let target = self.resolve(target).await?;
+            let arn = target
+                .attributes
+                .arn
+                .ok_or_else(|| BackendError::Other("dead-letter queue without an ARN".into()))?;
+            let policy = serde_json::json!({ "deadLetterTargetArn": arn, "maxReceiveCount": max_receive_count });
+            set(QueueAttributeName::RedrivePolicy, Some(policy.to_string()));
+        }
+        let create = self
+            .client
+            .create_queue()
+            .queue_name(name)
+            .set_attributes((!attributes.is_empty()).then_some(attributes));
+        let url = create
+            .send()
+            .await
+            .map_err(map_error)?
+            .queue_url
+            .ok_or_else(|| BackendError::Other("CreateQueue answered no URL".into()))?;
+        self.resolve(&url).await
+    }
+
+    async fn delete_queue(&self, queue_url: &str) -> Result<(), BackendError> {
+        self.client
+            .delete_queue()
+            .queue_url(queue_url)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(map_error)
+    }
+
     async fn ping(&self) -> Result<(), BackendError> {
         self.client
             .list_queues()
@@ -242,6 +432,18 @@ fn batch_outcomes(
             }
         })
         .collect()
+}
+
+/// SQS's per-entry send error codes, as static strings (unknown ones collapse to a generic code).
+fn static_code(code: &str) -> &'static str {
+    match code {
+        "InvalidParameterValue" => "InvalidParameterValue",
+        "MissingParameter" => "MissingParameter",
+        "InvalidMessageContents" => "InvalidMessageContents",
+        "UnsupportedOperation" => "UnsupportedOperation",
+        "KmsThrottled" => "KmsThrottled",
+        _ => "InternalError",
+    }
 }
 
 /// Maps an SQS per-entry error code.
@@ -294,7 +496,14 @@ where
             BackendError::Unavailable(detail)
         }
         SdkError::ServiceError(service) => {
-            let code = service.err().code().unwrap_or_default();
+            // Only the code and request id: SQS messages may quote a receipt handle.
+            let code = service.err().code().unwrap_or("unknown");
+            let request_id = service
+                .err()
+                .meta()
+                .extra("aws_request_id")
+                .unwrap_or("none");
+            let detail = format!("SQS error {code} (request id {request_id})");
             if is_queue_missing(code) {
                 BackendError::QueueNotFound
             } else if is_throttling(code) {

@@ -19,6 +19,27 @@ impl Clock for SystemClock {
     }
 }
 
+/// The wall clock plus an offset that tests move forward: time flows, and can also jump.
+#[derive(Debug, Default)]
+pub struct SkewClock {
+    offset_ms: std::sync::atomic::AtomicI64,
+}
+
+impl SkewClock {
+    /// Jumps the clock forward by `by`.
+    pub fn advance(&self, by: Duration) {
+        self.offset_ms
+            .fetch_add(by.num_milliseconds(), std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Clock for SkewClock {
+    fn now(&self) -> DateTime<Utc> {
+        Utc::now()
+            + Duration::milliseconds(self.offset_ms.load(std::sync::atomic::Ordering::SeqCst))
+    }
+}
+
 /// A clock that only moves when told to; for tests.
 #[derive(Debug)]
 pub struct ManualClock {

@@ -101,56 +101,56 @@ impl Gateway {
 
     /// Receives messages from the gateway queue `queue`.
     ///
-    /// The backend call runs as its own task: if nobody waits for its answer any more (the client
-    /// went away, or shutdown answered it empty), the messages it got are released at once instead of
-    /// staying hidden for their visibility timeout.
+    /// The backend call, the ledger records and the sealing run as one task: if nobody waits for its
+    /// answer any more (the client went away, or shutdown answered it empty), the messages it got are
+    /// released at once instead of staying hidden for their visibility timeout.
     pub async fn receive(
-        &self,
+        self: &Arc<Self>,
         queue: &str,
         options: ReceiveOptions,
     ) -> Result<Vec<Delivery>, GatewayError> {
+        if self.shutdown.is_cancelled() {
+            return Ok(Vec::new());
+        }
         let resolved = self.registry.get(queue).await?;
-        let wait_seconds = if self.shutdown.is_cancelled() {
-            0
-        } else {
-            options
-                .wait_seconds
-                .unwrap_or(resolved.attributes.receive_wait_seconds)
-        };
         let request = BackendReceive {
             max_messages: options.max_messages,
-            wait_seconds,
+            wait_seconds: options
+                .wait_seconds
+                .unwrap_or(resolved.attributes.receive_wait_seconds),
             visibility_timeout_seconds: options
                 .visibility_timeout_seconds
                 .unwrap_or(resolved.attributes.visibility_timeout_seconds),
             attempt_id: options.attempt_id,
         };
-        // Taken before the backend call, so our 12-hour mark is never later than the backend's.
-        let received_at = self.clock.now();
 
         let (answer, answered) = oneshot::channel();
-        let backend = Arc::clone(&self.backend);
-        let url = resolved.url.clone();
+        let gateway = Arc::clone(self);
+        let queue = queue.to_owned();
         self.tasks.spawn(async move {
-            let result = backend.receive(&url, &request).await;
+            let result = gateway.receive_and_seal(&queue, &resolved, &request).await;
             if let Err(Ok(abandoned)) = answer.send(result) {
-                release_abandoned(backend.as_ref(), &url, abandoned).await;
+                release_abandoned(gateway.backend.as_ref(), &resolved.url, abandoned).await;
             }
         });
-        let result = tokio::select! {
+        tokio::select! {
+            biased;
             result = answered => result.map_err(|_| GatewayError::internal("receive task ended without an answer"))?,
-            () = self.shutdown.cancelled() => return Ok(Vec::new()),
-        };
-        let messages = match result {
-            Ok(messages) => messages,
-            Err(BackendError::QueueNotFound) => {
-                self.registry.invalidate(queue).await;
-                return Err(GatewayError::queue_not_found());
-            }
-            Err(error) => return Err(error.into()),
-        };
+            () = self.shutdown.cancelled() => Ok(Vec::new()),
+        }
+    }
 
-        let dead_letter_sources = self.dead_letter_sources(&resolved, &messages).await;
+    async fn receive_and_seal(
+        &self,
+        queue: &str,
+        resolved: &ResolvedQueue,
+        request: &BackendReceive,
+    ) -> Result<Vec<Delivery>, GatewayError> {
+        // Taken before the backend call, so our 12-hour mark is never later than the backend's.
+        let received_at = self.clock.now();
+        let answer = self.backend.receive(&resolved.url, request).await;
+        let messages = self.settle(queue, answer).await?;
+        let dead_letter_source = self.dead_letter_source(resolved, &messages).await;
         let mut deliveries = Vec::with_capacity(messages.len());
         for message in messages {
             let delivery_id = rand::random::<u64>();
@@ -163,9 +163,7 @@ impl Gateway {
                 received_at,
                 delivery_id,
             });
-            let dead_letter = self
-                .dead_letter_info(&message, dead_letter_sources.as_deref())
-                .await;
+            let dead_letter = dead_letter_source.info(&message);
             deliveries.push(Delivery {
                 message,
                 receipt_handle,
@@ -176,8 +174,11 @@ impl Gateway {
     }
 
     /// Acknowledges (deletes) deliveries by their sealed handles; one outcome per handle, in order.
+    ///
+    /// Once claimed in the ledger, the backend call and its settlement run as a task of their own,
+    /// so a client that goes away mid-request cannot leave a handle half-acknowledged.
     pub async fn acknowledge(
-        &self,
+        self: &Arc<Self>,
         handles: &[String],
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
         let mut outcomes = vec![HandleOutcome::Stale; handles.len()];
@@ -200,7 +201,18 @@ impl Gateway {
                     .push((index, claims));
             }
         }
+        let gateway = Arc::clone(self);
+        self.tasks
+            .spawn(async move { gateway.apply_acks(by_queue, outcomes).await })
+            .await
+            .map_err(GatewayError::internal)?
+    }
 
+    async fn apply_acks(
+        &self,
+        by_queue: BTreeMap<String, Vec<(usize, HandleClaims)>>,
+        mut outcomes: Vec<HandleOutcome>,
+    ) -> Result<Vec<HandleOutcome>, GatewayError> {
         let mut first_error = None;
         for (queue, entries) in by_queue {
             let backend_handles: Vec<&str> = entries
@@ -230,7 +242,7 @@ impl Gateway {
                             }
                             EntryOutcome::Failed(detail) => {
                                 self.abort_ack(claims);
-                                first_error.get_or_insert(GatewayError::internal(detail));
+                                first_error.get_or_insert_with(|| entry_failure(detail));
                             }
                         }
                     }
@@ -258,7 +270,7 @@ impl Gateway {
     ///
     /// An extension past 12 hours from the delivery's receive ends at that mark.
     pub async fn change_visibility(
-        &self,
+        self: &Arc<Self>,
         entries: &[(String, u32)],
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
         let now = self.clock.now();
@@ -283,7 +295,18 @@ impl Gateway {
                     .push((index, claims, timeout));
             }
         }
+        let gateway = Arc::clone(self);
+        self.tasks
+            .spawn(async move { gateway.apply_visibility(by_queue, outcomes).await })
+            .await
+            .map_err(GatewayError::internal)?
+    }
 
+    async fn apply_visibility(
+        &self,
+        by_queue: BTreeMap<String, Vec<(usize, HandleClaims, u32)>>,
+        mut outcomes: Vec<HandleOutcome>,
+    ) -> Result<Vec<HandleOutcome>, GatewayError> {
         let mut first_error = None;
         for (queue, entries) in by_queue {
             let backend_entries: Vec<(&str, u32)> = entries
@@ -318,7 +341,7 @@ impl Gateway {
                                 HandleOutcome::Stale
                             }
                             EntryOutcome::Failed(detail) => {
-                                first_error.get_or_insert(GatewayError::internal(detail));
+                                first_error.get_or_insert_with(|| entry_failure(detail));
                                 HandleOutcome::Stale
                             }
                         };
@@ -367,36 +390,55 @@ impl Gateway {
             .abort_ack(&claims.queue, &claims.message_id, claims.delivery_id);
     }
 
-    /// The configured queues that dead-letter into `resolved`, looked up only when a message
-    /// lacks the backend's own record of its source.
-    async fn dead_letter_sources(
+    /// What this receive needs to name the source of dead-lettered messages, looked up once.
+    async fn dead_letter_source(
         &self,
         resolved: &ResolvedQueue,
         messages: &[BackendMessage],
-    ) -> Option<Vec<String>> {
-        let arn = resolved.attributes.arn.as_deref()?;
-        if messages.iter().all(|m| m.dead_letter_source_arn.is_some()) {
-            return None;
+    ) -> DeadLetterSource {
+        let mut source = DeadLetterSource::default();
+        if messages.is_empty() {
+            return source;
         }
-        Some(self.registry.dead_letter_sources(arn).await)
+        for arn in messages
+            .iter()
+            .filter_map(|m| m.dead_letter_source_arn.as_ref())
+        {
+            if !source.names_by_arn.contains_key(arn) {
+                let name = match self.registry.name_of_arn(arn).await {
+                    Some(name) => name,
+                    None => arn.rsplit(':').next().unwrap_or(arn).to_owned(),
+                };
+                source.names_by_arn.insert(arn.clone(), name);
+            }
+        }
+        if messages.iter().any(|m| m.dead_letter_source_arn.is_none())
+            && let Some(arn) = resolved.attributes.arn.as_deref()
+        {
+            source.by_redrive = Some(self.registry.dead_letter_sources(arn).await);
+        }
+        source
     }
+}
 
-    async fn dead_letter_info(
-        &self,
-        message: &BackendMessage,
-        sources_by_redrive: Option<&[String]>,
-    ) -> Option<DeadLetterInfo> {
+/// The sources of dead-lettered messages of one receive.
+#[derive(Debug, Default)]
+struct DeadLetterSource {
+    /// Source ARN (as the backend records it on a message) -> gateway or backend queue name.
+    names_by_arn: BTreeMap<String, String>,
+    /// Configured queues whose redrive policy targets the receiving queue.
+    by_redrive: Option<Vec<String>>,
+}
+
+impl DeadLetterSource {
+    fn info(&self, message: &BackendMessage) -> Option<DeadLetterInfo> {
         if let Some(arn) = &message.dead_letter_source_arn {
-            let source_queue = match self.registry.name_of_arn(arn).await {
-                Some(name) => name,
-                None => arn.rsplit(':').next().unwrap_or(arn).to_owned(),
-            };
             return Some(DeadLetterInfo {
-                source_queue: Some(source_queue),
+                source_queue: self.names_by_arn.get(arn).cloned(),
                 reason: DEAD_LETTER_REASON,
             });
         }
-        match sources_by_redrive? {
+        match self.by_redrive.as_deref()? {
             [] => None,
             [only] => Some(DeadLetterInfo {
                 source_queue: Some(only.clone()),
@@ -410,19 +452,25 @@ impl Gateway {
     }
 }
 
+/// A per-entry backend failure other than "gone": transient as far as the client can tell.
+fn entry_failure(detail: String) -> GatewayError {
+    GatewayError::unavailable(crate::backend::DEFAULT_RETRY_AFTER).with_source(detail)
+}
+
 /// The visibility timeout to apply now so the delivery ends no later than 12 hours after its receive.
 pub fn clamp_visibility(requested: u32, received_at: DateTime<Utc>, now: DateTime<Utc>) -> u32 {
     let remaining = (received_at + MAX_IN_FLIGHT - now).num_seconds().max(0);
     requested.min(u32::try_from(remaining).unwrap_or(u32::MAX))
 }
 
-async fn release_abandoned(backend: &dyn Backend, url: &str, messages: Vec<BackendMessage>) {
-    if messages.is_empty() {
+async fn release_abandoned(backend: &dyn Backend, url: &str, deliveries: Vec<Delivery>) {
+    if deliveries.is_empty() {
         return;
     }
+    let messages = deliveries;
     let entries: Vec<(&str, u32)> = messages
         .iter()
-        .map(|message| (message.backend_handle.as_str(), 0))
+        .map(|delivery| (delivery.message.backend_handle.as_str(), 0))
         .collect();
     match backend.change_visibility_batch(url, &entries).await {
         Ok(_) => tracing::info!(

@@ -8,6 +8,7 @@
 //! that means (see [`UnknownDeliveries`]).
 
 use moka::ops::compute::{CompResult, Op};
+use moka::policy::EvictionPolicy;
 use moka::sync::Cache;
 use serde::Deserialize;
 use std::time::Duration;
@@ -71,7 +72,10 @@ impl DeliveryLedger {
     /// A ledger holding at most `max_entries` deliveries, each for at most `ttl`.
     pub fn new(max_entries: u64, ttl: Duration) -> Self {
         Self {
+            // LRU, not moka's default TinyLFU: every delivery is a key never seen before, and
+            // TinyLFU may refuse such keys once the cache is full.
             entries: Cache::builder()
+                .eviction_policy(EvictionPolicy::lru())
                 .max_capacity(max_entries)
                 .time_to_live(ttl)
                 .build(),

@@ -44,15 +44,19 @@ impl InvalidHandleLimiter {
         until.checked_duration_since(Instant::now())
     }
 
-    /// Counts `invalid` more invalid handles from the address.
+    /// Counts `invalid` more invalid handles from the address. When the budget cannot cover them
+    /// all, the address is refused until it could: a paced client cannot slip past the limit.
     pub fn record_invalid(&self, client: IpAddr, invalid: usize) {
-        for _ in 0..invalid {
-            if let Err(not_until) = self.budget.check_key(&client) {
-                let wait = not_until.wait_time_from(DefaultClock::default().now());
-                self.blocked_until.insert(client, Instant::now() + wait);
-                return;
-            }
-        }
+        let Some(count) = u32::try_from(invalid).ok().and_then(NonZeroU32::new) else {
+            return;
+        };
+        let wait = match self.budget.check_key_n(&client, count) {
+            Ok(Ok(())) => return,
+            Ok(Err(not_until)) => not_until.wait_time_from(DefaultClock::default().now()),
+            // More at once than the whole budget: refuse for a full period.
+            Err(_) => Duration::from_secs(60),
+        };
+        self.blocked_until.insert(client, Instant::now() + wait);
     }
 
     /// Drops state of addresses that have been quiet; called periodically.
@@ -124,6 +128,19 @@ mod tests {
         let wait = limiter.blocked(bad).expect("the 101st is over");
         assert!(wait > Duration::ZERO && wait <= Duration::from_secs(1));
         assert_eq!(limiter.blocked(good), None);
+    }
+
+    #[test]
+    fn a_batch_over_the_remaining_budget_blocks_until_all_of_it_is_refilled() {
+        let limiter = InvalidHandleLimiter::new(NonZeroU32::new(100).unwrap());
+        let client: IpAddr = "192.0.2.3".parse().unwrap();
+        for _ in 0..10 {
+            limiter.record_invalid(client, 10);
+        }
+        // Ten more need ten refills of 0.6 s each: about six seconds, not one refill step.
+        limiter.record_invalid(client, 10);
+        let wait = limiter.blocked(client).expect("blocked");
+        assert!(wait > Duration::from_secs(5), "{wait:?}");
     }
 
     #[test]

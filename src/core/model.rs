@@ -37,7 +37,7 @@ pub struct ResolvedQueue {
 }
 
 /// A typed message attribute, as SQS carries it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct MessageAttribute {
     /// `String`, `Number` or `Binary`, optionally with a `.custom` suffix.
     pub data_type: String,
@@ -46,7 +46,7 @@ pub struct MessageAttribute {
 }
 
 /// The value of a [`MessageAttribute`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum AttributeValue {
     /// String and Number values.
     Text(String),
@@ -141,4 +141,67 @@ pub struct Delivery {
     pub receipt_handle: crate::core::handle::SealedHandle,
     /// Set when the message was dead-lettered into this queue.
     pub dead_letter: Option<DeadLetterInfo>,
+}
+
+/// A message to send.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OutgoingMessage {
+    pub body: String,
+    pub attributes: BTreeMap<String, MessageAttribute>,
+    /// Standard queues only: overrides the queue's delay (0..900 s).
+    pub delay_seconds: Option<u32>,
+    /// FIFO only, required there.
+    pub group_id: Option<String>,
+    /// FIFO only: required unless the queue deduplicates by content.
+    pub deduplication_id: Option<String>,
+}
+
+/// What a successful send answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SentMessage {
+    pub message_id: String,
+    /// FIFO only.
+    pub sequence_number: Option<String>,
+}
+
+/// Why one entry of a batch was refused; `code` is SQS's error code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryError {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl EntryError {
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self {
+            code: "InvalidParameterValue",
+            message: message.into(),
+        }
+    }
+}
+
+/// How many messages a queue holds, by state, and how old the oldest is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct QueueStats {
+    /// Ready to be received now.
+    pub visible: u64,
+    /// Received and not yet visible again.
+    pub in_flight: u64,
+    /// Sent with a delay that has not passed.
+    pub delayed: u64,
+    /// Age of the oldest message, in seconds; `None` when the queue is empty.
+    pub oldest_age_seconds: Option<u64>,
+}
+
+/// Settings of a queue to create; `None` takes the SQS default.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct QueueSettings {
+    pub visibility_timeout_seconds: Option<u32>,
+    pub delay_seconds: Option<u32>,
+    pub receive_wait_seconds: Option<u32>,
+    pub retention_seconds: Option<u32>,
+    pub max_message_bytes: Option<u32>,
+    pub content_based_deduplication: Option<bool>,
+    /// Name of the dead-letter queue and the receives after which messages move there.
+    pub dead_letter: Option<(String, u32)>,
 }

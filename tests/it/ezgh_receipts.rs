@@ -15,9 +15,8 @@ fn altered(handle: &str) -> String {
     URL_SAFE_NO_PAD.encode(raw)
 }
 
-#[tokio::test]
-async fn acknowledging_deletes_and_a_second_ack_is_stale() {
-    let gw = GatewayBuilder::new()
+async fn acknowledging_deletes_and_a_second_ack_is_stale(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders"))
         .start()
         .await;
@@ -34,9 +33,8 @@ async fn acknowledging_deletes_and_a_second_ack_is_stale() {
     gw.stop().await;
 }
 
-#[tokio::test]
-async fn one_result_per_handle_in_order_from_any_queue() {
-    let gw = GatewayBuilder::new()
+async fn one_result_per_handle_in_order_from_any_queue(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders"))
         .queue(QueueSpec::standard("billing"))
         .start()
@@ -57,9 +55,8 @@ async fn one_result_per_handle_in_order_from_any_queue() {
     gw.stop().await;
 }
 
-#[tokio::test]
-async fn a_handle_from_an_earlier_delivery_is_stale_and_changes_nothing() {
-    let gw = GatewayBuilder::new()
+async fn a_handle_from_an_earlier_delivery_is_stale_and_changes_nothing(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders"))
         .start()
         .await;
@@ -99,9 +96,8 @@ async fn a_handle_from_an_earlier_delivery_is_stale_and_changes_nothing() {
     gw.stop().await;
 }
 
-#[tokio::test]
-async fn a_handle_acknowledges_after_its_visibility_timeout_until_received_again() {
-    let gw = GatewayBuilder::new()
+async fn a_handle_acknowledges_after_its_visibility_timeout_until_received_again(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders"))
         .start()
         .await;
@@ -120,9 +116,8 @@ async fn a_handle_acknowledges_after_its_visibility_timeout_until_received_again
     gw.stop().await;
 }
 
-#[tokio::test]
-async fn release_with_zero_makes_the_message_visible_at_once() {
-    let gw = GatewayBuilder::new()
+async fn release_with_zero_makes_the_message_visible_at_once(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders"))
         .start()
         .await;
@@ -148,9 +143,8 @@ async fn release_with_zero_makes_the_message_visible_at_once() {
     gw.stop().await;
 }
 
-#[tokio::test]
-async fn an_extension_keeps_the_message_in_flight() {
-    let gw = GatewayBuilder::new()
+async fn an_extension_keeps_the_message_in_flight(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders"))
         .start()
         .await;
@@ -176,9 +170,8 @@ async fn an_extension_keeps_the_message_in_flight() {
     gw.stop().await;
 }
 
-#[tokio::test]
-async fn extensions_past_twelve_hours_from_the_receive_end_at_that_mark() {
-    let gw = GatewayBuilder::new()
+async fn extensions_past_twelve_hours_from_the_receive_end_at_that_mark(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders"))
         .start()
         .await;
@@ -186,7 +179,7 @@ async fn extensions_past_twelve_hours_from_the_receive_end_at_that_mark() {
     let first = gw
         .receive_ok(
             "orders",
-            json!({ "waitSeconds": 5, "visibilityTimeoutSeconds": 600 }),
+            json!({ "waitSeconds": 5, "visibilityTimeoutSeconds": 43_200 }),
         )
         .await;
     let handle = handle_of(&first[0]);
@@ -209,9 +202,8 @@ async fn extensions_past_twelve_hours_from_the_receive_end_at_that_mark() {
     gw.stop().await;
 }
 
-#[tokio::test]
-async fn batch_sizes_and_bodies_are_checked() {
-    let gw = GatewayBuilder::new()
+async fn batch_sizes_and_bodies_are_checked(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders"))
         .start()
         .await;
@@ -254,9 +246,8 @@ async fn batch_sizes_and_bodies_are_checked() {
     gw.stop().await;
 }
 
-#[tokio::test]
-async fn receipts_answer_cors_preflight_for_any_origin() {
-    let gw = GatewayBuilder::new()
+async fn receipts_answer_cors_preflight_for_any_origin(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders"))
         .start()
         .await;
@@ -295,9 +286,8 @@ async fn receipts_answer_cors_preflight_for_any_origin() {
     gw.stop().await;
 }
 
-#[tokio::test]
-async fn more_than_100_invalid_handles_a_minute_gets_429_with_retry_after() {
-    let gw = GatewayBuilder::new()
+async fn more_than_100_invalid_handles_a_minute_gets_429_with_retry_after(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders"))
         .start()
         .await;
@@ -326,9 +316,8 @@ async fn more_than_100_invalid_handles_a_minute_gets_429_with_retry_after() {
     gw.stop().await;
 }
 
-#[tokio::test]
-async fn handles_and_keys_never_reach_the_logs() {
-    let gw = GatewayBuilder::new()
+async fn handles_and_keys_never_reach_the_logs(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders"))
         .start()
         .await;
@@ -368,9 +357,8 @@ fn gw_key_secret(handle: &str) -> String {
     handle[10..40].to_owned()
 }
 
-#[tokio::test]
-async fn a_replica_without_the_delivery_answers_stale_unless_told_to_pass_through() {
-    let first = GatewayBuilder::new()
+async fn a_replica_without_the_delivery_answers_stale_unless_told_to_pass_through(kind: Kind) {
+    let first = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders"))
         .start()
         .await;
@@ -381,11 +369,11 @@ async fn a_replica_without_the_delivery_answers_stale_unless_told_to_pass_throug
     let handle = handle_of(&messages[0]);
 
     // Same receipt key, own ledger: the handle opens but its delivery is unknown there.
-    let strict = GatewayBuilder::new().replica_of(&first).start().await;
+    let strict = GatewayBuilder::new(kind).replica_of(&first).start().await;
     assert_eq!(results(&strict.ack(&[handle]).await), vec![stale()]);
     assert_eq!(first.backend_depth("orders").await, 1, "nothing deleted");
 
-    let lenient = GatewayBuilder::new()
+    let lenient = GatewayBuilder::new(kind)
         .replica_of(&first)
         .config("[ledger]\nunknown_deliveries = \"pass_through\"")
         .start()
@@ -401,3 +389,18 @@ async fn a_replica_without_the_delivery_answers_stale_unless_told_to_pass_throug
     lenient.stop().await;
     first.stop().await;
 }
+
+crate::on_both_backends!(
+    acknowledging_deletes_and_a_second_ack_is_stale,
+    one_result_per_handle_in_order_from_any_queue,
+    a_handle_from_an_earlier_delivery_is_stale_and_changes_nothing,
+    a_handle_acknowledges_after_its_visibility_timeout_until_received_again,
+    release_with_zero_makes_the_message_visible_at_once,
+    an_extension_keeps_the_message_in_flight,
+    extensions_past_twelve_hours_from_the_receive_end_at_that_mark,
+    batch_sizes_and_bodies_are_checked,
+    receipts_answer_cors_preflight_for_any_origin,
+    more_than_100_invalid_handles_a_minute_gets_429_with_retry_after,
+    handles_and_keys_never_reach_the_logs,
+    a_replica_without_the_delivery_answers_stale_unless_told_to_pass_through,
+);

@@ -1,27 +1,26 @@
 //! ezgh receive: fields, defaults, ranges, auth, FIFO, dead letters, long polling.
 
 use crate::harness::*;
-use aws_sdk_sqs::primitives::Blob;
-use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName};
 use chrono::DateTime;
 use reqwest::StatusCode;
 use serde_json::json;
+use sqs_gateway::core::model::{AttributeValue, MessageAttribute};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-fn attribute(data_type: &str, value: &str) -> MessageAttributeValue {
-    let builder = MessageAttributeValue::builder().data_type(data_type);
-    let builder = if data_type == "Binary" {
-        builder.binary_value(Blob::new(value.as_bytes()))
-    } else {
-        builder.string_value(value)
-    };
-    builder.build().unwrap()
+fn attribute(data_type: &str, value: &str) -> MessageAttribute {
+    MessageAttribute {
+        data_type: data_type.into(),
+        value: if data_type == "Binary" {
+            AttributeValue::Bytes(value.as_bytes().to_vec())
+        } else {
+            AttributeValue::Text(value.into())
+        },
+    }
 }
 
-#[tokio::test]
-async fn a_received_message_has_every_documented_field() {
-    let gw = GatewayBuilder::new()
+async fn a_received_message_has_every_documented_field(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders"))
         .start()
         .await;
@@ -74,7 +73,7 @@ async fn a_received_message_has_every_documented_field() {
 
 #[tokio::test]
 async fn the_receipt_handle_is_sealed_not_the_backend_handle() {
-    let gw = GatewayBuilder::new()
+    let gw = GatewayBuilder::new(Kind::LocalStack)
         .queue(QueueSpec::standard("orders"))
         .start()
         .await;
@@ -86,8 +85,7 @@ async fn the_receipt_handle_is_sealed_not_the_backend_handle() {
         )
         .await;
     let ours = handle_of(&messages[0]).to_owned();
-    let theirs = gw
-        .sqs
+    let theirs = sqs()
         .receive_message()
         .queue_url(&gw.queue_urls["orders"])
         .wait_time_seconds(5)
@@ -110,11 +108,10 @@ async fn the_receipt_handle_is_sealed_not_the_backend_handle() {
     gw.stop().await;
 }
 
-#[tokio::test]
-async fn defaults_come_from_the_docs_and_the_queue() {
+async fn defaults_come_from_the_docs_and_the_queue(kind: Kind) {
     // The queue's visibility timeout is 0: a receive that takes the default leaves the message visible.
-    let gw = GatewayBuilder::new()
-        .queue(QueueSpec::standard("orders").with(QueueAttributeName::VisibilityTimeout, "0"))
+    let gw = GatewayBuilder::new(kind)
+        .queue(QueueSpec::standard("orders").visibility_timeout(0))
         .start()
         .await;
     for n in 0..3 {
@@ -151,14 +148,10 @@ async fn defaults_come_from_the_docs_and_the_queue() {
     gw.stop().await;
 }
 
-#[tokio::test]
-async fn a_long_poll_answers_as_soon_as_a_message_arrives_and_empty_when_the_wait_ends() {
+async fn a_long_poll_answers_as_soon_as_a_message_arrives_and_empty_when_the_wait_ends(kind: Kind) {
     // The queue's receive wait (20 s) is the default: the receive must wait for the later send.
-    let gw = GatewayBuilder::new()
-        .queue(
-            QueueSpec::standard("orders")
-                .with(QueueAttributeName::ReceiveMessageWaitTimeSeconds, "20"),
-        )
+    let gw = GatewayBuilder::new(kind)
+        .queue(QueueSpec::standard("orders").receive_wait(20))
         .start()
         .await;
     let gw = std::sync::Arc::new(gw);
@@ -182,9 +175,8 @@ async fn a_long_poll_answers_as_soon_as_a_message_arrives_and_empty_when_the_wai
     std::sync::Arc::try_unwrap(gw).ok().unwrap().stop().await;
 }
 
-#[tokio::test]
-async fn out_of_range_and_malformed_fields_answer_400() {
-    let gw = GatewayBuilder::new()
+async fn out_of_range_and_malformed_fields_answer_400(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders"))
         .start()
         .await;
@@ -228,9 +220,8 @@ async fn out_of_range_and_malformed_fields_answer_400() {
     gw.stop().await;
 }
 
-#[tokio::test]
-async fn credentials_and_permissions_are_checked() {
-    let gw = GatewayBuilder::new()
+async fn credentials_and_permissions_are_checked(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders"))
         .start()
         .await;
@@ -277,9 +268,8 @@ async fn credentials_and_permissions_are_checked() {
     gw.stop().await;
 }
 
-#[tokio::test]
-async fn organizations_over_their_rate_limit_get_429_with_retry_after() {
-    let gw = GatewayBuilder::new()
+async fn organizations_over_their_rate_limit_get_429_with_retry_after(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders"))
         .config("[ezgh.organizations.acme.rate_limit]\nper_second = 1\nburst = 2\n")
         .start()
@@ -305,9 +295,8 @@ async fn organizations_over_their_rate_limit_get_429_with_retry_after() {
     gw.stop().await;
 }
 
-#[tokio::test]
-async fn fifo_messages_carry_their_group_and_sequence_number_in_order() {
-    let gw = GatewayBuilder::new()
+async fn fifo_messages_carry_their_group_and_sequence_number_in_order(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::fifo("jobs.fifo"))
         .start()
         .await;
@@ -340,9 +329,8 @@ async fn fifo_messages_carry_their_group_and_sequence_number_in_order() {
     gw.stop().await;
 }
 
-#[tokio::test]
-async fn dead_lettered_messages_name_their_source_queue_and_reason() {
-    let gw = GatewayBuilder::new()
+async fn dead_lettered_messages_name_their_source_queue_and_reason(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders-dlq"))
         .queue(QueueSpec::standard("orders").dead_letter_to("orders-dlq", 1))
         .start()
@@ -385,17 +373,14 @@ async fn dead_lettered_messages_name_their_source_queue_and_reason() {
     gw.stop().await;
 }
 
-#[tokio::test]
-async fn a_queue_deleted_in_the_backend_answers_404() {
-    let gw = GatewayBuilder::new()
+async fn a_queue_deleted_in_the_backend_answers_404(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders"))
         .start()
         .await;
     assert_eq!(gw.receive("orders", json!({})).await.status, StatusCode::OK);
-    gw.sqs
-        .delete_queue()
-        .queue_url(&gw.queue_urls["orders"])
-        .send()
+    gw.backend
+        .delete_queue(&gw.queue_urls["orders"])
         .await
         .unwrap();
     let mut status = StatusCode::OK;
@@ -419,7 +404,7 @@ async fn an_unreachable_backend_answers_503_with_retry_after() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let endpoint = format!("http://{}", closed.local_addr().unwrap());
     drop(closed);
-    let gw = GatewayBuilder::new()
+    let gw = GatewayBuilder::new(Kind::LocalStack)
         .queue(QueueSpec::standard("orders"))
         .backend_endpoint(&endpoint)
         .start()
@@ -454,3 +439,15 @@ pub async fn answer_of(gw: &TestGateway, path: &str) -> Answer {
     )
     .await
 }
+
+crate::on_both_backends!(
+    a_received_message_has_every_documented_field,
+    defaults_come_from_the_docs_and_the_queue,
+    a_long_poll_answers_as_soon_as_a_message_arrives_and_empty_when_the_wait_ends,
+    out_of_range_and_malformed_fields_answer_400,
+    credentials_and_permissions_are_checked,
+    organizations_over_their_rate_limit_get_429_with_retry_after,
+    fifo_messages_carry_their_group_and_sequence_number_in_order,
+    dead_lettered_messages_name_their_source_queue_and_reason,
+    a_queue_deleted_in_the_backend_answers_404,
+);

@@ -2,15 +2,16 @@
 
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
-use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName};
-use chrono::Utc;
+use aws_sdk_sqs::types::QueueAttributeName;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+use sqs_gateway::backend::Backend;
 use sqs_gateway::backend::sqs::SqsBackend;
 use sqs_gateway::config::Config;
 use sqs_gateway::core::auth;
-use sqs_gateway::core::clock::ManualClock;
+use sqs_gateway::core::clock::SkewClock;
 use sqs_gateway::core::handle::Keyring;
+use sqs_gateway::core::model::{MessageAttribute, OutgoingMessage};
 use sqs_gateway::server::{App, Overrides};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -75,12 +76,22 @@ impl Write for LogWriter {
     }
 }
 
-/// A queue to create in LocalStack for a test.
+/// Which backend a test runs against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A real LocalStack at `LOCALSTACK_ENDPOINT`.
+    LocalStack,
+    /// The embedded engine, in memory.
+    Embedded,
+}
+
+/// A queue to create for a test.
 #[derive(Clone)]
 pub struct QueueSpec {
     pub name: String,
     pub fifo: bool,
-    pub attributes: Vec<(QueueAttributeName, String)>,
+    pub visibility_timeout: Option<u32>,
+    pub receive_wait: Option<u32>,
     /// Gateway name of the queue this one dead-letters into, and the max receive count.
     pub dead_letter: Option<(String, u32)>,
 }
@@ -90,7 +101,8 @@ impl QueueSpec {
         Self {
             name: name.into(),
             fifo: false,
-            attributes: Vec::new(),
+            visibility_timeout: None,
+            receive_wait: None,
             dead_letter: None,
         }
     }
@@ -102,8 +114,13 @@ impl QueueSpec {
         }
     }
 
-    pub fn with(mut self, name: QueueAttributeName, value: impl Into<String>) -> Self {
-        self.attributes.push((name, value.into()));
+    pub fn visibility_timeout(mut self, seconds: u32) -> Self {
+        self.visibility_timeout = Some(seconds);
+        self
+    }
+
+    pub fn receive_wait(mut self, seconds: u32) -> Self {
+        self.receive_wait = Some(seconds);
         self
     }
 
@@ -117,38 +134,45 @@ impl QueueSpec {
 pub struct TestGateway {
     pub base: String,
     pub http: reqwest::Client,
-    pub sqs: Client,
+    /// The gateway's backend: tests produce and inspect through it, on either kind.
+    pub backend: Arc<dyn Backend>,
     /// A key with receive on every queue.
     pub key: String,
     /// A key of the same organization without any grant.
     pub key_without_grants: String,
     /// A key of another organization.
     pub foreign_key: String,
-    /// Gateway queue name -> LocalStack queue URL.
+    /// Gateway queue name -> backend queue URL.
     pub queue_urls: BTreeMap<String, String>,
-    /// Gateway queue name -> LocalStack queue name.
+    /// Gateway queue name -> backend queue name.
     pub backend_names: BTreeMap<String, String>,
     /// The receipt-handle key (base64).
     pub receipt_key: String,
-    pub clock: Arc<ManualClock>,
+    pub clock: Arc<SkewClock>,
     pub shutdown: CancellationToken,
     pub server: JoinHandle<std::io::Result<()>>,
 }
 
 pub struct GatewayBuilder {
+    kind: Kind,
     queues: Vec<QueueSpec>,
     extra_config: String,
     endpoint: String,
-    /// Reuse another gateway's queues and receipt key (a second replica).
+    /// Reuse another gateway's backend, queues and receipt key (a second replica).
     replica_of: Option<Replica>,
 }
 
-/// What a second replica shares with the first: queue URLs, backend names, receipt key.
-type Replica = (BTreeMap<String, String>, BTreeMap<String, String>, String);
+/// What a second replica shares with the first.
+struct Replica {
+    backend: Arc<dyn Backend>,
+    backend_names: BTreeMap<String, String>,
+    receipt_key: String,
+}
 
 impl GatewayBuilder {
-    pub fn new() -> Self {
+    pub fn new(kind: Kind) -> Self {
         Self {
+            kind,
             queues: Vec::new(),
             extra_config: String::new(),
             endpoint: localstack_endpoint(),
@@ -158,11 +182,11 @@ impl GatewayBuilder {
 
     /// A second replica of `other`: same backend queues, same receipt key, its own ledger.
     pub fn replica_of(mut self, other: &TestGateway) -> Self {
-        self.replica_of = Some((
-            other.queue_urls.clone(),
-            other.backend_names.clone(),
-            other.receipt_key.clone(),
-        ));
+        self.replica_of = Some(Replica {
+            backend: Arc::clone(&other.backend),
+            backend_names: other.backend_names.clone(),
+            receipt_key: other.receipt_key.clone(),
+        });
         self
     }
 
@@ -178,7 +202,7 @@ impl GatewayBuilder {
         self
     }
 
-    /// Points the gateway's backend somewhere else (queues are still created in LocalStack).
+    /// Points the gateway's SQS backend somewhere else (queues are still created in LocalStack).
     pub fn backend_endpoint(mut self, endpoint: &str) -> Self {
         self.endpoint = endpoint.into();
         self
@@ -186,60 +210,94 @@ impl GatewayBuilder {
 
     pub async fn start(self) -> TestGateway {
         log_buffer();
-        let sqs = sqs();
         let suffix: String = format!("{:08x}", rand::random::<u32>());
-        let mut queue_urls: BTreeMap<String, String> = BTreeMap::new();
         let mut backend_names = BTreeMap::new();
+        let mut queue_urls: BTreeMap<String, String> = BTreeMap::new();
         let mut receipt_key = Keyring::generate_key();
-        if let Some((urls, names, key)) = self.replica_of.clone() {
-            queue_urls = urls;
-            backend_names = names;
-            receipt_key = key;
+        let mut shared_backend = None;
+        if let Some(replica) = self.replica_of {
+            backend_names = replica.backend_names;
+            receipt_key = replica.receipt_key;
+            shared_backend = Some(replica.backend);
         }
-        // Dead-letter targets first, so their ARNs exist for the redrive policies.
-        let mut ordered = self.queues.clone();
-        ordered.sort_by_key(|spec| spec.dead_letter.is_some());
-        for spec in &ordered {
-            let name = if spec.fifo {
-                format!("it-{}-{suffix}.fifo", spec.name.trim_end_matches(".fifo"))
-            } else {
-                format!("it-{}-{suffix}", spec.name)
-            };
-            let mut create = sqs.create_queue().queue_name(&name);
-            if spec.fifo {
-                create = create.attributes(QueueAttributeName::FifoQueue, "true");
+        let mut toml = String::new();
+        match self.kind {
+            Kind::LocalStack => toml.push_str("[backend]\nkind = \"sqs\"\n\n"),
+            Kind::Embedded => toml.push_str("[backend]\nkind = \"embedded\"\nin_memory = true\n\n"),
+        }
+        toml.push_str(&format!(
+            "[[receipt_keys]]\nid = 7\nsecret = \"{receipt_key}\"\n\n"
+        ));
+        if self.kind == Kind::LocalStack && shared_backend.is_none() {
+            let sqs = sqs();
+            let mut ordered = self.queues.clone();
+            ordered.sort_by_key(|spec| spec.dead_letter.is_some());
+            for spec in &ordered {
+                let name = if spec.fifo {
+                    format!("it-{}-{suffix}.fifo", spec.name.trim_end_matches(".fifo"))
+                } else {
+                    format!("it-{}-{suffix}", spec.name)
+                };
+                let mut create = sqs.create_queue().queue_name(&name);
+                if spec.fifo {
+                    create = create.attributes(QueueAttributeName::FifoQueue, "true");
+                }
+                if let Some(seconds) = spec.visibility_timeout {
+                    create = create
+                        .attributes(QueueAttributeName::VisibilityTimeout, seconds.to_string());
+                }
+                if let Some(seconds) = spec.receive_wait {
+                    create = create.attributes(
+                        QueueAttributeName::ReceiveMessageWaitTimeSeconds,
+                        seconds.to_string(),
+                    );
+                }
+                if let Some((target, count)) = &spec.dead_letter {
+                    let arn = queue_arn(&sqs, &queue_urls[target]).await;
+                    create = create.attributes(
+                        QueueAttributeName::RedrivePolicy,
+                        json!({ "deadLetterTargetArn": arn, "maxReceiveCount": count }).to_string(),
+                    );
+                }
+                let url: String = create
+                    .send()
+                    .await
+                    .expect("create queue in LocalStack (is it running?)")
+                    .queue_url
+                    .unwrap();
+                queue_urls.insert(spec.name.clone(), url);
+                backend_names.insert(spec.name.clone(), name);
             }
-            for (attribute, value) in &spec.attributes {
-                create = create.attributes(attribute.clone(), value);
+        }
+        if self.kind == Kind::Embedded && shared_backend.is_none() {
+            for spec in &self.queues {
+                backend_names.insert(spec.name.clone(), spec.name.clone());
             }
-            if let Some((target, count)) = &spec.dead_letter {
-                let arn = queue_arn(&sqs, &queue_urls[target]).await;
-                create = create.attributes(
-                    QueueAttributeName::RedrivePolicy,
-                    json!({ "deadLetterTargetArn": arn, "maxReceiveCount": count }).to_string(),
-                );
+        }
+        for (name, backend_name) in &backend_names {
+            toml.push_str(&format!(
+                "[queues.\"{name}\"]\nsqs_queue = \"{backend_name}\"\n"
+            ));
+            if self.kind == Kind::Embedded
+                && let Some(spec) = self.queues.iter().find(|spec| &spec.name == name)
+            {
+                if let Some(seconds) = spec.visibility_timeout {
+                    toml.push_str(&format!("visibility_timeout_seconds = {seconds}\n"));
+                }
+                if let Some(seconds) = spec.receive_wait {
+                    toml.push_str(&format!("receive_wait_seconds = {seconds}\n"));
+                }
+                if let Some((target, count)) = &spec.dead_letter {
+                    toml.push_str(&format!(
+                        "dead_letter_queue = \"{target}\"\nmax_receive_count = {count}\n"
+                    ));
+                }
             }
-            let url = create
-                .send()
-                .await
-                .expect("create queue in LocalStack (is it running?)")
-                .queue_url
-                .unwrap();
-            queue_urls.insert(spec.name.clone(), url);
-            backend_names.insert(spec.name.clone(), name);
         }
 
         let key = auth::generate_key();
         let bare = auth::generate_key();
         let foreign = auth::generate_key();
-        let mut toml = format!(
-            "[backend]\nkind = \"sqs\"\n\n[[receipt_keys]]\nid = 7\nsecret = \"{receipt_key}\"\n\n"
-        );
-        for (name, backend_name) in &backend_names {
-            toml.push_str(&format!(
-                "[queues.\"{name}\"]\nsqs_queue = \"{backend_name}\"\n"
-            ));
-        }
         let mapping: Vec<String> = backend_names
             .keys()
             .map(|name| format!("\"{name}\" = \"{name}\""))
@@ -264,17 +322,34 @@ impl GatewayBuilder {
         let config =
             Config::parse(&toml).unwrap_or_else(|error| panic!("test config: {error}\n{toml}"));
 
-        let clock = Arc::new(ManualClock::new(Utc::now()));
-        let backend = Arc::new(SqsBackend::from_sdk_config(&sdk_config(&self.endpoint)));
+        let clock = Arc::new(SkewClock::default());
+        let backend: Option<Arc<dyn Backend>> = match (shared_backend, self.kind) {
+            (Some(shared), _) => Some(shared),
+            (None, Kind::LocalStack) => Some(Arc::new(SqsBackend::from_sdk_config(&sdk_config(
+                &self.endpoint,
+            )))),
+            (None, Kind::Embedded) => None,
+        };
         let app = App::build(
             &config,
             Overrides {
-                backend: Some(backend),
+                backend,
                 clock: Some(clock.clone()),
             },
         )
         .await
         .expect("build the gateway");
+        let backend = app.backend();
+        for (name, backend_name) in &backend_names {
+            if !queue_urls.contains_key(name) {
+                let url = backend
+                    .resolve(backend_name)
+                    .await
+                    .expect("queue resolves")
+                    .url;
+                queue_urls.insert(name.clone(), url);
+            }
+        }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let shutdown = app.shutdown_token();
@@ -285,7 +360,7 @@ impl GatewayBuilder {
                 .timeout(std::time::Duration::from_secs(60))
                 .build()
                 .unwrap(),
-            sqs,
+            backend,
             key: key.key,
             key_without_grants: bare.key,
             foreign_key: foreign.key,
@@ -381,41 +456,30 @@ impl TestGateway {
         queue: &str,
         body: &str,
         group: Option<&str>,
-        attributes: BTreeMap<String, MessageAttributeValue>,
+        attributes: BTreeMap<String, MessageAttribute>,
     ) -> String {
-        let mut send = self
-            .sqs
-            .send_message()
-            .queue_url(&self.queue_urls[queue])
-            .message_body(body)
-            .set_message_attributes(Some(attributes.into_iter().collect()));
-        if let Some(group) = group {
-            send = send
-                .message_group_id(group)
-                .message_deduplication_id(format!("{:016x}", rand::random::<u64>()));
-        }
-        send.send().await.unwrap().message_id.unwrap()
+        let message = OutgoingMessage {
+            body: body.into(),
+            attributes,
+            delay_seconds: None,
+            group_id: group.map(str::to_owned),
+            deduplication_id: group.map(|_| format!("{:016x}", rand::random::<u64>())),
+        };
+        let mut results = self
+            .backend
+            .send_batch(&self.queue_urls[queue], &[message])
+            .await
+            .expect("send");
+        results
+            .remove(0)
+            .expect("the message is accepted")
+            .message_id
     }
 
-    /// Messages visible plus in flight, as the backend counts them.
+    /// Messages visible plus in flight (plus delayed), as the backend counts them.
     pub async fn backend_depth(&self, queue: &str) -> u64 {
-        let attributes = self
-            .sqs
-            .get_queue_attributes()
-            .queue_url(&self.queue_urls[queue])
-            .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
-            .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
-            .send()
-            .await
-            .unwrap()
-            .attributes
-            .unwrap();
-        attributes[&QueueAttributeName::ApproximateNumberOfMessages]
-            .parse::<u64>()
-            .unwrap()
-            + attributes[&QueueAttributeName::ApproximateNumberOfMessagesNotVisible]
-                .parse::<u64>()
-                .unwrap()
+        let stats = self.backend.stats(&self.queue_urls[queue]).await.unwrap();
+        stats.visible + stats.in_flight + stats.delayed
     }
 
     /// Stops the server and waits for it.

@@ -10,3 +10,27 @@ mod ezgh_receipts;
 mod ezgh_receive;
 mod harness;
 mod service;
+
+/// Runs each listed `async fn(Kind)` test once against LocalStack and once against the embedded
+/// engine: one behavioural suite, two backends.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($test:ident),* $(,)?) => {
+        mod on_localstack {
+            $(
+                #[tokio::test]
+                async fn $test() {
+                    super::$test($crate::harness::Kind::LocalStack).await
+                }
+            )*
+        }
+        mod on_embedded {
+            $(
+                #[tokio::test]
+                async fn $test() {
+                    super::$test($crate::harness::Kind::Embedded).await
+                }
+            )*
+        }
+    };
+}

@@ -31,7 +31,10 @@ pub struct EzghState {
     pub organizations: BTreeMap<String, OrganizationConfig>,
     pub keys: ApiKeys,
     pub invalid_handles: InvalidHandleLimiter,
+    /// Receive allowances per organization.
     pub requests: RequestLimiter,
+    /// Receive allowances per gateway queue.
+    pub queue_requests: RequestLimiter,
     pub client_addresses: ClientAddressPolicy,
 }
 
@@ -108,6 +111,12 @@ impl EzghState {
             return Err(GatewayError::new(
                 ErrorKind::RateLimited { retry_after: wait },
                 "over the organization's rate limit",
+            ));
+        }
+        if let Err(wait) = self.queue_requests.check(gateway_queue) {
+            return Err(GatewayError::new(
+                ErrorKind::RateLimited { retry_after: wait },
+                "over the queue's rate limit",
             ));
         }
         Ok(gateway_queue.clone())

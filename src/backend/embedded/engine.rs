@@ -1,0 +1,1301 @@
+//! One queue's state machine with SQS semantics, in memory, with time passed in explicitly.
+//!
+//! Every mutation appends the records it changed to a journal ([`Op`]s), which the store makes
+//! durable; the engine itself never touches the disk or the clock, so every time-dependent rule
+//! (visibility, delays, retention, deduplication and attempt windows) is tested with plain numbers.
+
+use crate::core::model::{
+    AttributeValue, EntryError, EntryOutcome, MessageAttribute, OutgoingMessage, QueueSettings,
+    QueueStats, SentMessage,
+};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// The account id in embedded queue ARNs.
+pub const ACCOUNT: &str = "000000000000";
+/// The region in embedded queue ARNs.
+pub const REGION: &str = "local";
+/// SQS's limit of in-flight messages on a standard queue.
+pub const MAX_IN_FLIGHT_STANDARD: usize = 120_000;
+/// SQS's limit of in-flight messages on a FIFO queue.
+pub const MAX_IN_FLIGHT_FIFO: usize = 20_000;
+/// How long FIFO deduplication ids and receive attempt ids are remembered.
+pub const FIFO_WINDOW_MS: i64 = 5 * 60 * 1000;
+/// SQS's limit of message attributes per message.
+pub const MAX_ATTRIBUTES: usize = 10;
+
+/// A queue's settings, checked and with SQS's defaults filled in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settings {
+    pub fifo: bool,
+    pub visibility_timeout_seconds: u32,
+    pub delay_seconds: u32,
+    pub receive_wait_seconds: u32,
+    pub retention_seconds: u32,
+    pub max_message_bytes: u32,
+    pub content_based_deduplication: bool,
+    /// Dead-letter queue name and max receive count.
+    pub dead_letter: Option<(String, u32)>,
+}
+
+impl Settings {
+    /// Checks `requested` against SQS's ranges and fills in the defaults.
+    pub fn new(name: &str, requested: &QueueSettings) -> Result<Self, String> {
+        let fifo = name.ends_with(".fifo");
+        let valid_name = !name.is_empty()
+            && name.len() <= 80
+            && name
+                .trim_end_matches(".fifo")
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !valid_name {
+            return Err("queue names are 1 to 80 of A-Z, a-z, 0-9, '-' and '_' (and a .fifo suffix for FIFO queues)".into());
+        }
+        let ranged = |value: Option<u32>, default: u32, min: u32, max: u32, what: &str| {
+            let value = value.unwrap_or(default);
+            if (min..=max).contains(&value) {
+                Ok(value)
+            } else {
+                Err(format!("{what} must be from {min} to {max}"))
+            }
+        };
+        let content_based_deduplication = requested.content_based_deduplication.unwrap_or(false);
+        if content_based_deduplication && !fifo {
+            return Err("ContentBasedDeduplication is for FIFO queues only".into());
+        }
+        if let Some((target, count)) = &requested.dead_letter {
+            if target.ends_with(".fifo") != fifo {
+                return Err(
+                    "a dead-letter queue must be of the same type (standard or FIFO)".into(),
+                );
+            }
+            if target == name {
+                return Err("a queue cannot be its own dead-letter queue".into());
+            }
+            if !(1..=1000).contains(count) {
+                return Err("maxReceiveCount must be from 1 to 1000".into());
+            }
+        }
+        Ok(Self {
+            fifo,
+            visibility_timeout_seconds: ranged(
+                requested.visibility_timeout_seconds,
+                30,
+                0,
+                43_200,
+                "VisibilityTimeout",
+            )?,
+            delay_seconds: ranged(requested.delay_seconds, 0, 0, 900, "DelaySeconds")?,
+            receive_wait_seconds: ranged(
+                requested.receive_wait_seconds,
+                0,
+                0,
+                20,
+                "ReceiveMessageWaitTimeSeconds",
+            )?,
+            retention_seconds: ranged(
+                requested.retention_seconds,
+                345_600,
+                60,
+                1_209_600,
+                "MessageRetentionPeriod",
+            )?,
+            max_message_bytes: ranged(
+                requested.max_message_bytes,
+                1_048_576,
+                1_024,
+                1_048_576,
+                "MaximumMessageSize",
+            )?,
+            content_based_deduplication,
+            dead_letter: requested.dead_letter.clone(),
+        })
+    }
+}
+
+/// What never changes about a message once sent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Body {
+    pub id: String,
+    pub body: String,
+    pub attributes: BTreeMap<String, MessageAttribute>,
+    pub sent_at: i64,
+    pub group_id: Option<String>,
+    /// Set when the message was moved here by a redrive: the source queue's ARN.
+    pub dead_letter_source_arn: Option<String>,
+}
+
+/// What each receive changes about a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct State {
+    pub receive_count: u32,
+    pub first_received_at: Option<i64>,
+    /// When it is (or was) visible: after its delay, or when its visibility timeout ends.
+    pub visible_at: i64,
+    /// The current delivery's receipt; `None` until first received.
+    pub receipt: Option<u64>,
+}
+
+/// A record of a FIFO deduplication id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dedup {
+    pub expires_at: i64,
+    pub message_id: String,
+    pub seq: u64,
+}
+
+/// A change the store must make durable, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    PutQueue {
+        name: String,
+        settings: Settings,
+    },
+    DeleteQueue {
+        name: String,
+    },
+    PutSeq {
+        queue: String,
+        next: u64,
+    },
+    PutBody {
+        queue: String,
+        seq: u64,
+        body: Body,
+    },
+    PutState {
+        queue: String,
+        seq: u64,
+        state: State,
+    },
+    DeleteMessage {
+        queue: String,
+        seq: u64,
+    },
+    PutDedup {
+        queue: String,
+        key: String,
+        dedup: Dedup,
+    },
+    DeleteDedup {
+        queue: String,
+        key: String,
+    },
+    Purge {
+        queue: String,
+    },
+}
+
+/// A message as held in memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    pub body: Body,
+    pub state: State,
+}
+
+/// One delivery handed out by a receive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivered {
+    pub seq: u64,
+    pub receipt: u64,
+    pub message: Message,
+}
+
+/// What a receive produced: deliveries, and messages to move to the dead-letter queue.
+#[derive(Debug, Default)]
+pub struct Received {
+    pub delivered: Vec<Delivered>,
+    pub dead_lettered: Vec<Message>,
+}
+
+/// A receive attempt remembered for replay (FIFO).
+#[derive(Debug, Clone)]
+struct Attempt {
+    expires_at: i64,
+    deliveries: Vec<(u64, u64)>,
+}
+
+/// One queue.
+#[derive(Debug)]
+pub struct Queue {
+    pub name: String,
+    pub arn: String,
+    pub settings: Settings,
+    messages: BTreeMap<u64, Message>,
+    /// Every message by (visible_at, seq).
+    schedule: BTreeSet<(i64, u64)>,
+    /// In-flight deliveries by (deadline, seq).
+    in_flight: BTreeSet<(i64, u64)>,
+    /// FIFO: in-flight deliveries per group.
+    group_in_flight: HashMap<String, usize>,
+    dedup: HashMap<String, Dedup>,
+    attempts: HashMap<String, Attempt>,
+    next_seq: u64,
+}
+
+impl Queue {
+    /// An empty queue.
+    pub fn new(name: &str, settings: Settings) -> Self {
+        Self {
+            name: name.to_owned(),
+            arn: format!("arn:aws:sqs:{REGION}:{ACCOUNT}:{name}"),
+            settings,
+            messages: BTreeMap::new(),
+            schedule: BTreeSet::new(),
+            in_flight: BTreeSet::new(),
+            group_in_flight: HashMap::new(),
+            dedup: HashMap::new(),
+            attempts: HashMap::new(),
+            next_seq: 1,
+        }
+    }
+
+    /// Restores a message read back from the store.
+    pub fn restore_message(&mut self, seq: u64, message: Message, now: i64) {
+        self.next_seq = self.next_seq.max(seq + 1);
+        self.index(seq, &message, now);
+        self.messages.insert(seq, message);
+    }
+
+    /// Restores a deduplication record read back from the store.
+    pub fn restore_dedup(&mut self, key: String, dedup: Dedup) {
+        self.dedup.insert(key, dedup);
+    }
+
+    /// Restores the sequence counter read back from the store.
+    pub fn restore_next_seq(&mut self, next: u64) {
+        self.next_seq = self.next_seq.max(next);
+    }
+
+    /// Number of messages held.
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    /// Whether the queue holds no message.
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+
+    fn index(&mut self, seq: u64, message: &Message, now: i64) {
+        self.schedule.insert((message.state.visible_at, seq));
+        if message.state.receipt.is_some() && message.state.visible_at > now {
+            self.in_flight.insert((message.state.visible_at, seq));
+            if let Some(group) = &message.body.group_id {
+                *self.group_in_flight.entry(group.clone()).or_default() += 1;
+            }
+        }
+    }
+
+    fn unindex(&mut self, seq: u64, message: &Message) {
+        self.schedule.remove(&(message.state.visible_at, seq));
+        if self.in_flight.remove(&(message.state.visible_at, seq)) {
+            self.leave_group(message);
+        }
+    }
+
+    fn leave_group(&mut self, message: &Message) {
+        if let Some(group) = &message.body.group_id
+            && let Some(count) = self.group_in_flight.get_mut(group)
+        {
+            *count -= 1;
+            if *count == 0 {
+                self.group_in_flight.remove(group);
+            }
+        }
+    }
+
+    /// Applies the passage of time: in-flight deliveries whose timeout ended become visible,
+    /// messages past retention are deleted, and old dedup and attempt records are dropped.
+    pub fn expire(&mut self, now: i64, journal: &mut Vec<Op>) {
+        while let Some(&(deadline, seq)) = self.in_flight.first() {
+            if deadline > now {
+                break;
+            }
+            self.in_flight.pop_first();
+            if let Some(message) = self.messages.get(&seq).cloned() {
+                self.leave_group(&message);
+            }
+        }
+        let retention_ms = i64::from(self.settings.retention_seconds) * 1000;
+        let expired: Vec<u64> = self
+            .messages
+            .iter()
+            .take_while(|(_, message)| message.body.sent_at + retention_ms <= now)
+            .map(|(seq, _)| *seq)
+            .collect();
+        for seq in expired {
+            self.remove(seq, journal);
+        }
+        let stale_keys: Vec<String> = self
+            .dedup
+            .iter()
+            .filter(|(_, dedup)| dedup.expires_at <= now)
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in stale_keys {
+            self.dedup.remove(&key);
+            journal.push(Op::DeleteDedup {
+                queue: self.name.clone(),
+                key,
+            });
+        }
+        self.attempts.retain(|_, attempt| attempt.expires_at > now);
+    }
+
+    fn remove(&mut self, seq: u64, journal: &mut Vec<Op>) -> Option<Message> {
+        let message = self.messages.remove(&seq)?;
+        self.unindex(seq, &message);
+        journal.push(Op::DeleteMessage {
+            queue: self.name.clone(),
+            seq,
+        });
+        Some(message)
+    }
+
+    /// Sends one message.
+    pub fn send(
+        &mut self,
+        message: OutgoingMessage,
+        now: i64,
+        journal: &mut Vec<Op>,
+    ) -> Result<SentMessage, EntryError> {
+        self.expire(now, journal);
+        check_body(&message.body)?;
+        check_attributes(&message.attributes)?;
+        let size = message_size(&message);
+        if size > self.settings.max_message_bytes as usize {
+            return Err(EntryError::invalid(format!(
+                "the message is {size} bytes, over the queue's maximum of {}",
+                self.settings.max_message_bytes
+            )));
+        }
+        let delay = if self.settings.fifo {
+            if message.delay_seconds.is_some() {
+                return Err(EntryError::invalid(
+                    "FIFO queues take no per-message DelaySeconds; set it on the queue",
+                ));
+            }
+            self.settings.delay_seconds
+        } else {
+            if message.group_id.is_some() || message.deduplication_id.is_some() {
+                return Err(EntryError::invalid(
+                    "MessageGroupId and MessageDeduplicationId are for FIFO queues only",
+                ));
+            }
+            match message.delay_seconds {
+                Some(delay) if delay > 900 => {
+                    return Err(EntryError::invalid("DelaySeconds must be from 0 to 900"));
+                }
+                Some(delay) => delay,
+                None => self.settings.delay_seconds,
+            }
+        };
+
+        let dedup_key = if self.settings.fifo {
+            let group = message.group_id.as_deref().unwrap_or_default();
+            if group.is_empty() || group.len() > 128 || !group.chars().all(|c| c.is_ascii_graphic())
+            {
+                return Err(EntryError {
+                    code: "MissingParameter",
+                    message: "FIFO messages need a MessageGroupId of 1 to 128 printable characters"
+                        .into(),
+                });
+            }
+            let key = match (
+                &message.deduplication_id,
+                self.settings.content_based_deduplication,
+            ) {
+                (Some(id), _) => id.clone(),
+                (None, true) => hex::encode(Sha256::digest(message.body.as_bytes())),
+                (None, false) => {
+                    return Err(EntryError::invalid(
+                        "the queue has no ContentBasedDeduplication: give a MessageDeduplicationId",
+                    ));
+                }
+            };
+            if let Some(previous) = self.dedup.get(&key) {
+                return Ok(SentMessage {
+                    message_id: previous.message_id.clone(),
+                    sequence_number: Some(sequence_number(previous.seq)),
+                });
+            }
+            Some(key)
+        } else {
+            None
+        };
+
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let stored = Message {
+            body: Body {
+                id: uuid::Uuid::new_v4().to_string(),
+                body: message.body,
+                attributes: message.attributes,
+                sent_at: now,
+                group_id: message.group_id,
+                dead_letter_source_arn: None,
+            },
+            state: State {
+                receive_count: 0,
+                first_received_at: None,
+                visible_at: now + i64::from(delay) * 1000,
+                receipt: None,
+            },
+        };
+        let sent = SentMessage {
+            message_id: stored.body.id.clone(),
+            sequence_number: self.settings.fifo.then(|| sequence_number(seq)),
+        };
+        journal.push(Op::PutSeq {
+            queue: self.name.clone(),
+            next: self.next_seq,
+        });
+        journal.push(Op::PutBody {
+            queue: self.name.clone(),
+            seq,
+            body: stored.body.clone(),
+        });
+        journal.push(Op::PutState {
+            queue: self.name.clone(),
+            seq,
+            state: stored.state,
+        });
+        if let Some(key) = dedup_key {
+            let dedup = Dedup {
+                expires_at: now + FIFO_WINDOW_MS,
+                message_id: sent.message_id.clone(),
+                seq,
+            };
+            journal.push(Op::PutDedup {
+                queue: self.name.clone(),
+                key: key.clone(),
+                dedup: dedup.clone(),
+            });
+            self.dedup.insert(key, dedup);
+        }
+        self.index(seq, &stored, now);
+        self.messages.insert(seq, stored);
+        Ok(sent)
+    }
+
+    /// Takes a message moved here from another queue's redrive.
+    pub fn accept_dead_letter(
+        &mut self,
+        mut message: Message,
+        source_arn: &str,
+        now: i64,
+        journal: &mut Vec<Op>,
+    ) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        message.body.dead_letter_source_arn = Some(source_arn.to_owned());
+        message.state.visible_at = now;
+        message.state.receipt = None;
+        journal.push(Op::PutSeq {
+            queue: self.name.clone(),
+            next: self.next_seq,
+        });
+        journal.push(Op::PutBody {
+            queue: self.name.clone(),
+            seq,
+            body: message.body.clone(),
+        });
+        journal.push(Op::PutState {
+            queue: self.name.clone(),
+            seq,
+            state: message.state,
+        });
+        self.index(seq, &message, now);
+        self.messages.insert(seq, message);
+    }
+
+    /// Receives up to `max` messages, hiding them for `visibility_seconds`.
+    ///
+    /// `dead_letter_ready` says whether this queue's dead-letter queue exists; only then are
+    /// messages past their max receive count moved (on this receive, as SQS does) instead of
+    /// delivered.
+    pub fn receive(
+        &mut self,
+        max: usize,
+        visibility_seconds: u32,
+        attempt_id: Option<&str>,
+        dead_letter_ready: bool,
+        now: i64,
+        journal: &mut Vec<Op>,
+    ) -> Received {
+        self.expire(now, journal);
+        let mut received = Received::default();
+        if self.settings.fifo
+            && let Some(attempt) = attempt_id.and_then(|id| self.attempts.get(id))
+        {
+            received.delivered = attempt
+                .deliveries
+                .iter()
+                .filter_map(|&(seq, receipt)| {
+                    let message = self.messages.get(&seq)?;
+                    (message.state.receipt == Some(receipt) && message.state.visible_at > now).then(
+                        || Delivered {
+                            seq,
+                            receipt,
+                            message: message.clone(),
+                        },
+                    )
+                })
+                .collect();
+            return received;
+        }
+        let limit = if self.settings.fifo {
+            MAX_IN_FLIGHT_FIFO
+        } else {
+            MAX_IN_FLIGHT_STANDARD
+        };
+        let room = limit.saturating_sub(self.in_flight.len());
+        let candidates = if self.settings.fifo {
+            self.fifo_candidates(max.min(room), now)
+        } else {
+            self.schedule
+                .iter()
+                .take_while(|(visible_at, _)| *visible_at <= now)
+                .take(max.min(room))
+                .map(|(_, seq)| *seq)
+                .collect()
+        };
+        let max_receives = self
+            .settings
+            .dead_letter
+            .as_ref()
+            .filter(|_| dead_letter_ready)
+            .map(|(_, count)| *count);
+        for seq in candidates {
+            let Some(message) = self.messages.get(&seq).cloned() else {
+                continue;
+            };
+            if max_receives.is_some_and(|count| message.state.receive_count >= count) {
+                if let Some(moved) = self.remove(seq, journal) {
+                    received.dead_lettered.push(moved);
+                }
+                continue;
+            }
+            self.unindex(seq, &message);
+            let receipt = rand::random::<u64>();
+            let mut updated = message;
+            updated.state.receive_count += 1;
+            updated.state.first_received_at.get_or_insert(now);
+            updated.state.visible_at = now + i64::from(visibility_seconds) * 1000;
+            updated.state.receipt = Some(receipt);
+            self.index(seq, &updated, now);
+            journal.push(Op::PutState {
+                queue: self.name.clone(),
+                seq,
+                state: updated.state,
+            });
+            self.messages.insert(seq, updated.clone());
+            received.delivered.push(Delivered {
+                seq,
+                receipt,
+                message: updated,
+            });
+        }
+        if self.settings.fifo
+            && let Some(id) = attempt_id
+        {
+            self.attempts.insert(
+                id.to_owned(),
+                Attempt {
+                    expires_at: now + FIFO_WINDOW_MS,
+                    deliveries: received
+                        .delivered
+                        .iter()
+                        .map(|d| (d.seq, d.receipt))
+                        .collect(),
+                },
+            );
+        }
+        received
+    }
+
+    /// FIFO: the messages a receive may take, in order, never passing a group's earlier message
+    /// and never from a group with a message in flight.
+    fn fifo_candidates(&self, max: usize, now: i64) -> Vec<u64> {
+        let mut blocked: BTreeSet<&str> = self.group_in_flight.keys().map(String::as_str).collect();
+        let mut taken = Vec::new();
+        for (seq, message) in &self.messages {
+            if taken.len() >= max {
+                break;
+            }
+            let group = message.body.group_id.as_deref().unwrap_or_default();
+            if blocked.contains(group) {
+                continue;
+            }
+            if message.state.visible_at <= now {
+                taken.push(*seq);
+            } else {
+                blocked.insert(group);
+            }
+        }
+        taken
+    }
+
+    /// The time the next hidden message becomes visible, if any.
+    pub fn next_visible_at(&self, now: i64) -> Option<i64> {
+        self.schedule
+            .range((now + 1, 0)..)
+            .next()
+            .map(|(visible_at, _)| *visible_at)
+    }
+
+    /// Deletes the delivery `(seq, receipt)`: only the current delivery of a message can.
+    pub fn delete(&mut self, seq: u64, receipt: u64, journal: &mut Vec<Op>) -> EntryOutcome {
+        match self.messages.get(&seq) {
+            Some(message) if message.state.receipt == Some(receipt) => {
+                self.remove(seq, journal);
+                EntryOutcome::Ok
+            }
+            _ => EntryOutcome::Gone,
+        }
+    }
+
+    /// Sets the delivery's visibility timeout to `seconds` from now.
+    pub fn change_visibility(
+        &mut self,
+        seq: u64,
+        receipt: u64,
+        seconds: u32,
+        now: i64,
+        journal: &mut Vec<Op>,
+    ) -> EntryOutcome {
+        self.expire(now, journal);
+        let Some(message) = self.messages.get(&seq).cloned() else {
+            return EntryOutcome::Gone;
+        };
+        if message.state.receipt != Some(receipt) {
+            return EntryOutcome::Gone;
+        }
+        if message.state.visible_at <= now {
+            return EntryOutcome::NotInFlight;
+        }
+        self.unindex(seq, &message);
+        let mut updated = message;
+        updated.state.visible_at = now + i64::from(seconds) * 1000;
+        self.index(seq, &updated, now);
+        journal.push(Op::PutState {
+            queue: self.name.clone(),
+            seq,
+            state: updated.state,
+        });
+        self.messages.insert(seq, updated);
+        EntryOutcome::Ok
+    }
+
+    /// Deletes every message, in flight too; deduplication history stays.
+    pub fn purge(&mut self, journal: &mut Vec<Op>) {
+        self.messages.clear();
+        self.schedule.clear();
+        self.in_flight.clear();
+        self.group_in_flight.clear();
+        self.attempts.clear();
+        journal.push(Op::Purge {
+            queue: self.name.clone(),
+        });
+    }
+
+    /// Up to `max` messages in order, without changing anything.
+    pub fn peek(&self, max: usize) -> Vec<Message> {
+        self.messages.values().take(max).cloned().collect()
+    }
+
+    /// Counts by state.
+    pub fn stats(&self, now: i64) -> QueueStats {
+        let visible = self.schedule.range(..(now + 1, 0)).count() as u64;
+        let in_flight = self.in_flight.range((now + 1, 0)..).count() as u64;
+        let total = self.messages.len() as u64;
+        QueueStats {
+            visible,
+            in_flight,
+            delayed: total.saturating_sub(visible + in_flight),
+            oldest_age_seconds: self
+                .messages
+                .values()
+                .map(|message| message.body.sent_at)
+                .min()
+                .map(|sent_at| u64::try_from((now - sent_at).max(0) / 1000).unwrap_or(0)),
+        }
+    }
+}
+
+/// FIFO sequence numbers: 20 digits, increasing.
+pub fn sequence_number(seq: u64) -> String {
+    format!("{seq:020}")
+}
+
+/// SQS's allowed body characters: #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF.
+fn check_body(body: &str) -> Result<(), EntryError> {
+    if body.is_empty() {
+        return Err(EntryError {
+            code: "MissingParameter",
+            message: "the message body must not be empty".into(),
+        });
+    }
+    let allowed = |c: char| matches!(c, '\u{9}' | '\u{A}' | '\u{D}' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..='\u{10FFFF}');
+    if body.chars().all(allowed) {
+        Ok(())
+    } else {
+        Err(EntryError {
+            code: "InvalidMessageContents",
+            message: "the message body has characters outside those SQS allows".into(),
+        })
+    }
+}
+
+fn check_attributes(attributes: &BTreeMap<String, MessageAttribute>) -> Result<(), EntryError> {
+    if attributes.len() > MAX_ATTRIBUTES {
+        return Err(EntryError::invalid(format!(
+            "at most {MAX_ATTRIBUTES} message attributes"
+        )));
+    }
+    for (name, attribute) in attributes {
+        let valid_name = !name.is_empty()
+            && name.len() <= 256
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            && !name.starts_with('.')
+            && !name.ends_with('.')
+            && !name.contains("..");
+        if !valid_name {
+            return Err(EntryError::invalid(format!(
+                "attribute name `{}` is not valid",
+                name.chars().take(64).collect::<String>()
+            )));
+        }
+        let base = attribute.data_type.split('.').next().unwrap_or_default();
+        let fits = match (&attribute.value, base) {
+            // SQS refuses empty attribute values of any type.
+            (AttributeValue::Text(text), "String") => !text.is_empty(),
+            (AttributeValue::Text(text), "Number") => text.trim().parse::<f64>().is_ok(),
+            (AttributeValue::Bytes(bytes), "Binary") => !bytes.is_empty(),
+            _ => false,
+        };
+        if !fits || attribute.data_type.len() > 256 {
+            return Err(EntryError::invalid(format!(
+                "attribute `{name}` has a value that does not fit its type"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What counts against the maximum message size: body, attribute names, types and values.
+pub fn message_size(message: &OutgoingMessage) -> usize {
+    message.body.len()
+        + message
+            .attributes
+            .iter()
+            .map(|(name, attribute)| {
+                name.len()
+                    + attribute.data_type.len()
+                    + match &attribute.value {
+                        AttributeValue::Text(text) => text.len(),
+                        AttributeValue::Bytes(bytes) => bytes.len(),
+                    }
+            })
+            .sum::<usize>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T0: i64 = 1_800_000_000_000;
+
+    fn queue(name: &str, settings: QueueSettings) -> Queue {
+        Queue::new(name, Settings::new(name, &settings).unwrap())
+    }
+
+    fn text(body: &str) -> OutgoingMessage {
+        OutgoingMessage {
+            body: body.into(),
+            ..Default::default()
+        }
+    }
+
+    fn grouped(body: &str, group: &str, dedup: &str) -> OutgoingMessage {
+        OutgoingMessage {
+            body: body.into(),
+            group_id: Some(group.into()),
+            deduplication_id: Some(dedup.into()),
+            ..Default::default()
+        }
+    }
+
+    fn bodies(received: &Received) -> Vec<&str> {
+        received
+            .delivered
+            .iter()
+            .map(|d| d.message.body.body.as_str())
+            .collect()
+    }
+
+    fn receive(queue: &mut Queue, max: usize, visibility: u32, now: i64) -> Received {
+        queue.receive(max, visibility, None, true, now, &mut Vec::new())
+    }
+
+    #[test]
+    fn visibility_hides_a_delivery_until_it_ends_and_counts_receives() {
+        let mut q = queue("q", QueueSettings::default());
+        q.send(text("a"), T0, &mut Vec::new()).unwrap();
+        let first = receive(&mut q, 10, 30, T0);
+        assert_eq!(bodies(&first), ["a"]);
+        assert_eq!(first.delivered[0].message.state.receive_count, 1);
+        assert!(receive(&mut q, 10, 30, T0 + 29_999).delivered.is_empty());
+        let second = receive(&mut q, 10, 30, T0 + 30_000);
+        assert_eq!(second.delivered[0].message.state.receive_count, 2);
+        assert_eq!(
+            second.delivered[0].message.state.first_received_at,
+            Some(T0)
+        );
+        assert_ne!(first.delivered[0].receipt, second.delivered[0].receipt);
+    }
+
+    #[test]
+    fn only_the_current_delivery_deletes_and_a_handle_outlives_its_timeout() {
+        let mut q = queue("q", QueueSettings::default());
+        q.send(text("a"), T0, &mut Vec::new()).unwrap();
+        let first = receive(&mut q, 1, 10, T0).delivered.remove(0);
+        // The timeout ended but nobody received it again: the handle still works.
+        let mut journal = Vec::new();
+        assert_eq!(
+            q.change_visibility(first.seq, first.receipt, 5, T0 + 20_000, &mut journal),
+            EntryOutcome::NotInFlight
+        );
+        let second = receive(&mut q, 1, 10, T0 + 20_000).delivered.remove(0);
+        assert_eq!(
+            q.delete(first.seq, first.receipt, &mut journal),
+            EntryOutcome::Gone
+        );
+        assert_eq!(q.len(), 1);
+        assert_eq!(
+            q.delete(second.seq, second.receipt, &mut journal),
+            EntryOutcome::Ok
+        );
+        assert_eq!(
+            q.delete(second.seq, second.receipt, &mut journal),
+            EntryOutcome::Gone
+        );
+        assert!(q.is_empty());
+        assert!(journal.contains(&Op::DeleteMessage {
+            queue: "q".into(),
+            seq: second.seq
+        }));
+    }
+
+    #[test]
+    fn release_and_extend_change_the_deadline_from_now() {
+        let mut q = queue("q", QueueSettings::default());
+        q.send(text("a"), T0, &mut Vec::new()).unwrap();
+        let d = receive(&mut q, 1, 30, T0).delivered.remove(0);
+        let mut journal = Vec::new();
+        assert_eq!(
+            q.change_visibility(d.seq, d.receipt, 100, T0 + 10_000, &mut journal),
+            EntryOutcome::Ok
+        );
+        assert!(receive(&mut q, 1, 30, T0 + 109_999).delivered.is_empty());
+        assert_eq!(
+            q.change_visibility(d.seq, d.receipt, 0, T0 + 50_000, &mut journal),
+            EntryOutcome::Ok
+        );
+        assert_eq!(bodies(&receive(&mut q, 1, 30, T0 + 50_000)), ["a"]);
+    }
+
+    #[test]
+    fn delays_come_from_the_message_or_the_queue() {
+        let mut q = queue(
+            "q",
+            QueueSettings {
+                delay_seconds: Some(5),
+                ..Default::default()
+            },
+        );
+        q.send(text("queue delay"), T0, &mut Vec::new()).unwrap();
+        q.send(
+            OutgoingMessage {
+                delay_seconds: Some(0),
+                ..text("no delay")
+            },
+            T0,
+            &mut Vec::new(),
+        )
+        .unwrap();
+        q.send(
+            OutgoingMessage {
+                delay_seconds: Some(60),
+                ..text("long delay")
+            },
+            T0,
+            &mut Vec::new(),
+        )
+        .unwrap();
+        assert_eq!(bodies(&receive(&mut q, 10, 600, T0)), ["no delay"]);
+        let stats = q.stats(T0);
+        assert_eq!((stats.visible, stats.in_flight, stats.delayed), (0, 1, 2));
+        assert_eq!(q.next_visible_at(T0), Some(T0 + 5_000));
+        assert_eq!(
+            bodies(&receive(&mut q, 10, 600, T0 + 5_000)),
+            ["queue delay"]
+        );
+        assert_eq!(
+            bodies(&receive(&mut q, 10, 600, T0 + 60_000)),
+            ["long delay"]
+        );
+        let error = q.send(
+            OutgoingMessage {
+                delay_seconds: Some(901),
+                ..text("x")
+            },
+            T0,
+            &mut Vec::new(),
+        );
+        assert_eq!(error.unwrap_err().code, "InvalidParameterValue");
+    }
+
+    #[test]
+    fn retention_deletes_old_messages() {
+        let mut q = queue(
+            "q",
+            QueueSettings {
+                retention_seconds: Some(60),
+                ..Default::default()
+            },
+        );
+        q.send(text("old"), T0, &mut Vec::new()).unwrap();
+        q.send(text("new"), T0 + 30_000, &mut Vec::new()).unwrap();
+        let mut journal = Vec::new();
+        q.expire(T0 + 60_000, &mut journal);
+        assert_eq!(q.len(), 1);
+        assert_eq!(bodies(&receive(&mut q, 10, 30, T0 + 60_000)), ["new"]);
+        assert!(matches!(journal[0], Op::DeleteMessage { .. }));
+        assert_eq!(q.stats(T0 + 60_000).oldest_age_seconds, Some(30));
+    }
+
+    #[test]
+    fn size_body_and_attributes_are_checked() {
+        let mut q = queue(
+            "q",
+            QueueSettings {
+                max_message_bytes: Some(1024),
+                ..Default::default()
+            },
+        );
+        let fits = "x".repeat(1024);
+        assert!(q.send(text(&fits), T0, &mut Vec::new()).is_ok());
+        let mut over = text(&fits[..1000]);
+        over.attributes.insert(
+            "name".into(),
+            MessageAttribute {
+                data_type: "String".into(),
+                value: AttributeValue::Text("y".repeat(20)),
+            },
+        );
+        assert_eq!(
+            q.send(over, T0, &mut Vec::new()).unwrap_err().code,
+            "InvalidParameterValue"
+        );
+        assert_eq!(
+            q.send(text(""), T0, &mut Vec::new()).unwrap_err().code,
+            "MissingParameter"
+        );
+        assert_eq!(
+            q.send(text("bad \u{1}"), T0, &mut Vec::new())
+                .unwrap_err()
+                .code,
+            "InvalidMessageContents"
+        );
+        let mut not_a_number = text("n");
+        not_a_number.attributes.insert(
+            "n".into(),
+            MessageAttribute {
+                data_type: "Number".into(),
+                value: AttributeValue::Text("ten".into()),
+            },
+        );
+        assert!(q.send(not_a_number, T0, &mut Vec::new()).is_err());
+        assert!(
+            Settings::new(
+                "q",
+                &QueueSettings {
+                    max_message_bytes: Some(1023),
+                    ..Default::default()
+                }
+            )
+            .is_err()
+        );
+        assert!(
+            Settings::new(
+                "q",
+                &QueueSettings {
+                    max_message_bytes: Some(1_048_577),
+                    ..Default::default()
+                }
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn the_in_flight_limit_stops_receives_without_an_error() {
+        let mut q = queue("q", QueueSettings::default());
+        for n in 0..(MAX_IN_FLIGHT_STANDARD + 5) {
+            q.send(text(&n.to_string()), T0, &mut Vec::new()).unwrap();
+        }
+        let mut taken = 0;
+        while taken < MAX_IN_FLIGHT_STANDARD + 5 {
+            let got = receive(&mut q, 10, 600, T0).delivered.len();
+            if got == 0 {
+                break;
+            }
+            taken += got;
+        }
+        assert_eq!(taken, MAX_IN_FLIGHT_STANDARD);
+        // Once some end, receives take again.
+        assert_eq!(receive(&mut q, 10, 600, T0 + 600_000).delivered.len(), 10);
+    }
+
+    #[test]
+    fn fifo_holds_a_group_while_any_message_is_in_flight_and_keeps_order() {
+        let mut q = queue("q.fifo", QueueSettings::default());
+        for (body, group) in [
+            ("a1", "a"),
+            ("b1", "b"),
+            ("a2", "a"),
+            ("b2", "b"),
+            ("c1", "c"),
+        ] {
+            q.send(grouped(body, group, body), T0, &mut Vec::new())
+                .unwrap();
+        }
+        let first = receive(&mut q, 2, 30, T0);
+        assert_eq!(bodies(&first), ["a1", "b1"]);
+        // a and b are held; c is not.
+        assert_eq!(bodies(&receive(&mut q, 10, 600, T0)), ["c1"]);
+        let a1 = &first.delivered[0];
+        q.delete(a1.seq, a1.receipt, &mut Vec::new());
+        assert_eq!(bodies(&receive(&mut q, 10, 600, T0)), ["a2"]);
+        // b1 times out: b is free again, in order.
+        assert_eq!(bodies(&receive(&mut q, 10, 30, T0 + 30_000)), ["b1", "b2"]);
+        let seqs: Vec<u64> = first.delivered.iter().map(|d| d.seq).collect();
+        assert!(seqs[0] < seqs[1]);
+        assert_eq!(sequence_number(7), "00000000000000000007");
+    }
+
+    #[test]
+    fn fifo_deduplicates_for_five_minutes_by_id_or_content() {
+        let mut q = queue(
+            "q.fifo",
+            QueueSettings {
+                content_based_deduplication: Some(true),
+                ..Default::default()
+            },
+        );
+        let first = q
+            .send(grouped("x", "g", "id-1"), T0, &mut Vec::new())
+            .unwrap();
+        let again = q
+            .send(
+                grouped("other body", "g", "id-1"),
+                T0 + 299_999,
+                &mut Vec::new(),
+            )
+            .unwrap();
+        assert_eq!(first, again);
+        assert_eq!(q.len(), 1);
+        // Deleting the message does not forget its deduplication id.
+        let d = receive(&mut q, 1, 30, T0).delivered.remove(0);
+        q.delete(d.seq, d.receipt, &mut Vec::new());
+        assert_eq!(
+            q.send(grouped("x", "g", "id-1"), T0 + 1_000, &mut Vec::new())
+                .unwrap(),
+            first
+        );
+        assert!(q.is_empty());
+        let later = q
+            .send(grouped("x", "g", "id-1"), T0 + 300_000, &mut Vec::new())
+            .unwrap();
+        assert_ne!(later.message_id, first.message_id);
+        assert!(later.sequence_number > first.sequence_number);
+        // Content-based: same body, no id.
+        let by_content = OutgoingMessage {
+            deduplication_id: None,
+            ..grouped("same", "g", "")
+        };
+        let one = q
+            .send(by_content.clone(), T0 + 300_000, &mut Vec::new())
+            .unwrap();
+        assert_eq!(
+            q.send(by_content, T0 + 300_001, &mut Vec::new()).unwrap(),
+            one
+        );
+    }
+
+    #[test]
+    fn fifo_refuses_per_message_delays_and_missing_ids() {
+        let mut q = queue("q.fifo", QueueSettings::default());
+        let delayed = OutgoingMessage {
+            delay_seconds: Some(5),
+            ..grouped("x", "g", "d")
+        };
+        assert_eq!(
+            q.send(delayed, T0, &mut Vec::new()).unwrap_err().code,
+            "InvalidParameterValue"
+        );
+        let no_group = OutgoingMessage {
+            group_id: None,
+            ..grouped("x", "g", "d")
+        };
+        assert_eq!(
+            q.send(no_group, T0, &mut Vec::new()).unwrap_err().code,
+            "MissingParameter"
+        );
+        let no_dedup = OutgoingMessage {
+            deduplication_id: None,
+            ..grouped("x", "g", "d")
+        };
+        assert!(q.send(no_dedup, T0, &mut Vec::new()).is_err());
+        let mut standard = queue("s", QueueSettings::default());
+        assert!(
+            standard
+                .send(grouped("x", "g", "d"), T0, &mut Vec::new())
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn fifo_receive_attempts_replay_the_same_deliveries_for_five_minutes() {
+        let mut q = queue("q.fifo", QueueSettings::default());
+        q.send(grouped("a", "g", "1"), T0, &mut Vec::new()).unwrap();
+        q.send(grouped("b", "h", "2"), T0, &mut Vec::new()).unwrap();
+        let first = q.receive(1, 600, Some("attempt-1"), true, T0, &mut Vec::new());
+        let replay = q.receive(1, 600, Some("attempt-1"), true, T0 + 1_000, &mut Vec::new());
+        assert_eq!(first.delivered, replay.delivered);
+        let other = q.receive(1, 600, Some("attempt-2"), true, T0 + 1_000, &mut Vec::new());
+        assert_eq!(bodies(&other), ["b"]);
+        let expired = q.receive(
+            10,
+            600,
+            Some("attempt-1"),
+            true,
+            T0 + 300_000,
+            &mut Vec::new(),
+        );
+        assert!(
+            expired.delivered.is_empty(),
+            "a new attempt: both groups are in flight"
+        );
+    }
+
+    #[test]
+    fn redrive_moves_a_message_on_the_receive_after_max_receive_count() {
+        let mut q = queue(
+            "q",
+            QueueSettings {
+                dead_letter: Some(("dlq".into(), 2)),
+                ..Default::default()
+            },
+        );
+        let sent = q.send(text("poison"), T0, &mut Vec::new()).unwrap();
+        assert_eq!(receive(&mut q, 1, 0, T0).delivered.len(), 1);
+        assert_eq!(receive(&mut q, 1, 0, T0).delivered.len(), 1);
+        let third = receive(&mut q, 1, 0, T0);
+        assert!(third.delivered.is_empty());
+        assert_eq!(third.dead_lettered.len(), 1);
+        assert!(q.is_empty());
+        let mut dlq = queue("dlq", QueueSettings::default());
+        dlq.accept_dead_letter(third.dead_lettered[0].clone(), &q.arn, T0, &mut Vec::new());
+        let moved = receive(&mut dlq, 1, 30, T0).delivered.remove(0);
+        assert_eq!(moved.message.body.id, sent.message_id);
+        assert_eq!(moved.message.body.body, "poison");
+        assert_eq!(
+            moved.message.body.dead_letter_source_arn.as_deref(),
+            Some(q.arn.as_str())
+        );
+        // Without its dead-letter queue, the message stays and is delivered.
+        let mut orphan = queue(
+            "o",
+            QueueSettings {
+                dead_letter: Some(("gone".into(), 1)),
+                ..Default::default()
+            },
+        );
+        orphan.send(text("m"), T0, &mut Vec::new()).unwrap();
+        receive(&mut orphan, 1, 0, T0);
+        let kept = orphan.receive(1, 0, None, false, T0, &mut Vec::new());
+        assert_eq!(kept.delivered.len(), 1);
+    }
+
+    #[test]
+    fn purge_removes_in_flight_messages_too_and_peek_changes_nothing() {
+        let mut q = queue("q", QueueSettings::default());
+        q.send(text("a"), T0, &mut Vec::new()).unwrap();
+        q.send(text("b"), T0, &mut Vec::new()).unwrap();
+        receive(&mut q, 1, 600, T0);
+        let peeked = q.peek(10);
+        assert_eq!(peeked.len(), 2);
+        assert_eq!(q.peek(10), peeked, "peek changed nothing");
+        let mut journal = Vec::new();
+        q.purge(&mut journal);
+        assert!(q.is_empty());
+        assert_eq!(journal, vec![Op::Purge { queue: "q".into() }]);
+        assert_eq!(q.stats(T0), QueueStats::default());
+    }
+
+    #[test]
+    fn settings_are_checked() {
+        for bad in [
+            QueueSettings {
+                visibility_timeout_seconds: Some(43_201),
+                ..Default::default()
+            },
+            QueueSettings {
+                delay_seconds: Some(901),
+                ..Default::default()
+            },
+            QueueSettings {
+                receive_wait_seconds: Some(21),
+                ..Default::default()
+            },
+            QueueSettings {
+                retention_seconds: Some(59),
+                ..Default::default()
+            },
+            QueueSettings {
+                retention_seconds: Some(1_209_601),
+                ..Default::default()
+            },
+            QueueSettings {
+                content_based_deduplication: Some(true),
+                ..Default::default()
+            },
+            QueueSettings {
+                dead_letter: Some(("d.fifo".into(), 3)),
+                ..Default::default()
+            },
+            QueueSettings {
+                dead_letter: Some(("d".into(), 0)),
+                ..Default::default()
+            },
+        ] {
+            assert!(Settings::new("q", &bad).is_err(), "{bad:?}");
+        }
+        assert!(Settings::new("bad name", &QueueSettings::default()).is_err());
+        let defaults = Settings::new("q", &QueueSettings::default()).unwrap();
+        assert_eq!(
+            (
+                defaults.visibility_timeout_seconds,
+                defaults.retention_seconds,
+                defaults.max_message_bytes
+            ),
+            (30, 345_600, 1_048_576)
+        );
+    }
+}

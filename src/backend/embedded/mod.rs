@@ -1,0 +1,518 @@
+//! The embedded backend: SQS semantics in-process, durable in a redb file; needs nothing installed.
+//!
+//! Each queue is an [`engine::Queue`] behind its own mutex, with a [`Notify`] that wakes long polls
+//! the moment a message may have become available (a send, a release, a deleted FIFO message that
+//! unblocks its group); a waiting receive otherwise sleeps exactly until the next hidden message's
+//! visibility time, so nothing polls on a timer. Mutations are journaled to the [`store::Store`]
+//! while the queue's lock is held (so the disk sees them in order) and answered after the commit.
+
+pub mod engine;
+pub mod store;
+
+use crate::backend::{Backend, BackendError};
+use crate::core::clock::Clock;
+use crate::core::model::{
+    BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, QueueAttributes,
+    QueueSettings, QueueStats, RedrivePolicy, ResolvedQueue, SentMessage,
+};
+use async_trait::async_trait;
+use chrono::{DateTime, TimeZone, Utc};
+use engine::{Delivered, Message, Op, Queue, Settings};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+use store::{Commit, Store, StoreError};
+use tokio::sync::Notify;
+
+/// Queue URLs of the embedded backend start with this.
+pub const URL_PREFIX: &str = "embedded:";
+
+/// Where the embedded backend keeps its data.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmbeddedConfig {
+    /// Directory of the redb file; default `sqs-gateway-data` in the working directory.
+    #[serde(default = "default_data_dir")]
+    pub data_dir: PathBuf,
+    /// Keep everything in memory only (tests, throwaway use): nothing survives a restart.
+    #[serde(default)]
+    pub in_memory: bool,
+}
+
+impl Default for EmbeddedConfig {
+    fn default() -> Self {
+        Self {
+            data_dir: default_data_dir(),
+            in_memory: false,
+        }
+    }
+}
+
+fn default_data_dir() -> PathBuf {
+    PathBuf::from("sqs-gateway-data")
+}
+
+struct Slot {
+    queue: Mutex<Queue>,
+    notify: Notify,
+}
+
+/// The in-process queue service.
+pub struct EmbeddedBackend {
+    queues: RwLock<HashMap<String, Arc<Slot>>>,
+    store: Option<Store>,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for EmbeddedBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedBackend")
+            .field("durable", &self.store.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn unavailable(error: StoreError) -> BackendError {
+    BackendError::Unavailable(error.to_string())
+}
+
+impl EmbeddedBackend {
+    /// A backend from its config: durable in `data_dir`, or in memory.
+    pub fn from_config(config: &EmbeddedConfig, clock: Arc<dyn Clock>) -> Result<Self, StoreError> {
+        if config.in_memory {
+            Ok(Self::in_memory(clock))
+        } else {
+            Self::open(&config.data_dir, clock)
+        }
+    }
+
+    /// A backend that keeps nothing on disk.
+    pub fn in_memory(clock: Arc<dyn Clock>) -> Self {
+        Self {
+            queues: RwLock::new(HashMap::new()),
+            store: None,
+            clock,
+        }
+    }
+
+    /// A durable backend in `dir`, with everything stored there read back.
+    pub fn open(dir: &Path, clock: Arc<dyn Clock>) -> Result<Self, StoreError> {
+        let (store, recovered) = Store::open(dir)?;
+        let now = clock.now().timestamp_millis();
+        let mut queues = HashMap::new();
+        let mut count = 0usize;
+        for (name, recovered) in recovered.queues {
+            let mut queue = Queue::new(&name, recovered.settings);
+            queue.restore_next_seq(recovered.next_seq);
+            for (seq, body, state) in recovered.messages {
+                queue.restore_message(seq, Message { body, state }, now);
+                count += 1;
+            }
+            for (key, dedup) in recovered.dedup {
+                queue.restore_dedup(key, dedup);
+            }
+            queues.insert(name, Arc::new(slot(queue)));
+        }
+        tracing::info!(dir = %dir.display(), queues = queues.len(), messages = count, "embedded store opened");
+        Ok(Self {
+            queues: RwLock::new(queues),
+            store: Some(store),
+            clock,
+        })
+    }
+
+    fn now(&self) -> i64 {
+        self.clock.now().timestamp_millis()
+    }
+
+    fn slot(&self, url_or_name: &str) -> Result<Arc<Slot>, BackendError> {
+        let name = queue_name(url_or_name);
+        self.queues
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .get(name)
+            .cloned()
+            .ok_or(BackendError::QueueNotFound)
+    }
+
+    fn submit(&self, journal: Vec<Op>) -> Commit {
+        match &self.store {
+            Some(store) => store.submit(journal),
+            None => Commit::done(),
+        }
+    }
+
+    /// Runs `change` on the queue under its lock and queues its journal in that order.
+    fn mutate<T>(
+        &self,
+        slot: &Slot,
+        change: impl FnOnce(&mut Queue, i64, &mut Vec<Op>) -> T,
+    ) -> (T, Commit) {
+        let now = self.now();
+        let mut journal = Vec::new();
+        let mut queue = lock(&slot.queue);
+        let result = change(&mut queue, now, &mut journal);
+        let commit = self.submit(journal);
+        (result, commit)
+    }
+
+    /// Creates the queue, or brings an existing one's settings in line (used for configured queues).
+    pub async fn ensure_queue(
+        &self,
+        name: &str,
+        requested: &QueueSettings,
+    ) -> Result<ResolvedQueue, BackendError> {
+        let settings = Settings::new(name, requested).map_err(BackendError::Rejected)?;
+        self.check_dead_letter_target(&settings)?;
+        let (slot, commit) = {
+            let mut queues = self
+                .queues
+                .write()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut created = false;
+            let slot = Arc::clone(queues.entry(name.to_owned()).or_insert_with(|| {
+                created = true;
+                Arc::new(slot(Queue::new(name, settings.clone())))
+            }));
+            drop(queues);
+            let mut queue = lock(&slot.queue);
+            let commit = if created || queue.settings != settings {
+                queue.settings = settings.clone();
+                self.submit(vec![Op::PutQueue {
+                    name: name.to_owned(),
+                    settings,
+                }])
+            } else {
+                Commit::done()
+            };
+            drop(queue);
+            (slot, commit)
+        };
+        commit.wait().await.map_err(unavailable)?;
+        Ok(self.resolved(name, &lock(&slot.queue)))
+    }
+
+    fn check_dead_letter_target(&self, settings: &Settings) -> Result<(), BackendError> {
+        if let Some((target, _)) = &settings.dead_letter
+            && self.slot(target).is_err()
+        {
+            return Err(BackendError::Rejected(format!(
+                "dead-letter queue `{target}` does not exist"
+            )));
+        }
+        Ok(())
+    }
+
+    fn resolved(&self, name: &str, queue: &Queue) -> ResolvedQueue {
+        let settings = &queue.settings;
+        ResolvedQueue {
+            url: format!("{URL_PREFIX}{name}"),
+            attributes: QueueAttributes {
+                fifo: settings.fifo,
+                visibility_timeout_seconds: settings.visibility_timeout_seconds,
+                receive_wait_seconds: settings.receive_wait_seconds,
+                arn: Some(queue.arn.clone()),
+                redrive: settings
+                    .dead_letter
+                    .as_ref()
+                    .map(|(target, count)| RedrivePolicy {
+                        dead_letter_target_arn: format!(
+                            "arn:aws:sqs:{}:{}:{target}",
+                            engine::REGION,
+                            engine::ACCOUNT
+                        ),
+                        max_receive_count: *count,
+                    }),
+            },
+        }
+    }
+
+    /// Moves dead-lettered messages into `target`, recording `source_arn` on each.
+    fn dead_letter(&self, source_arn: &str, target: &str, moved: Vec<Message>) -> Commit {
+        let Ok(slot) = self.slot(target) else {
+            return Commit::done();
+        };
+        let (count, commit) = self.mutate(&slot, |queue, now, journal| {
+            let count = moved.len();
+            for message in moved {
+                queue.accept_dead_letter(message, source_arn, now, journal);
+            }
+            count
+        });
+        tracing::debug!(source = %source_arn, to = %target, count, "messages dead-lettered");
+        slot.notify.notify_waiters();
+        commit
+    }
+
+    /// Up to `max` messages of a queue in order, without changing their visibility or count.
+    pub fn peek(&self, queue_url: &str, max: usize) -> Result<Vec<BackendMessage>, BackendError> {
+        let slot = self.slot(queue_url)?;
+        let queue = lock(&slot.queue);
+        Ok(queue
+            .peek(max)
+            .into_iter()
+            .map(|message| to_backend_message(0, 0, message))
+            .collect())
+    }
+}
+
+fn slot(queue: Queue) -> Slot {
+    Slot {
+        queue: Mutex::new(queue),
+        notify: Notify::new(),
+    }
+}
+
+/// The queue name in an embedded URL (or the name itself).
+fn queue_name(url_or_name: &str) -> &str {
+    url_or_name.strip_prefix(URL_PREFIX).unwrap_or(url_or_name)
+}
+
+fn handle(seq: u64, receipt: u64) -> String {
+    format!("{seq}:{receipt:016x}")
+}
+
+fn parse_handle(handle: &str) -> Option<(u64, u64)> {
+    let (seq, receipt) = handle.split_once(':')?;
+    Some((seq.parse().ok()?, u64::from_str_radix(receipt, 16).ok()?))
+}
+
+fn time(ms: i64) -> Option<DateTime<Utc>> {
+    Utc.timestamp_millis_opt(ms).single()
+}
+
+fn to_backend_message(seq: u64, receipt: u64, message: Message) -> BackendMessage {
+    BackendMessage {
+        message_id: message.body.id,
+        backend_handle: handle(seq, receipt),
+        body: message.body.body,
+        attributes: message.body.attributes,
+        sent_at: time(message.body.sent_at),
+        first_received_at: message.state.first_received_at.and_then(time),
+        receive_count: message.state.receive_count,
+        sequence_number: message
+            .body
+            .group_id
+            .as_ref()
+            .map(|_| engine::sequence_number(seq)),
+        group_id: message.body.group_id,
+        dead_letter_source_arn: message.body.dead_letter_source_arn,
+    }
+}
+
+fn delivered(delivery: Delivered) -> BackendMessage {
+    to_backend_message(delivery.seq, delivery.receipt, delivery.message)
+}
+
+#[async_trait]
+impl Backend for EmbeddedBackend {
+    async fn resolve(&self, locator: &str) -> Result<ResolvedQueue, BackendError> {
+        let slot = self.slot(locator)?;
+        let queue = lock(&slot.queue);
+        Ok(self.resolved(&queue.name, &queue))
+    }
+
+    async fn receive(
+        &self,
+        queue_url: &str,
+        request: &BackendReceive,
+    ) -> Result<Vec<BackendMessage>, BackendError> {
+        let slot = self.slot(queue_url)?;
+        let deadline =
+            tokio::time::Instant::now() + Duration::from_secs(request.wait_seconds.into());
+        loop {
+            // Registered before looking, so a send between the look and the wait is not missed.
+            let notified = slot.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+
+            let (source_arn, dead_letter_target) = {
+                let queue = lock(&slot.queue);
+                let target = queue
+                    .settings
+                    .dead_letter
+                    .as_ref()
+                    .map(|(target, _)| target.clone());
+                (queue.arn.clone(), target)
+            };
+            let dead_letter_ready = dead_letter_target
+                .as_deref()
+                .is_some_and(|target| self.slot(target).is_ok());
+            let ((received, next_visible_at, now), commit) =
+                self.mutate(&slot, |queue, now, journal| {
+                    let received = queue.receive(
+                        request.max_messages as usize,
+                        request.visibility_timeout_seconds,
+                        request.attempt_id.as_deref(),
+                        dead_letter_ready,
+                        now,
+                        journal,
+                    );
+                    (received, queue.next_visible_at(now), now)
+                });
+            let moved = match &dead_letter_target {
+                Some(target) if !received.dead_lettered.is_empty() => {
+                    self.dead_letter(&source_arn, target, received.dead_lettered)
+                }
+                _ => Commit::done(),
+            };
+            commit.wait().await.map_err(unavailable)?;
+            moved.wait().await.map_err(unavailable)?;
+            if !received.delivered.is_empty() {
+                return Ok(received.delivered.into_iter().map(delivered).collect());
+            }
+            let rest = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if rest.is_zero() {
+                return Ok(Vec::new());
+            }
+            let wake = match next_visible_at {
+                Some(at) => rest.min(Duration::from_millis(u64::try_from(at - now).unwrap_or(0))),
+                None => rest,
+            };
+            tokio::select! {
+                () = &mut notified => {}
+                () = tokio::time::sleep(wake) => {}
+            }
+            // A deleted queue ends the wait with QueueNotFound.
+            self.slot(queue_url)?;
+        }
+    }
+
+    async fn delete_batch(
+        &self,
+        queue_url: &str,
+        backend_handles: &[&str],
+    ) -> Result<Vec<EntryOutcome>, BackendError> {
+        let slot = self.slot(queue_url)?;
+        let (outcomes, commit) = self.mutate(&slot, |queue, _, journal| {
+            backend_handles
+                .iter()
+                .map(|handle| match parse_handle(handle) {
+                    Some((seq, receipt)) => queue.delete(seq, receipt, journal),
+                    None => EntryOutcome::Gone,
+                })
+                .collect::<Vec<_>>()
+        });
+        commit.wait().await.map_err(unavailable)?;
+        // A deleted FIFO message may unblock its group.
+        slot.notify.notify_waiters();
+        Ok(outcomes)
+    }
+
+    async fn change_visibility_batch(
+        &self,
+        queue_url: &str,
+        entries: &[(&str, u32)],
+    ) -> Result<Vec<EntryOutcome>, BackendError> {
+        let slot = self.slot(queue_url)?;
+        let (outcomes, commit) = self.mutate(&slot, |queue, now, journal| {
+            entries
+                .iter()
+                .map(|(handle, seconds)| match parse_handle(handle) {
+                    Some((seq, receipt)) => {
+                        queue.change_visibility(seq, receipt, *seconds, now, journal)
+                    }
+                    None => EntryOutcome::Gone,
+                })
+                .collect::<Vec<_>>()
+        });
+        commit.wait().await.map_err(unavailable)?;
+        slot.notify.notify_waiters();
+        Ok(outcomes)
+    }
+
+    async fn send_batch(
+        &self,
+        queue_url: &str,
+        messages: &[OutgoingMessage],
+    ) -> Result<Vec<Result<SentMessage, EntryError>>, BackendError> {
+        let slot = self.slot(queue_url)?;
+        let (results, commit) = self.mutate(&slot, |queue, now, journal| {
+            messages
+                .iter()
+                .map(|message| queue.send(message.clone(), now, journal))
+                .collect::<Vec<_>>()
+        });
+        commit.wait().await.map_err(unavailable)?;
+        slot.notify.notify_waiters();
+        Ok(results)
+    }
+
+    async fn purge(&self, queue_url: &str) -> Result<(), BackendError> {
+        let slot = self.slot(queue_url)?;
+        let ((), commit) = self.mutate(&slot, |queue, _, journal| queue.purge(journal));
+        commit.wait().await.map_err(unavailable)
+    }
+
+    async fn stats(&self, queue_url: &str) -> Result<QueueStats, BackendError> {
+        let slot = self.slot(queue_url)?;
+        let (stats, commit) = self.mutate(&slot, |queue, now, journal| {
+            queue.expire(now, journal);
+            queue.stats(now)
+        });
+        commit.wait().await.map_err(unavailable)?;
+        Ok(stats)
+    }
+
+    async fn create_queue(
+        &self,
+        name: &str,
+        requested: &QueueSettings,
+    ) -> Result<ResolvedQueue, BackendError> {
+        let settings = Settings::new(name, requested).map_err(BackendError::Rejected)?;
+        self.check_dead_letter_target(&settings)?;
+        let slot = {
+            let mut queues = self
+                .queues
+                .write()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            if let Some(existing) = queues.get(name) {
+                let existing = Arc::clone(existing);
+                drop(queues);
+                let queue = lock(&existing.queue);
+                if queue.settings != settings {
+                    return Err(BackendError::Rejected(format!(
+                        "QueueAlreadyExists: `{name}` exists with other attributes"
+                    )));
+                }
+                return Ok(self.resolved(name, &queue));
+            }
+            let slot = Arc::new(slot(Queue::new(name, settings.clone())));
+            queues.insert(name.to_owned(), Arc::clone(&slot));
+            slot
+        };
+        self.submit(vec![Op::PutQueue {
+            name: name.to_owned(),
+            settings,
+        }])
+        .wait()
+        .await
+        .map_err(unavailable)?;
+        Ok(self.resolved(name, &lock(&slot.queue)))
+    }
+
+    async fn delete_queue(&self, queue_url: &str) -> Result<(), BackendError> {
+        let name = queue_name(queue_url).to_owned();
+        let removed = self
+            .queues
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .remove(&name)
+            .ok_or(BackendError::QueueNotFound)?;
+        let commit = self.submit(vec![Op::DeleteQueue { name }]);
+        removed.notify.notify_waiters();
+        commit.wait().await.map_err(unavailable)
+    }
+
+    async fn ping(&self) -> Result<(), BackendError> {
+        Ok(())
+    }
+}

@@ -1,0 +1,292 @@
+//! Durability for the embedded engine: a redb file, written by one thread with group commit.
+//!
+//! Callers submit the journal of one engine operation and await its commit. The writer thread takes
+//! every submission waiting at that moment, applies them in order in one write transaction and
+//! commits once (one fsync), then answers them all: under load, hundreds of operations share a
+//! disk sync. Nothing is answered before its records are on disk.
+
+use super::engine::{Body, Dedup, Op, Settings, State};
+use redb::{Database, ReadableTable, TableDefinition};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::mpsc;
+use tokio::sync::oneshot;
+
+const QUEUES: TableDefinition<&str, &[u8]> = TableDefinition::new("queues");
+const SEQUENCES: TableDefinition<&str, u64> = TableDefinition::new("sequences");
+const BODIES: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("bodies");
+const STATES: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("states");
+const DEDUP: TableDefinition<(&str, &str), &[u8]> = TableDefinition::new("dedup");
+
+/// Submissions applied in one transaction at most; bounds the latency of the first in a batch.
+const MAX_BATCH: usize = 8_192;
+
+/// The store could not be opened, read or written.
+#[derive(Debug, thiserror::Error)]
+#[error("embedded store: {0}")]
+pub struct StoreError(String);
+
+impl StoreError {
+    fn from<E: std::fmt::Display>(error: E) -> Self {
+        Self(error.to_string())
+    }
+}
+
+/// Everything read back from disk at start.
+#[derive(Debug, Default)]
+pub struct Recovered {
+    pub queues: BTreeMap<String, RecoveredQueue>,
+}
+
+/// One queue read back from disk.
+#[derive(Debug)]
+pub struct RecoveredQueue {
+    pub settings: Settings,
+    pub next_seq: u64,
+    pub messages: Vec<(u64, Body, State)>,
+    pub dedup: Vec<(String, Dedup)>,
+}
+
+struct Submission {
+    ops: Vec<Op>,
+    done: oneshot::Sender<Result<(), String>>,
+}
+
+/// A handle to the writer thread.
+#[derive(Clone)]
+pub struct Store {
+    submissions: mpsc::Sender<Submission>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").finish_non_exhaustive()
+    }
+}
+
+/// A pending commit.
+pub struct Commit(Option<oneshot::Receiver<Result<(), String>>>);
+
+impl Commit {
+    /// A commit that is already done (nothing to write, or no disk).
+    pub fn done() -> Self {
+        Self(None)
+    }
+
+    /// Waits until the submission is on disk.
+    pub async fn wait(self) -> Result<(), StoreError> {
+        match self.0 {
+            None => Ok(()),
+            Some(receiver) => match receiver.await {
+                Ok(result) => result.map_err(StoreError),
+                Err(_) => Err(StoreError("the writer thread stopped".into())),
+            },
+        }
+    }
+}
+
+impl Store {
+    /// Opens (or creates) `dir/queues.redb`, reads it back, and starts the writer thread.
+    pub fn open(dir: &Path) -> Result<(Self, Recovered), StoreError> {
+        std::fs::create_dir_all(dir).map_err(StoreError::from)?;
+        let db = Database::create(dir.join("queues.redb")).map_err(StoreError::from)?;
+        {
+            let txn = db.begin_write().map_err(StoreError::from)?;
+            txn.open_table(QUEUES).map_err(StoreError::from)?;
+            txn.open_table(SEQUENCES).map_err(StoreError::from)?;
+            txn.open_table(BODIES).map_err(StoreError::from)?;
+            txn.open_table(STATES).map_err(StoreError::from)?;
+            txn.open_table(DEDUP).map_err(StoreError::from)?;
+            txn.commit().map_err(StoreError::from)?;
+        }
+        let recovered = read_all(&db)?;
+        let (submissions, receiver) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("sqs-gateway-store".into())
+            .spawn(move || write_loop(db, receiver))
+            .map_err(StoreError::from)?;
+        Ok((Self { submissions }, recovered))
+    }
+
+    /// Queues the records of one operation; call while holding the lock that ordered them.
+    pub fn submit(&self, ops: Vec<Op>) -> Commit {
+        if ops.is_empty() {
+            return Commit::done();
+        }
+        let (done, receiver) = oneshot::channel();
+        match self.submissions.send(Submission { ops, done }) {
+            Ok(()) => Commit(Some(receiver)),
+            Err(_) => {
+                let (failed, receiver) = oneshot::channel();
+                let _ = failed.send(Err("the writer thread stopped".into()));
+                Commit(Some(receiver))
+            }
+        }
+    }
+}
+
+fn read_all(db: &Database) -> Result<Recovered, StoreError> {
+    let txn = db.begin_read().map_err(StoreError::from)?;
+    let queues = txn.open_table(QUEUES).map_err(StoreError::from)?;
+    let sequences = txn.open_table(SEQUENCES).map_err(StoreError::from)?;
+    let bodies = txn.open_table(BODIES).map_err(StoreError::from)?;
+    let states = txn.open_table(STATES).map_err(StoreError::from)?;
+    let dedup = txn.open_table(DEDUP).map_err(StoreError::from)?;
+    let mut recovered = Recovered::default();
+    for entry in queues.iter().map_err(StoreError::from)? {
+        let (name, settings) = entry.map_err(StoreError::from)?;
+        let name = name.value().to_owned();
+        let settings: Settings =
+            postcard::from_bytes(settings.value()).map_err(StoreError::from)?;
+        let next_seq = sequences
+            .get(name.as_str())
+            .map_err(StoreError::from)?
+            .map(|guard| guard.value())
+            .unwrap_or(1);
+        let mut messages = Vec::new();
+        let range = (name.as_str(), 0u64)..=(name.as_str(), u64::MAX);
+        for entry in bodies.range(range).map_err(StoreError::from)? {
+            let (key, body) = entry.map_err(StoreError::from)?;
+            let seq = key.value().1;
+            let body: Body = postcard::from_bytes(body.value()).map_err(StoreError::from)?;
+            let Some(state) = states.get((name.as_str(), seq)).map_err(StoreError::from)? else {
+                continue;
+            };
+            let state: State = postcard::from_bytes(state.value()).map_err(StoreError::from)?;
+            messages.push((seq, body, state));
+        }
+        let mut dedup_records = Vec::new();
+        let range = (name.as_str(), "")..=(name.as_str(), "\u{10FFFF}");
+        for entry in dedup.range(range).map_err(StoreError::from)? {
+            let (key, record) = entry.map_err(StoreError::from)?;
+            let record: Dedup = postcard::from_bytes(record.value()).map_err(StoreError::from)?;
+            dedup_records.push((key.value().1.to_owned(), record));
+        }
+        recovered.queues.insert(
+            name,
+            RecoveredQueue {
+                settings,
+                next_seq,
+                messages,
+                dedup: dedup_records,
+            },
+        );
+    }
+    Ok(recovered)
+}
+
+fn write_loop(db: Database, submissions: mpsc::Receiver<Submission>) {
+    while let Ok(first) = submissions.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match submissions.try_recv() {
+                Ok(next) => batch.push(next),
+                Err(_) => break,
+            }
+        }
+        let result = apply(&db, &batch).map_err(|error| {
+            tracing::error!(%error, "embedded store write failed");
+            error.to_string()
+        });
+        for submission in batch {
+            let _ = submission.done.send(result.clone());
+        }
+    }
+}
+
+fn apply(db: &Database, batch: &[Submission]) -> Result<(), StoreError> {
+    let txn = db.begin_write().map_err(StoreError::from)?;
+    {
+        let mut queues = txn.open_table(QUEUES).map_err(StoreError::from)?;
+        let mut sequences = txn.open_table(SEQUENCES).map_err(StoreError::from)?;
+        let mut bodies = txn.open_table(BODIES).map_err(StoreError::from)?;
+        let mut states = txn.open_table(STATES).map_err(StoreError::from)?;
+        let mut dedup = txn.open_table(DEDUP).map_err(StoreError::from)?;
+        for op in batch.iter().flat_map(|submission| &submission.ops) {
+            match op {
+                Op::PutQueue { name, settings } => {
+                    let bytes = postcard::to_allocvec(settings).map_err(StoreError::from)?;
+                    queues
+                        .insert(name.as_str(), bytes.as_slice())
+                        .map_err(StoreError::from)?;
+                }
+                Op::DeleteQueue { name } => {
+                    queues.remove(name.as_str()).map_err(StoreError::from)?;
+                    sequences.remove(name.as_str()).map_err(StoreError::from)?;
+                    remove_messages(&mut bodies, &mut states, name)?;
+                    let keys: Vec<String> = dedup
+                        .range((name.as_str(), "")..=(name.as_str(), "\u{10FFFF}"))
+                        .map_err(StoreError::from)?
+                        .filter_map(Result::ok)
+                        .map(|(key, _)| key.value().1.to_owned())
+                        .collect();
+                    for key in keys {
+                        dedup
+                            .remove((name.as_str(), key.as_str()))
+                            .map_err(StoreError::from)?;
+                    }
+                }
+                Op::PutSeq { queue, next } => {
+                    sequences
+                        .insert(queue.as_str(), *next)
+                        .map_err(StoreError::from)?;
+                }
+                Op::PutBody { queue, seq, body } => {
+                    let bytes = postcard::to_allocvec(body).map_err(StoreError::from)?;
+                    bodies
+                        .insert((queue.as_str(), *seq), bytes.as_slice())
+                        .map_err(StoreError::from)?;
+                }
+                Op::PutState { queue, seq, state } => {
+                    let bytes = postcard::to_allocvec(state).map_err(StoreError::from)?;
+                    states
+                        .insert((queue.as_str(), *seq), bytes.as_slice())
+                        .map_err(StoreError::from)?;
+                }
+                Op::DeleteMessage { queue, seq } => {
+                    bodies
+                        .remove((queue.as_str(), *seq))
+                        .map_err(StoreError::from)?;
+                    states
+                        .remove((queue.as_str(), *seq))
+                        .map_err(StoreError::from)?;
+                }
+                Op::PutDedup {
+                    queue,
+                    key,
+                    dedup: record,
+                } => {
+                    let bytes = postcard::to_allocvec(record).map_err(StoreError::from)?;
+                    dedup
+                        .insert((queue.as_str(), key.as_str()), bytes.as_slice())
+                        .map_err(StoreError::from)?;
+                }
+                Op::DeleteDedup { queue, key } => {
+                    dedup
+                        .remove((queue.as_str(), key.as_str()))
+                        .map_err(StoreError::from)?;
+                }
+                Op::Purge { queue } => remove_messages(&mut bodies, &mut states, queue)?,
+            }
+        }
+    }
+    txn.commit().map_err(StoreError::from)
+}
+
+fn remove_messages(
+    bodies: &mut redb::Table<(&str, u64), &[u8]>,
+    states: &mut redb::Table<(&str, u64), &[u8]>,
+    queue: &str,
+) -> Result<(), StoreError> {
+    let seqs: Vec<u64> = bodies
+        .range((queue, 0u64)..=(queue, u64::MAX))
+        .map_err(StoreError::from)?
+        .filter_map(Result::ok)
+        .map(|(key, _)| key.value().1)
+        .collect();
+    for seq in seqs {
+        bodies.remove((queue, seq)).map_err(StoreError::from)?;
+        states.remove((queue, seq)).map_err(StoreError::from)?;
+    }
+    Ok(())
+}
