@@ -20,6 +20,7 @@
 
 pub mod api;
 pub mod backend;
+pub mod bench;
 pub mod config;
 pub mod core;
 pub mod server;

@@ -60,6 +60,33 @@ enum Command {
     },
     /// Make a new receipt-handle key (32 random bytes, base64).
     NewReceiptKey,
+    /// Measure backend throughput (send, receive+delete; batches of 10; 1 and 8 clients) and memory.
+    Bench {
+        /// Messages per scenario.
+        #[arg(long, default_value_t = 20_000)]
+        messages: usize,
+        /// Message body size in bytes.
+        #[arg(long, default_value_t = 256)]
+        body_bytes: usize,
+        /// LocalStack endpoint measured as the baseline (skipped when it does not answer).
+        #[arg(long, default_value = "http://127.0.0.1:4566")]
+        localstack: String,
+        /// Measure without LocalStack.
+        #[arg(long)]
+        no_localstack: bool,
+        /// Messages stored for the memory figure.
+        #[arg(long, default_value_t = 200_000)]
+        memory_messages: usize,
+    },
+    /// Send messages into an embedded data directory until killed, printing each durable id
+    /// (used by the crash test).
+    #[command(hide = true)]
+    Load {
+        #[arg(long)]
+        data_dir: PathBuf,
+        #[arg(long, default_value = "load")]
+        queue: String,
+    },
 }
 
 fn main() -> ExitCode {
@@ -126,7 +153,46 @@ fn main() -> ExitCode {
             println!("{}", Keyring::generate_key());
             ExitCode::SUCCESS
         }
+        Command::Bench {
+            messages,
+            body_bytes,
+            localstack,
+            no_localstack,
+            memory_messages,
+        } => {
+            let options = sqs_gateway::bench::BenchOptions {
+                messages,
+                body_bytes,
+                localstack: (!no_localstack).then_some(localstack),
+                memory_messages,
+            };
+            match block_on(async move { sqs_gateway::bench::run(&options).await }) {
+                Ok(Ok(_)) => ExitCode::SUCCESS,
+                Ok(Err(error)) | Err(error) => {
+                    eprintln!("bench failed: {error}");
+                    ExitCode::from(EXIT_RUNTIME)
+                }
+            }
+        }
+        Command::Load { data_dir, queue } => {
+            match block_on(
+                async move { sqs_gateway::bench::load_until_killed(&data_dir, &queue).await },
+            ) {
+                Ok(Ok(())) => ExitCode::SUCCESS,
+                Ok(Err(error)) | Err(error) => {
+                    eprintln!("load failed: {error}");
+                    ExitCode::from(EXIT_RUNTIME)
+                }
+            }
+        }
     }
+}
+
+/// Runs a future on a new multi-threaded runtime.
+fn block_on<T>(future: impl std::future::Future<Output = T>) -> Result<T, String> {
+    tokio::runtime::Runtime::new()
+        .map(|runtime| runtime.block_on(future))
+        .map_err(|error| format!("cannot start the async runtime: {error}"))
 }
 
 async fn serve(config: Config) -> ExitCode {

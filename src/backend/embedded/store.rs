@@ -52,10 +52,20 @@ struct Submission {
     done: oneshot::Sender<Result<(), String>>,
 }
 
-/// A handle to the writer thread.
-#[derive(Clone)]
+/// A handle to the writer thread; dropping it finishes pending writes and closes the file.
 pub struct Store {
-    submissions: mpsc::Sender<Submission>,
+    submissions: Option<mpsc::Sender<Submission>>,
+    writer: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        // Closing the channel ends the writer loop once it has applied what was queued.
+        self.submissions.take();
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
 }
 
 impl std::fmt::Debug for Store {
@@ -101,11 +111,17 @@ impl Store {
         }
         let recovered = read_all(&db)?;
         let (submissions, receiver) = mpsc::channel();
-        std::thread::Builder::new()
+        let writer = std::thread::Builder::new()
             .name("sqs-gateway-store".into())
             .spawn(move || write_loop(db, receiver))
             .map_err(StoreError::from)?;
-        Ok((Self { submissions }, recovered))
+        Ok((
+            Self {
+                submissions: Some(submissions),
+                writer: Some(writer),
+            },
+            recovered,
+        ))
     }
 
     /// Queues the records of one operation; call while holding the lock that ordered them.
@@ -114,14 +130,11 @@ impl Store {
             return Commit::done();
         }
         let (done, receiver) = oneshot::channel();
-        match self.submissions.send(Submission { ops, done }) {
-            Ok(()) => Commit(Some(receiver)),
-            Err(_) => {
-                let (failed, receiver) = oneshot::channel();
-                let _ = failed.send(Err("the writer thread stopped".into()));
-                Commit(Some(receiver))
-            }
+        if let Some(submissions) = &self.submissions {
+            // A failed send drops `done`, and waiting on the commit then reports the stopped writer.
+            let _ = submissions.send(Submission { ops, done });
         }
+        Commit(Some(receiver))
     }
 }
 

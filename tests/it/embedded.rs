@@ -1,0 +1,187 @@
+//! The embedded engine's durability: restarts, and SIGKILL in the middle of a load.
+
+use chrono::Duration as ChronoDuration;
+use sqs_gateway::backend::Backend;
+use sqs_gateway::backend::embedded::EmbeddedBackend;
+use sqs_gateway::core::clock::SkewClock;
+use sqs_gateway::core::model::{BackendReceive, EntryOutcome, OutgoingMessage, QueueSettings};
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn receive(max: u32, visibility: u32) -> BackendReceive {
+    BackendReceive {
+        max_messages: max,
+        wait_seconds: 0,
+        visibility_timeout_seconds: visibility,
+        attempt_id: None,
+    }
+}
+
+fn fifo(body: &str, group: &str, dedup: &str) -> OutgoingMessage {
+    OutgoingMessage {
+        body: body.into(),
+        group_id: Some(group.into()),
+        deduplication_id: Some(dedup.into()),
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn a_restart_keeps_messages_receive_counts_in_flight_deadlines_fifo_order_and_dedup() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(SkewClock::default());
+    let (standard, ordered, first_id, in_flight_id) = {
+        let backend = EmbeddedBackend::open(dir.path(), clock.clone()).unwrap();
+        let standard = backend
+            .create_queue("orders", &QueueSettings::default())
+            .await
+            .unwrap()
+            .url;
+        let ordered = backend
+            .create_queue("jobs.fifo", &QueueSettings::default())
+            .await
+            .unwrap()
+            .url;
+        backend
+            .send_batch(
+                &standard,
+                &[OutgoingMessage {
+                    body: "in flight".into(),
+                    ..Default::default()
+                }],
+            )
+            .await
+            .unwrap();
+        let in_flight = backend
+            .receive(&standard, &receive(1, 600))
+            .await
+            .unwrap()
+            .remove(0);
+        let sent = backend
+            .send_batch(
+                &standard,
+                &[OutgoingMessage {
+                    body: "kept".into(),
+                    ..Default::default()
+                }],
+            )
+            .await
+            .unwrap();
+        let first_id = sent[0].as_ref().unwrap().message_id.clone();
+        // Received twice (count 2), and visible again at once (visibility 0).
+        for _ in 0..2 {
+            let got = backend.receive(&standard, &receive(1, 0)).await.unwrap();
+            assert_eq!(got[0].body, "kept");
+        }
+        for (body, dedup) in [("g1", "d1"), ("g2", "d2"), ("g3", "d3")] {
+            backend
+                .send_batch(&ordered, &[fifo(body, "g", dedup)])
+                .await
+                .unwrap();
+        }
+        (standard, ordered, first_id, in_flight.message_id)
+    }; // dropped: the store closes
+
+    let backend = EmbeddedBackend::open(dir.path(), clock.clone()).unwrap();
+    let stats = backend.stats(&standard).await.unwrap();
+    assert_eq!((stats.visible, stats.in_flight), (1, 1), "{stats:?}");
+    let kept = backend
+        .receive(&standard, &receive(10, 3_600))
+        .await
+        .unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].message_id, first_id);
+    assert_eq!(kept[0].receive_count, 3, "receive counts survive");
+    // The deduplication history survives (within its five minutes).
+    let again = backend
+        .send_batch(&ordered, &[fifo("g1 again", "g", "d1")])
+        .await
+        .unwrap();
+    // The in-flight message comes back when its deadline passes, not before.
+    clock.advance(ChronoDuration::seconds(601));
+    let back = backend.receive(&standard, &receive(10, 600)).await.unwrap();
+    assert_eq!(back.len(), 1);
+    assert_eq!(back[0].message_id, in_flight_id);
+    // FIFO order survives, and the deduplicated resend added nothing.
+    let bodies: Vec<String> = backend
+        .receive(&ordered, &receive(10, 30))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.body)
+        .collect();
+    assert_eq!(bodies, ["g1", "g2", "g3"]);
+    assert_eq!(
+        again[0]
+            .as_ref()
+            .unwrap()
+            .sequence_number
+            .as_deref()
+            .map(str::len),
+        Some(20)
+    );
+    // An acknowledged message stays gone after a restart.
+    let handle = back[0].backend_handle.clone();
+    assert_eq!(
+        backend.delete_batch(&standard, &[&handle]).await.unwrap(),
+        [EntryOutcome::Ok]
+    );
+    drop(backend);
+    let backend = EmbeddedBackend::open(dir.path(), clock).unwrap();
+    let stats = backend.stats(&standard).await.unwrap();
+    assert_eq!(stats.visible + stats.in_flight + stats.delayed, 1);
+}
+
+#[tokio::test]
+async fn sigkill_mid_load_loses_no_answered_send() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sqs-gateway"))
+        .args(["load", "--queue", "crash", "--data-dir"])
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (ids_tx, ids_rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if ids_tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // Let a few thousand sends be answered, then kill without warning, mid-write.
+    let mut answered = BTreeSet::new();
+    while answered.len() < 3_000 {
+        let id = ids_rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the load answers sends");
+        answered.insert(id);
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    reader.join().unwrap();
+    // Whatever the load printed before it died was answered (durable) too.
+    answered.extend(ids_rx.try_iter());
+
+    let backend = EmbeddedBackend::open(dir.path(), Arc::new(SkewClock::default())).unwrap();
+    let url = backend.resolve("crash").await.unwrap().url;
+    let stored: BTreeSet<String> = backend
+        .peek(&url, usize::MAX)
+        .unwrap()
+        .into_iter()
+        .map(|m| m.message_id)
+        .collect();
+    let lost: Vec<&String> = answered.difference(&stored).collect();
+    assert!(
+        lost.is_empty(),
+        "{} answered sends lost, e.g. {:?}",
+        lost.len(),
+        lost.first()
+    );
+    assert!(stored.len() >= answered.len());
+}
