@@ -24,4 +24,5 @@ pub mod bench;
 pub mod config;
 pub mod core;
 pub mod server;
+pub mod setup;
 pub mod telemetry;

@@ -5,6 +5,7 @@ use sqs_gateway::config::Config;
 use sqs_gateway::core::auth;
 use sqs_gateway::core::handle::Keyring;
 use sqs_gateway::server::{App, BuildError, Overrides};
+use sqs_gateway::setup;
 use sqs_gateway::telemetry::{self, LogFormat};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -30,9 +31,18 @@ struct Cli {
 enum Command {
     /// Run the gateway.
     Serve {
-        /// The TOML config file.
+        /// The TOML config file. Without one, the gateway runs the embedded backend in
+        /// `--data-dir` with a config it generates there on the first start.
         #[arg(long, env = "SQSGW_CONFIG")]
-        config: PathBuf,
+        config: Option<PathBuf>,
+        /// Data directory of the zero-config start.
+        #[arg(
+            long,
+            env = "SQSGW_DATA_DIR",
+            default_value = "sqs-gateway-data",
+            conflicts_with = "config"
+        )]
+        data_dir: PathBuf,
         /// Listen address; overrides `server.listen`.
         #[arg(long, env = "SQSGW_LISTEN")]
         listen: Option<SocketAddr>,
@@ -94,10 +104,21 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Serve {
             config,
+            data_dir,
             listen,
             log_format,
         } => {
             telemetry::init(log_format);
+            let (config, first_run) = match config {
+                Some(path) => (path, None),
+                None => match setup::prepare(&data_dir) {
+                    Ok((path, first)) => (path.clone(), Some((path, first))),
+                    Err(error) => {
+                        eprintln!("cannot prepare {}: {error}", data_dir.display());
+                        return ExitCode::from(EXIT_RUNTIME);
+                    }
+                },
+            };
             let mut config = match Config::load(&config) {
                 Ok(config) => config,
                 Err(error) => {
@@ -115,7 +136,7 @@ fn main() -> ExitCode {
                     return ExitCode::from(EXIT_RUNTIME);
                 }
             };
-            runtime.block_on(serve(config))
+            runtime.block_on(serve(config, first_run))
         }
         Command::CheckConfig { config } => match Config::load(&config) {
             Ok(_) => {
@@ -195,7 +216,10 @@ fn block_on<T>(future: impl std::future::Future<Output = T>) -> Result<T, String
         .map_err(|error| format!("cannot start the async runtime: {error}"))
 }
 
-async fn serve(config: Config) -> ExitCode {
+async fn serve(
+    config: Config,
+    zero_config: Option<(PathBuf, Option<setup::FirstRun>)>,
+) -> ExitCode {
     let app = match App::build(&config, Overrides::default()).await {
         Ok(app) => app,
         Err(BuildError::Config(error)) => {
@@ -215,7 +239,12 @@ async fn serve(config: Config) -> ExitCode {
         }
     };
     match listener.local_addr() {
-        Ok(address) => tracing::info!(%address, "sqs-gateway listening"),
+        Ok(address) => {
+            tracing::info!(%address, "sqs-gateway listening");
+            if let Some((path, first)) = &zero_config {
+                println!("{}", setup::instructions(address, path, first.as_ref()));
+            }
+        }
         Err(error) => tracing::warn!(%error, "listening on an unknown address"),
     }
     let shutdown = app.shutdown_token();

@@ -20,7 +20,6 @@ AWS_SECRET_ACCESS_KEY (default test/test), AWS_DATA_PATH (optional).
 """
 
 import argparse
-import base64
 import hashlib
 import json
 import os

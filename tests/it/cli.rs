@@ -196,3 +196,86 @@ fn the_example_config_is_valid() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// Starts `serve` with no config in `dir`; returns the process and what it printed up to the
+/// instructions' last line.
+fn start_zero_config(dir: &std::path::Path) -> (KillOnDrop, String) {
+    let mut child = KillOnDrop(
+        Command::new(BIN)
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let stdout = child.0.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut printed = String::new();
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            printed.push_str(&line);
+            printed.push('\n');
+            if line.starts_with("Queues:") {
+                let _ = tx.send(printed.clone());
+            }
+        }
+    });
+    let printed = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("instructions are printed");
+    (child, printed)
+}
+
+fn receive_url_in(printed: &str) -> String {
+    let start = printed.find("http://").unwrap();
+    let end = printed[start..].find('"').unwrap();
+    printed[start..start + end].to_owned()
+}
+
+#[tokio::test]
+async fn serve_without_a_config_runs_the_embedded_backend_and_reuses_it_on_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut first, printed) = start_zero_config(dir.path());
+    let key = printed
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("export SQSGW_API_KEY="))
+        .expect("the key is shown on the first start")
+        .to_owned();
+    let http = reqwest::Client::new();
+    let receive = |url: String, key: String| {
+        let http = http.clone();
+        async move {
+            http.post(url)
+                .bearer_auth(key)
+                .json(&json!({ "waitSeconds": 0 }))
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    let answer = receive(receive_url_in(&printed), key.clone()).await;
+    assert_eq!(answer.status(), reqwest::StatusCode::OK);
+    assert_eq!(
+        answer.json::<serde_json::Value>().await.unwrap(),
+        json!({ "messages": [] })
+    );
+    Command::new("kill")
+        .args(["-TERM", &first.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(first.0.wait().unwrap().code(), Some(0));
+
+    let (_second, printed) = start_zero_config(dir.path());
+    assert!(
+        printed.contains("Reusing the queues and credentials"),
+        "{printed}"
+    );
+    assert!(!printed.contains(&key), "the key is shown only once");
+    let answer = receive(receive_url_in(&printed), key).await;
+    assert_eq!(
+        answer.status(),
+        reqwest::StatusCode::OK,
+        "the same key works after a restart"
+    );
+}
