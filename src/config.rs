@@ -63,6 +63,60 @@ pub struct Config {
     /// API keys (hashed) and what each may do.
     #[serde(default)]
     pub api_keys: Vec<ApiKeyConfig>,
+    /// The SQS wire endpoint (AWS JSON 1.0) for AWS SDKs and tools.
+    #[serde(default)]
+    pub sqs_api: SqsApiConfig,
+}
+
+/// The SQS wire endpoint.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SqsApiConfig {
+    /// Accept requests without a SigV4 signature. Local development only: anyone who can reach
+    /// the port can then use every queue.
+    #[serde(default)]
+    pub allow_unsigned: bool,
+    /// Base of the queue URLs handed out (e.g. `https://queues.example.com`); default: `http://`
+    /// and the Host the client used.
+    pub public_url: Option<String>,
+    /// Access keys, checked with AWS Signature Version 4.
+    #[serde(default)]
+    pub credentials: Vec<SqsCredentialConfig>,
+}
+
+/// One access key of the SQS endpoint. SigV4 needs the secret itself (HMAC keys are derived from
+/// it), so it cannot be stored hashed: give it through `secret_env` or `secret_file` so the config
+/// file holds none; `secret` inline is for development.
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SqsCredentialConfig {
+    pub access_key_id: String,
+    pub secret: Option<String>,
+    pub secret_env: Option<String>,
+    pub secret_file: Option<PathBuf>,
+    /// Gateway queues the key may use (`*` for all). Default: all.
+    #[serde(default = "everything")]
+    pub queues: Vec<String>,
+    /// SQS actions the key may call (`*` for all). Default: all.
+    #[serde(default = "everything")]
+    pub actions: Vec<String>,
+}
+
+fn everything() -> Vec<String> {
+    vec!["*".to_owned()]
+}
+
+impl std::fmt::Debug for SqsCredentialConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqsCredentialConfig")
+            .field("access_key_id", &self.access_key_id)
+            .field("secret", &self.secret.as_ref().map(|_| "<redacted>"))
+            .field("secret_env", &self.secret_env)
+            .field("secret_file", &self.secret_file)
+            .field("queues", &self.queues)
+            .field("actions", &self.actions)
+            .finish()
+    }
 }
 
 /// The HTTP server's settings.
@@ -347,7 +401,45 @@ impl Config {
         }
         self.keyring()?;
         self.api_keys()?;
+        self.sqs_credentials()?;
         Ok(())
+    }
+
+    /// The SQS endpoint's access keys, with secrets read from where the config says.
+    pub fn sqs_credentials(&self) -> Result<Vec<crate::api::sqs::SqsCredential>, ConfigError> {
+        let mut seen = BTreeSet::new();
+        let mut credentials = Vec::new();
+        for (index, credential) in self.sqs_api.credentials.iter().enumerate() {
+            let field = format!("sqs_api.credentials[{index}]");
+            if credential.access_key_id.is_empty() || !seen.insert(credential.access_key_id.clone())
+            {
+                return Err(ConfigError::invalid(
+                    format!("{field}.access_key_id"),
+                    "must be non-empty and distinct",
+                ));
+            }
+            for queue in &credential.queues {
+                if queue != "*" && !self.queues.contains_key(queue) {
+                    return Err(ConfigError::invalid(
+                        format!("{field}.queues"),
+                        format!("`{queue}` is not a queue listed under [queues]"),
+                    ));
+                }
+            }
+            let secret = read_secret(
+                &field,
+                &credential.secret,
+                &credential.secret_env,
+                &credential.secret_file,
+            )?;
+            credentials.push(crate::api::sqs::SqsCredential {
+                access_key_id: credential.access_key_id.clone(),
+                secret,
+                queues: credential.queues.clone(),
+                actions: credential.actions.clone(),
+            });
+        }
+        Ok(credentials)
     }
 
     /// The gateway queue -> backend locator map.
@@ -374,7 +466,7 @@ impl Config {
         let mut keys = Vec::with_capacity(self.receipt_keys.len());
         for (index, key) in self.receipt_keys.iter().enumerate() {
             let field = format!("receipt_keys[{index}]");
-            let secret = read_secret(&field, key)?;
+            let secret = read_secret(&field, &key.secret, &key.secret_env, &key.secret_file)?;
             let bytes = Keyring::decode_key(key.id, &secret)
                 .map_err(|error| ConfigError::invalid(&field, error.to_string()))?;
             keys.push((key.id, bytes));
@@ -474,8 +566,13 @@ fn valid_name(name: &str, max: usize) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
-fn read_secret(field: &str, key: &ReceiptKeyConfig) -> Result<Zeroizing<String>, ConfigError> {
-    match (&key.secret, &key.secret_env, &key.secret_file) {
+fn read_secret(
+    field: &str,
+    secret: &Option<String>,
+    secret_env: &Option<String>,
+    secret_file: &Option<PathBuf>,
+) -> Result<Zeroizing<String>, ConfigError> {
+    match (secret, secret_env, secret_file) {
         (Some(inline), None, None) => Ok(Zeroizing::new(inline.clone())),
         (None, Some(variable), None) => std::env::var(variable).map(Zeroizing::new).map_err(|_| {
             ConfigError::invalid(

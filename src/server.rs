@@ -83,7 +83,7 @@ impl App {
             config.keyring()?,
             ledger,
             config.ledger.unknown_deliveries,
-            clock,
+            Arc::clone(&clock),
             shutdown.clone(),
         ));
         let ezgh = Arc::new(api::ezgh::EzghState {
@@ -97,9 +97,22 @@ impl App {
                 trust_forwarded_for: config.server.trust_forwarded_for,
             },
         });
+        if config.sqs_api.allow_unsigned {
+            tracing::warn!(
+                "the SQS endpoint accepts unsigned requests (sqs_api.allow_unsigned): local development only"
+            );
+        }
+        let sqs = Arc::new(api::sqs::SqsState {
+            gateway: Arc::clone(&gateway),
+            credentials: config.sqs_credentials()?,
+            allow_unsigned: config.sqs_api.allow_unsigned,
+            public_url: config.sqs_api.public_url.clone(),
+            clock: Arc::clone(&clock),
+        });
         let router = Router::new()
             .merge(api::health::router(Arc::clone(&gateway)))
             .merge(api::ezgh::router(Arc::clone(&ezgh)))
+            .merge(api::sqs::router(sqs))
             .fallback(not_found)
             .layer(TimeoutLayer::with_status_code(
                 StatusCode::GATEWAY_TIMEOUT,

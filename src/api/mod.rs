@@ -2,6 +2,7 @@
 
 pub mod ezgh;
 pub mod health;
+pub mod sqs;
 
 use crate::core::GatewayError;
 use axum::body::{Body, Bytes};

@@ -8,8 +8,8 @@ use crate::core::clock::Clock;
 use crate::core::handle::{HandleClaims, Keyring};
 use crate::core::ledger::{DeliveryLedger, Standing, UnknownDeliveries};
 use crate::core::model::{
-    BackendMessage, BackendReceive, DeadLetterInfo, Delivery, EntryOutcome, HandleOutcome,
-    ResolvedQueue,
+    BackendMessage, BackendReceive, DeadLetterInfo, Delivery, EntryError, EntryOutcome,
+    HandleOutcome, OutgoingMessage, QueueStats, ResolvedQueue, SentMessage,
 };
 use crate::core::registry::QueueRegistry;
 use crate::core::{ErrorKind, GatewayError};
@@ -91,6 +91,35 @@ impl Gateway {
     /// Whether the backend answers; for readiness.
     pub async fn ping(&self) -> Result<(), GatewayError> {
         self.backend.ping().await.map_err(GatewayError::from)
+    }
+
+    /// Sends messages to the gateway queue `queue`; one result per message, in order.
+    pub async fn send(
+        &self,
+        queue: &str,
+        messages: &[OutgoingMessage],
+    ) -> Result<Vec<Result<SentMessage, EntryError>>, GatewayError> {
+        let resolved = self.registry.get(queue).await?;
+        let answer = self.backend.send_batch(&resolved.url, messages).await;
+        self.settle(queue, answer).await
+    }
+
+    /// The queue's settings and message counts.
+    pub async fn queue_stats(
+        &self,
+        queue: &str,
+    ) -> Result<(Arc<ResolvedQueue>, QueueStats), GatewayError> {
+        let resolved = self.registry.get(queue).await?;
+        let answer = self.backend.stats(&resolved.url).await;
+        let stats = self.settle(queue, answer).await?;
+        Ok((resolved, stats))
+    }
+
+    /// Deletes every message of the queue; every handle of it becomes stale.
+    pub async fn purge(&self, queue: &str) -> Result<(), GatewayError> {
+        let resolved = self.registry.get(queue).await?;
+        let answer = self.backend.purge(&resolved.url).await;
+        self.settle(queue, answer).await
     }
 
     /// Waits until background work (releasing abandoned receives) has finished.

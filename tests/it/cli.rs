@@ -228,9 +228,13 @@ fn start_zero_config(dir: &std::path::Path) -> (KillOnDrop, String) {
 }
 
 fn receive_url_in(printed: &str) -> String {
-    let start = printed.find("http://").unwrap();
-    let end = printed[start..].find('"').unwrap();
-    printed[start..start + end].to_owned()
+    let line = printed
+        .lines()
+        .find(|line| line.contains("/messages/receive"))
+        .unwrap();
+    let start = line.find("http://").unwrap();
+    let end = line[start..].find('"').unwrap();
+    line[start..start + end].to_owned()
 }
 
 #[tokio::test]
@@ -260,6 +264,38 @@ async fn serve_without_a_config_runs_the_embedded_backend_and_reuses_it_on_resta
         answer.json::<serde_json::Value>().await.unwrap(),
         json!({ "messages": [] })
     );
+    // The printed SQS credentials send through the SQS endpoint; ezgh receives what was sent.
+    let exported = printed
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("export AWS_ACCESS_KEY_ID="))
+        .expect("SQS credentials are shown on the first start");
+    let mut words = exported.split_whitespace();
+    let access_key = words.next().unwrap().to_owned();
+    let secret = words
+        .next()
+        .unwrap()
+        .trim_start_matches("AWS_SECRET_ACCESS_KEY=")
+        .to_owned();
+    let receive_url = receive_url_in(&printed);
+    let base = receive_url.split("/v1/").next().unwrap().to_owned();
+    let sdk = aws_config::SdkConfig::builder()
+        .behavior_version(aws_config::BehaviorVersion::latest())
+        .region(aws_config::Region::new("us-east-1"))
+        .endpoint_url(&base)
+        .credentials_provider(aws_sdk_sqs::config::SharedCredentialsProvider::new(
+            aws_sdk_sqs::config::Credentials::new(access_key, secret, None, None, "printed"),
+        ))
+        .build();
+    aws_sdk_sqs::Client::new(&sdk)
+        .send_message()
+        .queue_url(format!("{base}/000000000000/orders"))
+        .message_body("hello")
+        .send()
+        .await
+        .unwrap();
+    let answer = receive(receive_url, key.clone()).await;
+    let messages = answer.json::<serde_json::Value>().await.unwrap();
+    assert_eq!(messages["messages"][0]["body"], "hello");
     Command::new("kill")
         .args(["-TERM", &first.0.id().to_string()])
         .status()

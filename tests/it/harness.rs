@@ -20,6 +20,11 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub const ORG: &str = "acme";
+/// The SQS endpoint's test access key (all queues, all actions) and its secret.
+pub const SQS_KEY_ID: &str = "AKIDGATEWAYTEST";
+pub const SQS_SECRET: &str = "gateway-test-secret-not-for-production";
+/// A key that may only list queues.
+pub const SQS_LIMITED_KEY_ID: &str = "AKIDGATEWAYLIMITED";
 pub const PROJECT: &str = "shop";
 
 pub fn localstack_endpoint() -> String {
@@ -318,6 +323,9 @@ impl GatewayBuilder {
             "[[api_keys]]\nid = \"{}\"\norganization = \"other\"\nhash = \"{}\"\ngrants = {{ \"*\" = [\"*\"] }}\n\n",
             foreign.id, foreign.hash
         ));
+        toml.push_str(&format!(
+            "[[sqs_api.credentials]]\naccess_key_id = \"{SQS_KEY_ID}\"\nsecret = \"{SQS_SECRET}\"\n\n[[sqs_api.credentials]]\naccess_key_id = \"{SQS_LIMITED_KEY_ID}\"\nsecret = \"{SQS_SECRET}\"\nqueues = []\nactions = [\"ListQueues\"]\n\n"
+        ));
         toml.push_str(&self.extra_config);
         let config =
             Config::parse(&toml).unwrap_or_else(|error| panic!("test config: {error}\n{toml}"));
@@ -480,6 +488,19 @@ impl TestGateway {
     pub async fn backend_depth(&self, queue: &str) -> u64 {
         let stats = self.backend.stats(&self.queue_urls[queue]).await.unwrap();
         stats.visible + stats.in_flight + stats.delayed
+    }
+
+    /// An AWS SDK client pointed at the gateway's SQS endpoint.
+    pub fn sqs_client(&self, key_id: &str, secret: &str) -> Client {
+        let sdk = aws_config::SdkConfig::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(Region::new("us-east-1"))
+            .endpoint_url(&self.base)
+            .credentials_provider(aws_sdk_sqs::config::SharedCredentialsProvider::new(
+                Credentials::new(key_id, secret, None, None, "tests"),
+            ))
+            .build();
+        Client::new(&sdk)
     }
 
     /// Stops the server and waits for it.

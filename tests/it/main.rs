@@ -11,6 +11,7 @@ mod ezgh_receipts;
 mod ezgh_receive;
 mod harness;
 mod service;
+mod sqs_api;
 
 /// Runs each listed `async fn(Kind)` test once against LocalStack and once against the embedded
 /// engine: one behavioural suite, two backends.

@@ -1,0 +1,116 @@
+//! Renders errors as SQS does in the JSON protocol: `__type`, `message`, and `x-amzn-query-error`.
+
+use crate::core::limits::retry_after_seconds;
+use crate::core::{ErrorKind, GatewayError};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use std::time::Duration;
+
+/// An SQS error on its way out.
+#[derive(Debug)]
+pub struct SqsError {
+    pub status: StatusCode,
+    /// The JSON `__type` name, e.g. `QueueDoesNotExist`.
+    pub code: &'static str,
+    /// The Query protocol code, e.g. `AWS.SimpleQueueService.NonExistentQueue`.
+    pub query_code: &'static str,
+    /// Whether the caller is at fault.
+    pub sender: bool,
+    pub message: String,
+    pub retry_after: Option<Duration>,
+}
+
+impl SqsError {
+    /// A client error whose JSON and Query codes are the same.
+    pub fn sender(code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status: StatusCode::BAD_REQUEST,
+            code,
+            query_code: code,
+            sender: true,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    pub fn invalid_parameter(message: impl Into<String>) -> Self {
+        Self::sender("InvalidParameterValue", message)
+    }
+
+    pub fn missing_parameter(name: &str) -> Self {
+        Self::sender(
+            "MissingParameter",
+            format!("the request must contain the parameter {name}"),
+        )
+    }
+
+    pub fn queue_does_not_exist() -> Self {
+        Self {
+            query_code: "AWS.SimpleQueueService.NonExistentQueue",
+            ..Self::sender("QueueDoesNotExist", "The specified queue does not exist.")
+        }
+    }
+
+    pub fn with_status(mut self, status: StatusCode) -> Self {
+        self.status = status;
+        self
+    }
+}
+
+impl From<GatewayError> for SqsError {
+    fn from(error: GatewayError) -> Self {
+        error.log("sqs");
+        let retry_after = error.retry_after();
+        let mut rendered = match error.kind {
+            ErrorKind::InvalidRequest | ErrorKind::OutOfRange | ErrorKind::PayloadTooLarge => {
+                SqsError::invalid_parameter(error.message)
+            }
+            ErrorKind::Unauthenticated => SqsError::sender("InvalidClientTokenId", error.message)
+                .with_status(StatusCode::FORBIDDEN),
+            ErrorKind::PermissionDenied => {
+                SqsError::sender("AccessDenied", error.message).with_status(StatusCode::FORBIDDEN)
+            }
+            ErrorKind::QueueNotFound => SqsError::queue_does_not_exist(),
+            ErrorKind::RateLimited { .. } => SqsError::sender("RequestThrottled", error.message)
+                .with_status(StatusCode::FORBIDDEN),
+            ErrorKind::Unavailable { .. } => SqsError {
+                sender: false,
+                ..SqsError::sender("ServiceUnavailable", error.message)
+                    .with_status(StatusCode::SERVICE_UNAVAILABLE)
+            },
+            ErrorKind::Internal => SqsError {
+                sender: false,
+                ..SqsError::sender("InternalFailure", "internal error")
+                    .with_status(StatusCode::INTERNAL_SERVER_ERROR)
+            },
+        };
+        rendered.retry_after = retry_after;
+        rendered
+    }
+}
+
+impl IntoResponse for SqsError {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({
+            "__type": format!("com.amazonaws.sqs#{}", self.code),
+            "message": self.message,
+        });
+        let mut response = (self.status, body.to_string()).into_response();
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/x-amz-json-1.0"),
+        );
+        let fault = if self.sender { "Sender" } else { "Receiver" };
+        if let Ok(value) = HeaderValue::from_str(&format!("{};{fault}", self.query_code)) {
+            headers.insert("x-amzn-query-error", value);
+        }
+        if let Some(wait) = self.retry_after {
+            headers.insert(
+                header::RETRY_AFTER,
+                HeaderValue::from(retry_after_seconds(wait)),
+            );
+        }
+        response
+    }
+}

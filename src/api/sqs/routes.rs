@@ -1,0 +1,637 @@
+//! The SQS endpoint: protocol detection, SigV4 authentication, and one handler per action.
+
+use super::error::SqsError;
+use super::sigv4::{self, SigV4Error, SignedRequest};
+use super::wire::{self, BatchResult, Failed, MessageJson, Successful};
+use crate::api::read_body;
+use crate::core::clock::Clock;
+use crate::core::gateway::ReceiveOptions;
+use crate::core::model::HandleOutcome;
+use crate::core::{Gateway, GatewayError};
+use axum::body::{Body, Bytes};
+use axum::extract::{OriginalUri, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use zeroize::Zeroizing;
+
+/// SQS requests carry at most ten messages of at most 1 MiB each.
+const BODY_LIMIT: usize = 12 * 1024 * 1024;
+/// The account id in queue URLs and ARNs the endpoint hands out.
+pub const ACCOUNT: &str = "000000000000";
+
+/// One access key the endpoint accepts.
+pub struct SqsCredential {
+    pub access_key_id: String,
+    pub secret: Zeroizing<String>,
+    /// Gateway queues (or `*`).
+    pub queues: Vec<String>,
+    /// Actions (or `*`).
+    pub actions: Vec<String>,
+}
+
+impl SqsCredential {
+    fn allows(&self, queue: Option<&str>, action: &str) -> bool {
+        let action_ok = self.actions.iter().any(|a| a == "*" || a == action);
+        let queue_ok = queue.is_none_or(|queue| self.queues.iter().any(|q| q == "*" || q == queue));
+        action_ok && queue_ok
+    }
+}
+
+/// What the SQS routes share.
+pub struct SqsState {
+    pub gateway: Arc<Gateway>,
+    pub credentials: Vec<SqsCredential>,
+    /// Accept requests without a signature (local development only).
+    pub allow_unsigned: bool,
+    /// Base of the queue URLs handed out; default: `http://` and the request's Host.
+    pub public_url: Option<String>,
+    pub clock: Arc<dyn Clock>,
+}
+
+/// `POST /` and `POST /{account}/{queue}`.
+pub fn router(state: Arc<SqsState>) -> Router {
+    Router::new()
+        .route("/", post(handle))
+        .route("/{account}/{queue}", post(handle))
+        .method_not_allowed_fallback(crate::api::method_not_allowed)
+        .with_state(state)
+}
+
+/// Who is calling: a verified key, or nobody (unsigned, when allowed).
+enum Caller<'a> {
+    Key(&'a SqsCredential),
+    Unsigned,
+}
+
+impl Caller<'_> {
+    fn check(&self, queue: Option<&str>, action: &str) -> Result<(), SqsError> {
+        match self {
+            Caller::Unsigned => Ok(()),
+            Caller::Key(credential) if credential.allows(queue, action) => Ok(()),
+            Caller::Key(_) => Err(SqsError::sender(
+                "AccessDenied",
+                format!("Access to the resource is denied for {action}."),
+            )
+            .with_status(StatusCode::FORBIDDEN)),
+        }
+    }
+}
+
+async fn handle(
+    State(state): State<Arc<SqsState>>,
+    method: Method,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let body = match read_body(body, BODY_LIMIT).await {
+        Ok(body) => body,
+        Err(error) => return SqsError::from(error).into_response(),
+    };
+    let Some(action) = headers
+        .get("x-amz-target")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|target| target.strip_prefix("AmazonSQS."))
+        .map(str::to_owned)
+    else {
+        return query_protocol_refusal();
+    };
+    let caller = match authenticate(&state, &method, &uri, &headers, &body) {
+        Ok(caller) => caller,
+        Err(error) => return error.into_response(),
+    };
+    let host = headers
+        .get(header::HOST)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("localhost")
+        .to_owned();
+    let context = Context {
+        state: &state,
+        caller,
+        base_url: state
+            .public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{host}")),
+    };
+    match context.dispatch(&action, &body).await {
+        Ok(answer) => (
+            [(header::CONTENT_TYPE, "application/x-amz-json-1.0")],
+            Json(answer),
+        )
+            .into_response(),
+        Err(error) => error.into_response(),
+    }
+}
+
+/// The Query (form/XML) protocol is not served yet: answer in its own error shape.
+fn query_protocol_refusal() -> Response {
+    let xml = "<?xml version=\"1.0\"?><ErrorResponse xmlns=\"http://queue.amazonaws.com/doc/2012-11-05/\"><Error><Type>Sender</Type><Code>InvalidAction</Code><Message>This endpoint speaks the AWS JSON 1.0 protocol (X-Amz-Target: AmazonSQS.*); the Query protocol is not served yet.</Message><Detail/></Error><RequestId>00000000-0000-0000-0000-000000000000</RequestId></ErrorResponse>";
+    (
+        StatusCode::BAD_REQUEST,
+        [(header::CONTENT_TYPE, "text/xml")],
+        xml,
+    )
+        .into_response()
+}
+
+fn authenticate<'a>(
+    state: &'a SqsState,
+    method: &Method,
+    uri: &axum::http::Uri,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Caller<'a>, SqsError> {
+    let signed = headers.contains_key(header::AUTHORIZATION)
+        || uri.query().is_some_and(|q| q.contains("X-Amz-Signature"));
+    if !signed && state.allow_unsigned {
+        return Ok(Caller::Unsigned);
+    }
+    let request = SignedRequest {
+        method,
+        uri,
+        headers,
+        body,
+    };
+    let lookup = |key: &str| {
+        state
+            .credentials
+            .iter()
+            .find(|c| c.access_key_id == key)
+            .map(|c| c.secret.to_string())
+    };
+    match sigv4::verify(&request, state.clock.now(), lookup) {
+        Ok(verified) => state
+            .credentials
+            .iter()
+            .find(|c| c.access_key_id == verified.access_key_id)
+            .map(Caller::Key)
+            .ok_or_else(|| sigv4_error(&SigV4Error::UnknownKey)),
+        Err(error) => {
+            tracing::debug!(code = error.aws_code(), "SQS request refused by SigV4");
+            Err(sigv4_error(&error))
+        }
+    }
+}
+
+fn sigv4_error(error: &SigV4Error) -> SqsError {
+    let code = error.aws_code();
+    let status = match code {
+        "IncompleteSignature" | "RequestExpired" => StatusCode::BAD_REQUEST,
+        _ => StatusCode::FORBIDDEN,
+    };
+    SqsError::sender(code, error.to_string()).with_status(status)
+}
+
+struct Context<'a> {
+    state: &'a SqsState,
+    caller: Caller<'a>,
+    base_url: String,
+}
+
+fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, SqsError> {
+    let body = if body.iter().all(u8::is_ascii_whitespace) {
+        b"{}" as &[u8]
+    } else {
+        body
+    };
+    serde_json::from_slice(body).map_err(|error| {
+        SqsError::sender(
+            "SerializationException",
+            format!(
+                "the request body is not valid for this action (line {}, column {})",
+                error.line(),
+                error.column()
+            ),
+        )
+    })
+}
+
+impl Context<'_> {
+    fn gateway(&self) -> &Arc<Gateway> {
+        &self.state.gateway
+    }
+
+    fn queue_url(&self, queue: &str) -> String {
+        format!("{}/{ACCOUNT}/{queue}", self.base_url.trim_end_matches('/'))
+    }
+
+    /// The gateway queue a QueueUrl names (its last path segment), if it is configured.
+    fn queue_of(&self, url: Option<&str>, action: &str) -> Result<String, SqsError> {
+        let url = url.ok_or_else(|| SqsError::missing_parameter("QueueUrl"))?;
+        let name = url
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or_default();
+        if !self.gateway().registry().contains(name) {
+            return Err(SqsError::queue_does_not_exist());
+        }
+        self.caller.check(Some(name), action)?;
+        Ok(name.to_owned())
+    }
+
+    async fn dispatch(&self, action: &str, body: &[u8]) -> Result<Value, SqsError> {
+        match action {
+            "GetQueueUrl" => self.get_queue_url(parse(body)?),
+            "ListQueues" => self.list_queues(parse(body)?),
+            "GetQueueAttributes" => self.get_queue_attributes(parse(body)?).await,
+            "SendMessage" => self.send_message(parse(body)?).await,
+            "SendMessageBatch" => self.send_message_batch(parse(body)?).await,
+            "ReceiveMessage" => self.receive_message(parse(body)?).await,
+            "DeleteMessage" => self.delete_message(parse(body)?).await,
+            "DeleteMessageBatch" => self.handle_batch(parse(body)?, "DeleteMessageBatch").await,
+            "ChangeMessageVisibility" => self.change_visibility(parse(body)?).await,
+            "ChangeMessageVisibilityBatch" => {
+                self.handle_batch(parse(body)?, "ChangeMessageVisibilityBatch")
+                    .await
+            }
+            "PurgeQueue" => {
+                let request: wire::QueueUrlOnly = parse(body)?;
+                let queue = self.queue_of(request.queue_url.as_deref(), action)?;
+                self.gateway().purge(&queue).await?;
+                Ok(json!({}))
+            }
+            "CreateQueue"
+            | "DeleteQueue"
+            | "SetQueueAttributes"
+            | "ListDeadLetterSourceQueues"
+            | "TagQueue"
+            | "UntagQueue"
+            | "ListQueueTags"
+            | "AddPermission"
+            | "RemovePermission"
+            | "StartMessageMoveTask"
+            | "CancelMessageMoveTask"
+            | "ListMessageMoveTasks" => Err(SqsError::sender(
+                "UnsupportedOperation",
+                format!(
+                    "{action} is not supported by this gateway yet; queues come from its config"
+                ),
+            )),
+            _ => Err(SqsError::sender(
+                "UnknownOperationException",
+                "The action or operation requested is invalid.",
+            )),
+        }
+    }
+
+    fn get_queue_url(&self, request: wire::GetQueueUrl) -> Result<Value, SqsError> {
+        let name = request
+            .queue_name
+            .ok_or_else(|| SqsError::missing_parameter("QueueName"))?;
+        if !self.gateway().registry().contains(&name) {
+            return Err(SqsError::queue_does_not_exist());
+        }
+        self.caller.check(Some(&name), "GetQueueUrl")?;
+        Ok(json!({ "QueueUrl": self.queue_url(&name) }))
+    }
+
+    fn list_queues(&self, request: wire::ListQueues) -> Result<Value, SqsError> {
+        self.caller.check(None, "ListQueues")?;
+        let max = wire::ranged(request.max_results, "MaxResults", 1, 1000)?;
+        let prefix = request.queue_name_prefix.unwrap_or_default();
+        let after = request.next_token.unwrap_or_default();
+        let mut names: Vec<&str> = self
+            .gateway()
+            .registry()
+            .names()
+            .filter(|name| name.starts_with(&prefix) && *name > after.as_str())
+            .filter(|name| self.caller.check(Some(name), "ListQueues").is_ok())
+            .collect();
+        let limit = max.map_or(1000, |max| max as usize);
+        let more = names.len() > limit;
+        names.truncate(limit);
+        let mut answer = json!({
+            "QueueUrls": names.iter().map(|name| self.queue_url(name)).collect::<Vec<_>>()
+        });
+        if more && max.is_some() {
+            answer["NextToken"] = json!(names.last().copied().unwrap_or_default());
+        }
+        Ok(answer)
+    }
+
+    async fn get_queue_attributes(
+        &self,
+        request: wire::GetQueueAttributes,
+    ) -> Result<Value, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref(), "GetQueueAttributes")?;
+        let (resolved, stats) = self.gateway().queue_stats(&queue).await?;
+        let attributes = &resolved.attributes;
+        let mut all = BTreeMap::new();
+        all.insert("ApproximateNumberOfMessages", stats.visible.to_string());
+        all.insert(
+            "ApproximateNumberOfMessagesNotVisible",
+            stats.in_flight.to_string(),
+        );
+        all.insert(
+            "ApproximateNumberOfMessagesDelayed",
+            stats.delayed.to_string(),
+        );
+        all.insert(
+            "VisibilityTimeout",
+            attributes.visibility_timeout_seconds.to_string(),
+        );
+        all.insert(
+            "ReceiveMessageWaitTimeSeconds",
+            attributes.receive_wait_seconds.to_string(),
+        );
+        all.insert(
+            "QueueArn",
+            format!("arn:aws:sqs:us-east-1:{ACCOUNT}:{queue}"),
+        );
+        if attributes.fifo {
+            all.insert("FifoQueue", "true".into());
+        }
+        if let Some(redrive) = &attributes.redrive {
+            all.insert(
+                "RedrivePolicy",
+                json!({ "deadLetterTargetArn": redrive.dead_letter_target_arn, "maxReceiveCount": redrive.max_receive_count }).to_string(),
+            );
+        }
+        let wanted = &request.attribute_names;
+        let selected: BTreeMap<&str, String> = all
+            .into_iter()
+            .filter(|(name, _)| wanted.iter().any(|w| w == "All" || w == name))
+            .collect();
+        Ok(json!({ "Attributes": selected }))
+    }
+
+    async fn send_message(&self, request: wire::SendMessage) -> Result<Value, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref(), "SendMessage")?;
+        let message = wire::outgoing(request.entry)?;
+        let (body_md5, attributes_md5) = wire::digests(&message);
+        let mut results = self
+            .gateway()
+            .send(&queue, std::slice::from_ref(&message))
+            .await?;
+        let sent = results
+            .pop()
+            .ok_or_else(|| SqsError::from(GatewayError::internal("no send result")))?
+            .map_err(|error| SqsError::sender(error.code, error.message))?;
+        let mut answer = json!({ "MessageId": sent.message_id, "MD5OfMessageBody": body_md5 });
+        if let Some(md5) = attributes_md5 {
+            answer["MD5OfMessageAttributes"] = json!(md5);
+        }
+        if let Some(sequence) = sent.sequence_number {
+            answer["SequenceNumber"] = json!(sequence);
+        }
+        Ok(answer)
+    }
+
+    async fn send_message_batch(&self, request: wire::SendMessageBatch) -> Result<Value, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref(), "SendMessageBatch")?;
+        let ids = wire::check_batch(request.entries.iter().map(|e| e.id.as_deref()))?;
+        let mut result = BatchResult::default();
+        let mut accepted = Vec::new();
+        for (id, entry) in ids.into_iter().zip(request.entries) {
+            match wire::outgoing(entry) {
+                Ok(message) => accepted.push((id, message)),
+                Err(error) => result.failed.push(Failed {
+                    id,
+                    sender_fault: true,
+                    code: error.code.into(),
+                    message: error.message,
+                }),
+            }
+        }
+        let messages: Vec<_> = accepted.iter().map(|(_, m)| m.clone()).collect();
+        let sent = if messages.is_empty() {
+            Vec::new()
+        } else {
+            self.gateway().send(&queue, &messages).await?
+        };
+        for ((id, message), outcome) in accepted.into_iter().zip(sent) {
+            match outcome {
+                Ok(sent) => {
+                    let (body_md5, attributes_md5) = wire::digests(&message);
+                    result.successful.push(Successful {
+                        id,
+                        message_id: Some(sent.message_id),
+                        md5_of_message_body: Some(body_md5),
+                        md5_of_message_attributes: attributes_md5,
+                        sequence_number: sent.sequence_number,
+                    });
+                }
+                Err(error) => result.failed.push(Failed {
+                    id,
+                    sender_fault: true,
+                    code: error.code.into(),
+                    message: error.message,
+                }),
+            }
+        }
+        Ok(serde_json::to_value(result).unwrap_or_default())
+    }
+
+    async fn receive_message(&self, request: wire::ReceiveMessage) -> Result<Value, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref(), "ReceiveMessage")?;
+        let options = ReceiveOptions {
+            max_messages: wire::ranged(
+                request.max_number_of_messages,
+                "MaxNumberOfMessages",
+                1,
+                10,
+            )?
+            .unwrap_or(1),
+            wait_seconds: wire::ranged(request.wait_time_seconds, "WaitTimeSeconds", 0, 20)?,
+            visibility_timeout_seconds: wire::ranged(
+                request.visibility_timeout,
+                "VisibilityTimeout",
+                0,
+                43_200,
+            )?,
+            attempt_id: request.receive_request_attempt_id,
+        };
+        let system_names: Vec<String> = request
+            .message_system_attribute_names
+            .into_iter()
+            .chain(request.attribute_names)
+            .collect();
+        let deliveries = self.gateway().receive(&queue, options).await?;
+        let messages: Vec<MessageJson> = deliveries
+            .into_iter()
+            .map(|delivery| {
+                let message = delivery.message;
+                let mut system = BTreeMap::new();
+                let mut add = |name: &str, value: Option<String>| {
+                    if let Some(value) = value
+                        && system_names.iter().any(|w| w == "All" || w == name)
+                    {
+                        system.insert(name.to_owned(), value);
+                    }
+                };
+                add("SenderId", Some(ACCOUNT.to_owned()));
+                add(
+                    "SentTimestamp",
+                    message.sent_at.map(|t| t.timestamp_millis().to_string()),
+                );
+                add(
+                    "ApproximateReceiveCount",
+                    Some(message.receive_count.to_string()),
+                );
+                add(
+                    "ApproximateFirstReceiveTimestamp",
+                    message
+                        .first_received_at
+                        .map(|t| t.timestamp_millis().to_string()),
+                );
+                add("MessageGroupId", message.group_id.clone());
+                add("SequenceNumber", message.sequence_number.clone());
+                add(
+                    "DeadLetterQueueSourceArn",
+                    message.dead_letter_source_arn.clone(),
+                );
+                let selected: BTreeMap<_, _> = message
+                    .attributes
+                    .iter()
+                    .filter(|(name, _)| {
+                        wire::attribute_selected(name, &request.message_attribute_names)
+                    })
+                    .map(|(name, attribute)| (name.clone(), attribute.clone()))
+                    .collect();
+                MessageJson {
+                    md5_of_body: super::md5::of_body(&message.body),
+                    md5_of_message_attributes: super::md5::of_attributes(&selected),
+                    message_attributes: wire::attributes_json(&selected),
+                    message_id: message.message_id,
+                    receipt_handle: delivery.receipt_handle.expose().to_owned(),
+                    body: message.body,
+                    attributes: system,
+                }
+            })
+            .collect();
+        Ok(if messages.is_empty() {
+            json!({})
+        } else {
+            json!({ "Messages": messages })
+        })
+    }
+
+    async fn delete_message(&self, request: wire::HandleRequest) -> Result<Value, SqsError> {
+        self.queue_of(request.queue_url.as_deref(), "DeleteMessage")?;
+        let handle = request
+            .entry
+            .receipt_handle
+            .ok_or_else(|| SqsError::missing_parameter("ReceiptHandle"))?;
+        match self.gateway().acknowledge(&[handle]).await?.first() {
+            // As SQS: deleting with an outdated handle succeeds (and deletes nothing).
+            Some(HandleOutcome::Ok | HandleOutcome::Stale) => Ok(json!({})),
+            _ => Err(receipt_handle_invalid()),
+        }
+    }
+
+    async fn change_visibility(&self, request: wire::HandleRequest) -> Result<Value, SqsError> {
+        self.queue_of(request.queue_url.as_deref(), "ChangeMessageVisibility")?;
+        let entry = request.entry;
+        let handle = entry
+            .receipt_handle
+            .ok_or_else(|| SqsError::missing_parameter("ReceiptHandle"))?;
+        let timeout = wire::ranged(entry.visibility_timeout, "VisibilityTimeout", 0, 43_200)?
+            .ok_or_else(|| SqsError::missing_parameter("VisibilityTimeout"))?;
+        match self
+            .gateway()
+            .change_visibility(&[(handle, timeout)])
+            .await?
+            .first()
+        {
+            Some(HandleOutcome::Ok) => Ok(json!({})),
+            Some(HandleOutcome::Stale) => Err(message_not_in_flight()),
+            _ => Err(receipt_handle_invalid()),
+        }
+    }
+
+    async fn handle_batch(
+        &self,
+        request: wire::HandleBatch,
+        action: &str,
+    ) -> Result<Value, SqsError> {
+        self.queue_of(request.queue_url.as_deref(), action)?;
+        let ids = wire::check_batch(request.entries.iter().map(|e| e.id.as_deref()))?;
+        let mut result = BatchResult::default();
+        let mut handles = Vec::new();
+        for (id, entry) in ids.into_iter().zip(request.entries) {
+            let Some(handle) = entry.receipt_handle else {
+                result
+                    .failed
+                    .push(failed(id, &SqsError::missing_parameter("ReceiptHandle")));
+                continue;
+            };
+            let timeout = if action == "ChangeMessageVisibilityBatch" {
+                match wire::ranged(entry.visibility_timeout, "VisibilityTimeout", 0, 43_200) {
+                    Ok(Some(timeout)) => timeout,
+                    Ok(None) => {
+                        result.failed.push(failed(
+                            id,
+                            &SqsError::missing_parameter("VisibilityTimeout"),
+                        ));
+                        continue;
+                    }
+                    Err(error) => {
+                        result.failed.push(failed(id, &error));
+                        continue;
+                    }
+                }
+            } else {
+                0
+            };
+            handles.push((id, handle, timeout));
+        }
+        let outcomes = if action == "DeleteMessageBatch" {
+            let just_handles: Vec<String> = handles.iter().map(|(_, h, _)| h.clone()).collect();
+            self.gateway().acknowledge(&just_handles).await?
+        } else {
+            let entries: Vec<(String, u32)> =
+                handles.iter().map(|(_, h, t)| (h.clone(), *t)).collect();
+            self.gateway().change_visibility(&entries).await?
+        };
+        for ((id, _, _), outcome) in handles.into_iter().zip(outcomes) {
+            match (outcome, action) {
+                (HandleOutcome::Ok, _) | (HandleOutcome::Stale, "DeleteMessageBatch") => {
+                    result.successful.push(Successful {
+                        id,
+                        ..Default::default()
+                    })
+                }
+                (HandleOutcome::Stale, _) => {
+                    result.failed.push(failed(id, &message_not_in_flight()))
+                }
+                (HandleOutcome::Invalid, _) => {
+                    result.failed.push(failed(id, &receipt_handle_invalid()))
+                }
+            }
+        }
+        Ok(serde_json::to_value(result).unwrap_or_default())
+    }
+}
+
+fn failed(id: String, error: &SqsError) -> Failed {
+    Failed {
+        id,
+        sender_fault: error.sender,
+        code: error.code.into(),
+        message: error.message.clone(),
+    }
+}
+
+fn receipt_handle_invalid() -> SqsError {
+    SqsError::sender(
+        "ReceiptHandleIsInvalid",
+        "The input receipt handle is invalid.",
+    )
+}
+
+fn message_not_in_flight() -> SqsError {
+    SqsError {
+        query_code: "AWS.SimpleQueueService.MessageNotInflight",
+        ..SqsError::sender(
+            "MessageNotInflight",
+            "The message referred to isn't in flight.",
+        )
+    }
+}

@@ -1,0 +1,340 @@
+//! SQS JSON 1.0 wire types: requests as the SDKs send them, answers as they expect them.
+
+use super::error::SqsError;
+use super::md5;
+use crate::core::model::{AttributeValue, MessageAttribute, OutgoingMessage};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashSet};
+
+/// A message attribute as the JSON protocol carries it.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct AttributeJson {
+    pub data_type: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub string_value: Option<String>,
+    /// Base64.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub binary_value: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct QueueUrlOnly {
+    pub queue_url: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GetQueueUrl {
+    pub queue_name: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListQueues {
+    pub queue_name_prefix: Option<String>,
+    pub max_results: Option<i64>,
+    pub next_token: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GetQueueAttributes {
+    pub queue_url: Option<String>,
+    #[serde(default)]
+    pub attribute_names: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct SendEntry {
+    #[serde(default)]
+    pub id: Option<String>,
+    pub message_body: Option<String>,
+    pub delay_seconds: Option<i64>,
+    #[serde(default)]
+    pub message_attributes: BTreeMap<String, AttributeJson>,
+    pub message_deduplication_id: Option<String>,
+    pub message_group_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct SendMessage {
+    pub queue_url: Option<String>,
+    #[serde(flatten)]
+    pub entry: SendEntry,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct SendMessageBatch {
+    pub queue_url: Option<String>,
+    #[serde(default)]
+    pub entries: Vec<SendEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ReceiveMessage {
+    pub queue_url: Option<String>,
+    #[serde(default)]
+    pub attribute_names: Vec<String>,
+    #[serde(default)]
+    pub message_system_attribute_names: Vec<String>,
+    #[serde(default)]
+    pub message_attribute_names: Vec<String>,
+    pub max_number_of_messages: Option<i64>,
+    pub visibility_timeout: Option<i64>,
+    pub wait_time_seconds: Option<i64>,
+    pub receive_request_attempt_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct HandleEntry {
+    #[serde(default)]
+    pub id: Option<String>,
+    pub receipt_handle: Option<String>,
+    pub visibility_timeout: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct HandleRequest {
+    pub queue_url: Option<String>,
+    #[serde(flatten)]
+    pub entry: HandleEntry,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct HandleBatch {
+    pub queue_url: Option<String>,
+    #[serde(default)]
+    pub entries: Vec<HandleEntry>,
+}
+
+/// A batch's successful entry.
+#[derive(Debug, Serialize, Default)]
+#[serde(rename_all = "PascalCase")]
+pub struct Successful {
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+    #[serde(rename = "MD5OfMessageBody", skip_serializing_if = "Option::is_none")]
+    pub md5_of_message_body: Option<String>,
+    #[serde(
+        rename = "MD5OfMessageAttributes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub md5_of_message_attributes: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sequence_number: Option<String>,
+}
+
+/// A batch's failed entry.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Failed {
+    pub id: String,
+    pub sender_fault: bool,
+    pub code: String,
+    pub message: String,
+}
+
+/// The answer of every batch action.
+#[derive(Debug, Serialize, Default)]
+#[serde(rename_all = "PascalCase")]
+pub struct BatchResult {
+    pub successful: Vec<Successful>,
+    pub failed: Vec<Failed>,
+}
+
+/// A received message. No `Debug`: it holds a receipt handle.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct MessageJson {
+    pub message_id: String,
+    pub receipt_handle: String,
+    #[serde(rename = "MD5OfBody")]
+    pub md5_of_body: String,
+    pub body: String,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub attributes: BTreeMap<String, String>,
+    #[serde(
+        rename = "MD5OfMessageAttributes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub md5_of_message_attributes: Option<String>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub message_attributes: BTreeMap<String, AttributeJson>,
+}
+
+/// Checks a batch's size and entry ids as SQS does.
+pub fn check_batch<'a>(
+    ids: impl ExactSizeIterator<Item = Option<&'a str>>,
+) -> Result<Vec<String>, SqsError> {
+    if ids.len() == 0 {
+        return Err(SqsError::sender(
+            "AWS.SimpleQueueService.EmptyBatchRequest",
+            "There should be at least one entry in the request.",
+        ));
+    }
+    if ids.len() > 10 {
+        return Err(SqsError::sender(
+            "AWS.SimpleQueueService.TooManyEntriesInBatchRequest",
+            "Maximum number of entries per request are 10.",
+        ));
+    }
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for id in ids {
+        let id = id.ok_or_else(|| SqsError::missing_parameter("Id"))?;
+        let valid = !id.is_empty()
+            && id.len() <= 80
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !valid {
+            return Err(SqsError::sender(
+                "AWS.SimpleQueueService.InvalidBatchEntryId",
+                "A batch entry id can only contain alphanumeric characters, hyphens and underscores, at most 80 long.",
+            ));
+        }
+        if !seen.insert(id.to_owned()) {
+            return Err(SqsError::sender(
+                "AWS.SimpleQueueService.BatchEntryIdsNotDistinct",
+                "Two or more batch entries in the request have the same Id.",
+            ));
+        }
+        out.push(id.to_owned());
+    }
+    Ok(out)
+}
+
+/// An integer parameter in `min..=max`, with SQS's wording when it is not.
+pub fn ranged(value: Option<i64>, name: &str, min: i64, max: i64) -> Result<Option<u32>, SqsError> {
+    match value {
+        None => Ok(None),
+        Some(value) if (min..=max).contains(&value) => Ok(u32::try_from(value).ok()),
+        Some(value) => Err(SqsError::invalid_parameter(format!(
+            "Value {value} for parameter {name} is invalid. Reason: Must be between {min} and {max}, if provided."
+        ))),
+    }
+}
+
+/// Turns a wire entry into a message to send.
+pub fn outgoing(entry: SendEntry) -> Result<OutgoingMessage, SqsError> {
+    let body = entry
+        .message_body
+        .ok_or_else(|| SqsError::missing_parameter("MessageBody"))?;
+    let mut attributes = BTreeMap::new();
+    for (name, attribute) in entry.message_attributes {
+        let value = if attribute.data_type.starts_with("Binary") {
+            let encoded = attribute.binary_value.ok_or_else(|| {
+                SqsError::invalid_parameter(format!("The message attribute '{name}' must contain a non-empty value of message attribute type '{}'.", attribute.data_type))
+            })?;
+            AttributeValue::Bytes(STANDARD.decode(encoded).map_err(|_| {
+                SqsError::invalid_parameter(format!(
+                    "The message attribute '{name}' has an invalid binary value."
+                ))
+            })?)
+        } else {
+            AttributeValue::Text(attribute.string_value.ok_or_else(|| {
+                SqsError::invalid_parameter(format!("The message attribute '{name}' must contain a non-empty value of message attribute type '{}'.", attribute.data_type))
+            })?)
+        };
+        attributes.insert(
+            name,
+            MessageAttribute {
+                data_type: attribute.data_type,
+                value,
+            },
+        );
+    }
+    Ok(OutgoingMessage {
+        body,
+        attributes,
+        delay_seconds: ranged(entry.delay_seconds, "DelaySeconds", 0, 900)?,
+        group_id: entry.message_group_id,
+        deduplication_id: entry.message_deduplication_id,
+    })
+}
+
+/// The wire form of stored attributes.
+pub fn attributes_json(
+    attributes: &BTreeMap<String, MessageAttribute>,
+) -> BTreeMap<String, AttributeJson> {
+    attributes
+        .iter()
+        .map(|(name, attribute)| {
+            let (string_value, binary_value) = match &attribute.value {
+                AttributeValue::Text(text) => (Some(text.clone()), None),
+                AttributeValue::Bytes(bytes) => (None, Some(STANDARD.encode(bytes))),
+            };
+            (
+                name.clone(),
+                AttributeJson {
+                    data_type: attribute.data_type.clone(),
+                    string_value,
+                    binary_value,
+                },
+            )
+        })
+        .collect()
+}
+
+/// Whether `name` is selected by a MessageAttributeNames list (`All`, `.*`, a name, or `prefix.*`).
+pub fn attribute_selected(name: &str, selection: &[String]) -> bool {
+    selection.iter().any(|wanted| {
+        wanted == "All"
+            || wanted == ".*"
+            || wanted == name
+            || wanted
+                .strip_suffix(".*")
+                .is_some_and(|prefix| name.starts_with(&format!("{prefix}.")))
+    })
+}
+
+/// The MD5 digests of a sent message.
+pub fn digests(message: &OutgoingMessage) -> (String, Option<String>) {
+    (
+        md5::of_body(&message.body),
+        md5::of_attributes(&message.attributes),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_are_checked_like_sqs() {
+        assert!(check_batch(std::iter::empty()).is_err());
+        assert!(check_batch(vec![Some("a"); 11].into_iter()).is_err());
+        let twice = check_batch(vec![Some("a"), Some("a")].into_iter()).unwrap_err();
+        assert_eq!(
+            twice.code,
+            "AWS.SimpleQueueService.BatchEntryIdsNotDistinct"
+        );
+        assert!(check_batch(vec![Some("bad id")].into_iter()).is_err());
+        assert_eq!(
+            check_batch(vec![Some("a-1"), Some("b_2")].into_iter()).unwrap(),
+            ["a-1", "b_2"]
+        );
+    }
+
+    #[test]
+    fn attribute_selection_follows_sqs() {
+        let all = vec!["All".to_owned()];
+        assert!(attribute_selected("x", &all));
+        let prefix = vec!["order.*".to_owned()];
+        assert!(attribute_selected("order.id", &prefix));
+        assert!(!attribute_selected("orders", &prefix));
+        assert!(!attribute_selected("x", &[]));
+    }
+}
