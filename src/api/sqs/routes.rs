@@ -54,11 +54,11 @@ pub struct SqsState {
     pub clock: Arc<dyn Clock>,
 }
 
-/// `POST /` and `POST /{account}/{queue}`.
+/// `POST /` and `POST` to the queue URLs it hands out (`/000000000000/{queue}`).
 pub fn router(state: Arc<SqsState>) -> Router {
     Router::new()
         .route("/", post(handle))
-        .route("/{account}/{queue}", post(handle))
+        .route(&format!("/{ACCOUNT}/{{queue}}"), post(handle))
         .method_not_allowed_fallback(crate::api::method_not_allowed)
         .with_state(state)
 }
