@@ -82,6 +82,10 @@ pub struct SqsApiConfig {
     /// Access keys, checked with AWS Signature Version 4.
     #[serde(default)]
     pub credentials: Vec<SqsCredentialConfig>,
+    /// Serve CreateQueue, DeleteQueue, SetQueueAttributes and tags, and expose every backend queue
+    /// by its own name (not only the configured ones). Keys still need the queue and the action.
+    #[serde(default)]
+    pub manage_queues: bool,
 }
 
 /// One access key of the SQS endpoint. SigV4 needs the secret itself (HMAC keys are derived from

@@ -242,7 +242,15 @@ async fn serve(
         Ok(address) => {
             tracing::info!(%address, "sqs-gateway listening");
             if let Some((path, first)) = &zero_config {
-                println!("{}", setup::instructions(address, path, first.as_ref()));
+                let sqs_key = config
+                    .sqs_api
+                    .credentials
+                    .first()
+                    .map(|c| c.access_key_id.as_str());
+                println!(
+                    "{}",
+                    setup::instructions(address, path, first.as_ref(), sqs_key)
+                );
             }
         }
         Err(error) => tracing::warn!(%error, "listening on an unknown address"),

@@ -71,6 +71,7 @@ impl App {
         let registry = QueueRegistry::new(
             Arc::clone(&backend),
             config.queue_locators(),
+            config.sqs_api.manage_queues,
             Duration::from_secs(config.server.queue_cache_seconds),
         );
         let ledger = DeliveryLedger::new(

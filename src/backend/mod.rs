@@ -9,6 +9,7 @@ use crate::core::model::{
     QueueStats, ResolvedQueue, SentMessage,
 };
 use async_trait::async_trait;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// How long clients are told to wait when the backend is down or throttling.
@@ -38,7 +39,9 @@ impl From<BackendError> for GatewayError {
             BackendError::Unavailable(_) => {
                 GatewayError::unavailable(DEFAULT_RETRY_AFTER).with_source(error)
             }
-            BackendError::Rejected(_) | BackendError::Other(_) => GatewayError::internal(error),
+            // Rejections carry our own validation text or an SQS error code, never a handle.
+            BackendError::Rejected(detail) => GatewayError::invalid_request(detail),
+            BackendError::Other(_) => GatewayError::internal(error),
         }
     }
 }
@@ -95,6 +98,32 @@ pub trait Backend: Send + Sync + 'static {
 
     /// Deletes a queue and its messages.
     async fn delete_queue(&self, queue_url: &str) -> Result<(), BackendError>;
+
+    /// Names of the backend's queues starting with `prefix`.
+    async fn list_queues(&self, prefix: &str) -> Result<Vec<String>, BackendError>;
+
+    /// Changes a queue's settings; only the fields given change.
+    async fn set_queue_settings(
+        &self,
+        queue_url: &str,
+        settings: &QueueSettings,
+    ) -> Result<(), BackendError>;
+
+    /// Adds or replaces tags.
+    async fn tag_queue(
+        &self,
+        queue_url: &str,
+        tags: &BTreeMap<String, String>,
+    ) -> Result<(), BackendError>;
+
+    /// Removes tags.
+    async fn untag_queue(&self, queue_url: &str, keys: &[String]) -> Result<(), BackendError>;
+
+    /// The queue's tags.
+    async fn list_queue_tags(
+        &self,
+        queue_url: &str,
+    ) -> Result<BTreeMap<String, String>, BackendError>;
 
     /// Whether the backend answers at all; for readiness.
     async fn ping(&self) -> Result<(), BackendError>;

@@ -78,6 +78,62 @@ impl SqsBackend {
     }
 }
 
+impl SqsBackend {
+    /// SQS queue attributes for `settings`; `FifoQueue` only when creating (`name` given).
+    async fn attributes_of(
+        &self,
+        name: Option<&str>,
+        settings: &QueueSettings,
+    ) -> Result<std::collections::HashMap<QueueAttributeName, String>, BackendError> {
+        let mut attributes = std::collections::HashMap::new();
+        let mut set = |attribute: QueueAttributeName, value: Option<String>| {
+            if let Some(value) = value {
+                attributes.insert(attribute, value);
+            }
+        };
+        let number = |value: Option<u32>| value.map(|v| v.to_string());
+        set(
+            QueueAttributeName::FifoQueue,
+            name.filter(|name| name.ends_with(".fifo"))
+                .map(|_| "true".into()),
+        );
+        set(
+            QueueAttributeName::VisibilityTimeout,
+            number(settings.visibility_timeout_seconds),
+        );
+        set(
+            QueueAttributeName::DelaySeconds,
+            number(settings.delay_seconds),
+        );
+        set(
+            QueueAttributeName::ReceiveMessageWaitTimeSeconds,
+            number(settings.receive_wait_seconds),
+        );
+        set(
+            QueueAttributeName::MessageRetentionPeriod,
+            number(settings.retention_seconds),
+        );
+        set(
+            QueueAttributeName::MaximumMessageSize,
+            number(settings.max_message_bytes),
+        );
+        set(
+            QueueAttributeName::ContentBasedDeduplication,
+            settings.content_based_deduplication.map(|v| v.to_string()),
+        );
+        if let Some((target, max_receive_count)) = &settings.dead_letter {
+            let target = self.resolve(target).await?;
+            let arn = target
+                .attributes
+                .arn
+                .ok_or_else(|| BackendError::Other("dead-letter queue without an ARN".into()))?;
+            let policy = serde_json::json!({ "deadLetterTargetArn": arn, "maxReceiveCount": max_receive_count });
+            set(QueueAttributeName::RedrivePolicy, Some(policy.to_string()));
+        }
+        Ok(attributes)
+    }
+}
+
 fn timeouts(connect_seconds: u64) -> TimeoutConfig {
     TimeoutConfig::builder()
         .connect_timeout(Duration::from_secs(connect_seconds))
@@ -331,50 +387,7 @@ impl Backend for SqsBackend {
         name: &str,
         settings: &QueueSettings,
     ) -> Result<ResolvedQueue, BackendError> {
-        let mut attributes = std::collections::HashMap::new();
-        let mut set = |attribute: QueueAttributeName, value: Option<String>| {
-            if let Some(value) = value {
-                attributes.insert(attribute, value);
-            }
-        };
-        let number = |value: Option<u32>| value.map(|v| v.to_string());
-        set(
-            QueueAttributeName::FifoQueue,
-            name.ends_with(".fifo").then(|| "true".into()),
-        );
-        set(
-            QueueAttributeName::VisibilityTimeout,
-            number(settings.visibility_timeout_seconds),
-        );
-        set(
-            QueueAttributeName::DelaySeconds,
-            number(settings.delay_seconds),
-        );
-        set(
-            QueueAttributeName::ReceiveMessageWaitTimeSeconds,
-            number(settings.receive_wait_seconds),
-        );
-        set(
-            QueueAttributeName::MessageRetentionPeriod,
-            number(settings.retention_seconds),
-        );
-        set(
-            QueueAttributeName::MaximumMessageSize,
-            number(settings.max_message_bytes),
-        );
-        set(
-            QueueAttributeName::ContentBasedDeduplication,
-            settings.content_based_deduplication.map(|v| v.to_string()),
-        );
-        if let Some((target, max_receive_count)) = &settings.dead_letter {
-            let target = self.resolve(target).await?;
-            let arn = target
-                .attributes
-                .arn
-                .ok_or_else(|| BackendError::Other("dead-letter queue without an ARN".into()))?;
-            let policy = serde_json::json!({ "deadLetterTargetArn": arn, "maxReceiveCount": max_receive_count });
-            set(QueueAttributeName::RedrivePolicy, Some(policy.to_string()));
-        }
+        let attributes = self.attributes_of(Some(name), settings).await?;
         let create = self
             .client
             .create_queue()
@@ -397,6 +410,94 @@ impl Backend for SqsBackend {
             .await
             .map(|_| ())
             .map_err(map_error)
+    }
+
+    async fn list_queues(&self, prefix: &str) -> Result<Vec<String>, BackendError> {
+        let mut names = Vec::new();
+        let mut next_token = None;
+        loop {
+            let answer = self
+                .client
+                .list_queues()
+                .queue_name_prefix(prefix)
+                .max_results(1000)
+                .set_next_token(next_token)
+                .send()
+                .await
+                .map_err(map_error)?;
+            names.extend(
+                answer
+                    .queue_urls
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(|url| url.rsplit('/').next().map(str::to_owned)),
+            );
+            match answer.next_token {
+                Some(token) if !token.is_empty() => next_token = Some(token),
+                _ => break,
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    async fn set_queue_settings(
+        &self,
+        queue_url: &str,
+        settings: &QueueSettings,
+    ) -> Result<(), BackendError> {
+        let attributes = self.attributes_of(None, settings).await?;
+        if attributes.is_empty() {
+            return Ok(());
+        }
+        self.client
+            .set_queue_attributes()
+            .queue_url(queue_url)
+            .set_attributes(Some(attributes))
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(map_error)
+    }
+
+    async fn tag_queue(
+        &self,
+        queue_url: &str,
+        tags: &BTreeMap<String, String>,
+    ) -> Result<(), BackendError> {
+        self.client
+            .tag_queue()
+            .queue_url(queue_url)
+            .set_tags(Some(tags.clone().into_iter().collect()))
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(map_error)
+    }
+
+    async fn untag_queue(&self, queue_url: &str, keys: &[String]) -> Result<(), BackendError> {
+        self.client
+            .untag_queue()
+            .queue_url(queue_url)
+            .set_tag_keys(Some(keys.to_vec()))
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(map_error)
+    }
+
+    async fn list_queue_tags(
+        &self,
+        queue_url: &str,
+    ) -> Result<BTreeMap<String, String>, BackendError> {
+        let answer = self
+            .client
+            .list_queue_tags()
+            .queue_url(queue_url)
+            .send()
+            .await
+            .map_err(map_error)?;
+        Ok(answer.tags.unwrap_or_default().into_iter().collect())
     }
 
     async fn ping(&self) -> Result<(), BackendError> {
@@ -534,6 +635,12 @@ fn parse_queue_attributes(
         redrive: raw
             .get(&QueueAttributeName::RedrivePolicy)
             .and_then(|policy| parse_redrive_policy(policy)),
+        delay_seconds: number(QueueAttributeName::DelaySeconds, 0),
+        retention_seconds: number(QueueAttributeName::MessageRetentionPeriod, 345_600),
+        max_message_bytes: number(QueueAttributeName::MaximumMessageSize, 262_144),
+        content_based_deduplication: raw
+            .get(&QueueAttributeName::ContentBasedDeduplication)
+            .is_some_and(|value| value == "true"),
     }
 }
 

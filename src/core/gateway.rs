@@ -9,7 +9,7 @@ use crate::core::handle::{HandleClaims, Keyring};
 use crate::core::ledger::{DeliveryLedger, Standing, UnknownDeliveries};
 use crate::core::model::{
     BackendMessage, BackendReceive, DeadLetterInfo, Delivery, EntryError, EntryOutcome,
-    HandleOutcome, OutgoingMessage, QueueStats, ResolvedQueue, SentMessage,
+    HandleOutcome, OutgoingMessage, QueueSettings, QueueStats, ResolvedQueue, SentMessage,
 };
 use crate::core::registry::QueueRegistry;
 use crate::core::{ErrorKind, GatewayError};
@@ -122,6 +122,76 @@ impl Gateway {
         self.settle(queue, answer).await
     }
 
+    /// Creates a queue in the backend (or finds the existing one) under the gateway name `name`.
+    pub async fn create_queue(
+        &self,
+        name: &str,
+        settings: &QueueSettings,
+    ) -> Result<Arc<ResolvedQueue>, GatewayError> {
+        let locator = self
+            .registry
+            .locator_for_new(name)
+            .ok_or_else(|| GatewayError::permission_denied("queue management is off"))?;
+        self.backend
+            .create_queue(&locator, settings)
+            .await
+            .map_err(GatewayError::from)?;
+        self.registry.invalidate(name).await;
+        self.registry.get(name).await
+    }
+
+    /// Deletes the queue and its messages.
+    pub async fn delete_queue(&self, name: &str) -> Result<(), GatewayError> {
+        let resolved = self.registry.get(name).await?;
+        let answer = self.backend.delete_queue(&resolved.url).await;
+        self.registry.invalidate(name).await;
+        self.settle(name, answer).await
+    }
+
+    /// Changes the settings `changes` gives.
+    pub async fn set_queue_settings(
+        &self,
+        name: &str,
+        changes: &QueueSettings,
+    ) -> Result<(), GatewayError> {
+        let resolved = self.registry.get(name).await?;
+        let answer = self
+            .backend
+            .set_queue_settings(&resolved.url, changes)
+            .await;
+        self.registry.invalidate(name).await;
+        self.settle(name, answer).await
+    }
+
+    /// Adds the `add` tags, removes the `remove` keys, and answers the tags after.
+    pub async fn tags(
+        &self,
+        name: &str,
+        add: Option<&BTreeMap<String, String>>,
+        remove: Option<&[String]>,
+    ) -> Result<BTreeMap<String, String>, GatewayError> {
+        let resolved = self.registry.get(name).await?;
+        if let Some(add) = add {
+            let answer = self.backend.tag_queue(&resolved.url, add).await;
+            self.settle(name, answer).await?;
+        }
+        if let Some(remove) = remove {
+            let answer = self.backend.untag_queue(&resolved.url, remove).await;
+            self.settle(name, answer).await?;
+        }
+        let answer = self.backend.list_queue_tags(&resolved.url).await;
+        self.settle(name, answer).await
+    }
+
+    /// Gateway names of the queues whose redrive policy targets `name`.
+    pub async fn dead_letter_source_queues(&self, name: &str) -> Result<Vec<String>, GatewayError> {
+        let resolved = self.registry.get(name).await?;
+        Ok(match resolved.attributes.arn.as_deref() {
+            Some(arn) => self.registry.dead_letter_sources(arn).await,
+            None => Vec::new(),
+        })
+    }
+
     /// Waits until background work (releasing abandoned receives) has finished.
     pub async fn drain(&self) {
         self.tasks.close();
@@ -159,7 +229,10 @@ impl Gateway {
         self.tasks.spawn(async move {
             let result = gateway.receive_and_seal(&queue, &resolved, &request).await;
             if let Err(Ok(abandoned)) = answer.send(result) {
-                release_abandoned(gateway.backend.as_ref(), &resolved.url, abandoned).await;
+                // With an attempt id the client retries to get these same deliveries back.
+                if request.attempt_id.is_none() {
+                    release_abandoned(gateway.backend.as_ref(), &resolved.url, abandoned).await;
+                }
             }
         });
         tokio::select! {

@@ -16,6 +16,14 @@ pub struct QueueAttributes {
     pub arn: Option<String>,
     /// Where this queue sends messages received too often.
     pub redrive: Option<RedrivePolicy>,
+    /// Default delay of new messages, in seconds.
+    pub delay_seconds: u32,
+    /// How long messages are kept, in seconds.
+    pub retention_seconds: u32,
+    /// Largest message (body plus attributes), in bytes.
+    pub max_message_bytes: u32,
+    /// FIFO: deduplicate by the body's SHA-256 when no id is given.
+    pub content_based_deduplication: bool,
 }
 
 /// A queue's dead-letter settings.

@@ -1,71 +1,120 @@
 //! The queue registry: gateway queue names, the backend queues they map to, and cached attributes.
+//!
+//! Configured queues are always known. With queue management on (the SQS endpoint's CreateQueue and
+//! friends), the registry is *open*: any name resolves to the backend queue of that name.
 
 use crate::backend::{Backend, BackendError};
 use crate::core::GatewayError;
 use crate::core::model::ResolvedQueue;
 use moka::future::Cache;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 /// Maps gateway queue names to backend queues, resolving and caching them on first use.
 pub struct QueueRegistry {
     backend: Arc<dyn Backend>,
-    /// Gateway name -> backend locator (an SQS queue name or URL).
-    locators: BTreeMap<String, String>,
+    /// Configured gateway name -> backend locator (a backend queue name or SQS URL).
+    configured: BTreeMap<String, String>,
+    /// Whether names beyond the configured ones map to backend queues of the same name.
+    open: bool,
     resolved: Cache<String, Arc<ResolvedQueue>>,
 }
 
 impl std::fmt::Debug for QueueRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("QueueRegistry")
-            .field("queues", &self.locators)
+            .field("queues", &self.configured)
+            .field("open", &self.open)
             .finish_non_exhaustive()
     }
 }
 
+/// SQS's queue name rule: 1 to 80 of A-Z, a-z, 0-9, `-`, `_`, with an optional `.fifo` suffix.
+pub fn valid_queue_name(name: &str) -> bool {
+    let stem = name.strip_suffix(".fifo").unwrap_or(name);
+    !stem.is_empty()
+        && name.len() <= 80
+        && stem
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
 impl QueueRegistry {
-    /// A registry of `locators`; attributes are cached for `ttl`.
+    /// A registry of `configured` queues; attributes are cached for `ttl`.
     pub fn new(
         backend: Arc<dyn Backend>,
-        locators: BTreeMap<String, String>,
+        configured: BTreeMap<String, String>,
+        open: bool,
         ttl: Duration,
     ) -> Self {
         Self {
             backend,
-            locators,
+            configured,
+            open,
             resolved: Cache::builder().time_to_live(ttl).build(),
         }
     }
 
-    /// Whether `name` is a configured gateway queue.
-    pub fn contains(&self, name: &str) -> bool {
-        self.locators.contains_key(name)
+    /// Whether queues can be created and found beyond the configured ones.
+    pub fn is_open(&self) -> bool {
+        self.open
     }
 
-    /// Every configured gateway queue name.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.locators.keys().map(String::as_str)
+    /// Whether `name` may name a queue here (configured, or any valid name when open).
+    pub fn contains(&self, name: &str) -> bool {
+        self.configured.contains_key(name) || (self.open && valid_queue_name(name))
+    }
+
+    fn locator(&self, name: &str) -> Option<String> {
+        match self.configured.get(name) {
+            Some(locator) => Some(locator.clone()),
+            None => (self.open && valid_queue_name(name)).then(|| name.to_owned()),
+        }
+    }
+
+    /// The gateway queue names starting with `prefix`: configured ones, and when open the
+    /// backend's own.
+    pub async fn names(&self, prefix: &str) -> Result<Vec<String>, GatewayError> {
+        let mut names: BTreeSet<String> = self
+            .configured
+            .keys()
+            .filter(|name| name.starts_with(prefix))
+            .cloned()
+            .collect();
+        if self.open {
+            let listed = self
+                .backend
+                .list_queues(prefix)
+                .await
+                .map_err(GatewayError::from)?;
+            names.extend(listed);
+        }
+        Ok(names.into_iter().collect())
     }
 
     /// The backend queue behind `name`, resolved at most once per `ttl`.
     pub async fn get(&self, name: &str) -> Result<Arc<ResolvedQueue>, GatewayError> {
         let locator = self
-            .locators
-            .get(name)
+            .locator(name)
             .ok_or_else(GatewayError::queue_not_found)?;
         self.resolved
             .try_get_with_by_ref(name, async {
-                self.backend.resolve(locator).await.map(Arc::new)
+                self.backend.resolve(&locator).await.map(Arc::new)
             })
             .await
             .map_err(|error: Arc<BackendError>| GatewayError::from((*error).clone()))
     }
 
+    /// The backend locator a new queue named `name` gets.
+    pub fn locator_for_new(&self, name: &str) -> Option<String> {
+        self.locator(name)
+    }
+
     /// Resolves every configured queue once and logs the ones the backend cannot find; start-up
     /// goes on either way (readiness reports an unreachable backend).
     pub async fn warm_up(&self) {
-        for name in self.locators.keys() {
+        for name in self.configured.keys() {
             match self.get(name).await {
                 Ok(queue) => {
                     tracing::info!(queue = %name, fifo = queue.attributes.fifo, "queue resolved")
@@ -80,30 +129,30 @@ impl QueueRegistry {
         self.resolved.invalidate(name).await;
     }
 
-    /// The gateway name of the queue whose ARN is `arn`, if one is configured and resolvable.
+    /// The gateway name of the queue whose ARN is `arn`, if one is known and resolvable.
     pub async fn name_of_arn(&self, arn: &str) -> Option<String> {
-        for name in self.locators.keys() {
-            if let Ok(queue) = self.get(name).await
+        for name in self.names("").await.ok()? {
+            if let Ok(queue) = self.get(&name).await
                 && queue.attributes.arn.as_deref() == Some(arn)
             {
-                return Some(name.clone());
+                return Some(name);
             }
         }
         None
     }
 
-    /// Gateway names of the configured queues that dead-letter into the queue with `arn`.
+    /// Gateway names of the known queues that dead-letter into the queue with `arn`.
     pub async fn dead_letter_sources(&self, arn: &str) -> Vec<String> {
         let mut sources = Vec::new();
-        for name in self.locators.keys() {
-            if let Ok(queue) = self.get(name).await
+        for name in self.names("").await.unwrap_or_default() {
+            if let Ok(queue) = self.get(&name).await
                 && queue
                     .attributes
                     .redrive
                     .as_ref()
                     .is_some_and(|redrive| redrive.dead_letter_target_arn == arn)
             {
-                sources.push(name.clone());
+                sources.push(name);
             }
         }
         sources

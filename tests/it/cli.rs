@@ -269,13 +269,16 @@ async fn serve_without_a_config_runs_the_embedded_backend_and_reuses_it_on_resta
         .lines()
         .find_map(|line| line.trim().strip_prefix("export AWS_ACCESS_KEY_ID="))
         .expect("SQS credentials are shown on the first start");
-    let mut words = exported.split_whitespace();
-    let access_key = words.next().unwrap().to_owned();
-    let secret = words
-        .next()
+    let access_key = exported.split_whitespace().next().unwrap().to_owned();
+    assert!(!exported.contains("AWS_SECRET_ACCESS_KEY=\"\"") && exported.contains("$(cat "));
+    let secret_path = exported
+        .split("$(cat ")
+        .nth(1)
         .unwrap()
-        .trim_start_matches("AWS_SECRET_ACCESS_KEY=")
-        .to_owned();
+        .split(')')
+        .next()
+        .unwrap();
+    let secret = std::fs::read_to_string(secret_path).unwrap();
     let receive_url = receive_url_in(&printed);
     let base = receive_url.split("/v1/").next().unwrap().to_owned();
     let sdk = aws_config::SdkConfig::builder()

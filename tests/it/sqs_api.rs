@@ -509,3 +509,157 @@ fn md5_of(text: &str) -> u128 {
     use md5::Digest as _;
     u128::from_be_bytes(md5::Md5::digest(text.as_bytes()).into())
 }
+
+async fn queue_management_when_enabled(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
+        .config("[sqs_api]\nmanage_queues = true\n")
+        .start()
+        .await;
+    let client = gw.sqs_client(SQS_KEY_ID, SQS_SECRET);
+    let suffix = format!("{:08x}", rand::random::<u32>());
+    let dlq_name = format!("mgmt-dlq-{suffix}");
+    let name = format!("mgmt-{suffix}");
+    let dlq_url = client
+        .create_queue()
+        .queue_name(&dlq_name)
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let dlq_arn = client
+        .get_queue_attributes()
+        .queue_url(&dlq_url)
+        .attribute_names(QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .unwrap()
+        .attributes
+        .unwrap()[&QueueAttributeName::QueueArn]
+        .clone();
+    let url = client
+        .create_queue()
+        .queue_name(&name)
+        .attributes(QueueAttributeName::VisibilityTimeout, "45")
+        .attributes(
+            QueueAttributeName::RedrivePolicy,
+            json!({ "deadLetterTargetArn": dlq_arn, "maxReceiveCount": 2 }).to_string(),
+        )
+        .tags("team", "payments")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    assert!(url.ends_with(&format!("/{name}")));
+    let listed = client
+        .list_queues()
+        .queue_name_prefix(format!("mgmt-{suffix}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listed.queue_urls(), std::slice::from_ref(&url));
+    let attributes = client
+        .get_queue_attributes()
+        .queue_url(&url)
+        .attribute_names(QueueAttributeName::All)
+        .send()
+        .await
+        .unwrap()
+        .attributes
+        .unwrap();
+    assert_eq!(attributes[&QueueAttributeName::VisibilityTimeout], "45");
+    assert!(attributes[&QueueAttributeName::RedrivePolicy].contains(&dlq_name));
+    client
+        .set_queue_attributes()
+        .queue_url(&url)
+        .attributes(QueueAttributeName::VisibilityTimeout, "60")
+        .send()
+        .await
+        .unwrap();
+    let attributes = client
+        .get_queue_attributes()
+        .queue_url(&url)
+        .attribute_names(QueueAttributeName::VisibilityTimeout)
+        .send()
+        .await
+        .unwrap()
+        .attributes
+        .unwrap();
+    assert_eq!(attributes[&QueueAttributeName::VisibilityTimeout], "60");
+    let sources = client
+        .list_dead_letter_source_queues()
+        .queue_url(&dlq_url)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(sources.queue_urls(), std::slice::from_ref(&url));
+    let tags = client
+        .list_queue_tags()
+        .queue_url(&url)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(tags.tags().unwrap()["team"], "payments");
+    client
+        .untag_queue()
+        .queue_url(&url)
+        .tag_keys("team")
+        .send()
+        .await
+        .unwrap();
+    let tags = client
+        .list_queue_tags()
+        .queue_url(&url)
+        .send()
+        .await
+        .unwrap();
+    assert!(tags.tags().is_none_or(|tags| tags.is_empty()));
+    client.delete_queue().queue_url(&url).send().await.unwrap();
+    client
+        .delete_queue()
+        .queue_url(&dlq_url)
+        .send()
+        .await
+        .unwrap();
+    let mut gone = false;
+    for _ in 0..30 {
+        if client
+            .get_queue_url()
+            .queue_name(&name)
+            .send()
+            .await
+            .is_err()
+        {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    assert!(gone, "the deleted queue is gone");
+    gw.stop().await;
+}
+
+async fn queue_management_is_off_by_default(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    let client = gw.sqs_client(SQS_KEY_ID, SQS_SECRET);
+    let refused = client
+        .create_queue()
+        .queue_name("anything")
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Some("UnsupportedOperation"));
+    gw.stop().await;
+}
+
+mod management {
+    use super::*;
+    crate::on_both_backends!(
+        queue_management_when_enabled,
+        queue_management_is_off_by_default
+    );
+}

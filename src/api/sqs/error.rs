@@ -33,6 +33,21 @@ impl SqsError {
         }
     }
 
+    /// A batch error: JSON `__type` is the shape name, the Query code has SQS's prefix.
+    pub fn batch(shape: &'static str, message: impl Into<String>) -> Self {
+        let query_code = match shape {
+            "EmptyBatchRequest" => "AWS.SimpleQueueService.EmptyBatchRequest",
+            "TooManyEntriesInBatchRequest" => "AWS.SimpleQueueService.TooManyEntriesInBatchRequest",
+            "InvalidBatchEntryId" => "AWS.SimpleQueueService.InvalidBatchEntryId",
+            "BatchEntryIdsNotDistinct" => "AWS.SimpleQueueService.BatchEntryIdsNotDistinct",
+            other => other,
+        };
+        Self {
+            query_code,
+            ..Self::sender(shape, message)
+        }
+    }
+
     pub fn invalid_parameter(message: impl Into<String>) -> Self {
         Self::sender("InvalidParameterValue", message)
     }

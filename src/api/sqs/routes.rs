@@ -238,8 +238,8 @@ impl Context<'_> {
 
     async fn dispatch(&self, action: &str, body: &[u8]) -> Result<Value, SqsError> {
         match action {
-            "GetQueueUrl" => self.get_queue_url(parse(body)?),
-            "ListQueues" => self.list_queues(parse(body)?),
+            "GetQueueUrl" => self.get_queue_url(parse(body)?).await,
+            "ListQueues" => self.list_queues(parse(body)?).await,
             "GetQueueAttributes" => self.get_queue_attributes(parse(body)?).await,
             "SendMessage" => self.send_message(parse(body)?).await,
             "SendMessageBatch" => self.send_message_batch(parse(body)?).await,
@@ -257,22 +257,24 @@ impl Context<'_> {
                 self.gateway().purge(&queue).await?;
                 Ok(json!({}))
             }
-            "CreateQueue"
-            | "DeleteQueue"
-            | "SetQueueAttributes"
-            | "ListDeadLetterSourceQueues"
-            | "TagQueue"
-            | "UntagQueue"
-            | "ListQueueTags"
-            | "AddPermission"
+            "CreateQueue" => self.create_queue(parse(body)?).await,
+            "DeleteQueue" => {
+                self.check_management()?;
+                let request: wire::QueueUrlOnly = parse(body)?;
+                let queue = self.queue_of(request.queue_url.as_deref(), action)?;
+                self.gateway().delete_queue(&queue).await?;
+                Ok(json!({}))
+            }
+            "SetQueueAttributes" => self.set_queue_attributes(parse(body)?).await,
+            "ListDeadLetterSourceQueues" => self.dead_letter_sources(parse(body)?).await,
+            "TagQueue" | "UntagQueue" | "ListQueueTags" => self.tag_action(action, body).await,
+            "AddPermission"
             | "RemovePermission"
             | "StartMessageMoveTask"
             | "CancelMessageMoveTask"
             | "ListMessageMoveTasks" => Err(SqsError::sender(
                 "UnsupportedOperation",
-                format!(
-                    "{action} is not supported by this gateway yet; queues come from its config"
-                ),
+                format!("{action} is not supported by this gateway"),
             )),
             _ => Err(SqsError::sender(
                 "UnknownOperationException",
@@ -281,7 +283,7 @@ impl Context<'_> {
         }
     }
 
-    fn get_queue_url(&self, request: wire::GetQueueUrl) -> Result<Value, SqsError> {
+    async fn get_queue_url(&self, request: wire::GetQueueUrl) -> Result<Value, SqsError> {
         let name = request
             .queue_name
             .ok_or_else(|| SqsError::missing_parameter("QueueName"))?;
@@ -289,19 +291,23 @@ impl Context<'_> {
             return Err(SqsError::queue_does_not_exist());
         }
         self.caller.check(Some(&name), "GetQueueUrl")?;
+        // The queue must exist in the backend: callers "get, else create".
+        self.gateway().registry().get(&name).await?;
         Ok(json!({ "QueueUrl": self.queue_url(&name) }))
     }
 
-    fn list_queues(&self, request: wire::ListQueues) -> Result<Value, SqsError> {
+    async fn list_queues(&self, request: wire::ListQueues) -> Result<Value, SqsError> {
         self.caller.check(None, "ListQueues")?;
         let max = wire::ranged(request.max_results, "MaxResults", 1, 1000)?;
         let prefix = request.queue_name_prefix.unwrap_or_default();
         let after = request.next_token.unwrap_or_default();
-        let mut names: Vec<&str> = self
+        let mut names: Vec<String> = self
             .gateway()
             .registry()
-            .names()
-            .filter(|name| name.starts_with(&prefix) && *name > after.as_str())
+            .names(&prefix)
+            .await?
+            .into_iter()
+            .filter(|name| *name > after)
             .filter(|name| self.caller.check(Some(name), "ListQueues").is_ok())
             .collect();
         let limit = max.map_or(1000, |max| max as usize);
@@ -311,9 +317,86 @@ impl Context<'_> {
             "QueueUrls": names.iter().map(|name| self.queue_url(name)).collect::<Vec<_>>()
         });
         if more && max.is_some() {
-            answer["NextToken"] = json!(names.last().copied().unwrap_or_default());
+            answer["NextToken"] = json!(names.last().cloned().unwrap_or_default());
         }
         Ok(answer)
+    }
+
+    fn check_management(&self) -> Result<(), SqsError> {
+        if self.gateway().registry().is_open() {
+            Ok(())
+        } else {
+            Err(SqsError::sender(
+                "UnsupportedOperation",
+                "queue management is off on this gateway (sqs_api.manage_queues)",
+            ))
+        }
+    }
+
+    async fn create_queue(&self, request: wire::CreateQueue) -> Result<Value, SqsError> {
+        self.check_management()?;
+        let name = request
+            .queue_name
+            .ok_or_else(|| SqsError::missing_parameter("QueueName"))?;
+        if !crate::core::registry::valid_queue_name(&name) {
+            return Err(SqsError::invalid_parameter(
+                "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length",
+            ));
+        }
+        self.caller.check(Some(&name), "CreateQueue")?;
+        let settings = wire::queue_settings(&name, &request.attributes, true)?;
+        self.gateway().create_queue(&name, &settings).await?;
+        if !request.tags.is_empty() {
+            self.gateway()
+                .tags(&name, Some(&request.tags), None)
+                .await?;
+        }
+        Ok(json!({ "QueueUrl": self.queue_url(&name) }))
+    }
+
+    async fn set_queue_attributes(
+        &self,
+        request: wire::SetQueueAttributes,
+    ) -> Result<Value, SqsError> {
+        self.check_management()?;
+        let queue = self.queue_of(request.queue_url.as_deref(), "SetQueueAttributes")?;
+        let settings = wire::queue_settings(&queue, &request.attributes, false)?;
+        self.gateway().set_queue_settings(&queue, &settings).await?;
+        Ok(json!({}))
+    }
+
+    async fn tag_action(&self, action: &str, body: &[u8]) -> Result<Value, SqsError> {
+        let request: wire::Tags = parse(body)?;
+        if action != "ListQueueTags" {
+            self.check_management()?;
+        }
+        let queue = self.queue_of(request.queue_url.as_deref(), action)?;
+        let tags = match action {
+            "TagQueue" => {
+                self.gateway()
+                    .tags(&queue, Some(&request.tags), None)
+                    .await?
+            }
+            "UntagQueue" => {
+                self.gateway()
+                    .tags(&queue, None, Some(&request.tag_keys))
+                    .await?
+            }
+            _ => self.gateway().tags(&queue, None, None).await?,
+        };
+        Ok(if action == "ListQueueTags" && !tags.is_empty() {
+            json!({ "Tags": tags })
+        } else {
+            json!({})
+        })
+    }
+
+    async fn dead_letter_sources(&self, request: wire::QueueUrlOnly) -> Result<Value, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref(), "ListDeadLetterSourceQueues")?;
+        let sources = self.gateway().dead_letter_source_queues(&queue).await?;
+        Ok(
+            json!({ "queueUrls": sources.iter().map(|name| self.queue_url(name)).collect::<Vec<_>>() }),
+        )
     }
 
     async fn get_queue_attributes(

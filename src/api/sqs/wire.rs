@@ -2,7 +2,7 @@
 
 use super::error::SqsError;
 use super::md5;
-use crate::core::model::{AttributeValue, MessageAttribute, OutgoingMessage};
+use crate::core::model::{AttributeValue, MessageAttribute, OutgoingMessage, QueueSettings};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Serialize};
@@ -38,6 +38,116 @@ pub struct ListQueues {
     pub queue_name_prefix: Option<String>,
     pub max_results: Option<i64>,
     pub next_token: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CreateQueue {
+    pub queue_name: Option<String>,
+    #[serde(default)]
+    pub attributes: BTreeMap<String, String>,
+    /// The JSON protocol spells this one in lower case.
+    #[serde(default, rename = "tags")]
+    pub tags: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct SetQueueAttributes {
+    pub queue_url: Option<String>,
+    #[serde(default)]
+    pub attributes: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Tags {
+    pub queue_url: Option<String>,
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
+    #[serde(default)]
+    pub tag_keys: Vec<String>,
+}
+
+/// Queue attributes (as CreateQueue and SetQueueAttributes carry them) as settings.
+pub fn queue_settings(
+    name: &str,
+    attributes: &BTreeMap<String, String>,
+    creating: bool,
+) -> Result<QueueSettings, SqsError> {
+    let mut settings = QueueSettings::default();
+    let number = |key: &str, value: &str| {
+        value.parse::<u32>().map_err(|_| {
+            SqsError::sender(
+                "InvalidAttributeValue",
+                format!("Invalid value for the parameter {key}."),
+            )
+        })
+    };
+    for (key, value) in attributes {
+        match key.as_str() {
+            "VisibilityTimeout" => settings.visibility_timeout_seconds = Some(number(key, value)?),
+            "DelaySeconds" => settings.delay_seconds = Some(number(key, value)?),
+            "ReceiveMessageWaitTimeSeconds" => {
+                settings.receive_wait_seconds = Some(number(key, value)?)
+            }
+            "MessageRetentionPeriod" => settings.retention_seconds = Some(number(key, value)?),
+            "MaximumMessageSize" => settings.max_message_bytes = Some(number(key, value)?),
+            "ContentBasedDeduplication" => {
+                settings.content_based_deduplication = Some(value.eq_ignore_ascii_case("true"))
+            }
+            "FifoQueue" => {
+                let fifo = value.eq_ignore_ascii_case("true");
+                if !creating || fifo != name.ends_with(".fifo") {
+                    return Err(SqsError::sender(
+                        "InvalidAttributeValue",
+                        "FifoQueue is set at creation and must match a .fifo queue name.",
+                    ));
+                }
+            }
+            "RedrivePolicy" => {
+                let policy: serde_json::Value = serde_json::from_str(value).map_err(|_| {
+                    SqsError::sender(
+                        "InvalidAttributeValue",
+                        "Invalid value for the parameter RedrivePolicy.",
+                    )
+                })?;
+                let target = policy["deadLetterTargetArn"].as_str().unwrap_or_default();
+                let count = match &policy["maxReceiveCount"] {
+                    serde_json::Value::Number(n) => n.as_u64(),
+                    serde_json::Value::String(s) => s.parse().ok(),
+                    _ => None,
+                };
+                let (Some(queue), Some(count)) =
+                    (target.rsplit(':').next().filter(|q| !q.is_empty()), count)
+                else {
+                    return Err(SqsError::sender(
+                        "InvalidAttributeValue",
+                        "Invalid value for the parameter RedrivePolicy.",
+                    ));
+                };
+                settings.dead_letter =
+                    Some((queue.to_owned(), u32::try_from(count).unwrap_or(u32::MAX)));
+            }
+            "Policy"
+            | "KmsMasterKeyId"
+            | "KmsDataKeyReusePeriodSeconds"
+            | "SqsManagedSseEnabled"
+            | "DeduplicationScope"
+            | "FifoThroughputLimit"
+            | "RedriveAllowPolicy" => {}
+            _ => {
+                return Err(SqsError::sender(
+                    "InvalidAttributeName",
+                    format!(
+                        "Unknown Attribute {}.",
+                        key.chars().take(64).collect::<String>()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(settings)
 }
 
 #[derive(Debug, Deserialize)]
@@ -179,14 +289,14 @@ pub fn check_batch<'a>(
     ids: impl ExactSizeIterator<Item = Option<&'a str>>,
 ) -> Result<Vec<String>, SqsError> {
     if ids.len() == 0 {
-        return Err(SqsError::sender(
-            "AWS.SimpleQueueService.EmptyBatchRequest",
+        return Err(SqsError::batch(
+            "EmptyBatchRequest",
             "There should be at least one entry in the request.",
         ));
     }
     if ids.len() > 10 {
-        return Err(SqsError::sender(
-            "AWS.SimpleQueueService.TooManyEntriesInBatchRequest",
+        return Err(SqsError::batch(
+            "TooManyEntriesInBatchRequest",
             "Maximum number of entries per request are 10.",
         ));
     }
@@ -200,14 +310,14 @@ pub fn check_batch<'a>(
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
         if !valid {
-            return Err(SqsError::sender(
-                "AWS.SimpleQueueService.InvalidBatchEntryId",
+            return Err(SqsError::batch(
+                "InvalidBatchEntryId",
                 "A batch entry id can only contain alphanumeric characters, hyphens and underscores, at most 80 long.",
             ));
         }
         if !seen.insert(id.to_owned()) {
-            return Err(SqsError::sender(
-                "AWS.SimpleQueueService.BatchEntryIdsNotDistinct",
+            return Err(SqsError::batch(
+                "BatchEntryIdsNotDistinct",
                 "Two or more batch entries in the request have the same Id.",
             ));
         }
@@ -317,8 +427,9 @@ mod tests {
         assert!(check_batch(std::iter::empty()).is_err());
         assert!(check_batch(vec![Some("a"); 11].into_iter()).is_err());
         let twice = check_batch(vec![Some("a"), Some("a")].into_iter()).unwrap_err();
+        assert_eq!(twice.code, "BatchEntryIdsNotDistinct");
         assert_eq!(
-            twice.code,
+            twice.query_code,
             "AWS.SimpleQueueService.BatchEntryIdsNotDistinct"
         );
         assert!(check_batch(vec![Some("bad id")].into_iter()).is_err());

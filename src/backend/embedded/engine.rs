@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 /// The account id in embedded queue ARNs.
 pub const ACCOUNT: &str = "000000000000";
 /// The region in embedded queue ARNs.
-pub const REGION: &str = "local";
+pub const REGION: &str = "us-east-1";
 /// SQS's limit of in-flight messages on a standard queue.
 pub const MAX_IN_FLIGHT_STANDARD: usize = 120_000;
 /// SQS's limit of in-flight messages on a FIFO queue.
@@ -37,6 +37,9 @@ pub struct Settings {
     pub content_based_deduplication: bool,
     /// Dead-letter queue name and max receive count.
     pub dead_letter: Option<(String, u32)>,
+    /// Cost-allocation tags.
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
 }
 
 impl Settings {
@@ -110,7 +113,33 @@ impl Settings {
             )?,
             content_based_deduplication,
             dead_letter: requested.dead_letter.clone(),
+            tags: BTreeMap::new(),
         })
+    }
+
+    /// These settings with the fields `changes` gives replaced, checked again.
+    pub fn changed(&self, name: &str, changes: &QueueSettings) -> Result<Self, String> {
+        let merged = QueueSettings {
+            visibility_timeout_seconds: changes
+                .visibility_timeout_seconds
+                .or(Some(self.visibility_timeout_seconds)),
+            delay_seconds: changes.delay_seconds.or(Some(self.delay_seconds)),
+            receive_wait_seconds: changes
+                .receive_wait_seconds
+                .or(Some(self.receive_wait_seconds)),
+            retention_seconds: changes.retention_seconds.or(Some(self.retention_seconds)),
+            max_message_bytes: changes.max_message_bytes.or(Some(self.max_message_bytes)),
+            content_based_deduplication: changes
+                .content_based_deduplication
+                .or(Some(self.content_based_deduplication)),
+            dead_letter: changes
+                .dead_letter
+                .clone()
+                .or_else(|| self.dead_letter.clone()),
+        };
+        let mut settings = Self::new(name, &merged)?;
+        settings.tags = self.tags.clone();
+        Ok(settings)
     }
 }
 
@@ -210,7 +239,7 @@ pub struct Received {
 }
 
 /// A receive attempt remembered for replay (FIFO).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Attempt {
     expires_at: i64,
     deliveries: Vec<(u64, u64)>,
@@ -220,6 +249,8 @@ struct Attempt {
 #[derive(Debug)]
 pub struct Queue {
     pub name: String,
+    /// Set when the queue is deleted, so operations that already hold it change nothing.
+    pub deleted: bool,
     pub arn: String,
     pub settings: Settings,
     messages: BTreeMap<u64, Message>,
@@ -230,6 +261,8 @@ pub struct Queue {
     /// FIFO: in-flight deliveries per group.
     group_in_flight: HashMap<String, usize>,
     dedup: HashMap<String, Dedup>,
+    /// Deduplication records by expiry, so expiring them costs nothing per operation.
+    dedup_expiry: BTreeSet<(i64, String)>,
     attempts: HashMap<String, Attempt>,
     next_seq: u64,
 }
@@ -239,6 +272,7 @@ impl Queue {
     pub fn new(name: &str, settings: Settings) -> Self {
         Self {
             name: name.to_owned(),
+            deleted: false,
             arn: format!("arn:aws:sqs:{REGION}:{ACCOUNT}:{name}"),
             settings,
             messages: BTreeMap::new(),
@@ -246,6 +280,7 @@ impl Queue {
             in_flight: BTreeSet::new(),
             group_in_flight: HashMap::new(),
             dedup: HashMap::new(),
+            dedup_expiry: BTreeSet::new(),
             attempts: HashMap::new(),
             next_seq: 1,
         }
@@ -260,6 +295,7 @@ impl Queue {
 
     /// Restores a deduplication record read back from the store.
     pub fn restore_dedup(&mut self, key: String, dedup: Dedup) {
+        self.dedup_expiry.insert((dedup.expires_at, key.clone()));
         self.dedup.insert(key, dedup);
     }
 
@@ -328,18 +364,25 @@ impl Queue {
         for seq in expired {
             self.remove(seq, journal);
         }
-        let stale_keys: Vec<String> = self
-            .dedup
-            .iter()
-            .filter(|(_, dedup)| dedup.expires_at <= now)
-            .map(|(key, _)| key.clone())
-            .collect();
-        for key in stale_keys {
-            self.dedup.remove(&key);
-            journal.push(Op::DeleteDedup {
-                queue: self.name.clone(),
-                key,
-            });
+        while let Some((expires_at, _)) = self.dedup_expiry.first() {
+            if *expires_at > now {
+                break;
+            }
+            let Some((expires_at, key)) = self.dedup_expiry.pop_first() else {
+                break;
+            };
+            // A key re-used after expiry has a newer record; only the matching one goes.
+            if self
+                .dedup
+                .get(&key)
+                .is_some_and(|d| d.expires_at == expires_at)
+            {
+                self.dedup.remove(&key);
+                journal.push(Op::DeleteDedup {
+                    queue: self.name.clone(),
+                    key,
+                });
+            }
         }
         self.attempts.retain(|_, attempt| attempt.expires_at > now);
     }
@@ -473,6 +516,7 @@ impl Queue {
                 key: key.clone(),
                 dedup: dedup.clone(),
             });
+            self.dedup_expiry.insert((dedup.expires_at, key.clone()));
             self.dedup.insert(key, dedup);
         }
         self.index(seq, &stored, now);
@@ -528,23 +572,36 @@ impl Queue {
         self.expire(now, journal);
         let mut received = Received::default();
         if self.settings.fifo
-            && let Some(attempt) = attempt_id.and_then(|id| self.attempts.get(id))
+            && let Some(attempt) = attempt_id.and_then(|id| self.attempts.get(id)).cloned()
         {
-            received.delivered = attempt
-                .deliveries
-                .iter()
-                .filter_map(|&(seq, receipt)| {
-                    let message = self.messages.get(&seq)?;
-                    (message.state.receipt == Some(receipt) && message.state.visible_at > now).then(
-                        || Delivered {
-                            seq,
-                            receipt,
-                            message: message.clone(),
-                        },
-                    )
-                })
-                .collect();
-            return received;
+            // A retried attempt gets the same deliveries back (those not deleted or received
+            // again since), hidden anew for this receive's visibility timeout.
+            for (seq, receipt) in attempt.deliveries {
+                let Some(message) = self.messages.get(&seq).cloned() else {
+                    continue;
+                };
+                if message.state.receipt != Some(receipt) {
+                    continue;
+                }
+                self.unindex(seq, &message);
+                let mut updated = message;
+                updated.state.visible_at = now + i64::from(visibility_seconds) * 1000;
+                self.index(seq, &updated, now);
+                journal.push(Op::PutState {
+                    queue: self.name.clone(),
+                    seq,
+                    state: updated.state,
+                });
+                self.messages.insert(seq, updated.clone());
+                received.delivered.push(Delivered {
+                    seq,
+                    receipt,
+                    message: updated,
+                });
+            }
+            if !received.delivered.is_empty() {
+                return received;
+            }
         }
         let limit = if self.settings.fifo {
             MAX_IN_FLIGHT_FIFO
@@ -598,7 +655,9 @@ impl Queue {
                 message: updated,
             });
         }
+        // Only an attempt that got messages is worth replaying; an empty one stays retryable.
         if self.settings.fifo
+            && !received.delivered.is_empty()
             && let Some(id) = attempt_id
         {
             self.attempts.insert(
@@ -1177,7 +1236,18 @@ mod tests {
         q.send(grouped("b", "h", "2"), T0, &mut Vec::new()).unwrap();
         let first = q.receive(1, 600, Some("attempt-1"), true, T0, &mut Vec::new());
         let replay = q.receive(1, 600, Some("attempt-1"), true, T0 + 1_000, &mut Vec::new());
-        assert_eq!(first.delivered, replay.delivered);
+        let key = |r: &Received| {
+            r.delivered
+                .iter()
+                .map(|d| (d.seq, d.receipt))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(key(&first), key(&replay), "the same messages and receipts");
+        assert_eq!(
+            replay.delivered[0].message.state.visible_at,
+            T0 + 601_000,
+            "hidden anew from the retry"
+        );
         let other = q.receive(1, 600, Some("attempt-2"), true, T0 + 1_000, &mut Vec::new());
         assert_eq!(bodies(&other), ["b"]);
         let expired = q.receive(
@@ -1192,6 +1262,14 @@ mod tests {
             expired.delivered.is_empty(),
             "a new attempt: both groups are in flight"
         );
+        // An attempt that got nothing is not remembered: its retry can get messages.
+        let mut r = queue("r.fifo", QueueSettings::default());
+        let early = r.receive(1, 30, Some("early"), true, T0, &mut Vec::new());
+        assert!(early.delivered.is_empty());
+        r.send(grouped("late", "g", "l"), T0, &mut Vec::new())
+            .unwrap();
+        let retried = r.receive(1, 30, Some("early"), true, T0 + 10, &mut Vec::new());
+        assert_eq!(bodies(&retried), ["late"]);
     }
 
     #[test]

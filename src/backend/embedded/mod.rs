@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, TimeZone, Utc};
 use engine::{Delivered, Message, Op, Queue, Settings};
 use serde::Deserialize;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -150,18 +150,31 @@ impl EmbeddedBackend {
         }
     }
 
+    /// A commit that completes once everything submitted before it is on disk.
+    fn barrier(&self) -> Commit {
+        match &self.store {
+            Some(store) => store.barrier(),
+            None => Commit::done(),
+        }
+    }
+
     /// Runs `change` on the queue under its lock and queues its journal in that order.
+    ///
+    /// A queue deleted meanwhile answers `QueueNotFound` and changes nothing.
     fn mutate<T>(
         &self,
         slot: &Slot,
         change: impl FnOnce(&mut Queue, i64, &mut Vec<Op>) -> T,
-    ) -> (T, Commit) {
+    ) -> Result<(T, Commit), BackendError> {
         let now = self.now();
         let mut journal = Vec::new();
         let mut queue = lock(&slot.queue);
+        if queue.deleted {
+            return Err(BackendError::QueueNotFound);
+        }
         let result = change(&mut queue, now, &mut journal);
         let commit = self.submit(journal);
-        (result, commit)
+        Ok((result, commit))
     }
 
     /// Creates the queue, or brings an existing one's settings in line (used for configured queues).
@@ -184,6 +197,11 @@ impl EmbeddedBackend {
             }));
             drop(queues);
             let mut queue = lock(&slot.queue);
+            // Tags belong to the queue, not to the config.
+            let settings = Settings {
+                tags: queue.settings.tags.clone(),
+                ..settings
+            };
             let commit = if created || queue.settings != settings {
                 queue.settings = settings.clone();
                 self.submit(vec![Op::PutQueue {
@@ -198,6 +216,20 @@ impl EmbeddedBackend {
         };
         commit.wait().await.map_err(unavailable)?;
         Ok(self.resolved(name, &lock(&slot.queue)))
+    }
+
+    /// Stores new settings for a queue.
+    async fn replace_settings(&self, slot: &Slot, settings: Settings) -> Result<(), BackendError> {
+        let commit = {
+            let mut queue = lock(&slot.queue);
+            queue.settings = settings.clone();
+            self.submit(vec![Op::PutQueue {
+                name: queue.name.clone(),
+                settings,
+            }])
+        };
+        slot.notify.notify_waiters();
+        commit.wait().await.map_err(unavailable)
     }
 
     fn check_dead_letter_target(&self, settings: &Settings) -> Result<(), BackendError> {
@@ -231,25 +263,61 @@ impl EmbeddedBackend {
                         ),
                         max_receive_count: *count,
                     }),
+                delay_seconds: settings.delay_seconds,
+                retention_seconds: settings.retention_seconds,
+                max_message_bytes: settings.max_message_bytes,
+                content_based_deduplication: settings.content_based_deduplication,
             },
         }
     }
 
-    /// Moves dead-lettered messages into `target`, recording `source_arn` on each.
-    fn dead_letter(&self, source_arn: &str, target: &str, moved: Vec<Message>) -> Commit {
-        let Ok(slot) = self.slot(target) else {
-            return Commit::done();
-        };
-        let (count, commit) = self.mutate(&slot, |queue, now, journal| {
-            let count = moved.len();
-            for message in moved {
-                queue.accept_dead_letter(message, source_arn, now, journal);
+    /// One look at the queue: receives, and moves what is past its max receive count into the
+    /// dead-letter queue in the same journal submission, with both queues locked (in name order).
+    #[allow(clippy::type_complexity)]
+    fn receive_once(
+        &self,
+        slot: &Slot,
+        target: Option<&Slot>,
+        request: &BackendReceive,
+    ) -> Result<(Vec<Delivered>, usize, Option<i64>, i64, Commit), BackendError> {
+        let now = self.now();
+        let mut journal = Vec::new();
+        let (mut source, mut target) = match target {
+            None => (lock(&slot.queue), None),
+            Some(target) => {
+                let source_name = lock(&slot.queue).name.clone();
+                let target_name = lock(&target.queue).name.clone();
+                if source_name < target_name {
+                    let source = lock(&slot.queue);
+                    (source, Some(lock(&target.queue)))
+                } else {
+                    let target = lock(&target.queue);
+                    (lock(&slot.queue), Some(target))
+                }
             }
-            count
-        });
-        tracing::debug!(source = %source_arn, to = %target, count, "messages dead-lettered");
-        slot.notify.notify_waiters();
-        commit
+        };
+        if source.deleted {
+            return Err(BackendError::QueueNotFound);
+        }
+        let target_ready = target.as_ref().is_some_and(|target| !target.deleted);
+        let received = source.receive(
+            request.max_messages as usize,
+            request.visibility_timeout_seconds,
+            request.attempt_id.as_deref(),
+            target_ready,
+            now,
+            &mut journal,
+        );
+        let moved = received.dead_lettered.len();
+        if let Some(target) = target.as_mut() {
+            let arn = source.arn.clone();
+            for message in received.dead_lettered {
+                target.accept_dead_letter(message, &arn, now, &mut journal);
+            }
+        }
+        let next_visible_at = source.next_visible_at(now);
+        let commit = self.submit(journal);
+        Ok((received.delivered, moved, next_visible_at, now, commit))
     }
 
     /// Up to `max` messages of a queue in order, without changing their visibility or count.
@@ -334,40 +402,23 @@ impl Backend for EmbeddedBackend {
             tokio::pin!(notified);
             notified.as_mut().enable();
 
-            let (source_arn, dead_letter_target) = {
-                let queue = lock(&slot.queue);
-                let target = queue
-                    .settings
-                    .dead_letter
-                    .as_ref()
-                    .map(|(target, _)| target.clone());
-                (queue.arn.clone(), target)
-            };
-            let dead_letter_ready = dead_letter_target
-                .as_deref()
-                .is_some_and(|target| self.slot(target).is_ok());
-            let ((received, next_visible_at, now), commit) =
-                self.mutate(&slot, |queue, now, journal| {
-                    let received = queue.receive(
-                        request.max_messages as usize,
-                        request.visibility_timeout_seconds,
-                        request.attempt_id.as_deref(),
-                        dead_letter_ready,
-                        now,
-                        journal,
-                    );
-                    (received, queue.next_visible_at(now), now)
-                });
-            let moved = match &dead_letter_target {
-                Some(target) if !received.dead_lettered.is_empty() => {
-                    self.dead_letter(&source_arn, target, received.dead_lettered)
-                }
-                _ => Commit::done(),
-            };
+            let target_name = lock(&slot.queue)
+                .settings
+                .dead_letter
+                .as_ref()
+                .map(|(target, _)| target.clone());
+            let target = target_name.as_deref().and_then(|name| self.slot(name).ok());
+            let (deliveries, moved, next_visible_at, now, commit) =
+                self.receive_once(&slot, target.as_deref(), request)?;
             commit.wait().await.map_err(unavailable)?;
-            moved.wait().await.map_err(unavailable)?;
-            if !received.delivered.is_empty() {
-                return Ok(received.delivered.into_iter().map(delivered).collect());
+            if moved > 0
+                && let Some(target) = &target
+            {
+                tracing::debug!(count = moved, "messages dead-lettered");
+                target.notify.notify_waiters();
+            }
+            if !deliveries.is_empty() {
+                return Ok(deliveries.into_iter().map(delivered).collect());
             }
             let rest = deadline.saturating_duration_since(tokio::time::Instant::now());
             if rest.is_zero() {
@@ -400,7 +451,7 @@ impl Backend for EmbeddedBackend {
                     None => EntryOutcome::Gone,
                 })
                 .collect::<Vec<_>>()
-        });
+        })?;
         commit.wait().await.map_err(unavailable)?;
         // A deleted FIFO message may unblock its group.
         slot.notify.notify_waiters();
@@ -423,7 +474,7 @@ impl Backend for EmbeddedBackend {
                     None => EntryOutcome::Gone,
                 })
                 .collect::<Vec<_>>()
-        });
+        })?;
         commit.wait().await.map_err(unavailable)?;
         slot.notify.notify_waiters();
         Ok(outcomes)
@@ -435,20 +486,25 @@ impl Backend for EmbeddedBackend {
         messages: &[OutgoingMessage],
     ) -> Result<Vec<Result<SentMessage, EntryError>>, BackendError> {
         let slot = self.slot(queue_url)?;
-        let (results, commit) = self.mutate(&slot, |queue, now, journal| {
-            messages
+        let ((results, wrote), commit) = self.mutate(&slot, |queue, now, journal| {
+            let results = messages
                 .iter()
                 .map(|message| queue.send(message.clone(), now, journal))
-                .collect::<Vec<_>>()
-        });
+                .collect::<Vec<_>>();
+            (results, !journal.is_empty())
+        })?;
         commit.wait().await.map_err(unavailable)?;
+        if !wrote && results.iter().any(Result::is_ok) {
+            // Only deduplicated resends: answer once the original sends are on disk too.
+            self.barrier().wait().await.map_err(unavailable)?;
+        }
         slot.notify.notify_waiters();
         Ok(results)
     }
 
     async fn purge(&self, queue_url: &str) -> Result<(), BackendError> {
         let slot = self.slot(queue_url)?;
-        let ((), commit) = self.mutate(&slot, |queue, _, journal| queue.purge(journal));
+        let ((), commit) = self.mutate(&slot, |queue, _, journal| queue.purge(journal))?;
         commit.wait().await.map_err(unavailable)
     }
 
@@ -457,7 +513,7 @@ impl Backend for EmbeddedBackend {
         let (stats, commit) = self.mutate(&slot, |queue, now, journal| {
             queue.expire(now, journal);
             queue.stats(now)
-        });
+        })?;
         commit.wait().await.map_err(unavailable)?;
         Ok(stats)
     }
@@ -478,7 +534,11 @@ impl Backend for EmbeddedBackend {
                 let existing = Arc::clone(existing);
                 drop(queues);
                 let queue = lock(&existing.queue);
-                if queue.settings != settings {
+                let comparable = Settings {
+                    tags: queue.settings.tags.clone(),
+                    ..settings.clone()
+                };
+                if queue.settings != comparable {
                     return Err(BackendError::Rejected(format!(
                         "QueueAlreadyExists: `{name}` exists with other attributes"
                     )));
@@ -507,12 +567,88 @@ impl Backend for EmbeddedBackend {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .remove(&name)
             .ok_or(BackendError::QueueNotFound)?;
-        let commit = self.submit(vec![Op::DeleteQueue { name }]);
+        let commit = {
+            // Under the queue's lock: operations that already hold the queue see it deleted and
+            // journal nothing after the deletion.
+            let mut queue = lock(&removed.queue);
+            queue.deleted = true;
+            self.submit(vec![Op::DeleteQueue { name }])
+        };
         removed.notify.notify_waiters();
         commit.wait().await.map_err(unavailable)
     }
 
+    async fn list_queues(&self, prefix: &str) -> Result<Vec<String>, BackendError> {
+        let queues = self
+            .queues
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut names: Vec<String> = queues
+            .keys()
+            .filter(|name| name.starts_with(prefix))
+            .cloned()
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
+    async fn set_queue_settings(
+        &self,
+        queue_url: &str,
+        changes: &QueueSettings,
+    ) -> Result<(), BackendError> {
+        let slot = self.slot(queue_url)?;
+        let settings = {
+            let queue = lock(&slot.queue);
+            queue
+                .settings
+                .changed(&queue.name, changes)
+                .map_err(BackendError::Rejected)?
+        };
+        self.check_dead_letter_target(&settings)?;
+        self.replace_settings(&slot, settings).await
+    }
+
+    async fn tag_queue(
+        &self,
+        queue_url: &str,
+        tags: &BTreeMap<String, String>,
+    ) -> Result<(), BackendError> {
+        let slot = self.slot(queue_url)?;
+        let mut settings = lock(&slot.queue).settings.clone();
+        settings
+            .tags
+            .extend(tags.iter().map(|(k, v)| (k.clone(), v.clone())));
+        if settings.tags.len() > 50 {
+            return Err(BackendError::Rejected("a queue has at most 50 tags".into()));
+        }
+        self.replace_settings(&slot, settings).await
+    }
+
+    async fn untag_queue(&self, queue_url: &str, keys: &[String]) -> Result<(), BackendError> {
+        let slot = self.slot(queue_url)?;
+        let mut settings = lock(&slot.queue).settings.clone();
+        for key in keys {
+            settings.tags.remove(key);
+        }
+        self.replace_settings(&slot, settings).await
+    }
+
+    async fn list_queue_tags(
+        &self,
+        queue_url: &str,
+    ) -> Result<BTreeMap<String, String>, BackendError> {
+        let slot = self.slot(queue_url)?;
+        let tags = lock(&slot.queue).settings.tags.clone();
+        Ok(tags)
+    }
+
     async fn ping(&self) -> Result<(), BackendError> {
-        Ok(())
+        match &self.store {
+            Some(store) if store.is_poisoned() => Err(BackendError::Unavailable(
+                "the embedded store refused writes after a failed write".into(),
+            )),
+            _ => Ok(()),
+        }
     }
 }

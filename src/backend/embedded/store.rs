@@ -9,7 +9,8 @@ use super::engine::{Body, Dedup, Op, Settings, State};
 use redb::{Database, ReadableTable, TableDefinition};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 use tokio::sync::oneshot;
 
 const QUEUES: TableDefinition<&str, &[u8]> = TableDefinition::new("queues");
@@ -56,6 +57,8 @@ struct Submission {
 pub struct Store {
     submissions: Option<mpsc::Sender<Submission>>,
     writer: Option<std::thread::JoinHandle<()>>,
+    /// Set after a failed write: memory and disk may disagree, so nothing more is written.
+    poisoned: Arc<AtomicBool>,
 }
 
 impl Drop for Store {
@@ -99,7 +102,15 @@ impl Store {
     /// Opens (or creates) `dir/queues.redb`, reads it back, and starts the writer thread.
     pub fn open(dir: &Path) -> Result<(Self, Recovered), StoreError> {
         std::fs::create_dir_all(dir).map_err(StoreError::from)?;
-        let db = Database::create(dir.join("queues.redb")).map_err(StoreError::from)?;
+        let path = dir.join("queues.redb");
+        let db = Database::create(&path).map_err(StoreError::from)?;
+        // Message bodies are the owner's business only.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+                .map_err(StoreError::from)?;
+        }
         {
             let txn = db.begin_write().map_err(StoreError::from)?;
             txn.open_table(QUEUES).map_err(StoreError::from)?;
@@ -111,14 +122,17 @@ impl Store {
         }
         let recovered = read_all(&db)?;
         let (submissions, receiver) = mpsc::channel();
+        let poisoned = Arc::new(AtomicBool::new(false));
+        let writer_poisoned = Arc::clone(&poisoned);
         let writer = std::thread::Builder::new()
             .name("sqs-gateway-store".into())
-            .spawn(move || write_loop(db, receiver))
+            .spawn(move || write_loop(db, receiver, &writer_poisoned))
             .map_err(StoreError::from)?;
         Ok((
             Self {
                 submissions: Some(submissions),
                 writer: Some(writer),
+                poisoned,
             },
             recovered,
         ))
@@ -129,7 +143,25 @@ impl Store {
         if ops.is_empty() {
             return Commit::done();
         }
+        self.enqueue(ops)
+    }
+
+    /// A commit that completes once everything submitted before it is on disk.
+    pub fn barrier(&self) -> Commit {
+        self.enqueue(Vec::new())
+    }
+
+    /// Whether a write failed: the store then refuses every write until restarted.
+    pub fn is_poisoned(&self) -> bool {
+        self.poisoned.load(Ordering::SeqCst)
+    }
+
+    fn enqueue(&self, ops: Vec<Op>) -> Commit {
         let (done, receiver) = oneshot::channel();
+        if self.is_poisoned() {
+            let _ = done.send(Err("an earlier write failed; restart the gateway".into()));
+            return Commit(Some(receiver));
+        }
         if let Some(submissions) = &self.submissions {
             // A failed send drops `done`, and waiting on the commit then reports the stopped writer.
             let _ = submissions.send(Submission { ops, done });
@@ -150,7 +182,7 @@ fn read_all(db: &Database) -> Result<Recovered, StoreError> {
         let (name, settings) = entry.map_err(StoreError::from)?;
         let name = name.value().to_owned();
         let settings: Settings =
-            postcard::from_bytes(settings.value()).map_err(StoreError::from)?;
+            serde_json::from_slice(settings.value()).map_err(StoreError::from)?;
         let next_seq = sequences
             .get(name.as_str())
             .map_err(StoreError::from)?
@@ -188,7 +220,7 @@ fn read_all(db: &Database) -> Result<Recovered, StoreError> {
     Ok(recovered)
 }
 
-fn write_loop(db: Database, submissions: mpsc::Receiver<Submission>) {
+fn write_loop(db: Database, submissions: mpsc::Receiver<Submission>, poisoned: &AtomicBool) {
     while let Ok(first) = submissions.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -197,10 +229,15 @@ fn write_loop(db: Database, submissions: mpsc::Receiver<Submission>) {
                 Err(_) => break,
             }
         }
-        let result = apply(&db, &batch).map_err(|error| {
-            tracing::error!(%error, "embedded store write failed");
-            error.to_string()
-        });
+        let result = if poisoned.load(Ordering::SeqCst) {
+            Err("an earlier write failed; restart the gateway".to_owned())
+        } else {
+            apply(&db, &batch).map_err(|error| {
+                tracing::error!(%error, "embedded store write failed; refusing further writes");
+                poisoned.store(true, Ordering::SeqCst);
+                error.to_string()
+            })
+        };
         for submission in batch {
             let _ = submission.done.send(result.clone());
         }
@@ -218,7 +255,8 @@ fn apply(db: &Database, batch: &[Submission]) -> Result<(), StoreError> {
         for op in batch.iter().flat_map(|submission| &submission.ops) {
             match op {
                 Op::PutQueue { name, settings } => {
-                    let bytes = postcard::to_allocvec(settings).map_err(StoreError::from)?;
+                    // JSON, not postcard: settings are small and rare, and gain fields over time.
+                    let bytes = serde_json::to_vec(settings).map_err(StoreError::from)?;
                     queues
                         .insert(name.as_str(), bytes.as_slice())
                         .map_err(StoreError::from)?;
