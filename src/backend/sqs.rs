@@ -641,6 +641,12 @@ fn parse_queue_attributes(
         content_based_deduplication: raw
             .get(&QueueAttributeName::ContentBasedDeduplication)
             .is_some_and(|value| value == "true"),
+        created_timestamp: raw
+            .get(&QueueAttributeName::CreatedTimestamp)
+            .and_then(|value| value.parse().ok()),
+        last_modified_timestamp: raw
+            .get(&QueueAttributeName::LastModifiedTimestamp)
+            .and_then(|value| value.parse().ok()),
     }
 }
 
@@ -714,6 +720,9 @@ fn parse_message(message: Message) -> Result<BackendMessage, BackendError> {
             .cloned(),
         dead_letter_source_arn: system
             .get(&MessageSystemAttributeName::DeadLetterQueueSourceArn)
+            .cloned(),
+        deduplication_id: system
+            .get(&MessageSystemAttributeName::MessageDeduplicationId)
             .cloned(),
     })
 }

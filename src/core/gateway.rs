@@ -5,7 +5,7 @@
 
 use crate::backend::{Backend, BackendError};
 use crate::core::clock::Clock;
-use crate::core::handle::{HandleClaims, Keyring};
+use crate::core::handle::{HandleClaims, Keyring, SealedHandle};
 use crate::core::ledger::{DeliveryLedger, Standing, UnknownDeliveries};
 use crate::core::model::{
     BackendMessage, BackendReceive, DeadLetterInfo, Delivery, EntryError, EntryOutcome,
@@ -46,6 +46,9 @@ pub struct Gateway {
     keyring: Keyring,
     ledger: DeliveryLedger,
     unknown_deliveries: UnknownDeliveries,
+    /// Handles given for receives with an attempt id, by backend delivery: a retried attempt that
+    /// gets the same deliveries back gets the same handles (as SQS promises).
+    replays: moka::sync::Cache<(String, String), (u64, SealedHandle)>,
     clock: Arc<dyn Clock>,
     shutdown: CancellationToken,
     tasks: TaskTracker,
@@ -77,6 +80,10 @@ impl Gateway {
             keyring,
             ledger,
             unknown_deliveries,
+            replays: moka::sync::Cache::builder()
+                .max_capacity(100_000)
+                .time_to_live(std::time::Duration::from_secs(300))
+                .build(),
             clock,
             shutdown,
             tasks: TaskTracker::new(),
@@ -255,16 +262,36 @@ impl Gateway {
         let dead_letter_source = self.dead_letter_source(resolved, &messages).await;
         let mut deliveries = Vec::with_capacity(messages.len());
         for message in messages {
-            let delivery_id = rand::random::<u64>();
-            self.ledger.record(queue, &message.message_id, delivery_id);
-            let receipt_handle = self.keyring.seal(&HandleClaims {
-                queue: queue.to_owned(),
-                message_id: message.message_id.clone(),
-                backend_handle: message.backend_handle.clone(),
-                delivery: message.receive_count,
-                received_at,
-                delivery_id,
-            });
+            let replay_key = (queue.to_owned(), message.backend_handle.clone());
+            let replayed = request
+                .attempt_id
+                .as_ref()
+                .and_then(|_| self.replays.get(&replay_key))
+                .filter(|(delivery_id, _)| {
+                    self.ledger
+                        .standing(queue, &message.message_id, *delivery_id)
+                        == Standing::Current
+                });
+            let receipt_handle = match replayed {
+                Some((_, handle)) => handle,
+                None => {
+                    let delivery_id = rand::random::<u64>();
+                    self.ledger.record(queue, &message.message_id, delivery_id);
+                    let handle = self.keyring.seal(&HandleClaims {
+                        queue: queue.to_owned(),
+                        message_id: message.message_id.clone(),
+                        backend_handle: message.backend_handle.clone(),
+                        delivery: message.receive_count,
+                        received_at,
+                        delivery_id,
+                    });
+                    if request.attempt_id.is_some() {
+                        self.replays
+                            .insert(replay_key, (delivery_id, handle.clone()));
+                    }
+                    handle
+                }
+            };
             let dead_letter = dead_letter_source.info(&message);
             deliveries.push(Delivery {
                 message,

@@ -24,6 +24,10 @@ pub struct QueueAttributes {
     pub max_message_bytes: u32,
     /// FIFO: deduplicate by the body's SHA-256 when no id is given.
     pub content_based_deduplication: bool,
+    /// When the queue was created, in seconds since the epoch (if the backend says).
+    pub created_timestamp: Option<u64>,
+    /// When its settings last changed, in seconds since the epoch (if the backend says).
+    pub last_modified_timestamp: Option<u64>,
 }
 
 /// A queue's dead-letter settings.
@@ -93,6 +97,8 @@ pub struct BackendMessage {
     pub sequence_number: Option<String>,
     /// Set by the backend when the message was moved here from another queue's redrive.
     pub dead_letter_source_arn: Option<String>,
+    /// FIFO only: the message's deduplication id.
+    pub deduplication_id: Option<String>,
 }
 
 impl std::fmt::Debug for BackendMessage {

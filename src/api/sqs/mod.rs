@@ -2,6 +2,7 @@
 
 mod error;
 mod md5;
+mod query;
 mod routes;
 pub mod sigv4;
 mod wire;

@@ -229,12 +229,9 @@ fn result(action: &str, answer: &Value) -> String {
     let mut out = String::new();
     match action {
         "ListQueues" | "ListDeadLetterSourceQueues" => {
-            // SQS names ListDeadLetterSourceQueues' elements `queueUrl`, lower-case.
-            let element = if action == "ListQueues" {
-                "QueueUrl"
-            } else {
-                "queueUrl"
-            };
+            // Both are flattened lists whose members are named `QueueUrl` in the Query model
+            // (ListDeadLetterSourceQueues' member is `queueUrls` only in JSON).
+            let element = "QueueUrl";
             for url in items(answer, "QueueUrls").chain(items(answer, "queueUrls")) {
                 element_of(&mut out, element, url);
             }

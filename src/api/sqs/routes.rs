@@ -1,6 +1,7 @@
 //! The SQS endpoint: protocol detection, SigV4 authentication, and one handler per action.
 
 use super::error::SqsError;
+use super::query;
 use super::sigv4::{self, SigV4Error, SignedRequest};
 use super::wire::{self, BatchResult, Failed, MessageJson, Successful};
 use crate::api::read_body;
@@ -83,6 +84,30 @@ impl Caller<'_> {
     }
 }
 
+/// The wire protocol of one request.
+enum Protocol {
+    /// AWS JSON 1.0: the action from `X-Amz-Target`.
+    Json(String),
+    /// Query: form parameters, XML answers.
+    Query,
+}
+
+fn protocol_of(headers: &HeaderMap, uri: &axum::http::Uri) -> Option<Protocol> {
+    if let Some(target) = headers.get("x-amz-target").and_then(|v| v.to_str().ok()) {
+        return target
+            .strip_prefix("AmazonSQS.")
+            .map(|action| Protocol::Json(action.to_owned()));
+    }
+    let form = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
+    let action_in_query = uri
+        .query()
+        .is_some_and(|q| q.split('&').any(|pair| pair.starts_with("Action=")));
+    (form || action_in_query).then_some(Protocol::Query)
+}
+
 async fn handle(
     State(state): State<Arc<SqsState>>,
     method: Method,
@@ -90,52 +115,102 @@ async fn handle(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let body = match read_body(body, BODY_LIMIT).await {
-        Ok(body) => body,
-        Err(error) => return SqsError::from(error).into_response(),
-    };
-    let Some(action) = headers
-        .get("x-amz-target")
-        .and_then(|value| value.to_str().ok())
-        .and_then(|target| target.strip_prefix("AmazonSQS."))
-        .map(str::to_owned)
-    else {
+    let Some(protocol) = protocol_of(&headers, &uri) else {
         return query_protocol_refusal();
     };
-    let caller = match authenticate(&state, &method, &uri, &headers, &body) {
-        Ok(caller) => caller,
-        Err(error) => return error.into_response(),
+    let request_id = uuid::Uuid::new_v4().to_string();
+    let result = serve(&state, &protocol, &method, &uri, &headers, body).await;
+    let mut response = match (&protocol, result) {
+        (Protocol::Json(_), Ok((_, answer))) => (
+            [(header::CONTENT_TYPE, "application/x-amz-json-1.0")],
+            Json(answer),
+        )
+            .into_response(),
+        (Protocol::Json(_), Err(error)) => error.into_response(),
+        (Protocol::Query, Ok((action, answer))) => (
+            [(header::CONTENT_TYPE, "text/xml")],
+            query::render_answer(&action, &answer, &request_id),
+        )
+            .into_response(),
+        (Protocol::Query, Err(error)) => {
+            let status = error.status;
+            let retry_after = error.retry_after;
+            let mut response = (
+                status,
+                [(header::CONTENT_TYPE, "text/xml")],
+                query::render_error(&error, &request_id),
+            )
+                .into_response();
+            if let Some(wait) = retry_after {
+                response.headers_mut().insert(
+                    header::RETRY_AFTER,
+                    axum::http::HeaderValue::from(crate::core::limits::retry_after_seconds(wait)),
+                );
+            }
+            response
+        }
     };
+    if let Ok(value) = axum::http::HeaderValue::from_str(&request_id) {
+        response.headers_mut().insert("x-amzn-requestid", value);
+    }
+    response
+}
+
+/// Reads, authenticates and dispatches one request; the answer is JSON-shaped for both protocols.
+async fn serve(
+    state: &SqsState,
+    protocol: &Protocol,
+    method: &Method,
+    uri: &axum::http::Uri,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<(String, Value), SqsError> {
+    let body = read_body(body, BODY_LIMIT).await.map_err(SqsError::from)?;
+    let caller = authenticate(state, method, uri, headers, &body)?;
     let host = headers
         .get(header::HOST)
         .and_then(|value| value.to_str().ok())
         .unwrap_or("localhost")
         .to_owned();
     let context = Context {
-        state: &state,
+        state,
         caller,
         base_url: state
             .public_url
             .clone()
             .unwrap_or_else(|| format!("http://{host}")),
     };
-    match context.dispatch(&action, &body).await {
-        Ok(answer) => (
-            [(header::CONTENT_TYPE, "application/x-amz-json-1.0")],
-            Json(answer),
-        )
-            .into_response(),
-        Err(error) => error.into_response(),
+    match protocol {
+        Protocol::Json(action) => {
+            let answer = context.dispatch(action, &body).await?;
+            Ok((action.clone(), answer))
+        }
+        Protocol::Query => {
+            let (action, mut request) = query::parse_form(&body, uri.query())?;
+            // Query clients may address the queue by the URL path instead of a QueueUrl parameter.
+            if request.get("QueueUrl").is_none()
+                && let Some(queue) = uri.path().strip_prefix(&format!("/{ACCOUNT}/"))
+            {
+                request["QueueUrl"] = json!(context.queue_url(queue));
+            }
+            let body = serde_json::to_vec(&request)
+                .map_err(|e| SqsError::from(GatewayError::internal(e)))?;
+            let answer = context.dispatch(&action, &body).await?;
+            Ok((action, answer))
+        }
     }
 }
 
-/// The Query (form/XML) protocol is not served yet: answer in its own error shape.
+/// Neither protocol: answer in the Query protocol's error shape, which older clients read.
 fn query_protocol_refusal() -> Response {
-    let xml = "<?xml version=\"1.0\"?><ErrorResponse xmlns=\"http://queue.amazonaws.com/doc/2012-11-05/\"><Error><Type>Sender</Type><Code>InvalidAction</Code><Message>This endpoint speaks the AWS JSON 1.0 protocol (X-Amz-Target: AmazonSQS.*); the Query protocol is not served yet.</Message><Detail/></Error><RequestId>00000000-0000-0000-0000-000000000000</RequestId></ErrorResponse>";
+    let error = SqsError::sender(
+        "InvalidAction",
+        "Send AWS JSON 1.0 (X-Amz-Target: AmazonSQS.<Action>) or the Query protocol (form-encoded Action=...).",
+    );
     (
         StatusCode::BAD_REQUEST,
         [(header::CONTENT_TYPE, "text/xml")],
-        xml,
+        query::render_error(&error, "00000000-0000-0000-0000-000000000000"),
     )
         .into_response()
 }
@@ -424,12 +499,38 @@ impl Context<'_> {
             "ReceiveMessageWaitTimeSeconds",
             attributes.receive_wait_seconds.to_string(),
         );
+        all.insert("DelaySeconds", attributes.delay_seconds.to_string());
+        all.insert(
+            "MessageRetentionPeriod",
+            attributes.retention_seconds.to_string(),
+        );
+        all.insert(
+            "MaximumMessageSize",
+            attributes.max_message_bytes.to_string(),
+        );
         all.insert(
             "QueueArn",
-            format!("arn:aws:sqs:us-east-1:{ACCOUNT}:{queue}"),
+            attributes
+                .arn
+                .clone()
+                .unwrap_or_else(|| format!("arn:aws:sqs:us-east-1:{ACCOUNT}:{queue}")),
         );
+        if let Some(created) = attributes.created_timestamp {
+            all.insert("CreatedTimestamp", created.to_string());
+            all.insert(
+                "LastModifiedTimestamp",
+                attributes
+                    .last_modified_timestamp
+                    .unwrap_or(created)
+                    .to_string(),
+            );
+        }
         if attributes.fifo {
             all.insert("FifoQueue", "true".into());
+            all.insert(
+                "ContentBasedDeduplication",
+                attributes.content_based_deduplication.to_string(),
+            );
         }
         if let Some(redrive) = &attributes.redrive {
             all.insert(
@@ -565,6 +666,7 @@ impl Context<'_> {
                         .map(|t| t.timestamp_millis().to_string()),
                 );
                 add("MessageGroupId", message.group_id.clone());
+                add("MessageDeduplicationId", message.deduplication_id.clone());
                 add("SequenceNumber", message.sequence_number.clone());
                 add(
                     "DeadLetterQueueSourceArn",

@@ -40,6 +40,12 @@ pub struct Settings {
     /// Cost-allocation tags.
     #[serde(default)]
     pub tags: BTreeMap<String, String>,
+    /// Creation time, seconds since the epoch.
+    #[serde(default)]
+    pub created_at: u64,
+    /// Last settings change, seconds since the epoch.
+    #[serde(default)]
+    pub modified_at: u64,
 }
 
 impl Settings {
@@ -114,7 +120,20 @@ impl Settings {
             content_based_deduplication,
             dead_letter: requested.dead_letter.clone(),
             tags: BTreeMap::new(),
+            created_at: 0,
+            modified_at: 0,
         })
+    }
+
+    /// Whether two settings behave the same (tags and timestamps aside).
+    pub fn same_behaviour(&self, other: &Self) -> bool {
+        let strip = |settings: &Self| Self {
+            tags: BTreeMap::new(),
+            created_at: 0,
+            modified_at: 0,
+            ..settings.clone()
+        };
+        strip(self) == strip(other)
     }
 
     /// These settings with the fields `changes` gives replaced, checked again.
@@ -139,6 +158,8 @@ impl Settings {
         };
         let mut settings = Self::new(name, &merged)?;
         settings.tags = self.tags.clone();
+        settings.created_at = self.created_at;
+        settings.modified_at = self.modified_at;
         Ok(settings)
     }
 }
@@ -153,6 +174,8 @@ pub struct Body {
     pub group_id: Option<String>,
     /// Set when the message was moved here by a redrive: the source queue's ARN.
     pub dead_letter_source_arn: Option<String>,
+    /// FIFO: the deduplication id (given, or the body's SHA-256).
+    pub deduplication_id: Option<String>,
 }
 
 /// What each receive changes about a message.
@@ -479,6 +502,7 @@ impl Queue {
                 sent_at: now,
                 group_id: message.group_id,
                 dead_letter_source_arn: None,
+                deduplication_id: dedup_key.clone(),
             },
             state: State {
                 receive_count: 0,

@@ -133,6 +133,10 @@ impl EmbeddedBackend {
         self.clock.now().timestamp_millis()
     }
 
+    fn now_seconds(&self) -> u64 {
+        u64::try_from(self.clock.now().timestamp()).unwrap_or(0)
+    }
+
     fn slot(&self, url_or_name: &str) -> Result<Arc<Slot>, BackendError> {
         let name = queue_name(url_or_name);
         self.queues
@@ -197,12 +201,19 @@ impl EmbeddedBackend {
             }));
             drop(queues);
             let mut queue = lock(&slot.queue);
-            // Tags belong to the queue, not to the config.
-            let settings = Settings {
-                tags: queue.settings.tags.clone(),
-                ..settings
-            };
-            let commit = if created || queue.settings != settings {
+            let commit = if created || !queue.settings.same_behaviour(&settings) {
+                let now = self.now_seconds();
+                // Tags and the creation time belong to the queue, not to the config.
+                let settings = Settings {
+                    tags: queue.settings.tags.clone(),
+                    created_at: if created {
+                        now
+                    } else {
+                        queue.settings.created_at
+                    },
+                    modified_at: now,
+                    ..settings
+                };
                 queue.settings = settings.clone();
                 self.submit(vec![Op::PutQueue {
                     name: name.to_owned(),
@@ -220,6 +231,10 @@ impl EmbeddedBackend {
 
     /// Stores new settings for a queue.
     async fn replace_settings(&self, slot: &Slot, settings: Settings) -> Result<(), BackendError> {
+        let settings = Settings {
+            modified_at: self.now_seconds(),
+            ..settings
+        };
         let commit = {
             let mut queue = lock(&slot.queue);
             queue.settings = settings.clone();
@@ -267,6 +282,8 @@ impl EmbeddedBackend {
                 retention_seconds: settings.retention_seconds,
                 max_message_bytes: settings.max_message_bytes,
                 content_based_deduplication: settings.content_based_deduplication,
+                created_timestamp: Some(settings.created_at),
+                last_modified_timestamp: Some(settings.modified_at),
             },
         }
     }
@@ -373,6 +390,7 @@ fn to_backend_message(seq: u64, receipt: u64, message: Message) -> BackendMessag
             .map(|_| engine::sequence_number(seq)),
         group_id: message.body.group_id,
         dead_letter_source_arn: message.body.dead_letter_source_arn,
+        deduplication_id: message.body.deduplication_id,
     }
 }
 
@@ -534,28 +552,32 @@ impl Backend for EmbeddedBackend {
                 let existing = Arc::clone(existing);
                 drop(queues);
                 let queue = lock(&existing.queue);
-                let comparable = Settings {
-                    tags: queue.settings.tags.clone(),
-                    ..settings.clone()
-                };
-                if queue.settings != comparable {
+                if !queue.settings.same_behaviour(&settings) {
                     return Err(BackendError::Rejected(format!(
                         "QueueAlreadyExists: `{name}` exists with other attributes"
                     )));
                 }
                 return Ok(self.resolved(name, &queue));
             }
+            let now = self.now_seconds();
+            let settings = Settings {
+                created_at: now,
+                modified_at: now,
+                ..settings
+            };
             let slot = Arc::new(slot(Queue::new(name, settings.clone())));
             queues.insert(name.to_owned(), Arc::clone(&slot));
-            slot
+            // Journaled while the map is locked, so a concurrent delete is journaled after it.
+            (
+                slot,
+                self.submit(vec![Op::PutQueue {
+                    name: name.to_owned(),
+                    settings,
+                }]),
+            )
         };
-        self.submit(vec![Op::PutQueue {
-            name: name.to_owned(),
-            settings,
-        }])
-        .wait()
-        .await
-        .map_err(unavailable)?;
+        let (slot, commit) = slot;
+        commit.wait().await.map_err(unavailable)?;
         Ok(self.resolved(name, &lock(&slot.queue)))
     }
 

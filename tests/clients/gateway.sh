@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Runs the real-client scenarios (boto3 JSON 1.0, boto3 Query, aws-cli) three times: against LocalStack
+# directly (the reference), and against the gateway in front of the embedded engine and of LocalStack.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+BIN="${SQSGW_BIN:-target/debug/sqs-gateway}"
+LOCALSTACK="${LOCALSTACK_ENDPOINT:-http://127.0.0.1:4566}"
+work="$(mktemp -d)"
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# start_gateway NAME BACKEND_TOML: starts the gateway, prints its endpoint.
+start_gateway() {
+  local name=$1 backend=$2 port
+  port="$(free_port)"
+  cat > "$work/$name.toml" <<TOML
+[server]
+listen = "127.0.0.1:$port"
+
+$backend
+
+[[receipt_keys]]
+id = 1
+secret = "$("$BIN" new-receipt-key)"
+
+[sqs_api]
+manage_queues = true
+
+[[sqs_api.credentials]]
+access_key_id = "test"
+secret = "test"
+TOML
+  AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_EC2_METADATA_DISABLED=true \
+    "$BIN" serve --config "$work/$name.toml" >"$work/$name.log" 2>&1 &
+  pids+=("$!")
+  for _ in $(seq 1 100); do
+    curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && { echo "http://127.0.0.1:$port"; return; }
+    sleep 0.1
+  done
+  echo "gateway.sh: the $name gateway did not start; its log:" >&2
+  cat "$work/$name.log" >&2
+  exit 1
+}
+
+passed=0 failed=0
+run() {
+  local label=$1 endpoint=$2 target=$3 out
+  echo "== clients against $label ($endpoint)"
+  if out="$(SQS_ENDPOINT="$endpoint" SQS_TARGET="$target" bash tests/clients/run.sh 2>&1)"; then :; fi
+  echo "$out" | grep -v '^    PASS'
+  local last
+  last="$(echo "$out" | tail -n 1)"
+  if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+    passed=$((passed + BASH_REMATCH[1])); failed=$((failed + BASH_REMATCH[2]))
+  else
+    failed=$((failed + 1))
+  fi
+}
+
+run "LocalStack directly (reference)" "$LOCALSTACK" localstack
+run "the gateway over the embedded engine" "$(start_gateway embedded $'[backend]\nkind = "embedded"\nin_memory = true')" aws
+run "the gateway over LocalStack" "$(start_gateway localstack "[backend]
+kind = \"sqs\"
+endpoint_url = \"$LOCALSTACK\"
+region = \"us-east-1\"")" localstack
+echo "clients: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]
