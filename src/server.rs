@@ -162,6 +162,12 @@ impl App {
 
         let gateway = Arc::clone(&self.gateway);
         tokio::spawn(async move { gateway.registry().warm_up().await });
+        let gateway = Arc::clone(&self.gateway);
+        let stopping = shutdown.clone();
+        tokio::spawn(async move {
+            stopping.cancelled().await;
+            gateway.shutting_down();
+        });
 
         let server = axum::serve(
             listener,

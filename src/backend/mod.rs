@@ -127,4 +127,7 @@ pub trait Backend: Send + Sync + 'static {
 
     /// Whether the backend answers at all; for readiness.
     async fn ping(&self) -> Result<(), BackendError>;
+
+    /// The gateway is shutting down: waiting long polls may end now (with what they have).
+    fn shutting_down(&self) {}
 }

@@ -199,6 +199,11 @@ impl Gateway {
         })
     }
 
+    /// Tells the backend the gateway is stopping, so its waiting long polls can end.
+    pub fn shutting_down(&self) {
+        self.backend.shutting_down();
+    }
+
     /// Waits until background work (releasing abandoned receives) has finished.
     pub async fn drain(&self) {
         self.tasks.close();

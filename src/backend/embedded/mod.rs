@@ -64,6 +64,8 @@ pub struct EmbeddedBackend {
     queues: RwLock<HashMap<String, Arc<Slot>>>,
     store: Option<Store>,
     clock: Arc<dyn Clock>,
+    /// Ends waiting long polls at shutdown.
+    closing: tokio_util::sync::CancellationToken,
 }
 
 impl std::fmt::Debug for EmbeddedBackend {
@@ -100,6 +102,7 @@ impl EmbeddedBackend {
             queues: RwLock::new(HashMap::new()),
             store: None,
             clock,
+            closing: tokio_util::sync::CancellationToken::new(),
         }
     }
 
@@ -126,6 +129,7 @@ impl EmbeddedBackend {
             queues: RwLock::new(queues),
             store: Some(store),
             clock,
+            closing: tokio_util::sync::CancellationToken::new(),
         })
     }
 
@@ -449,6 +453,7 @@ impl Backend for EmbeddedBackend {
             tokio::select! {
                 () = &mut notified => {}
                 () = tokio::time::sleep(wake) => {}
+                () = self.closing.cancelled() => return Ok(Vec::new()),
             }
             // A deleted queue ends the wait with QueueNotFound.
             self.slot(queue_url)?;
@@ -663,6 +668,10 @@ impl Backend for EmbeddedBackend {
         let slot = self.slot(queue_url)?;
         let tags = lock(&slot.queue).settings.tags.clone();
         Ok(tags)
+    }
+
+    fn shutting_down(&self) {
+        self.closing.cancel();
     }
 
     async fn ping(&self) -> Result<(), BackendError> {
