@@ -11,7 +11,7 @@ use sqs_gateway::config::Config;
 use sqs_gateway::core::auth;
 use sqs_gateway::core::clock::SkewClock;
 use sqs_gateway::core::handle::Keyring;
-use sqs_gateway::core::model::{MessageAttribute, OutgoingMessage};
+use sqs_gateway::core::model::{AttributeValue, MessageAttribute};
 use sqs_gateway::server::{App, Overrides};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -459,6 +459,7 @@ impl TestGateway {
         self.send_with(queue, body, None, BTreeMap::new()).await
     }
 
+    /// Sends through the gateway's own SQS endpoint (as producers do), signed with the test key.
     pub async fn send_with(
         &self,
         queue: &str,
@@ -466,22 +467,37 @@ impl TestGateway {
         group: Option<&str>,
         attributes: BTreeMap<String, MessageAttribute>,
     ) -> String {
-        let message = OutgoingMessage {
-            body: body.into(),
-            attributes,
-            delay_seconds: None,
-            group_id: group.map(str::to_owned),
-            deduplication_id: group.map(|_| format!("{:016x}", rand::random::<u64>())),
-        };
-        let mut results = self
-            .backend
-            .send_batch(&self.queue_urls[queue], &[message])
+        let client = self.sqs_client(SQS_KEY_ID, SQS_SECRET);
+        let url = client
+            .get_queue_url()
+            .queue_name(queue)
+            .send()
             .await
-            .expect("send");
-        results
-            .remove(0)
+            .expect("the SQS endpoint knows the queue")
+            .queue_url
+            .unwrap();
+        let mut send = client.send_message().queue_url(url).message_body(body);
+        for (name, attribute) in attributes {
+            let value = aws_sdk_sqs::types::MessageAttributeValue::builder()
+                .data_type(&attribute.data_type);
+            let value = match attribute.value {
+                AttributeValue::Text(text) => value.string_value(text),
+                AttributeValue::Bytes(bytes) => {
+                    value.binary_value(aws_sdk_sqs::primitives::Blob::new(bytes))
+                }
+            };
+            send = send.message_attributes(name, value.build().unwrap());
+        }
+        if let Some(group) = group {
+            send = send
+                .message_group_id(group)
+                .message_deduplication_id(format!("{:016x}", rand::random::<u64>()));
+        }
+        send.send()
+            .await
             .expect("the message is accepted")
             .message_id
+            .unwrap()
     }
 
     /// Messages visible plus in flight (plus delayed), as the backend counts them.

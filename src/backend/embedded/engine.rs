@@ -281,6 +281,9 @@ pub struct Queue {
     schedule: BTreeSet<(i64, u64)>,
     /// In-flight deliveries by (deadline, seq).
     in_flight: BTreeSet<(i64, u64)>,
+    /// Every message by (sent_at, seq): retention and the oldest age without a scan (messages
+    /// moved in from another queue keep their send time, so sequence order is not age order).
+    by_age: BTreeSet<(i64, u64)>,
     /// FIFO: in-flight deliveries per group.
     group_in_flight: HashMap<String, usize>,
     dedup: HashMap<String, Dedup>,
@@ -301,6 +304,7 @@ impl Queue {
             messages: BTreeMap::new(),
             schedule: BTreeSet::new(),
             in_flight: BTreeSet::new(),
+            by_age: BTreeSet::new(),
             group_in_flight: HashMap::new(),
             dedup: HashMap::new(),
             dedup_expiry: BTreeSet::new(),
@@ -313,6 +317,7 @@ impl Queue {
     pub fn restore_message(&mut self, seq: u64, message: Message, now: i64) {
         self.next_seq = self.next_seq.max(seq + 1);
         self.index(seq, &message, now);
+        self.by_age.insert((message.body.sent_at, seq));
         self.messages.insert(seq, message);
     }
 
@@ -378,13 +383,10 @@ impl Queue {
             }
         }
         let retention_ms = i64::from(self.settings.retention_seconds) * 1000;
-        let expired: Vec<u64> = self
-            .messages
-            .iter()
-            .take_while(|(_, message)| message.body.sent_at + retention_ms <= now)
-            .map(|(seq, _)| *seq)
-            .collect();
-        for seq in expired {
+        while let Some(&(sent_at, seq)) = self.by_age.first() {
+            if sent_at + retention_ms > now {
+                break;
+            }
             self.remove(seq, journal);
         }
         while let Some((expires_at, _)) = self.dedup_expiry.first() {
@@ -413,6 +415,7 @@ impl Queue {
     fn remove(&mut self, seq: u64, journal: &mut Vec<Op>) -> Option<Message> {
         let message = self.messages.remove(&seq)?;
         self.unindex(seq, &message);
+        self.by_age.remove(&(message.body.sent_at, seq));
         journal.push(Op::DeleteMessage {
             queue: self.name.clone(),
             seq,
@@ -544,6 +547,7 @@ impl Queue {
             self.dedup.insert(key, dedup);
         }
         self.index(seq, &stored, now);
+        self.by_age.insert((stored.body.sent_at, seq));
         self.messages.insert(seq, stored);
         Ok(sent)
     }
@@ -576,6 +580,7 @@ impl Queue {
             state: message.state,
         });
         self.index(seq, &message, now);
+        self.by_age.insert((message.body.sent_at, seq));
         self.messages.insert(seq, message);
     }
 
@@ -777,6 +782,7 @@ impl Queue {
         self.messages.clear();
         self.schedule.clear();
         self.in_flight.clear();
+        self.by_age.clear();
         self.group_in_flight.clear();
         self.attempts.clear();
         journal.push(Op::Purge {
@@ -799,11 +805,9 @@ impl Queue {
             in_flight,
             delayed: total.saturating_sub(visible + in_flight),
             oldest_age_seconds: self
-                .messages
-                .values()
-                .map(|message| message.body.sent_at)
-                .min()
-                .map(|sent_at| u64::try_from((now - sent_at).max(0) / 1000).unwrap_or(0)),
+                .by_age
+                .first()
+                .map(|(sent_at, _)| u64::try_from((now - sent_at).max(0) / 1000).unwrap_or(0)),
         }
     }
 }
@@ -1060,6 +1064,41 @@ mod tests {
         assert_eq!(bodies(&receive(&mut q, 10, 30, T0 + 60_000)), ["new"]);
         assert!(matches!(journal[0], Op::DeleteMessage { .. }));
         assert_eq!(q.stats(T0 + 60_000).oldest_age_seconds, Some(30));
+    }
+
+    #[test]
+    fn a_moved_message_expires_by_its_own_send_time_not_its_place() {
+        let mut dlq = queue(
+            "dlq",
+            QueueSettings {
+                retention_seconds: Some(60),
+                ..Default::default()
+            },
+        );
+        dlq.send(text("newer"), T0 + 50_000, &mut Vec::new())
+            .unwrap();
+        let moved = Message {
+            body: Body {
+                id: "old".into(),
+                body: "moved".into(),
+                attributes: BTreeMap::new(),
+                sent_at: T0,
+                group_id: None,
+                dead_letter_source_arn: None,
+                deduplication_id: None,
+            },
+            state: State {
+                receive_count: 3,
+                first_received_at: Some(T0),
+                visible_at: T0,
+                receipt: None,
+            },
+        };
+        dlq.accept_dead_letter(moved, "arn:src", T0 + 55_000, &mut Vec::new());
+        assert_eq!(dlq.stats(T0 + 55_000).oldest_age_seconds, Some(55));
+        dlq.expire(T0 + 60_000, &mut Vec::new());
+        assert_eq!(dlq.len(), 1, "the moved message expired behind a newer one");
+        assert_eq!(bodies(&receive(&mut dlq, 10, 30, T0 + 60_000)), ["newer"]);
     }
 
     #[test]
