@@ -3,11 +3,11 @@
 pub mod embedded;
 pub mod sqs;
 
-use crate::core::GatewayError;
 use crate::core::model::{
     BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, QueueSettings,
     QueueStats, ResolvedQueue, SentMessage,
 };
+use crate::core::{ErrorKind, GatewayError};
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -21,6 +21,9 @@ pub enum BackendError {
     /// The queue does not exist (any more).
     #[error("queue does not exist")]
     QueueNotFound,
+    /// A standard queue has as many messages in flight as SQS allows (120,000).
+    #[error("too many messages in flight")]
+    OverLimit,
     /// The backend cannot be reached, timed out, or is throttling.
     #[error("backend unavailable: {0}")]
     Unavailable(String),
@@ -36,6 +39,10 @@ impl From<BackendError> for GatewayError {
     fn from(error: BackendError) -> Self {
         match error {
             BackendError::QueueNotFound => GatewayError::queue_not_found(),
+            BackendError::OverLimit => GatewayError::new(
+                ErrorKind::OverLimit,
+                "too many messages are in flight; acknowledge or release some",
+            ),
             BackendError::Unavailable(_) => {
                 GatewayError::unavailable(DEFAULT_RETRY_AFTER).with_source(error)
             }

@@ -191,12 +191,9 @@ impl Backend for SqsBackend {
             .await;
         let answer = match answer {
             Ok(answer) => answer,
-            // Too many messages in flight: SQS refuses; the documented answer is "no more messages
-            // until some are acknowledged", so wait out the long poll and answer none.
+            // Too many messages in flight: each dialect answers it its own way.
             Err(error) if error.code() == Some("OverLimit") => {
-                tracing::warn!("queue has too many messages in flight; receive answers none");
-                tokio::time::sleep(Duration::from_secs(request.wait_seconds.into())).await;
-                return Ok(Vec::new());
+                return Err(BackendError::OverLimit);
             }
             Err(error) => return Err(map_error(error)),
         };
@@ -577,7 +574,6 @@ fn is_throttling(code: &str) -> bool {
         "RequestThrottled"
             | "ThrottlingException"
             | "Throttling"
-            | "OverLimit"
             | "KmsThrottled"
             | "ServiceUnavailable"
             | "InternalFailure"

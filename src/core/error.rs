@@ -19,6 +19,8 @@ pub enum ErrorKind {
     PermissionDenied,
     /// The queue does not exist (in this project, or any more in the backend).
     QueueNotFound,
+    /// The queue has as many messages in flight as it may; a receive gets none until some end.
+    OverLimit,
     /// Over a rate limit; retry after the given time.
     RateLimited { retry_after: Duration },
     /// The backend cannot be reached or is throttling; retry after the given time.

@@ -199,6 +199,11 @@ impl Gateway {
         })
     }
 
+    /// Completes when shutdown has begun.
+    pub async fn shutdown_started(&self) {
+        self.shutdown.cancelled().await;
+    }
+
     /// Tells the backend the gateway is stopping, so its waiting long polls can end.
     pub fn shutting_down(&self) {
         self.backend.shutting_down();

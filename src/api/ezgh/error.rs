@@ -26,6 +26,7 @@ fn status_and_code(kind: &ErrorKind) -> (StatusCode, &'static str) {
         ErrorKind::Unauthenticated => (StatusCode::UNAUTHORIZED, "unauthenticated"),
         ErrorKind::PermissionDenied => (StatusCode::FORBIDDEN, "permission_denied"),
         ErrorKind::QueueNotFound => (StatusCode::NOT_FOUND, "queue_not_found"),
+        ErrorKind::OverLimit => (StatusCode::TOO_MANY_REQUESTS, "over_limit"),
         ErrorKind::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
         ErrorKind::Unavailable { .. } => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
         ErrorKind::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),

@@ -158,7 +158,20 @@ async fn receive(
     let key = state.authenticate(&headers)?;
     let gateway_queue = state.authorize_receive(key, &organization, &project, &queue)?;
     let options = wire::parse_receive(&read_body(body, BODY_LIMIT).await?)?;
-    let deliveries = state.gateway.receive(&gateway_queue, options).await?;
+    let wait = options.wait_seconds;
+    let deliveries = match state.gateway.receive(&gateway_queue, options).await {
+        // "With many messages in flight it answers no more until some are acknowledged."
+        Err(error) if error.kind == ErrorKind::OverLimit => {
+            tracing::warn!(queue = %gateway_queue, "too many messages in flight; answering none");
+            let wait = Duration::from_secs(wait.unwrap_or(0).into());
+            tokio::select! {
+                () = tokio::time::sleep(wait) => {}
+                () = state.gateway.shutdown_started() => {}
+            }
+            Vec::new()
+        }
+        result => result?,
+    };
     tracing::debug!(queue = %gateway_queue, key = %key.name, count = deliveries.len(), "ezgh receive");
     Ok(Json(ReceiveResponse {
         messages: deliveries.into_iter().map(MessageJson::from).collect(),

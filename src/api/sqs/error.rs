@@ -86,6 +86,9 @@ impl From<GatewayError> for SqsError {
                 SqsError::sender("AccessDenied", error.message).with_status(StatusCode::FORBIDDEN)
             }
             ErrorKind::QueueNotFound => SqsError::queue_does_not_exist(),
+            ErrorKind::OverLimit => {
+                SqsError::sender("OverLimit", error.message).with_status(StatusCode::FORBIDDEN)
+            }
             ErrorKind::RateLimited { .. } => SqsError::sender("RequestThrottled", error.message)
                 .with_status(StatusCode::FORBIDDEN),
             ErrorKind::Unavailable { .. } => SqsError {

@@ -259,6 +259,8 @@ pub struct Delivered {
 pub struct Received {
     pub delivered: Vec<Delivered>,
     pub dead_lettered: Vec<Message>,
+    /// A standard queue at its in-flight limit: SQS answers OverLimit (FIFO answers nothing).
+    pub over_limit: bool,
 }
 
 /// A receive attempt remembered for replay (FIFO).
@@ -638,6 +640,10 @@ impl Queue {
             MAX_IN_FLIGHT_STANDARD
         };
         let room = limit.saturating_sub(self.in_flight.len());
+        if room == 0 && !self.settings.fifo {
+            received.over_limit = true;
+            return received;
+        }
         let candidates = if self.settings.fifo {
             self.fifo_candidates(max.min(room), now)
         } else {
@@ -1166,7 +1172,7 @@ mod tests {
     }
 
     #[test]
-    fn the_in_flight_limit_stops_receives_without_an_error() {
+    fn the_in_flight_limit_stops_receives_with_over_limit() {
         let mut q = queue("q", QueueSettings::default());
         for n in 0..(MAX_IN_FLIGHT_STANDARD + 5) {
             q.send(text(&n.to_string()), T0, &mut Vec::new()).unwrap();
@@ -1180,6 +1186,10 @@ mod tests {
             taken += got;
         }
         assert_eq!(taken, MAX_IN_FLIGHT_STANDARD);
+        assert!(
+            receive(&mut q, 10, 600, T0).over_limit,
+            "SQS answers OverLimit"
+        );
         // Once some end, receives take again.
         assert_eq!(receive(&mut q, 10, 600, T0 + 600_000).delivered.len(), 10);
     }

@@ -329,6 +329,9 @@ impl EmbeddedBackend {
             now,
             &mut journal,
         );
+        if received.over_limit {
+            return Err(BackendError::OverLimit);
+        }
         let moved = received.dead_lettered.len();
         if let Some(target) = target.as_mut() {
             let arn = source.arn.clone();
