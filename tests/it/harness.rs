@@ -467,15 +467,7 @@ impl TestGateway {
         group: Option<&str>,
         attributes: BTreeMap<String, MessageAttribute>,
     ) -> String {
-        let client = self.sqs_client(SQS_KEY_ID, SQS_SECRET);
-        let url = client
-            .get_queue_url()
-            .queue_name(queue)
-            .send()
-            .await
-            .expect("the SQS endpoint knows the queue")
-            .queue_url
-            .unwrap();
+        let (client, url) = self.sqs_queue(queue).await;
         let mut send = client.send_message().queue_url(url).message_body(body);
         for (name, attribute) in attributes {
             let value = aws_sdk_sqs::types::MessageAttributeValue::builder()
@@ -504,6 +496,20 @@ impl TestGateway {
     pub async fn backend_depth(&self, queue: &str) -> u64 {
         let stats = self.backend.stats(&self.queue_urls[queue]).await.unwrap();
         stats.visible + stats.in_flight + stats.delayed
+    }
+
+    /// The test key's SQS client and the URL of gateway queue `queue`.
+    pub async fn sqs_queue(&self, queue: &str) -> (Client, String) {
+        let client = self.sqs_client(SQS_KEY_ID, SQS_SECRET);
+        let url = client
+            .get_queue_url()
+            .queue_name(queue)
+            .send()
+            .await
+            .expect("the SQS endpoint knows the queue")
+            .queue_url
+            .unwrap();
+        (client, url)
     }
 
     /// An AWS SDK client pointed at the gateway's SQS endpoint.

@@ -44,15 +44,7 @@ async fn send_and_receive_through_the_sdk(kind: Kind) {
         .queue(QueueSpec::standard("orders"))
         .start()
         .await;
-    let client = gw.sqs_client(SQS_KEY_ID, SQS_SECRET);
-    let url = client
-        .get_queue_url()
-        .queue_name("orders")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let (client, url) = gw.sqs_queue("orders").await;
     assert!(
         url.starts_with(&gw.base) && url.ends_with("/orders"),
         "{url}"
@@ -147,15 +139,7 @@ async fn handles_work_across_dialects(kind: Kind) {
         .queue(QueueSpec::standard("orders"))
         .start()
         .await;
-    let client = gw.sqs_client(SQS_KEY_ID, SQS_SECRET);
-    let url = client
-        .get_queue_url()
-        .queue_name("orders")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let (client, url) = gw.sqs_queue("orders").await;
     client
         .send_message()
         .queue_url(&url)
@@ -209,15 +193,7 @@ async fn batches_answer_per_entry(kind: Kind) {
         .queue(QueueSpec::standard("orders"))
         .start()
         .await;
-    let client = gw.sqs_client(SQS_KEY_ID, SQS_SECRET);
-    let url = client
-        .get_queue_url()
-        .queue_name("orders")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let (client, url) = gw.sqs_queue("orders").await;
     let entries: Vec<_> = (0..3)
         .map(|n| {
             SendMessageBatchRequestEntry::builder()
@@ -440,15 +416,7 @@ async fn fifo_through_the_sdk(kind: Kind) {
         .queue(QueueSpec::fifo("jobs.fifo"))
         .start()
         .await;
-    let client = gw.sqs_client(SQS_KEY_ID, SQS_SECRET);
-    let url = client
-        .get_queue_url()
-        .queue_name("jobs.fifo")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let (client, url) = gw.sqs_queue("jobs.fifo").await;
     let first = client
         .send_message()
         .queue_url(&url)

@@ -158,6 +158,19 @@ impl EmbeddedBackend {
         }
     }
 
+    /// Applies `change` to the queue, waits until it is on disk, and wakes the queue's long polls.
+    async fn apply<T>(
+        &self,
+        queue_url: &str,
+        change: impl FnOnce(&mut Queue, i64, &mut Vec<Op>) -> T,
+    ) -> Result<T, BackendError> {
+        let slot = self.slot(queue_url)?;
+        let (result, commit) = self.mutate(&slot, change)?;
+        commit.wait().await.map_err(unavailable)?;
+        slot.notify.notify_waiters();
+        Ok(result)
+    }
+
     /// A commit that completes once everything submitted before it is on disk.
     fn barrier(&self) -> Commit {
         match &self.store {
@@ -468,20 +481,17 @@ impl Backend for EmbeddedBackend {
         queue_url: &str,
         backend_handles: &[&str],
     ) -> Result<Vec<EntryOutcome>, BackendError> {
-        let slot = self.slot(queue_url)?;
-        let (outcomes, commit) = self.mutate(&slot, |queue, _, journal| {
+        // (Waking pollers matters here too: a deleted FIFO message may unblock its group.)
+        self.apply(queue_url, |queue, _, journal| {
             backend_handles
                 .iter()
                 .map(|handle| match parse_handle(handle) {
                     Some((seq, receipt)) => queue.delete(seq, receipt, journal),
                     None => EntryOutcome::Gone,
                 })
-                .collect::<Vec<_>>()
-        })?;
-        commit.wait().await.map_err(unavailable)?;
-        // A deleted FIFO message may unblock its group.
-        slot.notify.notify_waiters();
-        Ok(outcomes)
+                .collect()
+        })
+        .await
     }
 
     async fn change_visibility_batch(
@@ -489,8 +499,7 @@ impl Backend for EmbeddedBackend {
         queue_url: &str,
         entries: &[(&str, u32)],
     ) -> Result<Vec<EntryOutcome>, BackendError> {
-        let slot = self.slot(queue_url)?;
-        let (outcomes, commit) = self.mutate(&slot, |queue, now, journal| {
+        self.apply(queue_url, |queue, now, journal| {
             entries
                 .iter()
                 .map(|(handle, seconds)| match parse_handle(handle) {
@@ -499,11 +508,9 @@ impl Backend for EmbeddedBackend {
                     }
                     None => EntryOutcome::Gone,
                 })
-                .collect::<Vec<_>>()
-        })?;
-        commit.wait().await.map_err(unavailable)?;
-        slot.notify.notify_waiters();
-        Ok(outcomes)
+                .collect()
+        })
+        .await
     }
 
     async fn send_batch(
@@ -529,9 +536,8 @@ impl Backend for EmbeddedBackend {
     }
 
     async fn purge(&self, queue_url: &str) -> Result<(), BackendError> {
-        let slot = self.slot(queue_url)?;
-        let ((), commit) = self.mutate(&slot, |queue, _, journal| queue.purge(journal))?;
-        commit.wait().await.map_err(unavailable)
+        self.apply(queue_url, |queue, _, journal| queue.purge(journal))
+            .await
     }
 
     async fn stats(&self, queue_url: &str) -> Result<QueueStats, BackendError> {
