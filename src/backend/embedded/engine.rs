@@ -52,13 +52,7 @@ impl Settings {
     /// Checks `requested` against SQS's ranges and fills in the defaults.
     pub fn new(name: &str, requested: &QueueSettings) -> Result<Self, String> {
         let fifo = name.ends_with(".fifo");
-        let valid_name = !name.is_empty()
-            && name.len() <= 80
-            && name
-                .trim_end_matches(".fifo")
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-        if !valid_name {
+        if !crate::core::registry::valid_queue_name(name) {
             return Err("queue names are 1 to 80 of A-Z, a-z, 0-9, '-' and '_' (and a .fifo suffix for FIFO queues)".into());
         }
         let ranged = |value: Option<u32>, default: u32, min: u32, max: u32, what: &str| {
@@ -1439,6 +1433,7 @@ mod tests {
             assert!(Settings::new("q", &bad).is_err(), "{bad:?}");
         }
         assert!(Settings::new("bad name", &QueueSettings::default()).is_err());
+        assert!(Settings::new(".fifo", &QueueSettings::default()).is_err());
         let defaults = Settings::new("q", &QueueSettings::default()).unwrap();
         assert_eq!(
             (
