@@ -69,7 +69,7 @@ pub struct Config {
 }
 
 /// The SQS wire endpoint.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SqsApiConfig {
     /// Accept requests without a SigV4 signature. Local development only: anyone who can reach
@@ -79,6 +79,9 @@ pub struct SqsApiConfig {
     /// Base of the queue URLs handed out (e.g. `https://queues.example.com`); default: `http://`
     /// and the Host the client used.
     pub public_url: Option<String>,
+    /// The region clients sign for (the credential scope's region); default `us-east-1`.
+    #[serde(default = "default_region")]
+    pub region: String,
     /// Access keys, checked with AWS Signature Version 4.
     #[serde(default)]
     pub credentials: Vec<SqsCredentialConfig>,
@@ -104,6 +107,22 @@ pub struct SqsCredentialConfig {
     /// SQS actions the key may call (`*` for all). Default: all.
     #[serde(default = "everything")]
     pub actions: Vec<String>,
+}
+
+impl Default for SqsApiConfig {
+    fn default() -> Self {
+        Self {
+            allow_unsigned: false,
+            public_url: None,
+            region: default_region(),
+            credentials: Vec::new(),
+            manage_queues: false,
+        }
+    }
+}
+
+fn default_region() -> String {
+    "us-east-1".to_owned()
 }
 
 fn everything() -> Vec<String> {
@@ -137,6 +156,15 @@ pub struct ServerConfig {
     pub queue_cache_seconds: u64,
     /// Invalid receipt handles a client address may send a minute before it gets 429.
     pub invalid_handles_per_minute: NonZeroU32,
+    /// Open client connections at most; more are answered 503 and closed. Bounded at start by
+    /// the open-file limit (raised to its hard limit).
+    pub max_connections: usize,
+    /// Seconds a connection gets to send a whole request head once its first byte arrived.
+    pub header_timeout_seconds: u64,
+    /// Seconds a connection may stay open without a request in flight.
+    pub idle_timeout_seconds: u64,
+    /// Seconds a request gets to send its whole body.
+    pub body_timeout_seconds: u64,
 }
 
 impl Default for ServerConfig {
@@ -147,6 +175,10 @@ impl Default for ServerConfig {
             trust_forwarded_for: false,
             queue_cache_seconds: 60,
             invalid_handles_per_minute: NonZeroU32::new(100).expect("non-zero"),
+            max_connections: 10_000,
+            header_timeout_seconds: 10,
+            idle_timeout_seconds: 60,
+            body_timeout_seconds: 30,
         }
     }
 }
@@ -350,6 +382,49 @@ impl Config {
             return Err(ConfigError::invalid(
                 "server.shutdown_grace_seconds",
                 "must be at most 600",
+            ));
+        }
+        let timeouts = [
+            (
+                "server.header_timeout_seconds",
+                self.server.header_timeout_seconds,
+                300,
+            ),
+            (
+                "server.idle_timeout_seconds",
+                self.server.idle_timeout_seconds,
+                3600,
+            ),
+            (
+                "server.body_timeout_seconds",
+                self.server.body_timeout_seconds,
+                600,
+            ),
+        ];
+        for (field, seconds, max) in timeouts {
+            if !(1..=max).contains(&seconds) {
+                return Err(ConfigError::invalid(
+                    field,
+                    format!("must be 1 to {max} seconds"),
+                ));
+            }
+        }
+        if self.server.max_connections == 0 {
+            return Err(ConfigError::invalid(
+                "server.max_connections",
+                "must be at least 1",
+            ));
+        }
+        let region_ok = !self.sqs_api.region.is_empty()
+            && self
+                .sqs_api
+                .region
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        if !region_ok {
+            return Err(ConfigError::invalid(
+                "sqs_api.region",
+                "must be a region name such as `us-east-1`",
             ));
         }
         if self.ledger.max_entries == 0 {

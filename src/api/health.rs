@@ -18,7 +18,7 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
-        .method_not_allowed_fallback(crate::api::method_not_allowed)
+        .method_not_allowed_fallback(crate::api::edge::method_not_allowed)
         .with_state(gateway)
 }
 

@@ -1,34 +1,57 @@
 //! The HTTP dialects: each turns its wire format into core calls and renders the answers.
 
+pub mod edge;
 pub mod ezgh;
 pub mod health;
 pub mod sqs;
 
-use crate::core::GatewayError;
-use axum::body::{Body, Bytes};
+use crate::core::{ErrorKind, GatewayError};
+use axum::body::{Body, Bytes, HttpBody as _};
 use axum::http::HeaderMap;
 use std::net::{IpAddr, SocketAddr};
 
-/// The answer to a known route with the wrong method; dialects set it before their layers so
-/// that layers such as CORS still see preflight requests.
-pub async fn method_not_allowed() -> impl axum::response::IntoResponse {
-    (
-        axum::http::StatusCode::METHOD_NOT_ALLOWED,
-        axum::Json(serde_json::json!({
-            "error": "method_not_allowed",
-            "message": "method not allowed on this route"
-        })),
-    )
+/// A request body did not arrive whole before its deadline (the server sets one on every body).
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("the request body did not arrive in time")]
+pub struct BodyTimedOut;
+
+/// Reads a request body up to `limit` bytes. A body that declares a larger length is refused
+/// before any of it is read; one that turns out larger is refused as soon as it passes the limit.
+pub async fn read_body(body: Body, limit: usize) -> Result<Bytes, GatewayError> {
+    let too_large = || {
+        GatewayError::new(
+            ErrorKind::PayloadTooLarge,
+            format!("the request body is larger than {limit} bytes"),
+        )
+    };
+    if body.size_hint().lower() > limit as u64 {
+        return Err(too_large());
+    }
+    axum::body::to_bytes(body, limit).await.map_err(|error| {
+        if caused_by::<BodyTimedOut>(&error) {
+            GatewayError::new(
+                ErrorKind::RequestTimeout,
+                "the request body did not arrive in time",
+            )
+        } else if caused_by::<http_body_util::LengthLimitError>(&error) {
+            too_large()
+        } else {
+            GatewayError::invalid_request("the request body was cut short")
+                .with_source(error.to_string())
+        }
+    })
 }
 
-/// Reads a request body up to `limit` bytes; larger bodies are refused, not truncated.
-pub async fn read_body(body: Body, limit: usize) -> Result<Bytes, GatewayError> {
-    axum::body::to_bytes(body, limit).await.map_err(|_| {
-        GatewayError::new(
-            crate::core::ErrorKind::PayloadTooLarge,
-            format!("the request body is larger than {limit} bytes or was cut short"),
-        )
-    })
+/// Whether `error` or anything in its chain of sources is a `T`.
+fn caused_by<T: std::error::Error + 'static>(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if error.is::<T>() {
+            return true;
+        }
+        current = error.source();
+    }
+    false
 }
 
 /// How the gateway decides which address a request comes from.

@@ -27,6 +27,9 @@ pub enum BackendError {
     /// The backend cannot be reached, timed out, or is throttling.
     #[error("backend unavailable: {0}")]
     Unavailable(String),
+    /// A queue of that name exists with other settings.
+    #[error("queue exists with other attributes: {0}")]
+    AlreadyExists(String),
     /// The backend refused the request's parameters (a gateway bug or a queue setting).
     #[error("backend refused the request: {0}")]
     Rejected(String),
@@ -46,6 +49,11 @@ impl From<BackendError> for GatewayError {
             BackendError::Unavailable(_) => {
                 GatewayError::unavailable(DEFAULT_RETRY_AFTER).with_source(error)
             }
+            BackendError::AlreadyExists(_) => GatewayError::new(
+                ErrorKind::AlreadyExists,
+                "A queue already exists with the same name and different attributes",
+            )
+            .with_source(error),
             // Rejections carry our own validation text or an SQS error code, never a handle.
             BackendError::Rejected(detail) => GatewayError::invalid_request(detail),
             BackendError::Other(_) => GatewayError::internal(error),

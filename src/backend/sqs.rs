@@ -603,6 +603,8 @@ where
             let detail = format!("SQS error {code} (request id {request_id})");
             if is_queue_missing(code) {
                 BackendError::QueueNotFound
+            } else if matches!(code, "QueueAlreadyExists" | "QueueNameExists") {
+                BackendError::AlreadyExists(detail)
             } else if is_throttling(code) {
                 BackendError::Unavailable(detail)
             } else {

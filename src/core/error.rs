@@ -27,6 +27,16 @@ pub enum ErrorKind {
     Unavailable { retry_after: Duration },
     /// A bug or an unexpected backend answer; details are logged only.
     Internal,
+    /// A queue of that name exists with other settings.
+    AlreadyExists,
+    /// No route serves the request's path.
+    RouteNotFound,
+    /// The route exists, not with this method.
+    MethodNotAllowed,
+    /// The client did not send its request (its body) in time.
+    RequestTimeout,
+    /// The request line is too long to route.
+    UriTooLong,
 }
 
 /// A failed gateway operation.

@@ -7,6 +7,7 @@ use crate::backend::{Backend, BackendError};
 use crate::core::clock::Clock;
 use crate::core::handle::{HandleClaims, Keyring, SealedHandle};
 use crate::core::ledger::{DeliveryLedger, Standing, UnknownDeliveries};
+use crate::core::message_rules;
 use crate::core::model::{
     BackendMessage, BackendReceive, DeadLetterInfo, Delivery, EntryError, EntryOutcome,
     HandleOutcome, OutgoingMessage, QueueSettings, QueueStats, ResolvedQueue, SentMessage,
@@ -107,8 +108,35 @@ impl Gateway {
         messages: &[OutgoingMessage],
     ) -> Result<Vec<Result<SentMessage, EntryError>>, GatewayError> {
         let resolved = self.registry.get(queue).await?;
-        let answer = self.backend.send_batch(&resolved.url, messages).await;
-        self.settle(queue, answer).await
+        // SQS's content rules, whatever the backend (LocalStack does not enforce them all).
+        let checks: Vec<Result<(), EntryError>> =
+            messages.iter().map(message_rules::check_message).collect();
+        if checks.iter().all(Result::is_ok) {
+            let answer = self.backend.send_batch(&resolved.url, messages).await;
+            return self.settle(queue, answer).await;
+        }
+        let valid: Vec<OutgoingMessage> = messages
+            .iter()
+            .zip(&checks)
+            .filter(|(_, check)| check.is_ok())
+            .map(|(message, _)| message.clone())
+            .collect();
+        let mut sent = if valid.is_empty() {
+            Vec::new()
+        } else {
+            let answer = self.backend.send_batch(&resolved.url, &valid).await;
+            self.settle(queue, answer).await?
+        }
+        .into_iter();
+        checks
+            .into_iter()
+            .map(|check| match check {
+                Err(refused) => Ok(Err(refused)),
+                Ok(()) => sent
+                    .next()
+                    .ok_or_else(|| GatewayError::internal("the backend answered fewer entries")),
+            })
+            .collect()
     }
 
     /// The queue's settings and message counts.
@@ -310,6 +338,13 @@ impl Gateway {
             });
         }
         Ok(deliveries)
+    }
+
+    /// How many of these handles are not receipt handles of this gateway (or were altered).
+    pub fn count_invalid_handles<'h>(&self, handles: impl Iterator<Item = &'h str>) -> usize {
+        handles
+            .filter(|handle| self.keyring.open(handle).is_err())
+            .count()
     }
 
     /// Acknowledges (deletes) deliveries by their sealed handles; one outcome per handle, in order.

@@ -7,6 +7,7 @@ pub mod gateway;
 pub mod handle;
 pub mod ledger;
 pub mod limits;
+pub mod message_rules;
 pub mod model;
 pub mod registry;
 

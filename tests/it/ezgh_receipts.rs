@@ -291,18 +291,23 @@ async fn more_than_100_invalid_handles_a_minute_gets_429_with_retry_after(kind: 
         .queue(QueueSpec::standard("orders"))
         .start()
         .await;
+    gw.send("orders", "real").await;
+    let messages = gw
+        .receive_ok(
+            "orders",
+            json!({ "waitSeconds": 5, "visibilityTimeoutSeconds": 60 }),
+        )
+        .await;
+    let valid = handle_of(&messages[0]).to_owned();
     let garbage = vec!["not-a-handle"; 10];
     for _ in 0..10 {
         assert_eq!(results(&gw.ack(&garbage).await), vec![invalid(); 10]);
     }
-    // The 101st invalid handle is over the budget; the request carrying it is still answered.
-    assert_eq!(
-        results(&gw.visibility(&[("not-a-handle", 5)]).await),
-        vec![invalid()]
-    );
+    // The 101st invalid handle of the minute is over the budget: its request is refused whole,
+    // the valid handle in it included, until the minute has room again.
     for blocked in [
+        gw.visibility(&[(&valid, 60), ("not-a-handle", 5)]).await,
         gw.ack(&["anything"]).await,
-        gw.visibility(&[("anything", 0)]).await,
     ] {
         assert_eq!(blocked.status, StatusCode::TOO_MANY_REQUESTS);
         assert_eq!(blocked.body["error"], "rate_limited");
@@ -311,8 +316,37 @@ async fn more_than_100_invalid_handles_a_minute_gets_429_with_retry_after(kind: 
             .unwrap()
             .parse()
             .unwrap();
-        assert!(retry >= 1);
+        assert!((55..=60).contains(&retry), "Retry-After {retry}");
     }
+    // Valid handles alone are not held back.
+    assert_eq!(results(&gw.visibility(&[(&valid, 60)]).await), vec![ok()]);
+    // A client that keeps sending ten invalid handles every five seconds for two more minutes
+    // gets no more than 100 through in any minute.
+    let mut accepted = vec![0; 10];
+    for step in 1..=24 {
+        gw.clock.advance(chrono::Duration::seconds(5));
+        let answer = gw.ack(&garbage).await;
+        match answer.status {
+            StatusCode::OK => accepted.push(step * 5),
+            StatusCode::TOO_MANY_REQUESTS => {}
+            other => panic!("unexpected {other}"),
+        }
+    }
+    for start in 0..=120 {
+        let in_minute = accepted
+            .iter()
+            .filter(|at| (start..start + 60).contains(*at))
+            .count()
+            * 10;
+        assert!(
+            in_minute <= 100,
+            "{in_minute} invalid handles in the minute from {start} s"
+        );
+    }
+    assert!(
+        accepted.len() >= 19,
+        "the budget refills after a minute: {accepted:?}"
+    );
     gw.stop().await;
 }
 

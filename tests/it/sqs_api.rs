@@ -398,7 +398,24 @@ async fn queues_list_count_and_purge(kind: Kind) {
         attributes[&QueueAttributeName::ApproximateNumberOfMessages],
         "3"
     );
+    // Purging destroys every message: a management action, refused while management is off.
+    let refused = client
+        .purge_queue()
+        .queue_url(&url)
+        .send()
+        .await
+        .unwrap_err()
+        .into_service_error();
+    assert_eq!(refused.meta().code(), Some("UnsupportedOperation"));
+    assert_eq!(gw.backend_depth("orders").await, 3, "nothing was purged");
+    let managing = GatewayBuilder::new(kind)
+        .replica_of(&gw)
+        .config("[sqs_api]\nmanage_queues = true\n")
+        .start()
+        .await;
+    let (client, url) = managing.sqs_queue("orders").await;
     client.purge_queue().queue_url(&url).send().await.unwrap();
+    managing.stop().await;
     let mut depth = 3;
     for _ in 0..20 {
         depth = gw.backend_depth("orders").await;

@@ -30,6 +30,11 @@ fn status_and_code(kind: &ErrorKind) -> (StatusCode, &'static str) {
         ErrorKind::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
         ErrorKind::Unavailable { .. } => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
         ErrorKind::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        ErrorKind::AlreadyExists => (StatusCode::CONFLICT, "already_exists"),
+        ErrorKind::RouteNotFound => (StatusCode::NOT_FOUND, "not_found"),
+        ErrorKind::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
+        ErrorKind::RequestTimeout => (StatusCode::REQUEST_TIMEOUT, "request_timeout"),
+        ErrorKind::UriTooLong => (StatusCode::URI_TOO_LONG, "uri_too_long"),
     }
 }
 

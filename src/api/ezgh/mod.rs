@@ -4,4 +4,5 @@ mod error;
 mod routes;
 mod wire;
 
+pub use error::EzghError;
 pub use routes::{EzghState, router};

@@ -6,7 +6,6 @@ use crate::api::{ClientAddressPolicy, read_body};
 use crate::config::OrganizationConfig;
 use crate::core::auth::{ApiKey, ApiKeys, RECEIVE};
 use crate::core::limits::{InvalidHandleLimiter, RequestLimiter};
-use crate::core::model::HandleOutcome;
 use crate::core::{ErrorKind, Gateway, GatewayError};
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Path, State};
@@ -60,7 +59,7 @@ pub fn router(state: Arc<EzghState>) -> Router {
         )
         .route("/v1/receipts/ack", post(acknowledge))
         .route("/v1/receipts/visibility", post(change_visibility))
-        .method_not_allowed_fallback(crate::api::method_not_allowed)
+        .method_not_allowed_fallback(crate::api::edge::method_not_allowed)
         .layer(cors)
         .with_state(state)
 }
@@ -122,30 +121,22 @@ impl EzghState {
         Ok(gateway_queue.clone())
     }
 
-    /// Refuses a client address that sent too many invalid handles.
-    fn check_invalid_budget(
+    /// Counts the request's invalid handles against its client address's budget; a request that
+    /// would go over it is refused whole (429), before any handle acts.
+    fn admit_handles<'h>(
         &self,
         headers: &HeaderMap,
         peer: SocketAddr,
-    ) -> Result<std::net::IpAddr, GatewayError> {
+        handles: impl Iterator<Item = &'h str>,
+    ) -> Result<(), GatewayError> {
         let client = self.client_addresses.client_address(headers, peer);
-        match self.invalid_handles.blocked(client) {
-            None => Ok(client),
-            Some(wait) => Err(GatewayError::new(
+        let invalid = self.gateway.count_invalid_handles(handles);
+        self.invalid_handles.admit(client, invalid).map_err(|wait| {
+            GatewayError::new(
                 ErrorKind::RateLimited { retry_after: wait },
                 "too many invalid receipt handles from this address",
-            )),
-        }
-    }
-
-    fn count_invalid(&self, client: std::net::IpAddr, outcomes: &[HandleOutcome]) {
-        let invalid = outcomes
-            .iter()
-            .filter(|outcome| **outcome == HandleOutcome::Invalid)
-            .count();
-        if invalid > 0 {
-            self.invalid_handles.record_invalid(client, invalid);
-        }
+            )
+        })
     }
 }
 
@@ -184,10 +175,9 @@ async fn acknowledge(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<ResultsResponse>, EzghError> {
-    let client = state.check_invalid_budget(&headers, peer)?;
     let handles = wire::parse_ack(&read_body(body, BODY_LIMIT).await?)?;
+    state.admit_handles(&headers, peer, handles.iter().map(String::as_str))?;
     let outcomes = state.gateway.acknowledge(&handles).await?;
-    state.count_invalid(client, &outcomes);
     Ok(Json(ResultsResponse::new(&outcomes)))
 }
 
@@ -197,9 +187,12 @@ async fn change_visibility(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<ResultsResponse>, EzghError> {
-    let client = state.check_invalid_budget(&headers, peer)?;
     let entries = wire::parse_visibility(&read_body(body, BODY_LIMIT).await?)?;
+    state.admit_handles(
+        &headers,
+        peer,
+        entries.iter().map(|(handle, _)| handle.as_str()),
+    )?;
     let outcomes = state.gateway.change_visibility(&entries).await?;
-    state.count_invalid(client, &outcomes);
     Ok(Json(ResultsResponse::new(&outcomes)))
 }

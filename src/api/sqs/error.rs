@@ -77,9 +77,24 @@ impl From<GatewayError> for SqsError {
         error.log("sqs");
         let retry_after = error.retry_after();
         let mut rendered = match error.kind {
-            ErrorKind::InvalidRequest | ErrorKind::OutOfRange | ErrorKind::PayloadTooLarge => {
+            ErrorKind::InvalidRequest | ErrorKind::OutOfRange => {
                 SqsError::invalid_parameter(error.message)
             }
+            ErrorKind::PayloadTooLarge => SqsError::sender("RequestEntityTooLarge", error.message)
+                .with_status(StatusCode::PAYLOAD_TOO_LARGE),
+            ErrorKind::AlreadyExists => SqsError {
+                query_code: "QueueAlreadyExists",
+                ..SqsError::sender("QueueNameExists", error.message)
+            },
+            ErrorKind::RouteNotFound => {
+                SqsError::sender("InvalidAddress", error.message).with_status(StatusCode::NOT_FOUND)
+            }
+            ErrorKind::MethodNotAllowed => SqsError::sender("InvalidAction", error.message)
+                .with_status(StatusCode::METHOD_NOT_ALLOWED),
+            ErrorKind::RequestTimeout => SqsError::sender("RequestTimeout", error.message)
+                .with_status(StatusCode::REQUEST_TIMEOUT),
+            ErrorKind::UriTooLong => SqsError::sender("RequestURITooLong", error.message)
+                .with_status(StatusCode::URI_TOO_LONG),
             ErrorKind::Unauthenticated => SqsError::sender("InvalidClientTokenId", error.message)
                 .with_status(StatusCode::FORBIDDEN),
             ErrorKind::PermissionDenied => {

@@ -7,4 +7,9 @@ mod routes;
 pub mod sigv4;
 mod wire;
 
-pub use routes::{SqsCredential, SqsState, router};
+pub use routes::{ACCOUNT, BODY_LIMIT, SqsCredential, SqsState, error_response, router};
+
+/// Whether `path` is one the SQS endpoint serves (`/`, or a queue URL it hands out).
+pub fn serves_path(path: &str) -> bool {
+    path == "/" || path.starts_with(&format!("/{ACCOUNT}/"))
+}

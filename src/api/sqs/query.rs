@@ -333,6 +333,9 @@ fn escape(text: &str) -> String {
             '"' => out += "&quot;",
             '\'' => out += "&apos;",
             '\r' => out += "&#xD;",
+            // XML has no form for other controls; stored data is checked on the way in, but an
+            // answer must parse whatever reached the store before.
+            c if !crate::core::message_rules::allowed_char(c) => out.push('\u{FFFD}'),
             c => out.push(c),
         }
     }

@@ -2,16 +2,16 @@
 
 use super::error::SqsError;
 use super::query;
-use super::sigv4::{self, SigV4Error, SignedRequest};
+use super::sigv4::{self, PendingSignature, RequestHead, SigV4Error};
 use super::wire::{self, BatchResult, Failed, MessageJson, Successful};
 use crate::api::read_body;
 use crate::core::clock::Clock;
 use crate::core::gateway::ReceiveOptions;
 use crate::core::model::HandleOutcome;
 use crate::core::{Gateway, GatewayError};
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{OriginalUri, State};
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
@@ -21,8 +21,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use zeroize::Zeroizing;
 
-/// SQS requests carry at most ten messages of at most 1 MiB each.
-const BODY_LIMIT: usize = 12 * 1024 * 1024;
+/// The largest SQS request body. A request carries at most 1 MiB of message data (a message, or
+/// a batch of ten, bodies and attributes together); escaping can triple it on the wire (JSON's
+/// `\u00e9` for a two-byte character, the form's `%XX` per byte), and the envelope adds a little.
+pub const BODY_LIMIT: usize = 3 * 1024 * 1024 + 64 * 1024;
 /// The account id in queue URLs and ARNs the endpoint hands out.
 pub const ACCOUNT: &str = "000000000000";
 
@@ -52,15 +54,18 @@ pub struct SqsState {
     pub allow_unsigned: bool,
     /// Base of the queue URLs handed out; default: `http://` and the request's Host.
     pub public_url: Option<String>,
+    /// The region signatures must be scoped to, and queue ARNs name.
+    pub region: String,
     pub clock: Arc<dyn Clock>,
 }
 
 /// `POST /` and `POST` to the queue URLs it hands out (`/000000000000/{queue}`).
 pub fn router(state: Arc<SqsState>) -> Router {
     Router::new()
-        .route("/", post(handle))
-        .route(&format!("/{ACCOUNT}/{{queue}}"), post(handle))
-        .method_not_allowed_fallback(crate::api::method_not_allowed)
+        // GET serves presigned Query URLs (the action and its parameters are all in the URL).
+        .route("/", post(handle).get(handle))
+        .route(&format!("/{ACCOUNT}/{{queue}}"), post(handle).get(handle))
+        .method_not_allowed_fallback(crate::api::edge::method_not_allowed)
         .with_state(state)
 }
 
@@ -115,48 +120,71 @@ async fn handle(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let Some(protocol) = protocol_of(&headers, &uri) else {
-        return query_protocol_refusal();
-    };
     let request_id = uuid::Uuid::new_v4().to_string();
-    let result = serve(&state, &protocol, &method, &uri, &headers, body).await;
-    let mut response = match (&protocol, result) {
-        (Protocol::Json(_), Ok((_, answer))) => (
-            [(header::CONTENT_TYPE, "application/x-amz-json-1.0")],
-            Json(answer),
-        )
-            .into_response(),
-        (Protocol::Json(_), Err(error)) => error.into_response(),
-        (Protocol::Query, Ok((action, answer))) => (
-            [(header::CONTENT_TYPE, "text/xml")],
-            query::render_answer(&action, &answer, &request_id),
-        )
-            .into_response(),
-        (Protocol::Query, Err(error)) => {
-            let status = error.status;
-            let retry_after = error.retry_after;
-            let mut response = (
-                status,
-                [(header::CONTENT_TYPE, "text/xml")],
-                query::render_error(&error, &request_id),
-            )
-                .into_response();
-            if let Some(wait) = retry_after {
-                response.headers_mut().insert(
-                    header::RETRY_AFTER,
-                    axum::http::HeaderValue::from(crate::core::limits::retry_after_seconds(wait)),
-                );
+    let Some(protocol) = protocol_of(&headers, &uri) else {
+        let error = SqsError::sender(
+            "InvalidAction",
+            "Send AWS JSON 1.0 (X-Amz-Target: AmazonSQS.<Action>) or the Query protocol (form-encoded Action=...).",
+        );
+        return render_error(false, error, &request_id);
+    };
+    match serve(&state, &protocol, &method, &uri, &headers, body).await {
+        Ok((action, answer)) => {
+            let mut response = match protocol {
+                Protocol::Json(_) => (
+                    [(header::CONTENT_TYPE, "application/x-amz-json-1.0")],
+                    Json(answer),
+                )
+                    .into_response(),
+                Protocol::Query => (
+                    [(header::CONTENT_TYPE, "text/xml")],
+                    query::render_answer(&action, &answer, &request_id),
+                )
+                    .into_response(),
+            };
+            if let Ok(value) = HeaderValue::from_str(&request_id) {
+                response.headers_mut().insert("x-amzn-requestid", value);
             }
             response
         }
+        Err(error) => render_error(matches!(protocol, Protocol::Json(_)), error, &request_id),
+    }
+}
+
+/// A gateway error as the SQS endpoint answers it: AWS JSON 1.0 when the request used it (it
+/// sent `X-Amz-Target`), else the Query protocol's XML.
+pub fn error_response(json_protocol: bool, error: GatewayError) -> Response {
+    let request_id = uuid::Uuid::new_v4().to_string();
+    render_error(json_protocol, SqsError::from(error), &request_id)
+}
+
+fn render_error(json_protocol: bool, error: SqsError, request_id: &str) -> Response {
+    let mut response = if json_protocol {
+        error.into_response()
+    } else {
+        let retry_after = error.retry_after;
+        let mut response = (
+            error.status,
+            [(header::CONTENT_TYPE, "text/xml")],
+            query::render_error(&error, request_id),
+        )
+            .into_response();
+        if let Some(wait) = retry_after {
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from(crate::core::limits::retry_after_seconds(wait)),
+            );
+        }
+        response
     };
-    if let Ok(value) = axum::http::HeaderValue::from_str(&request_id) {
+    if let Ok(value) = HeaderValue::from_str(request_id) {
         response.headers_mut().insert("x-amzn-requestid", value);
     }
     response
 }
 
-/// Reads, authenticates and dispatches one request; the answer is JSON-shaped for both protocols.
+/// Authenticates the request from its head, then reads, verifies and dispatches it; the answer is
+/// JSON-shaped for both protocols.
 async fn serve(
     state: &SqsState,
     protocol: &Protocol,
@@ -165,8 +193,18 @@ async fn serve(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<(String, Value), SqsError> {
+    let head = RequestHead {
+        method,
+        uri,
+        headers,
+    };
+    // Nothing of the body is read before the signature's key, scope and time check out.
+    let pending = authenticate_head(state, &head)?;
     let body = read_body(body, BODY_LIMIT).await.map_err(SqsError::from)?;
-    let caller = authenticate(state, method, uri, headers, &body)?;
+    let caller = match pending {
+        Some(pending) => verify_body(state, pending, &body)?,
+        None => Caller::Unsigned,
+    };
     let host = headers
         .get(header::HOST)
         .and_then(|value| value.to_str().ok())
@@ -201,46 +239,41 @@ async fn serve(
     }
 }
 
-/// Neither protocol: answer in the Query protocol's error shape, which older clients read.
-fn query_protocol_refusal() -> Response {
-    let error = SqsError::sender(
-        "InvalidAction",
-        "Send AWS JSON 1.0 (X-Amz-Target: AmazonSQS.<Action>) or the Query protocol (form-encoded Action=...).",
-    );
-    (
-        StatusCode::BAD_REQUEST,
-        [(header::CONTENT_TYPE, "text/xml")],
-        query::render_error(&error, "00000000-0000-0000-0000-000000000000"),
-    )
-        .into_response()
-}
-
-fn authenticate<'a>(
-    state: &'a SqsState,
-    method: &Method,
-    uri: &axum::http::Uri,
-    headers: &HeaderMap,
-    body: &Bytes,
-) -> Result<Caller<'a>, SqsError> {
-    let signed = headers.contains_key(header::AUTHORIZATION)
-        || uri.query().is_some_and(|q| q.contains("X-Amz-Signature"));
-    if !signed && state.allow_unsigned {
-        return Ok(Caller::Unsigned);
+/// Checks a request's signature as far as its head allows: `None` for an unsigned request where
+/// those are allowed, else what remains to verify once the body is read.
+fn authenticate_head(
+    state: &SqsState,
+    head: &RequestHead<'_>,
+) -> Result<Option<PendingSignature>, SqsError> {
+    if !sigv4::is_signed(head) && state.allow_unsigned {
+        return Ok(None);
     }
-    let request = SignedRequest {
-        method,
-        uri,
-        headers,
-        body,
+    let scope = sigv4::Scope {
+        service: "sqs",
+        region: &state.region,
     };
     let lookup = |key: &str| {
         state
             .credentials
             .iter()
             .find(|c| c.access_key_id == key)
-            .map(|c| c.secret.to_string())
+            .map(|c| c.secret.clone())
     };
-    match sigv4::verify(&request, state.clock.now(), lookup) {
+    sigv4::check_head(head, state.clock.now(), scope, lookup)
+        .map(Some)
+        .map_err(|error| {
+            tracing::debug!(code = error.aws_code(), "SQS request refused by SigV4");
+            sigv4_error(&error)
+        })
+}
+
+/// Completes the signature check with the body, and names the calling key.
+fn verify_body<'a>(
+    state: &'a SqsState,
+    pending: PendingSignature,
+    body: &[u8],
+) -> Result<Caller<'a>, SqsError> {
+    match pending.verify(body) {
         Ok(verified) => state
             .credentials
             .iter()
@@ -327,6 +360,8 @@ impl Context<'_> {
                     .await
             }
             "PurgeQueue" => {
+                // Destroys every message: a management action like DeleteQueue.
+                self.check_management()?;
                 let request: wire::QueueUrlOnly = parse(body)?;
                 let queue = self.queue_of(request.queue_url.as_deref(), action)?;
                 self.gateway().purge(&queue).await?;
@@ -413,13 +448,23 @@ impl Context<'_> {
         let name = request
             .queue_name
             .ok_or_else(|| SqsError::missing_parameter("QueueName"))?;
-        if !crate::core::registry::valid_queue_name(&name) {
+        // As SQS: a `.fifo` name needs FifoQueue=true, and FifoQueue=true a `.fifo` name.
+        let fifo = request
+            .attributes
+            .get("FifoQueue")
+            .is_some_and(|value| value.eq_ignore_ascii_case("true"));
+        if !crate::core::registry::valid_queue_name(&name) || (!fifo && name.ends_with(".fifo")) {
             return Err(SqsError::invalid_parameter(
                 "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length",
             ));
         }
+        if fifo && !name.ends_with(".fifo") {
+            return Err(SqsError::invalid_parameter(
+                "The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.",
+            ));
+        }
         self.caller.check(Some(&name), "CreateQueue")?;
-        let settings = wire::queue_settings(&name, &request.attributes, true)?;
+        let settings = wire::queue_settings(&request.attributes, true)?;
         self.gateway().create_queue(&name, &settings).await?;
         if !request.tags.is_empty() {
             self.gateway()
@@ -435,7 +480,7 @@ impl Context<'_> {
     ) -> Result<Value, SqsError> {
         self.check_management()?;
         let queue = self.queue_of(request.queue_url.as_deref(), "SetQueueAttributes")?;
-        let settings = wire::queue_settings(&queue, &request.attributes, false)?;
+        let settings = wire::queue_settings(&request.attributes, false)?;
         self.gateway().set_queue_settings(&queue, &settings).await?;
         Ok(json!({}))
     }
@@ -513,7 +558,7 @@ impl Context<'_> {
             attributes
                 .arn
                 .clone()
-                .unwrap_or_else(|| format!("arn:aws:sqs:us-east-1:{ACCOUNT}:{queue}")),
+                .unwrap_or_else(|| format!("arn:aws:sqs:{}:{ACCOUNT}:{queue}", self.state.region)),
         );
         if let Some(created) = attributes.created_timestamp {
             all.insert("CreatedTimestamp", created.to_string());

@@ -14,16 +14,24 @@ const MAX_SKEW_SECS: i64 = 15 * 60;
 /// The longest lifetime AWS allows a presigned URL (seven days), in seconds.
 const MAX_EXPIRES_SECS: i64 = 7 * 24 * 60 * 60;
 
-/// The parts of an incoming HTTP request that a SigV4 signature covers.
-pub struct SignedRequest<'a> {
+/// The parts of an incoming request a signature covers, apart from the body: they are checked
+/// before the body is read, so an unauthenticated client cannot make the gateway buffer anything.
+pub struct RequestHead<'a> {
     /// The request method.
     pub method: &'a Method,
     /// The request target as received (use axum's `OriginalUri` if the router is nested).
     pub uri: &'a Uri,
     /// All request headers.
     pub headers: &'a HeaderMap,
-    /// The complete request body.
-    pub body: &'a [u8],
+}
+
+/// What a signature must be scoped to.
+#[derive(Debug, Clone, Copy)]
+pub struct Scope<'a> {
+    /// The service in the credential scope (`sqs`).
+    pub service: &'a str,
+    /// The region in the credential scope: the gateway's own.
+    pub region: &'a str,
 }
 
 /// The identity that a valid signature proves.
@@ -31,7 +39,7 @@ pub struct SignedRequest<'a> {
 pub struct Verified {
     /// The access key id from the credential scope.
     pub access_key_id: String,
-    /// The region from the credential scope; not checked here.
+    /// The region from the credential scope.
     pub region: String,
 }
 
@@ -44,7 +52,7 @@ pub enum SigV4Error {
     /// The authentication data is malformed or lacks a required part.
     #[error("incomplete signature: {0}")]
     IncompleteSignature(&'static str),
-    /// The credential scope names the wrong service or date.
+    /// The credential scope names the wrong service, region or date.
     #[error("invalid credential scope: {0}")]
     InvalidCredentialScope(&'static str),
     /// The access key id is not known.
@@ -59,6 +67,12 @@ pub enum SigV4Error {
     /// The `x-amz-content-sha256` header does not match the body.
     #[error("x-amz-content-sha256 does not match the request body")]
     InvalidPayloadHash,
+    /// A header that decides what the request means is present but not signed.
+    #[error("the {0} header must be signed")]
+    UnsignedHeader(&'static str),
+    /// `UNSIGNED-PAYLOAD`: SQS requests sign their body.
+    #[error("UNSIGNED-PAYLOAD is not accepted: sign the SHA-256 of the body")]
+    UnsignedPayload,
 }
 
 impl SigV4Error {
@@ -66,24 +80,25 @@ impl SigV4Error {
     pub fn aws_code(&self) -> &'static str {
         match self {
             Self::MissingAuthentication => "MissingAuthenticationToken",
-            Self::IncompleteSignature(_) => "IncompleteSignature",
+            Self::IncompleteSignature(_) | Self::UnsignedHeader(_) => "IncompleteSignature",
             Self::UnknownKey => "InvalidClientTokenId",
             Self::RequestExpired => "RequestExpired",
             Self::InvalidCredentialScope(_)
             | Self::SignatureDoesNotMatch
-            | Self::InvalidPayloadHash => "SignatureDoesNotMatch",
+            | Self::InvalidPayloadHash
+            | Self::UnsignedPayload => "SignatureDoesNotMatch",
         }
     }
 }
 
-/// Verifies a request signed for service `sqs`, by `Authorization` header or presigned URL.
-/// `now` is the server time; `secret_for` maps an access key id to its secret access key.
-pub fn verify(
-    request: &SignedRequest<'_>,
-    now: DateTime<Utc>,
-    secret_for: impl Fn(&str) -> Option<String>,
-) -> Result<Verified, SigV4Error> {
-    verify_for_service(request, now, secret_for, "sqs")
+/// Whether a request carries SigV4 authentication at all (header or presigned URL).
+pub fn is_signed(head: &RequestHead<'_>) -> bool {
+    head.headers.contains_key("authorization")
+        || head.uri.query().is_some_and(|query| {
+            parse_query(query)
+                .iter()
+                .any(|(name, _)| name == b"X-Amz-Signature" || name == b"X-Amz-Algorithm")
+        })
 }
 
 /// The authentication data, from the `Authorization` header or the presigned query.
@@ -95,28 +110,104 @@ struct Auth {
     presigned: Option<(String, i64)>,
 }
 
-fn verify_for_service(
-    request: &SignedRequest<'_>,
+/// A request whose head passed every check; only the body's hash and the signature remain.
+pub struct PendingSignature {
+    access_key_id: String,
+    region: String,
+    /// The canonical request up to (not including) the payload hash.
+    canonical_head: String,
+    /// The hash the client claimed in `x-amz-content-sha256`, if any.
+    claimed_payload_hash: Option<String>,
+    /// The string to sign up to the canonical request's digest (algorithm, date, scope).
+    string_to_sign_head: String,
+    signing_key: zeroize::Zeroizing<Vec<u8>>,
+    signature: Vec<u8>,
+}
+
+impl std::fmt::Debug for PendingSignature {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingSignature")
+            .field("access_key_id", &self.access_key_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PendingSignature {
+    /// The access key the request claims (known, but not yet proven).
+    pub fn access_key_id(&self) -> &str {
+        &self.access_key_id
+    }
+
+    /// Checks the body against the signed payload hash and the signature over everything.
+    pub fn verify(self, body: &[u8]) -> Result<Verified, SigV4Error> {
+        let actual = hex::encode(Sha256::digest(body));
+        if let Some(claimed) = &self.claimed_payload_hash
+            && *claimed != actual
+        {
+            return Err(SigV4Error::InvalidPayloadHash);
+        }
+        let canonical_request = format!("{}{actual}", self.canonical_head);
+        let digest = hex::encode(Sha256::digest(canonical_request.as_bytes()));
+        let string_to_sign = format!("{}{digest}", self.string_to_sign_head);
+        let expected = hmac_sha256(&self.signing_key, &string_to_sign);
+        if !bool::from(expected.as_slice().ct_eq(self.signature.as_slice())) {
+            return Err(SigV4Error::SignatureDoesNotMatch);
+        }
+        Ok(Verified {
+            access_key_id: self.access_key_id,
+            region: self.region,
+        })
+    }
+}
+
+/// Checks everything a signature covers except the body: the authentication data, the credential
+/// scope (service, region, date), the request time, the key, and that the headers deciding what
+/// the request means are signed. `secret_for` maps an access key id to its secret access key.
+///
+/// The payload hash is always that of the body the request carries (presigned URLs included, as
+/// AWS verifies them), so a presigned URL cannot be given a body, and `UNSIGNED-PAYLOAD` is
+/// refused. `X-Amz-Target` must be signed when present; so must `Content-Type`, unless it is the
+/// form encoding (which `curl --aws-sigv4 -d` adds without signing it, and whose body the payload
+/// hash covers).
+pub fn check_head(
+    head: &RequestHead<'_>,
     now: DateTime<Utc>,
-    secret_for: impl Fn(&str) -> Option<String>,
-    service: &str,
-) -> Result<Verified, SigV4Error> {
+    scope: Scope<'_>,
+    secret_for: impl Fn(&str) -> Option<zeroize::Zeroizing<String>>,
+) -> Result<PendingSignature, SigV4Error> {
     use SigV4Error::*;
-    let query = parse_query(request.uri.query().unwrap_or(""));
-    let auth = parse_auth(request.headers, &query)?;
+    let query = parse_query(head.uri.query().unwrap_or(""));
+    let auth = parse_auth(head.headers, &query)?;
     let presigned = auth.presigned.is_some();
     let parts: Vec<&str> = auth.credential.split('/').collect();
     let &[key_id, scope_date, region, scope_service, "aws4_request"] = parts.as_slice() else {
         return Err(IncompleteSignature("malformed Credential"));
     };
-    if scope_service != service {
+    if scope_service != scope.service {
         return Err(InvalidCredentialScope("wrong service"));
+    }
+    if region != scope.region {
+        return Err(InvalidCredentialScope("wrong region"));
     }
     let signed_headers: Vec<&str> = auth.signed_headers.split(';').collect();
     if !signed_headers.contains(&"host") {
         return Err(IncompleteSignature("host must be signed"));
     }
-    let (amz_date, time) = request_time(request.headers, auth.presigned.as_ref())?;
+    if head.headers.contains_key("x-amz-target") && !signed_headers.contains(&"x-amz-target") {
+        return Err(UnsignedHeader("X-Amz-Target"));
+    }
+    if let Some(content_type) = header(head.headers, "content-type")?
+        && !signed_headers.contains(&"content-type")
+        && !is_form(content_type)
+    {
+        return Err(UnsignedHeader("Content-Type"));
+    }
+    let claimed_payload_hash = match header(head.headers, "x-amz-content-sha256")? {
+        Some(UNSIGNED_PAYLOAD) => return Err(UnsignedPayload),
+        Some(claimed) => Some(claimed.to_ascii_lowercase()),
+        None => None,
+    };
+    let (amz_date, time) = request_time(head.headers, auth.presigned.as_ref())?;
     if scope_date != &amz_date[..8] {
         return Err(InvalidCredentialScope("wrong date"));
     }
@@ -129,32 +220,48 @@ fn verify_for_service(
         return Err(RequestExpired);
     }
     let secret = secret_for(key_id).ok_or(UnknownKey)?;
-    let canonical_request = format!(
-        "{}\n{}\n{}\n{}\n{}\n{}",
-        request.method.as_str(),
-        canonical_uri(request.uri.path()),
+    let signature = hex::decode(&auth.signature).map_err(|_| SignatureDoesNotMatch)?;
+    let canonical_head = format!(
+        "{}\n{}\n{}\n{}\n{}\n",
+        head.method.as_str(),
+        canonical_uri(head.uri.path()),
         canonical_query(&query, presigned),
-        canonical_headers(request, &signed_headers)?,
+        canonical_headers(head, &signed_headers)?,
         auth.signed_headers,
-        payload_hash(request, presigned)?,
     );
-    let scope = format!("{scope_date}/{region}/{service}/aws4_request");
-    let digest = hex::encode(Sha256::digest(canonical_request.as_bytes()));
-    let string_to_sign = format!("{ALGORITHM}\n{amz_date}\n{scope}\n{digest}");
-    let signing_key = [scope_date, region, service, "aws4_request"]
-        .into_iter()
-        .fold(format!("AWS4{secret}").into_bytes(), |key, part| {
-            hmac_sha256(&key, part)
-        });
-    let expected = hmac_sha256(&signing_key, &string_to_sign);
-    let given = hex::decode(&auth.signature).map_err(|_| SignatureDoesNotMatch)?;
-    if !bool::from(expected.as_slice().ct_eq(given.as_slice())) {
-        return Err(SignatureDoesNotMatch);
+    let credential_scope = format!("{scope_date}/{region}/{}/aws4_request", scope.service);
+    let mut signing_key = zeroize::Zeroizing::new(format!("AWS4{}", secret.as_str()).into_bytes());
+    for part in [scope_date, region, scope.service, "aws4_request"] {
+        signing_key = zeroize::Zeroizing::new(hmac_sha256(&signing_key, part));
     }
-    let (access_key_id, region) = (key_id.to_owned(), region.to_owned());
-    Ok(Verified {
-        access_key_id,
-        region,
+    Ok(PendingSignature {
+        access_key_id: key_id.to_owned(),
+        region: region.to_owned(),
+        canonical_head,
+        claimed_payload_hash,
+        string_to_sign_head: format!("{ALGORITHM}\n{amz_date}\n{credential_scope}\n"),
+        signing_key,
+        signature,
+    })
+}
+
+/// Checks a whole request: [`check_head`], then the body.
+pub fn verify(
+    head: &RequestHead<'_>,
+    body: &[u8],
+    now: DateTime<Utc>,
+    scope: Scope<'_>,
+    secret_for: impl Fn(&str) -> Option<zeroize::Zeroizing<String>>,
+) -> Result<Verified, SigV4Error> {
+    check_head(head, now, scope, secret_for)?.verify(body)
+}
+
+/// Whether a Content-Type is the form encoding (parameters such as `charset` allowed).
+fn is_form(content_type: &str) -> bool {
+    content_type.split(';').next().is_some_and(|media| {
+        media
+            .trim()
+            .eq_ignore_ascii_case("application/x-www-form-urlencoded")
     })
 }
 
@@ -265,24 +372,9 @@ fn request_time(
     Ok((time.format(AMZ_DATE).to_string(), time))
 }
 
-/// The hashed payload: checks `x-amz-content-sha256` against the body when it is present.
-fn payload_hash(request: &SignedRequest<'_>, presigned: bool) -> Result<String, SigV4Error> {
-    match header(request.headers, "x-amz-content-sha256")? {
-        Some(UNSIGNED_PAYLOAD) => Ok(UNSIGNED_PAYLOAD.to_owned()),
-        None if presigned => Ok(UNSIGNED_PAYLOAD.to_owned()),
-        claimed => {
-            let actual = hex::encode(Sha256::digest(request.body));
-            match claimed {
-                Some(claimed) if claimed != actual => Err(SigV4Error::InvalidPayloadHash),
-                _ => Ok(actual),
-            }
-        }
-    }
-}
-
 /// One `name:value\n` line per signed header: values trimmed, inner whitespace runs collapsed to
 /// one space, repeated headers joined with `,`. HTTP/2 carries the host in the URI authority.
-fn canonical_headers(request: &SignedRequest<'_>, signed: &[&str]) -> Result<String, SigV4Error> {
+fn canonical_headers(request: &RequestHead<'_>, signed: &[&str]) -> Result<String, SigV4Error> {
     let mut out = String::new();
     for &name in signed {
         let values = request.headers.get_all(name).iter().map(|value| {
@@ -424,13 +516,12 @@ mod tests {
             self
         }
 
-        fn as_signed(&self) -> SignedRequest<'_> {
-            let (method, uri, headers, body) = (&self.method, &self.uri, &self.headers, &self.body);
-            SignedRequest {
+        fn head(&self) -> RequestHead<'_> {
+            let (method, uri, headers) = (&self.method, &self.uri, &self.headers);
+            RequestHead {
                 method,
                 uri,
                 headers,
-                body,
             }
         }
 
@@ -438,8 +529,14 @@ mod tests {
         fn at(&self, service: &str, minutes: i64, secret: &str) -> Outcome {
             let date = Utc.with_ymd_and_hms(2015, 8, 30, 12, 36, 0).unwrap();
             let now = date + TimeDelta::minutes(minutes);
-            let secret_for = |key: &str| (key == "AKIDEXAMPLE").then(|| secret.to_owned());
-            verify_for_service(&self.as_signed(), now, secret_for, service)
+            let secret_for = |key: &str| {
+                (key == "AKIDEXAMPLE").then(|| zeroize::Zeroizing::new(secret.to_owned()))
+            };
+            let scope = Scope {
+                service,
+                region: "us-east-1",
+            };
+            verify(&self.head(), &self.body, now, scope, secret_for)
         }
 
         fn check(&self, service: &str) -> Outcome {
@@ -544,8 +641,18 @@ mod tests {
                 .with("Authorization", &auth.replacen(from, to, 1));
             assert_eq!(edited.check("service"), Err(error), "{from} -> {to}");
         }
-        let sqs = verify(&vanilla.as_signed(), Utc::now(), |_| Some(SECRET.into()));
-        assert_eq!(sqs, Err(InvalidCredentialScope("wrong service")));
+        assert_eq!(
+            vanilla.check("sqs"),
+            Err(InvalidCredentialScope("wrong service"))
+        );
+        let elsewhere = vanilla.clone().with(
+            "Authorization",
+            &auth.replacen("/us-east-1/", "/eu-west-1/", 1),
+        );
+        assert_eq!(
+            elsewhere.check("service"),
+            Err(InvalidCredentialScope("wrong region"))
+        );
         let unsigned = Req::new("GET", "/", &headers, "");
         assert_eq!(unsigned.check("service"), Err(MissingAuthentication));
         // An unsigned x-amz-content-sha256 must still match the (empty) body.
@@ -642,11 +749,12 @@ mod tests {
             good.clone().with("Host", "sqs.local:9325"),
             good.clone().with("X-Custom", "a b"),
             good.clone().with("X-Amz-Date", "20150830T123601Z"),
-            good.clone().with("x-amz-content-sha256", UNSIGNED_PAYLOAD),
         ];
         for (case, req) in tampered.iter().enumerate() {
             assert_eq!(req.check("sqs"), Err(SignatureDoesNotMatch), "case {case}");
         }
+        let unsigned_payload = good.clone().with("x-amz-content-sha256", UNSIGNED_PAYLOAD);
+        assert_eq!(unsigned_payload.check("sqs"), Err(UnsignedPayload));
         // Without X-Amz-Date, the Date header (RFC 1123) gives the request time.
         let headers = [
             ("date", "Sun, 30 Aug 2015 12:36:00 GMT"),
@@ -661,29 +769,111 @@ mod tests {
     fn presigned_url() {
         let credential = "AKIDEXAMPLE%2F20150830%2Fus-east-1%2Fsqs%2Faws4_request";
         let query = format!(
-            "Action=ListQueues&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential={credential}\
-             &X-Amz-Date={DATE}&X-Amz-Expires=3600&X-Amz-SignedHeaders=host"
+            "Action=GetQueueUrl&QueueName=orders&X-Amz-Algorithm=AWS4-HMAC-SHA256\
+             &X-Amz-Credential={credential}&X-Amz-Date={DATE}&X-Amz-Expires=3600&X-Amz-SignedHeaders=host"
         );
-        let request = format!("GET\n/\n{query}\nhost:sqs.local\n\nhost\n{UNSIGNED_PAYLOAD}");
+        // As botocore's SigV4QueryAuth signs it (and AWS verifies it): the hash of the empty body.
+        let empty = hex::encode(Sha256::digest(b""));
+        let request = format!("POST\n/\n{query}\nhost:sqs.local\n\nhost\n{empty}");
         let target = format!("/?{query}&X-Amz-Signature={}", signature(&request));
         let host = [("host", "sqs.local")];
-        let req = Req::new("GET", &target, &host, "");
+        let req = Req::new("POST", &target, &host, "");
         assert!(req.at("sqs", 59, SECRET).is_ok());
         assert_eq!(req.at("sqs", 61, SECRET), Err(RequestExpired));
         assert_eq!(req.at("sqs", -16, SECRET), Err(RequestExpired));
         let purge = Req::new(
-            "GET",
-            &target.replace("ListQueues", "PurgeQueue"),
+            "POST",
+            &target.replace("GetQueueUrl", "PurgeQueue"),
             &host,
             "",
         );
         assert_eq!(purge.check("sqs"), Err(SignatureDoesNotMatch));
+        // The same URL cannot carry a body of another action, nor an unsigned JSON action.
+        let form = [
+            ("host", "sqs.local"),
+            ("content-type", "application/x-www-form-urlencoded"),
+        ];
+        let repurposed = Req::new(
+            "POST",
+            &target,
+            &form,
+            "Action=DeleteQueue&QueueUrl=http://sqs.local/000000000000/orders",
+        );
+        assert_eq!(repurposed.check("sqs"), Err(SignatureDoesNotMatch));
+        let json = req
+            .clone()
+            .with("X-Amz-Target", "AmazonSQS.ListQueues")
+            .with("Content-Type", "application/x-amz-json-1.0");
+        assert_eq!(json.check("sqs"), Err(UnsignedHeader("X-Amz-Target")));
+        let unsigned_payload = req.clone().with("x-amz-content-sha256", UNSIGNED_PAYLOAD);
+        assert_eq!(unsigned_payload.check("sqs"), Err(UnsignedPayload));
+        // The URL as other tools presign it (UNSIGNED-PAYLOAD in the canonical request) is refused.
+        let unsigned = format!("POST\n/\n{query}\nhost:sqs.local\n\nhost\n{UNSIGNED_PAYLOAD}");
+        let target = format!("/?{query}&X-Amz-Signature={}", signature(&unsigned));
+        let req_unsigned = Req::new("POST", &target, &host, "");
+        assert_eq!(req_unsigned.check("sqs"), Err(SignatureDoesNotMatch));
         let both = req
             .clone()
-            .with("Authorization", &sign("GET", "/", "", &host, ""));
+            .with("Authorization", &sign("POST", "/", "", &host, ""));
         assert_eq!(
             both.check("sqs"),
             Err(IncompleteSignature("two authentication methods"))
+        );
+    }
+
+    #[test]
+    fn headers_that_decide_the_meaning_must_be_signed() {
+        let body = "{}";
+        let json = [
+            ("content-type", "application/x-amz-json-1.0"),
+            ("host", "sqs.local"),
+            ("x-amz-date", DATE),
+            ("x-amz-target", "AmazonSQS.ListQueues"),
+        ];
+        let signed = sign("POST", "/", "", &json, body);
+        let good = Req::new("POST", "/", &json, body).with("Authorization", &signed);
+        assert!(good.check("sqs").is_ok());
+        // Signed without the target, sent with one: the action is not what was signed.
+        let no_target = [json[0], json[1], json[2]];
+        let auth = sign("POST", "/", "", &no_target, body);
+        let added = Req::new("POST", "/", &json, body).with("Authorization", &auth);
+        assert_eq!(added.check("sqs"), Err(UnsignedHeader("X-Amz-Target")));
+        // A JSON content type must be signed; the form encoding need not be (curl -d adds it
+        // unsigned), since the payload hash covers the form itself.
+        let bare = [json[1], json[2]];
+        let auth = sign("POST", "/", "", &bare, "Action=ListQueues");
+        let typed = Req::new("POST", "/", &bare, "Action=ListQueues").with("Authorization", &auth);
+        let as_json = typed
+            .clone()
+            .with("Content-Type", "application/x-amz-json-1.0");
+        assert_eq!(as_json.check("sqs"), Err(UnsignedHeader("Content-Type")));
+        let as_form = typed.with(
+            "Content-Type",
+            "application/x-www-form-urlencoded; charset=utf-8",
+        );
+        assert!(as_form.check("sqs").is_ok());
+    }
+
+    #[test]
+    fn the_head_is_judged_before_any_body_is_read() {
+        let headers = [("host", "sqs.local"), ("x-amz-date", DATE)];
+        let auth = sign("POST", "/", "", &headers, "Action=ListQueues");
+        let req = Req::new("POST", "/", &headers, "").with("Authorization", &auth);
+        let now = Utc.with_ymd_and_hms(2015, 8, 30, 12, 36, 0).unwrap();
+        let scope = Scope {
+            service: "sqs",
+            region: "us-east-1",
+        };
+        let unknown = check_head(&req.head(), now, scope, |_| None);
+        assert_eq!(unknown.unwrap_err(), UnknownKey);
+        let known = |_: &str| Some(zeroize::Zeroizing::new(SECRET.to_owned()));
+        let pending = check_head(&req.head(), now, scope, known).unwrap();
+        assert_eq!(pending.access_key_id(), "AKIDEXAMPLE");
+        assert!(pending.verify(b"Action=ListQueues").is_ok());
+        let pending = check_head(&req.head(), now, scope, known).unwrap();
+        assert_eq!(
+            pending.verify(b"Action=DeleteQueue"),
+            Err(SignatureDoesNotMatch)
         );
     }
 }

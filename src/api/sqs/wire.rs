@@ -71,7 +71,6 @@ pub struct Tags {
 
 /// Queue attributes (as CreateQueue and SetQueueAttributes carry them) as settings.
 pub fn queue_settings(
-    name: &str,
     attributes: &BTreeMap<String, String>,
     creating: bool,
 ) -> Result<QueueSettings, SqsError> {
@@ -96,14 +95,20 @@ pub fn queue_settings(
             "ContentBasedDeduplication" => {
                 settings.content_based_deduplication = Some(value.eq_ignore_ascii_case("true"))
             }
+            // As SQS: only `true`, only at creation, and only with a `.fifo` name (the name's
+            // own rule is checked by CreateQueue).
+            "FifoQueue" if creating && value.eq_ignore_ascii_case("true") => {}
+            "FifoQueue" if creating && value.eq_ignore_ascii_case("false") => {
+                return Err(SqsError::sender(
+                    "InvalidAttributeName",
+                    "Unknown Attribute FifoQueue.",
+                ));
+            }
             "FifoQueue" => {
-                let fifo = value.eq_ignore_ascii_case("true");
-                if !creating || fifo != name.ends_with(".fifo") {
-                    return Err(SqsError::sender(
-                        "InvalidAttributeValue",
-                        "FifoQueue is set at creation and must match a .fifo queue name.",
-                    ));
-                }
+                return Err(SqsError::sender(
+                    "InvalidAttributeValue",
+                    "FifoQueue is set at creation, to true, on a .fifo queue.",
+                ));
             }
             "RedrivePolicy" => {
                 let policy: serde_json::Value = serde_json::from_str(value).map_err(|_| {

@@ -22,8 +22,6 @@ pub const MAX_IN_FLIGHT_STANDARD: usize = 120_000;
 pub const MAX_IN_FLIGHT_FIFO: usize = 20_000;
 /// How long FIFO deduplication ids and receive attempt ids are remembered.
 pub const FIFO_WINDOW_MS: i64 = 5 * 60 * 1000;
-/// SQS's limit of message attributes per message.
-pub const MAX_ATTRIBUTES: usize = 10;
 
 /// A queue's settings, checked and with SQS's defaults filled in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -427,8 +425,7 @@ impl Queue {
         journal: &mut Vec<Op>,
     ) -> Result<SentMessage, EntryError> {
         self.expire(now, journal);
-        check_body(&message.body)?;
-        check_attributes(&message.attributes)?;
+        crate::core::message_rules::check_message(&message)?;
         let size = message_size(&message);
         if size > self.settings.max_message_bytes as usize {
             return Err(EntryError::invalid(format!(
@@ -815,63 +812,6 @@ impl Queue {
 /// FIFO sequence numbers: 20 digits, increasing.
 pub fn sequence_number(seq: u64) -> String {
     format!("{seq:020}")
-}
-
-/// SQS's allowed body characters: #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF.
-fn check_body(body: &str) -> Result<(), EntryError> {
-    if body.is_empty() {
-        return Err(EntryError {
-            code: "MissingParameter",
-            message: "the message body must not be empty".into(),
-        });
-    }
-    let allowed = |c: char| matches!(c, '\u{9}' | '\u{A}' | '\u{D}' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..='\u{10FFFF}');
-    if body.chars().all(allowed) {
-        Ok(())
-    } else {
-        Err(EntryError {
-            code: "InvalidMessageContents",
-            message: "the message body has characters outside those SQS allows".into(),
-        })
-    }
-}
-
-fn check_attributes(attributes: &BTreeMap<String, MessageAttribute>) -> Result<(), EntryError> {
-    if attributes.len() > MAX_ATTRIBUTES {
-        return Err(EntryError::invalid(format!(
-            "at most {MAX_ATTRIBUTES} message attributes"
-        )));
-    }
-    for (name, attribute) in attributes {
-        let valid_name = !name.is_empty()
-            && name.len() <= 256
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
-            && !name.starts_with('.')
-            && !name.ends_with('.')
-            && !name.contains("..");
-        if !valid_name {
-            return Err(EntryError::invalid(format!(
-                "attribute name `{}` is not valid",
-                name.chars().take(64).collect::<String>()
-            )));
-        }
-        let base = attribute.data_type.split('.').next().unwrap_or_default();
-        let fits = match (&attribute.value, base) {
-            // SQS refuses empty attribute values of any type.
-            (AttributeValue::Text(text), "String") => !text.is_empty(),
-            (AttributeValue::Text(text), "Number") => text.trim().parse::<f64>().is_ok(),
-            (AttributeValue::Bytes(bytes), "Binary") => !bytes.is_empty(),
-            _ => false,
-        };
-        if !fits || attribute.data_type.len() > 256 {
-            return Err(EntryError::invalid(format!(
-                "attribute `{name}` has a value that does not fit its type"
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// What counts against the maximum message size: body, attribute names, types and values.

@@ -567,8 +567,8 @@ impl Backend for EmbeddedBackend {
                 drop(queues);
                 let queue = lock(&existing.queue);
                 if !queue.settings.same_behaviour(&settings) {
-                    return Err(BackendError::Rejected(format!(
-                        "QueueAlreadyExists: `{name}` exists with other attributes"
+                    return Err(BackendError::AlreadyExists(format!(
+                        "`{name}` exists with other attributes"
                     )));
                 }
                 return Ok(self.resolved(name, &queue));

@@ -1,5 +1,9 @@
 //! Assembles the service: backend, core, dialect routers, tower layers, graceful shutdown.
 
+pub mod connections;
+mod deadline;
+
+use crate::api::edge::{self, RequestHints};
 use crate::api::{self, ClientAddressPolicy};
 use crate::backend::Backend;
 use crate::backend::embedded::EmbeddedBackend;
@@ -12,22 +16,18 @@ use crate::core::limits::{InvalidHandleLimiter, RequestLimiter};
 use crate::core::registry::QueueRegistry;
 use axum::Router;
 use axum::extract::{MatchedPath, Request};
-use axum::http::StatusCode;
-use axum::response::IntoResponse;
-use serde_json::json;
-use std::net::SocketAddr;
+use axum::middleware::Next;
+use axum::response::Response;
+use connections::ConnectionSettings;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
 /// Longest time a request may take: a 20 s long poll plus backend latency and retries.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
-/// How often per-client limiter state of quiet clients is dropped.
-const HOUSEKEEPING_EVERY: Duration = Duration::from_secs(60);
 /// The least time shutdown waits for abandoned receives to be released.
 const DRAIN_BACKGROUND: Duration = Duration::from_secs(5);
 
@@ -45,9 +45,9 @@ pub struct App {
     router: Router,
     backend: Arc<dyn Backend>,
     gateway: Arc<Gateway>,
-    ezgh: Arc<api::ezgh::EzghState>,
     shutdown: CancellationToken,
     grace: Duration,
+    connections: ConnectionSettings,
 }
 
 impl App {
@@ -91,7 +91,10 @@ impl App {
             gateway: Arc::clone(&gateway),
             organizations: config.ezgh.organizations.clone(),
             keys: config.api_keys()?,
-            invalid_handles: InvalidHandleLimiter::new(config.server.invalid_handles_per_minute),
+            invalid_handles: InvalidHandleLimiter::new(
+                config.server.invalid_handles_per_minute,
+                Arc::clone(&clock),
+            ),
             requests: RequestLimiter::new(config.ezgh_allowances()),
             queue_requests: RequestLimiter::new(config.queue_allowances()),
             client_addresses: ClientAddressPolicy {
@@ -108,17 +111,15 @@ impl App {
             credentials: config.sqs_credentials()?,
             allow_unsigned: config.sqs_api.allow_unsigned,
             public_url: config.sqs_api.public_url.clone(),
+            region: config.sqs_api.region.clone(),
             clock: Arc::clone(&clock),
         });
         let router = Router::new()
             .merge(api::health::router(Arc::clone(&gateway)))
-            .merge(api::ezgh::router(Arc::clone(&ezgh)))
+            .merge(api::ezgh::router(ezgh))
             .merge(api::sqs::router(sqs))
-            .fallback(not_found)
-            .layer(TimeoutLayer::with_status_code(
-                StatusCode::GATEWAY_TIMEOUT,
-                REQUEST_TIMEOUT,
-            ))
+            .fallback(edge::not_found)
+            .layer(axum::middleware::from_fn(request_deadline))
             .layer(
                 TraceLayer::new_for_http()
                     .make_span_with(request_span)
@@ -128,9 +129,14 @@ impl App {
             router,
             backend: Arc::clone(&backend_handle),
             gateway,
-            ezgh,
             shutdown,
             grace: Duration::from_secs(config.server.shutdown_grace_seconds),
+            connections: ConnectionSettings {
+                max_connections: config.server.max_connections,
+                header_timeout: Duration::from_secs(config.server.header_timeout_seconds),
+                idle_timeout: Duration::from_secs(config.server.idle_timeout_seconds),
+                body_timeout: Duration::from_secs(config.server.body_timeout_seconds),
+            },
         })
     }
 
@@ -148,18 +154,6 @@ impl App {
     /// period to finish, and abandoned receives are released.
     pub async fn serve(self, listener: TcpListener) -> std::io::Result<()> {
         let shutdown = self.shutdown.clone();
-        let ezgh = Arc::clone(&self.ezgh);
-        let housekeeping_stop = shutdown.clone();
-        tokio::spawn(async move {
-            let mut every = tokio::time::interval(HOUSEKEEPING_EVERY);
-            loop {
-                tokio::select! {
-                    _ = every.tick() => ezgh.invalid_handles.housekeeping(),
-                    () = housekeeping_stop.cancelled() => break,
-                }
-            }
-        });
-
         let gateway = Arc::clone(&self.gateway);
         tokio::spawn(async move { gateway.registry().warm_up().await });
         let gateway = Arc::clone(&self.gateway);
@@ -169,12 +163,11 @@ impl App {
             gateway.shutting_down();
         });
 
-        let server = axum::serve(
-            listener,
-            self.router
-                .into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(shutdown.clone().cancelled_owned());
+        let settings = ConnectionSettings {
+            max_connections: connections::fit_to_open_file_limit(self.connections.max_connections),
+            ..self.connections
+        };
+        let server = connections::serve(listener, self.router, settings, shutdown.clone());
         let grace = self.grace;
         tokio::select! {
             result = server => result?,
@@ -255,9 +248,19 @@ fn request_span(request: &Request) -> tracing::Span {
     tracing::info_span!("request", method = %request.method(), route)
 }
 
-async fn not_found() -> impl IntoResponse {
-    (
-        StatusCode::NOT_FOUND,
-        axum::Json(json!({ "error": "not_found", "message": "no such route" })),
-    )
+/// Ends a request that runs past [`REQUEST_TIMEOUT`] with an answer in its dialect's shape.
+async fn request_deadline(request: Request, next: Next) -> Response {
+    let hints = RequestHints::of(&request);
+    match tokio::time::timeout(REQUEST_TIMEOUT, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => {
+            let error = crate::core::GatewayError::new(
+                crate::core::ErrorKind::Unavailable {
+                    retry_after: crate::backend::DEFAULT_RETRY_AFTER,
+                },
+                "the request took too long; retry later",
+            );
+            edge::error_response(&hints, error)
+        }
+    }
 }

@@ -1,0 +1,328 @@
+//! What a message may hold, as SQS defines it (body characters, attribute names, types and
+//! values), checked in the core so every backend enforces it, LocalStack included, and no stored
+//! message carries a character a dialect cannot render (XML has no form for most controls).
+
+use crate::core::model::{AttributeValue, EntryError, MessageAttribute, OutgoingMessage};
+use std::collections::BTreeMap;
+
+/// Attributes a message may carry on SQS.
+pub const MAX_ATTRIBUTES: usize = 10;
+/// The longest attribute name and data type.
+const MAX_NAME: usize = 256;
+/// Significant digits a Number attribute may have.
+const MAX_NUMBER_DIGITS: usize = 38;
+
+/// SQS's allowed characters (bodies, string attribute values, data types):
+/// `#x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF`.
+pub fn allowed_char(c: char) -> bool {
+    matches!(c, '\u{9}' | '\u{A}' | '\u{D}' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..='\u{10FFFF}')
+}
+
+/// Checks a message's body and attributes (not its size, which is the queue's setting).
+pub fn check_message(message: &OutgoingMessage) -> Result<(), EntryError> {
+    check_body(&message.body)?;
+    check_attributes(&message.attributes)
+}
+
+/// A body is non-empty and made of allowed characters.
+pub fn check_body(body: &str) -> Result<(), EntryError> {
+    if body.is_empty() {
+        return Err(EntryError {
+            code: "MissingParameter",
+            message: "the message body must not be empty".into(),
+        });
+    }
+    match body.chars().find(|c| !allowed_char(*c)) {
+        None => Ok(()),
+        Some(c) => Err(EntryError {
+            code: "InvalidMessageContents",
+            message: format!(
+                "Invalid binary character '#x{:X}' was found in the message body, the set of allowed characters is #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF",
+                u32::from(c)
+            ),
+        }),
+    }
+}
+
+/// At most ten attributes, each with a valid name, a known type and a value that fits it.
+pub fn check_attributes(attributes: &BTreeMap<String, MessageAttribute>) -> Result<(), EntryError> {
+    if attributes.len() > MAX_ATTRIBUTES {
+        return Err(EntryError::invalid(format!(
+            "Number of message attributes [{}] exceeds the allowed maximum [{MAX_ATTRIBUTES}].",
+            attributes.len()
+        )));
+    }
+    for (name, attribute) in attributes {
+        check_name(name)?;
+        check_attribute(name, attribute)?;
+    }
+    Ok(())
+}
+
+/// Names are 1 to 256 of `A-Z a-z 0-9 _ - .`, without a leading, trailing or doubled `.`, and not
+/// starting with `AWS.` or `Amazon.` in any case (reserved by AWS).
+fn check_name(name: &str) -> Result<(), EntryError> {
+    let shown: String = name.chars().take(64).collect();
+    let well_formed = !name.is_empty()
+        && name.len() <= MAX_NAME
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && !name.starts_with('.')
+        && !name.ends_with('.')
+        && !name.contains("..");
+    if !well_formed {
+        return Err(EntryError::invalid(format!(
+            "The message attribute name '{shown}' is invalid: names are 1 to {MAX_NAME} characters of A-Z, a-z, 0-9, '_', '-' and '.', and do not start or end with '.' or hold '..'."
+        )));
+    }
+    let lower = name.to_ascii_lowercase();
+    if lower.starts_with("aws.") || lower.starts_with("amazon.") {
+        return Err(EntryError::invalid(format!(
+            "The message attribute name '{shown}' is reserved: names starting with 'AWS.' or 'Amazon.' are reserved for use by Amazon."
+        )));
+    }
+    Ok(())
+}
+
+fn check_attribute(name: &str, attribute: &MessageAttribute) -> Result<(), EntryError> {
+    let data_type = &attribute.data_type;
+    let (base, label) = match data_type.split_once('.') {
+        Some((base, label)) => (base, Some(label)),
+        None => (data_type.as_str(), None),
+    };
+    let type_ok = matches!(base, "String" | "Number" | "Binary")
+        && label.is_none_or(|label| !label.is_empty())
+        && data_type.len() <= MAX_NAME
+        && data_type.chars().all(allowed_char);
+    if !type_ok {
+        return Err(EntryError::invalid(format!(
+            "The type of message attribute '{name}' is invalid: use String, Number or Binary, optionally followed by '.' and a label (at most {MAX_NAME} characters)."
+        )));
+    }
+    match (&attribute.value, base) {
+        (AttributeValue::Text(text), _) if text.is_empty() => Err(empty_value(name, base)),
+        (AttributeValue::Bytes(bytes), _) if bytes.is_empty() => Err(empty_value(name, base)),
+        (AttributeValue::Text(text), "String") => match text.chars().find(|c| !allowed_char(*c)) {
+            None => Ok(()),
+            Some(c) => Err(EntryError::invalid(format!(
+                "Invalid binary character '#x{:X}' was found in the value of message attribute '{name}'; the allowed characters are those of message bodies.",
+                u32::from(c)
+            ))),
+        },
+        (AttributeValue::Text(text), "Number") if valid_number(text) => Ok(()),
+        (AttributeValue::Text(_), "Number") => Err(EntryError::invalid(format!(
+            "The value of message attribute '{name}' is not a number SQS accepts: a decimal (optionally with an exponent) of at most {MAX_NUMBER_DIGITS} significant digits, between 10^-128 and 10^126 in magnitude."
+        ))),
+        (AttributeValue::Bytes(_), "Binary") => Ok(()),
+        _ => Err(EntryError::invalid(format!(
+            "The value of message attribute '{name}' does not match its type {base}."
+        ))),
+    }
+}
+
+fn empty_value(name: &str, base: &str) -> EntryError {
+    EntryError::invalid(format!(
+        "Message (user) attribute '{name}' must contain a non-empty value of type '{base}'."
+    ))
+}
+
+/// A decimal number as SQS takes it: an optional sign, digits with an optional fraction, an
+/// optional exponent; at most 38 significant digits; zero, or a magnitude within 10^-128..=10^126.
+/// (No spaces, no `NaN`, no infinities, no hexadecimal.)
+pub fn valid_number(text: &str) -> bool {
+    let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
+        Some((mantissa, exponent)) => (mantissa, Some(exponent)),
+        None => (unsigned, None),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits_only = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+    if whole.len() + fraction.len() == 0 || !digits_only(whole) || !digits_only(fraction) {
+        return false;
+    }
+    let exponent: i64 = match exponent {
+        None => 0,
+        Some(exponent) => {
+            let bare = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
+            if bare.is_empty() || !digits_only(bare) {
+                return false;
+            }
+            // Anything longer is out of range whatever the mantissa (and would overflow).
+            match exponent.parse::<i64>() {
+                Ok(exponent) if exponent.abs() < 1_000_000 => exponent,
+                _ => return false,
+            }
+        }
+    };
+    let digits: String = format!("{whole}{fraction}");
+    let Some(first) = digits.find(|c| c != '0') else {
+        return true; // zero
+    };
+    let significant = digits.trim_end_matches('0').len() - first;
+    if significant > MAX_NUMBER_DIGITS {
+        return false;
+    }
+    // The power of ten of the leading significant digit.
+    let leading =
+        i64::try_from(whole.len()).unwrap_or(i64::MAX) - 1 - i64::try_from(first).unwrap_or(0)
+            + exponent;
+    let exactly_the_maximum =
+        leading == 126 && significant == 1 && digits[first..].starts_with('1');
+    (-128..126).contains(&leading) || exactly_the_maximum
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attribute(data_type: &str, value: AttributeValue) -> BTreeMap<String, MessageAttribute> {
+        BTreeMap::from([(
+            "name".to_owned(),
+            MessageAttribute {
+                data_type: data_type.to_owned(),
+                value,
+            },
+        )])
+    }
+
+    fn text(data_type: &str, value: &str) -> Result<(), EntryError> {
+        check_attributes(&attribute(
+            data_type,
+            AttributeValue::Text(value.to_owned()),
+        ))
+    }
+
+    #[test]
+    fn numbers_are_decimal_within_range_and_precision() {
+        for good in [
+            "0",
+            "-0",
+            "1",
+            "+1",
+            "-1.5",
+            ".5",
+            "5.",
+            "1e5",
+            "1E+5",
+            "-2.5e-3",
+            "0.000",
+            "1e-128",
+            "9.99e125",
+            "1e126",
+            "12345678901234567890123456789012345678",
+            "1234567890123456789012345678901234567800000",
+        ] {
+            assert!(valid_number(good), "{good}");
+        }
+        for bad in [
+            "",
+            " 1",
+            "1 ",
+            "NaN",
+            "nan",
+            "inf",
+            "-Infinity",
+            "0x1F",
+            "1e400",
+            "1e-129",
+            "2e126",
+            "1.1e126",
+            "1e",
+            "e5",
+            ".",
+            "+",
+            "1..2",
+            "1,5",
+            "1e5.5",
+            "123456789012345678901234567890123456789",
+            "1e99999999999999999999",
+        ] {
+            assert!(!valid_number(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn attribute_values_and_types_keep_to_the_allowed_characters() {
+        assert!(text("String", "fine\ttext\n").is_ok());
+        let control = text("String", "bad\u{1}val").unwrap_err();
+        assert_eq!(control.code, "InvalidParameterValue");
+        assert!(control.message.contains("#x1"), "{}", control.message);
+        assert!(text("String.\u{2}", "x").is_err());
+        assert!(text("String.label", "x").is_ok());
+        assert!(text("String.", "x").is_err());
+        assert!(text("Strung", "x").is_err());
+        assert!(text(&format!("String.{}", "a".repeat(250)), "x").is_err());
+        assert!(text("Number", "NaN").is_err());
+        assert!(text("Number.int", "42").is_ok());
+        assert!(text("String", "").is_err());
+        let binary = attribute("Binary", AttributeValue::Bytes(vec![0, 1, 2]));
+        assert!(check_attributes(&binary).is_ok());
+        let wrong = attribute("Binary", AttributeValue::Text("x".into()));
+        assert!(check_attributes(&wrong).is_err());
+    }
+
+    #[test]
+    fn names_follow_sqs_and_reserved_prefixes_are_refused_in_any_case() {
+        let named = |name: &str| {
+            let attributes = BTreeMap::from([(
+                name.to_owned(),
+                MessageAttribute {
+                    data_type: "String".into(),
+                    value: AttributeValue::Text("v".into()),
+                },
+            )]);
+            check_attributes(&attributes)
+        };
+        for good in [
+            "a",
+            "order.id",
+            "x-y_z",
+            "awsome",
+            "amazonian.x",
+            &"n".repeat(256),
+        ] {
+            assert!(named(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "",
+            ".a",
+            "a.",
+            "a..b",
+            "a b",
+            "é",
+            "AWS.x",
+            "aws.trace",
+            "aWs.x",
+            "Amazon.x",
+            "AMAZON.id",
+            &"n".repeat(257),
+        ] {
+            let error = named(bad).unwrap_err();
+            assert_eq!(error.code, "InvalidParameterValue", "{bad}");
+        }
+        assert!(named("aws.x").unwrap_err().message.contains("reserved"));
+    }
+
+    #[test]
+    fn bodies_and_counts() {
+        assert_eq!(check_body("").unwrap_err().code, "MissingParameter");
+        assert_eq!(
+            check_body("a\u{7}b").unwrap_err().code,
+            "InvalidMessageContents"
+        );
+        assert!(check_body("ok \u{10FFFF}").is_ok());
+        let eleven: BTreeMap<String, MessageAttribute> = (0..11)
+            .map(|n| {
+                (
+                    format!("a{n}"),
+                    MessageAttribute {
+                        data_type: "String".into(),
+                        value: AttributeValue::Text("v".into()),
+                    },
+                )
+            })
+            .collect();
+        assert!(check_attributes(&eleven).is_err());
+    }
+}

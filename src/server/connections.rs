@@ -1,0 +1,650 @@
+//! Accepts TCP connections and serves HTTP/1.1 on them with the limits a public endpoint needs:
+//! a cap on open connections (refused with a clear 503), a deadline for each request head, an
+//! idle timeout between requests, a deadline for each request body, and request lines too long to
+//! route answered in their dialect's shape. A waiting long poll is a request in flight, not idle.
+
+use crate::api::edge::{self, RequestHints};
+use crate::core::GatewayError;
+use axum::Router;
+use axum::extract::ConnectInfo;
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use std::future::poll_fn;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, Semaphore};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tower::ServiceExt as _;
+
+/// Connections over the limit that are still answered (with 503) rather than dropped at once.
+const REFUSALS_ANSWERED: usize = 64;
+/// How long a refused connection gets to send the request its 503 answers.
+const REFUSAL_TIMEOUT: Duration = Duration::from_secs(5);
+/// The longest request line (method, target, version) routed; longer ones get 414.
+pub const MAX_REQUEST_LINE: usize = 16 * 1024;
+/// How long a connection is drained after an answer that closes it, so the client reads it.
+const LINGER: Duration = Duration::from_secs(2);
+/// Open files kept back from connections: the backend's sockets, the store, logs.
+const RESERVED_FILES: u64 = 256;
+/// Accept failures (say, out of file descriptors) are logged at most this often.
+const ACCEPT_ERROR_LOG_EVERY: Duration = Duration::from_secs(10);
+
+/// The connection limits and timeouts of the server.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionSettings {
+    /// Open client connections at most; more are answered 503 and closed.
+    pub max_connections: usize,
+    /// Time a connection gets to send a whole request head once its first byte arrived.
+    pub header_timeout: Duration,
+    /// Time a connection may sit without a request (before the first, and between requests).
+    pub idle_timeout: Duration,
+    /// Time a request gets to send its whole body.
+    pub body_timeout: Duration,
+}
+
+/// Raises the soft open-file limit to the hard one and bounds `configured` connections by it.
+pub fn fit_to_open_file_limit(configured: usize) -> usize {
+    let limit = match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => limit,
+        Err(error) => {
+            tracing::warn!(%error, "cannot read or raise the open-file limit");
+            return configured;
+        }
+    };
+    let room = usize::try_from(limit.saturating_sub(RESERVED_FILES).max(1)).unwrap_or(usize::MAX);
+    let max_connections = configured.min(room);
+    if max_connections < configured {
+        tracing::warn!(
+            open_file_limit = limit,
+            configured,
+            max_connections,
+            "the open-file limit allows fewer connections than server.max_connections; raise `ulimit -n`"
+        );
+    } else {
+        tracing::info!(open_file_limit = limit, max_connections, "connection limit");
+    }
+    max_connections
+}
+
+/// Accepts and serves connections until `shutdown`; then lets every open connection finish its
+/// requests (closing when idle) and returns once all are closed.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    settings: ConnectionSettings,
+    shutdown: CancellationToken,
+) -> io::Result<()> {
+    let open = Arc::new(Semaphore::new(settings.max_connections));
+    let refusing = Arc::new(Semaphore::new(REFUSALS_ANSWERED));
+    let connections = TaskTracker::new();
+    let mut last_accept_error: Option<Instant> = None;
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    accept_failed(&error, &mut last_accept_error).await;
+                    continue;
+                }
+            },
+            () = shutdown.cancelled() => break,
+        };
+        let _ = stream.set_nodelay(true);
+        if let Ok(permit) = Arc::clone(&open).try_acquire_owned() {
+            let connection = Connection {
+                router: router.clone(),
+                settings,
+                peer,
+                refuse: false,
+                shutdown: shutdown.clone(),
+            };
+            connections.spawn(async move {
+                connection.run(stream).await;
+                drop(permit);
+            });
+        } else if let Ok(permit) = Arc::clone(&refusing).try_acquire_owned() {
+            tracing::warn!(
+                max_connections = settings.max_connections,
+                "connection limit reached; answering 503"
+            );
+            let connection = Connection {
+                router: router.clone(),
+                settings: ConnectionSettings {
+                    header_timeout: REFUSAL_TIMEOUT,
+                    idle_timeout: REFUSAL_TIMEOUT,
+                    ..settings
+                },
+                peer,
+                refuse: true,
+                shutdown: shutdown.clone(),
+            };
+            connections.spawn(async move {
+                connection.run(stream).await;
+                drop(permit);
+            });
+        } else {
+            // Far over the limit: closing at once is the only answer that costs nothing.
+            drop(stream);
+        }
+    }
+    drop(listener);
+    connections.close();
+    connections.wait().await;
+    Ok(())
+}
+
+/// Waits out an accept failure: a connection that went away is nothing; running out of file
+/// descriptors (or memory) is logged once in a while, and accepting pauses briefly.
+async fn accept_failed(error: &io::Error, last_logged: &mut Option<Instant>) {
+    use io::ErrorKind::*;
+    if matches!(
+        error.kind(),
+        ConnectionAborted | ConnectionReset | ConnectionRefused | Interrupted
+    ) {
+        return;
+    }
+    let now = Instant::now();
+    if last_logged.is_none_or(|at| now.duration_since(at) >= ACCEPT_ERROR_LOG_EVERY) {
+        tracing::error!(%error, "cannot accept connections (open-file limit?); retrying");
+        *last_logged = Some(now);
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+}
+
+/// One accepted connection.
+struct Connection {
+    router: Router,
+    settings: ConnectionSettings,
+    peer: SocketAddr,
+    /// Over the connection limit: every request is answered 503, then the connection closes.
+    refuse: bool,
+    shutdown: CancellationToken,
+}
+
+/// Why a connection's serving ended.
+enum Ending {
+    /// hyper finished with the connection (the client closed it, or an error).
+    Served,
+    /// No request head, or no complete one, in time.
+    TimedOut,
+}
+
+impl Connection {
+    async fn run(self, stream: TcpStream) {
+        let activity = Arc::new(Activity::new());
+        let io = TokioIo::new(Watched::new(stream, Arc::clone(&activity)));
+        let service = self.service(Arc::clone(&activity));
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder.keep_alive(!self.refuse);
+        let mut connection = builder.serve_connection(io, service);
+        let mut closing = false;
+        let ending = loop {
+            let deadline = activity.deadline(&self.settings);
+            let served = tokio::select! {
+                result = poll_fn(|cx| connection.poll_without_shutdown(cx)) => Some(result),
+                () = sleep_until(deadline) => None,
+                () = activity.head_started.notified() => None,
+                () = self.shutdown.cancelled(), if !closing => {
+                    closing = true;
+                    None
+                }
+            };
+            match served {
+                Some(Ok(())) => break Ending::Served,
+                Some(Err(error)) => {
+                    tracing::debug!(%error, "connection ended with an error");
+                    break Ending::Served;
+                }
+                None if closing && !activity.shutdown_begun() => {
+                    activity.begin_shutdown();
+                    Pin::new(&mut connection).graceful_shutdown();
+                }
+                None if activity.expired(&self.settings, Instant::now()) => {
+                    break Ending::TimedOut;
+                }
+                None => {}
+            }
+        };
+        let parts = connection.into_parts();
+        let mut watched = parts.io.into_inner();
+        match (ending, watched.overlong_request_line.take()) {
+            (_, Some(request_line)) => {
+                let hints = RequestHints::from_request_line(&request_line);
+                let error = GatewayError::new(
+                    crate::core::ErrorKind::UriTooLong,
+                    format!("the request line is longer than {MAX_REQUEST_LINE} bytes"),
+                );
+                let response = edge::error_response(&hints, error);
+                answer_and_close(watched.stream, response).await;
+            }
+            (Ending::TimedOut, None) => {
+                tracing::debug!(peer = %self.peer, "closing a connection that sent no complete request in time");
+            }
+            (Ending::Served, None) => {
+                let _ = watched.stream.shutdown().await;
+            }
+        }
+    }
+
+    /// The router as a hyper service for this connection.
+    fn service(&self, activity: Arc<Activity>) -> ConnectionService {
+        ConnectionService {
+            router: self.router.clone(),
+            activity,
+            peer: self.peer,
+            refuse: self.refuse,
+            body_timeout: self.settings.body_timeout,
+        }
+    }
+}
+
+/// The router as hyper calls it on one connection: adds the caller's address and the body
+/// deadline, and keeps the in-flight count the idle timeout reads.
+struct ConnectionService {
+    router: Router,
+    activity: Arc<Activity>,
+    peer: SocketAddr,
+    /// Over the connection limit: answer 503 without routing.
+    refuse: bool,
+    body_timeout: Duration,
+}
+
+type Answer = Result<axum::response::Response, std::convert::Infallible>;
+
+impl hyper::service::Service<hyper::Request<Incoming>> for ConnectionService {
+    type Response = axum::response::Response;
+    type Error = std::convert::Infallible;
+    type Future = Pin<Box<dyn Future<Output = Answer> + Send>>;
+
+    fn call(&self, request: hyper::Request<Incoming>) -> Self::Future {
+        let body_done = {
+            use http_body::Body as _;
+            request.body().is_end_stream()
+        };
+        let in_flight = self.activity.request_started(body_done);
+        if self.refuse {
+            let hints = RequestHints::of(&request);
+            let error = GatewayError::new(
+                crate::core::ErrorKind::Unavailable {
+                    retry_after: Duration::from_secs(1),
+                },
+                "the gateway has as many connections open as it allows; retry later",
+            );
+            let response = edge::error_response(&hints, error);
+            return Box::pin(async move {
+                drop(in_flight);
+                Ok(response)
+            });
+        }
+        let router = self.router.clone();
+        let (mut parts, body) = request.into_parts();
+        parts.extensions.insert(ConnectInfo(self.peer));
+        let activity = Arc::clone(&self.activity);
+        let body = super::deadline::DeadlineBody::new(body, self.body_timeout, move || {
+            activity.body_read();
+        });
+        let request = axum::extract::Request::from_parts(parts, axum::body::Body::new(body));
+        Box::pin(async move {
+            let answer = router.oneshot(request).await;
+            drop(in_flight);
+            answer
+        })
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Writes one answer on a connection hyper gave up, then closes it gently: the write side first,
+/// then the rest of what the client sends is read and dropped for a moment, so the client gets the
+/// answer instead of a reset.
+async fn answer_and_close(mut stream: TcpStream, response: axum::response::Response) {
+    let bytes = serialize(response).await;
+    let written = tokio::time::timeout(LINGER, stream.write_all(&bytes)).await;
+    if !matches!(written, Ok(Ok(()))) {
+        return;
+    }
+    let _ = stream.shutdown().await;
+    let drain = async {
+        let mut sink = [0u8; 8192];
+        loop {
+            match tokio::io::AsyncReadExt::read(&mut stream, &mut sink).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+    };
+    let _ = tokio::time::timeout(LINGER, drain).await;
+}
+
+/// An HTTP/1.1 answer as bytes, closing the connection.
+async fn serialize(response: axum::response::Response) -> Vec<u8> {
+    let (parts, body) = response.into_parts();
+    let body = axum::body::to_bytes(body, 64 * 1024)
+        .await
+        .unwrap_or_default();
+    let mut out = format!(
+        "HTTP/1.1 {} {}\r\n",
+        parts.status.as_u16(),
+        parts.status.canonical_reason().unwrap_or("")
+    )
+    .into_bytes();
+    for (name, value) in &parts.headers {
+        if name == axum::http::header::CONTENT_LENGTH || name == axum::http::header::CONNECTION {
+            continue;
+        }
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(
+        format!(
+            "content-length: {}\r\nconnection: close\r\n\r\n",
+            body.len()
+        )
+        .as_bytes(),
+    );
+    out.extend_from_slice(&body);
+    out
+}
+
+/// What the connection's watchdog reads: when bytes last moved, whether a request head is on its
+/// way, and how many requests are in flight. Times are milliseconds since the connection opened.
+struct Activity {
+    opened: Instant,
+    last_io_ms: AtomicU64,
+    /// When the first byte of the current request head arrived; `NONE` between requests.
+    head_started_ms: AtomicU64,
+    in_flight: AtomicU32,
+    /// The current (or last) request's body has not been read to its end.
+    body_pending: std::sync::atomic::AtomicBool,
+    /// Wakes the watchdog when a head starts (its deadline is sooner than the idle one).
+    head_started: Notify,
+    shutdown_begun: std::sync::atomic::AtomicBool,
+}
+
+const NONE: u64 = u64::MAX;
+
+impl Activity {
+    fn new() -> Self {
+        Self {
+            opened: Instant::now(),
+            last_io_ms: AtomicU64::new(0),
+            head_started_ms: AtomicU64::new(NONE),
+            in_flight: AtomicU32::new(0),
+            body_pending: std::sync::atomic::AtomicBool::new(false),
+            head_started: Notify::new(),
+            shutdown_begun: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.opened.elapsed().as_millis()).unwrap_or(NONE - 1)
+    }
+
+    fn at(&self, ms: u64) -> Instant {
+        self.opened + Duration::from_millis(ms)
+    }
+
+    fn moved(&self) {
+        self.last_io_ms.store(self.now_ms(), Ordering::Relaxed);
+    }
+
+    /// Bytes arrived: between requests, they start a request head.
+    fn read(&self) {
+        self.moved();
+        if self.between_requests()
+            && self
+                .head_started_ms
+                .compare_exchange(NONE, self.now_ms(), Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            self.head_started.notify_one();
+        }
+    }
+
+    /// A request head arrived; `body_done` when it has no body to read.
+    fn request_started(self: &Arc<Self>, body_done: bool) -> InFlight {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        self.body_pending.store(!body_done, Ordering::Relaxed);
+        self.head_started_ms.store(NONE, Ordering::Relaxed);
+        InFlight(Arc::clone(self))
+    }
+
+    /// The current request's body was read to its end.
+    fn body_read(&self) {
+        self.body_pending.store(false, Ordering::Relaxed);
+    }
+
+    /// No request in flight, and the last one's body read whole: bytes now start a new request.
+    /// (After an answer that left its body unread, hyper closes the connection instead.)
+    fn between_requests(&self) -> bool {
+        self.in_flight.load(Ordering::Relaxed) == 0 && !self.body_pending.load(Ordering::Relaxed)
+    }
+
+    fn begin_shutdown(&self) {
+        self.shutdown_begun.store(true, Ordering::Relaxed);
+    }
+
+    fn shutdown_begun(&self) -> bool {
+        self.shutdown_begun.load(Ordering::Relaxed)
+    }
+
+    /// When the connection times out if nothing changes; `None` while a request is in flight
+    /// (the request's own deadlines apply then).
+    fn deadline(&self, settings: &ConnectionSettings) -> Option<Instant> {
+        if self.in_flight.load(Ordering::Relaxed) > 0 {
+            return None;
+        }
+        match self.head_started_ms.load(Ordering::Relaxed) {
+            NONE => Some(self.at(self.last_io_ms.load(Ordering::Relaxed)) + settings.idle_timeout),
+            started => Some(self.at(started) + settings.header_timeout),
+        }
+    }
+
+    fn expired(&self, settings: &ConnectionSettings, now: Instant) -> bool {
+        self.deadline(settings)
+            .is_some_and(|deadline| now >= deadline)
+    }
+}
+
+/// A request in flight; its end counts as activity, so the idle time starts after the answer.
+struct InFlight(Arc<Activity>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.moved();
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The TCP stream as hyper sees it, reporting activity, and refusing a request line too long to
+/// route (hyper would answer a bare 414 with an empty body).
+struct Watched {
+    stream: TcpStream,
+    activity: Arc<Activity>,
+    /// Bytes of the current request line so far (its first bytes kept), while one is arriving.
+    request_line: Option<(usize, Vec<u8>)>,
+    /// Set when a request line exceeded [`MAX_REQUEST_LINE`]: its first bytes.
+    overlong_request_line: Option<Vec<u8>>,
+}
+
+impl Watched {
+    fn new(stream: TcpStream, activity: Arc<Activity>) -> Self {
+        Self {
+            stream,
+            activity,
+            request_line: None,
+            overlong_request_line: None,
+        }
+    }
+
+    /// Follows the request line through newly read bytes; `false` once it is too long.
+    fn follow_request_line(&mut self, fresh: &[u8]) -> bool {
+        if self.request_line.is_none() && self.activity.between_requests() {
+            // Blank lines before a request are allowed (RFC 9112 §2.2): skip them.
+            if fresh.iter().all(|b| matches!(b, b'\r' | b'\n')) {
+                return true;
+            }
+            self.request_line = Some((0, Vec::new()));
+        }
+        let Some((length, start)) = self.request_line.as_mut() else {
+            return true;
+        };
+        let fresh = if *length == 0 {
+            let skipped = fresh
+                .iter()
+                .position(|b| !matches!(b, b'\r' | b'\n'))
+                .unwrap_or(fresh.len());
+            &fresh[skipped..]
+        } else {
+            fresh
+        };
+        if let Some(end) = fresh.iter().position(|&b| b == b'\n') {
+            if *length + end <= MAX_REQUEST_LINE {
+                self.request_line = None;
+                return true;
+            }
+        }
+        *length += fresh.len();
+        let keep = 256usize.saturating_sub(start.len()).min(fresh.len());
+        start.extend_from_slice(&fresh[..keep]);
+        if *length > MAX_REQUEST_LINE {
+            self.overlong_request_line = self.request_line.take().map(|(_, start)| start);
+            return false;
+        }
+        true
+    }
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if this.overlong_request_line.is_some() {
+            return Poll::Ready(Err(io::Error::other("request line too long")));
+        }
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut this.stream).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = polled {
+            let fresh = &buf.filled()[before..];
+            if !fresh.is_empty() {
+                let within = this.follow_request_line(fresh);
+                this.activity.read();
+                if !within {
+                    // hyper sees an error and lets go of the connection; `run` answers 414.
+                    return Poll::Ready(Err(io::Error::other("request line too long")));
+                }
+            }
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.stream).poll_write(cx, buf);
+        if let Poll::Ready(Ok(written)) = polled
+            && written > 0
+        {
+            this.activity.moved();
+        }
+        polled
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.stream).poll_write_vectored(cx, bufs);
+        if let Poll::Ready(Ok(written)) = polled
+            && written > 0
+        {
+            this.activity.moved();
+        }
+        polled
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn deadlines_follow_the_connection_state() {
+        let settings = ConnectionSettings {
+            max_connections: 1,
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            body_timeout: Duration::from_secs(30),
+        };
+        let activity = Arc::new(Activity::new());
+        let opened = activity.opened;
+        assert_eq!(
+            activity.deadline(&settings),
+            Some(opened + Duration::from_secs(60)),
+            "idle from the start"
+        );
+        tokio::time::advance(Duration::from_secs(5)).await;
+        activity.read();
+        assert_eq!(
+            activity.deadline(&settings),
+            Some(opened + Duration::from_secs(15)),
+            "a head started: ten seconds to finish it"
+        );
+        let request = activity.request_started(false);
+        assert_eq!(activity.deadline(&settings), None, "a request in flight");
+        tokio::time::advance(Duration::from_secs(40)).await;
+        activity.read();
+        assert_eq!(
+            activity.deadline(&settings),
+            None,
+            "body bytes of the request"
+        );
+        activity.body_read();
+        drop(request);
+        assert_eq!(
+            activity.deadline(&settings),
+            Some(opened + Duration::from_secs(45 + 60)),
+            "idle again after the answer"
+        );
+        assert!(!activity.expired(&settings, opened + Duration::from_secs(104)));
+        assert!(activity.expired(&settings, opened + Duration::from_secs(105)));
+    }
+}
