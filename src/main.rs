@@ -56,11 +56,16 @@ enum Command {
         #[arg(long, env = "SQSGW_CONFIG")]
         config: PathBuf,
     },
-    /// Make a new API key: prints the key once and the `[[api_keys]]` entry (with its hash) to paste.
+    /// Make a new API key: prints the key once and the `[[api_keys]]` entry (with its hash) to
+    /// paste; with `--data-dir`, adds the entry to that zero-config directory's config instead.
     NewApiKey {
-        /// The ezgh organization the key belongs to.
+        /// The ezgh organization the key belongs to (with `--data-dir`, default `local`).
+        #[arg(long, required_unless_present = "data_dir")]
+        organization: Option<String>,
+        /// A zero-config data directory whose config gets the key (read at the gateway's next
+        /// start); only the key's hash is written.
         #[arg(long)]
-        organization: String,
+        data_dir: Option<PathBuf>,
         /// A label for logs.
         #[arg(long)]
         name: Option<String>,
@@ -109,17 +114,23 @@ fn main() -> ExitCode {
             log_format,
         } => {
             telemetry::init(log_format);
-            let (config, first_run) = match config {
-                Some(path) => (path, None),
+            let (config, zero_config) = match config {
+                Some(path) => (Config::load(&path), None),
                 None => match setup::prepare(&data_dir) {
-                    Ok((path, first)) => (path.clone(), Some((path, first))),
+                    Ok(setup::Prepared::Existing(path)) => {
+                        (Config::load(&path), Some(ZeroConfig::Existing(path)))
+                    }
+                    Ok(setup::Prepared::First(first)) => (
+                        Config::parse(&first.config_text),
+                        Some(ZeroConfig::First(first)),
+                    ),
                     Err(error) => {
                         eprintln!("cannot prepare {}: {error}", data_dir.display());
                         return ExitCode::from(EXIT_RUNTIME);
                     }
                 },
             };
-            let mut config = match Config::load(&config) {
+            let mut config = match config {
                 Ok(config) => config,
                 Err(error) => {
                     eprintln!("config error: {error}");
@@ -136,7 +147,7 @@ fn main() -> ExitCode {
                     return ExitCode::from(EXIT_RUNTIME);
                 }
             };
-            runtime.block_on(serve(config, first_run))
+            runtime.block_on(serve(config, zero_config))
         }
         Command::CheckConfig { config } => match Config::load(&config) {
             Ok(_) => {
@@ -150,9 +161,27 @@ fn main() -> ExitCode {
         },
         Command::NewApiKey {
             organization,
+            data_dir,
             name,
             receive_on,
         } => {
+            if let Some(data_dir) = data_dir {
+                let organization = organization.unwrap_or_else(|| setup::ORGANIZATION.to_owned());
+                let name = name.unwrap_or_else(|| "added".to_owned());
+                return match setup::add_api_key(&data_dir, &organization, &name, &receive_on) {
+                    Ok(key) => {
+                        println!("# The key, shown once; only its hash is in the config.");
+                        println!("# The gateway uses it from its next start.");
+                        println!("export SQSGW_API_KEY={key}");
+                        ExitCode::SUCCESS
+                    }
+                    Err(error) => {
+                        eprintln!("cannot add a key: {error}");
+                        ExitCode::from(EXIT_CONFIG)
+                    }
+                };
+            }
+            let organization = organization.unwrap_or_default();
             let generated = auth::generate_key();
             println!("# The key, shown once; give it to the client and keep it nowhere else:");
             println!("#   {}", generated.key);
@@ -216,10 +245,13 @@ fn block_on<T>(future: impl std::future::Future<Output = T>) -> Result<T, String
         .map_err(|error| format!("cannot start the async runtime: {error}"))
 }
 
-async fn serve(
-    config: Config,
-    zero_config: Option<(PathBuf, Option<setup::FirstRun>)>,
-) -> ExitCode {
+/// A zero-config start: the data directory's config, or a first start's to persist.
+enum ZeroConfig {
+    Existing(PathBuf),
+    First(setup::FirstRun),
+}
+
+async fn serve(config: Config, zero_config: Option<ZeroConfig>) -> ExitCode {
     let app = match App::build(&config, Overrides::default()).await {
         Ok(app) => app,
         Err(BuildError::Config(error)) => {
@@ -235,22 +267,44 @@ async fn serve(
         Ok(listener) => listener,
         Err(error) => {
             tracing::error!(address = %config.server.listen, %error, "cannot listen");
+            if matches!(zero_config, Some(ZeroConfig::First(_))) {
+                eprintln!(
+                    "cannot listen on {}: {error}; nothing was saved, the next start generates new credentials",
+                    config.server.listen
+                );
+            }
             return ExitCode::from(EXIT_RUNTIME);
         }
     };
+    // A first start's config (with the key's hash) is saved only now that the key can be shown.
+    if let Some(ZeroConfig::First(first)) = &zero_config
+        && let Err(error) = first.persist()
+    {
+        eprintln!("cannot save the generated config: {error}");
+        return ExitCode::from(EXIT_RUNTIME);
+    }
     match listener.local_addr() {
         Ok(address) => {
             tracing::info!(%address, "sqs-gateway listening");
-            if let Some((path, first)) = &zero_config {
-                let sqs_key = config
-                    .sqs_api
-                    .credentials
-                    .first()
-                    .map(|c| c.access_key_id.as_str());
-                println!(
-                    "{}",
-                    setup::instructions(address, path, first.as_ref(), sqs_key)
-                );
+            let sqs_key = config
+                .sqs_api
+                .credentials
+                .first()
+                .map(|c| c.access_key_id.as_str());
+            let shown = match &zero_config {
+                Some(ZeroConfig::First(first)) => Some(setup::instructions(
+                    address,
+                    &first.config_path,
+                    Some(first),
+                    sqs_key,
+                )),
+                Some(ZeroConfig::Existing(path)) => {
+                    Some(setup::instructions(address, path, None, sqs_key))
+                }
+                None => None,
+            };
+            if let Some(shown) = shown {
+                println!("{shown}");
             }
         }
         Err(error) => tracing::warn!(%error, "listening on an unknown address"),

@@ -19,7 +19,15 @@ pub const PROJECT: &str = "default";
 pub const SQS_SECRET_FILE: &str = "sqs-secret";
 
 /// What a first start generated; the API key is shown once and never stored in clear.
+///
+/// The secret files are written when it is made, but not the config: [`FirstRun::persist`] writes
+/// that once the gateway listens, so a first start that fails (a port in use, say) leaves no
+/// config behind whose key nobody saw, and the next start generates a fresh one.
 pub struct FirstRun {
+    /// Where the config goes.
+    pub config_path: PathBuf,
+    /// The generated config.
+    pub config_text: String,
     pub api_key: String,
     /// The SQS endpoint's access key id and secret (the secret is kept in the data directory,
     /// readable by its owner only: SigV4 verification needs it).
@@ -35,8 +43,24 @@ impl std::fmt::Debug for FirstRun {
     }
 }
 
-/// The config file to use for `data_dir`, generating it (and its secrets) on the first start.
-pub fn prepare(data_dir: &Path) -> Result<(PathBuf, Option<FirstRun>), String> {
+/// How a zero-config start finds its data directory.
+#[derive(Debug)]
+pub enum Prepared {
+    /// A config from an earlier start.
+    Existing(PathBuf),
+    /// A first start: the config to persist once the gateway listens.
+    First(FirstRun),
+}
+
+impl FirstRun {
+    /// Writes the generated config (only its owner can read it).
+    pub fn persist(&self) -> Result<(), String> {
+        write_private(&self.config_path, &self.config_text)
+    }
+}
+
+/// The config for `data_dir`: an earlier start's, or a new one (with fresh secrets) to persist.
+pub fn prepare(data_dir: &Path) -> Result<Prepared, String> {
     std::fs::create_dir_all(data_dir)
         .map_err(|e| format!("cannot create {}: {e}", data_dir.display()))?;
     #[cfg(unix)]
@@ -50,7 +74,7 @@ pub fn prepare(data_dir: &Path) -> Result<(PathBuf, Option<FirstRun>), String> {
         .map_err(|e| format!("cannot resolve {}: {e}", data_dir.display()))?;
     let config_path = data_dir.join(CONFIG_FILE);
     if config_path.exists() {
-        return Ok((config_path, None));
+        return Ok(Prepared::Existing(config_path));
     }
     let key_path = data_dir.join(RECEIPT_KEY_FILE);
     let sqs_secret_path = data_dir.join(SQS_SECRET_FILE);
@@ -121,15 +145,64 @@ secret_file = {sqs_secret_path}
         hash = generated.hash,
         sqs_secret_path = toml_path(&sqs_secret_path),
     );
-    write_private(&config_path, &config)?;
-    Ok((
+    Ok(Prepared::First(FirstRun {
         config_path,
-        Some(FirstRun {
-            api_key: generated.key,
-            sqs_access_key_id,
-            sqs_secret,
-        }),
-    ))
+        config_text: config,
+        api_key: generated.key,
+        sqs_access_key_id,
+        sqs_secret,
+    }))
+}
+
+/// Adds a new consumer API key to the config of a data directory, and answers the key (to be
+/// shown once; only its hash is written). The running gateway reads it at its next start.
+pub fn add_api_key(
+    data_dir: &Path,
+    organization: &str,
+    name: &str,
+    receive_on: &[String],
+) -> Result<String, String> {
+    let config_path = data_dir.join(CONFIG_FILE);
+    let text = std::fs::read_to_string(&config_path).map_err(|e| {
+        format!(
+            "cannot read {} (start the gateway in this directory once first): {e}",
+            config_path.display()
+        )
+    })?;
+    let generated = auth::generate_key();
+    let queues: Vec<&str> = if receive_on.is_empty() {
+        vec!["*"]
+    } else {
+        receive_on.iter().map(String::as_str).collect()
+    };
+    let grants: Vec<String> = queues
+        .iter()
+        .map(|queue| format!("{} = [\"{}\"]", toml_string(queue), auth::RECEIVE))
+        .collect();
+    let entry = format!(
+        "\n[[api_keys]]\nid = \"{}\"\nname = {}\norganization = {}\nhash = \"{}\"\ngrants = {{ {} }}\n",
+        generated.id,
+        toml_string(name),
+        toml_string(organization),
+        generated.hash,
+        grants.join(", ")
+    );
+    let mut updated = text.trim_end().to_owned();
+    updated.push('\n');
+    updated.push_str(&entry);
+    crate::config::Config::parse(&updated)
+        .map_err(|error| format!("the new key does not fit: {error}"))?;
+    // Replaced whole (a new file renamed over the old), so a crash leaves one or the other.
+    let staging = data_dir.join(format!("{CONFIG_FILE}.new"));
+    let _ = std::fs::remove_file(&staging);
+    write_private(&staging, &updated)?;
+    std::fs::rename(&staging, &config_path)
+        .map_err(|e| format!("cannot replace {}: {e}", config_path.display()))?;
+    Ok(generated.key)
+}
+
+fn toml_string(value: &str) -> String {
+    toml::Value::String(value.to_owned()).to_string()
 }
 
 fn random_text(length: usize, alphabet: &[u8]) -> String {
@@ -172,7 +245,10 @@ pub fn instructions(
             "Your consumer API key (shown once; only its hash is stored):\n  export SQSGW_API_KEY={}\n",
             first.api_key
         ),
-        None => "Reusing the queues and credentials of this data directory (the consumer API key was shown on its first start).\n".to_owned(),
+        None => format!(
+            "Reusing the queues and credentials of this data directory (the consumer API key was shown on its first start;\n  another: sqs-gateway new-api-key --data-dir {}, then restart).\n",
+            data_dir.display()
+        ),
     };
     let sqs_key = match sqs_access_key_id {
         Some(id) => format!(
@@ -215,16 +291,24 @@ mod tests {
     #[test]
     fn the_first_start_generates_a_valid_config_and_the_second_reuses_it() {
         let dir = tempfile::tempdir().unwrap();
-        let (path, first) = prepare(dir.path()).unwrap();
-        let first = first.expect("a first start");
+        let Prepared::First(first) = prepare(dir.path()).unwrap() else {
+            panic!("a first start")
+        };
+        let path = first.config_path.clone();
+        assert!(
+            !path.exists(),
+            "nothing persisted before the gateway listens"
+        );
+        first.persist().unwrap();
         assert!(first.api_key.starts_with(auth::KEY_PREFIX));
         let config = Config::load(&path).unwrap();
         assert!(config.api_keys().unwrap().verify(&first.api_key).is_some());
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(!text.contains(&first.api_key), "only the hash is stored");
-        let (again, second) = prepare(dir.path()).unwrap();
+        let Prepared::Existing(again) = prepare(dir.path()).unwrap() else {
+            panic!("a second start reuses the config")
+        };
         assert_eq!(again, path);
-        assert!(second.is_none());
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt as _;
@@ -242,5 +326,28 @@ mod tests {
             "the SQS secret is never printed"
         );
         assert!(!instructions(address, &path, None, None).contains(&first.api_key));
+    }
+
+    #[test]
+    fn a_new_key_is_added_to_a_data_directory_and_only_its_hash_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let Prepared::First(first) = prepare(dir.path()).unwrap() else {
+            panic!("a first start")
+        };
+        first.persist().unwrap();
+        let key = add_api_key(dir.path(), ORGANIZATION, "laptop", &[]).unwrap();
+        let text = std::fs::read_to_string(&first.config_path).unwrap();
+        assert!(!text.contains(&key));
+        let config = Config::load(&first.config_path).unwrap();
+        let keys = config.api_keys().unwrap();
+        assert!(keys.verify(&key).is_some(), "the new key works");
+        assert!(
+            keys.verify(&first.api_key).is_some(),
+            "the first key still works"
+        );
+        let empty = tempfile::tempdir().unwrap();
+        assert!(add_api_key(empty.path(), ORGANIZATION, "x", &[]).is_err());
+        let unknown = add_api_key(dir.path(), "nobody", "x", &[]).unwrap_err();
+        assert!(unknown.contains("organization"), "{unknown}");
     }
 }

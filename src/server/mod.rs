@@ -132,7 +132,8 @@ impl App {
             shutdown,
             grace: Duration::from_secs(config.server.shutdown_grace_seconds),
             connections: ConnectionSettings {
-                max_connections: config.server.max_connections,
+                // The open-file limit is raised (and read) before the listener exists.
+                max_connections: connections::fit_to_open_file_limit(config.server.max_connections),
                 header_timeout: Duration::from_secs(config.server.header_timeout_seconds),
                 idle_timeout: Duration::from_secs(config.server.idle_timeout_seconds),
                 body_timeout: Duration::from_secs(config.server.body_timeout_seconds),
@@ -163,11 +164,7 @@ impl App {
             gateway.shutting_down();
         });
 
-        let settings = ConnectionSettings {
-            max_connections: connections::fit_to_open_file_limit(self.connections.max_connections),
-            ..self.connections
-        };
-        let server = connections::serve(listener, self.router, settings, shutdown.clone());
+        let server = connections::serve(listener, self.router, self.connections, shutdown.clone());
         let grace = self.grace;
         tokio::select! {
             result = server => result?,

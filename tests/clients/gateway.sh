@@ -7,12 +7,28 @@ BIN="${SQSGW_BIN:-target/debug/sqs-gateway}"
 LOCALSTACK="${LOCALSTACK_ENDPOINT:-http://127.0.0.1:4566}"
 work="$(mktemp -d)"
 pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
+# Stops every gateway this script started, and checks that none is left (each one's command line
+# names its config in $work).
+cleanup() {
+  local status=$?
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  if pgrep -f -- "--config $work/" >/dev/null; then
+    echo "gateway.sh: gateways still running after the run:" >&2
+    pgrep -af -- "--config $work/" >&2
+    pkill -f -- "--config $work/" || true
+    status=1
+  fi
+  rm -rf "$work"
+  exit "$status"
+}
 trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
-# start_gateway NAME BACKEND_TOML: starts the gateway, prints its endpoint.
+# start_gateway NAME BACKEND_TOML: starts the gateway and sets $endpoint. (Not in a $(...)
+# subshell: its pid must reach this shell's `pids`, or the EXIT trap cannot stop it.)
+endpoint=""
 start_gateway() {
   local name=$1 backend=$2 port
   port="$(free_port)"
@@ -37,7 +53,7 @@ TOML
     "$BIN" serve --config "$work/$name.toml" >"$work/$name.log" 2>&1 &
   pids+=("$!")
   for _ in $(seq 1 100); do
-    curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && { echo "http://127.0.0.1:$port"; return; }
+    curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && { endpoint="http://127.0.0.1:$port"; return; }
     sleep 0.1
   done
   echo "gateway.sh: the $name gateway did not start; its log:" >&2
@@ -61,10 +77,12 @@ run() {
 }
 
 run "LocalStack directly (reference)" "$LOCALSTACK" localstack
-run "the gateway over the embedded engine" "$(start_gateway embedded $'[backend]\nkind = "embedded"\nin_memory = true')" aws
-run "the gateway over LocalStack" "$(start_gateway localstack "[backend]
+start_gateway embedded $'[backend]\nkind = "embedded"\nin_memory = true'
+run "the gateway over the embedded engine" "$endpoint" aws
+start_gateway localstack "[backend]
 kind = \"sqs\"
 endpoint_url = \"$LOCALSTACK\"
-region = \"us-east-1\"")" localstack
+region = \"us-east-1\""
+run "the gateway over LocalStack" "$endpoint" localstack
 echo "clients: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

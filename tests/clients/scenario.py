@@ -753,6 +753,41 @@ def check_error_bad_receipt_handle(ctx):
     raise CheckFailed("DeleteMessage with a malformed receipt handle succeeded")
 
 
+def check_presigned_url(ctx):
+    """A URL botocore presigns (SigV4QueryAuth hashes the empty payload, as AWS verifies it) works
+    as it is, POSTed with no body, and cannot be turned into another action by a form body."""
+    if ctx.expected_protocol != "query":
+        return  # A presigned URL carries Query parameters; JSON 1.0 names its action in a header.
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    (url,) = ctx.need("std")
+    presigned = ctx.client.generate_presigned_url(
+        "get_queue_url", Params={"QueueName": ctx.name("std")}, ExpiresIn=300
+    )
+    with urllib.request.urlopen(urllib.request.Request(presigned, data=b"", method="POST"), timeout=10) as r:
+        body = r.read().decode()
+    expect("<QueueUrl>" in body and ctx.name("std") in body, f"presigned GetQueueUrl answered {body[:200]!r}")
+    smuggled = urllib.parse.urlencode({"Action": "SendMessage", "QueueUrl": url, "MessageBody": "smuggled"})
+    request = urllib.request.Request(
+        presigned,
+        data=smuggled.encode(),
+        method="POST",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as r:
+            status = r.status
+    except urllib.error.HTTPError as e:
+        status = e.code
+    ctx.deviation(
+        status == 403,
+        status == 200,
+        f"a presigned GetQueueUrl URL with a SendMessage form body answered {status} (LocalStack checks no signature)",
+    )
+
+
 # --------------------------------------------------------------------------- checks: teardown
 
 def check_delete_queues(ctx):
@@ -809,6 +844,7 @@ CHECKS = [
     check_error_missing_queue,
     check_error_max_messages,
     check_error_bad_receipt_handle,
+    check_presigned_url,
     check_delete_queues,
     check_wire_protocol,
 ]

@@ -318,3 +318,266 @@ async fn serve_without_a_config_runs_the_embedded_backend_and_reuses_it_on_resta
         "the same key works after a restart"
     );
 }
+
+#[tokio::test]
+async fn a_first_start_that_cannot_listen_saves_nothing_and_the_next_start_shows_a_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let failed = Command::new(BIN)
+        .args([
+            "serve",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--data-dir",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(failed.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&failed.stdout)
+            .find("SQSGW_API_KEY")
+            .is_none(),
+        "no key was shown"
+    );
+    assert!(
+        !dir.path().join(sqs_gateway::setup::CONFIG_FILE).exists(),
+        "no config with an unseen key's hash was saved"
+    );
+    drop(taken);
+    let (_gateway, printed) = start_zero_config(dir.path());
+    let key = printed
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("export SQSGW_API_KEY="))
+        .expect("the next start shows a key");
+    let answer = reqwest::Client::new()
+        .post(receive_url_in(&printed))
+        .bearer_auth(key)
+        .json(&json!({ "waitSeconds": 0 }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), reqwest::StatusCode::OK);
+}
+
+#[tokio::test]
+async fn new_api_key_adds_a_key_to_a_data_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut first, _) = start_zero_config(dir.path());
+    Command::new("kill")
+        .args(["-TERM", &first.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(first.0.wait().unwrap().code(), Some(0));
+    let added = Command::new(BIN)
+        .args(["new-api-key", "--data-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    let text = String::from_utf8(added.stdout).unwrap();
+    let key = text
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("export SQSGW_API_KEY="))
+        .expect("the new key is shown")
+        .to_owned();
+    let config = std::fs::read_to_string(dir.path().join(sqs_gateway::setup::CONFIG_FILE)).unwrap();
+    assert!(!config.contains(&key), "only its hash is saved");
+    let (_second, printed) = start_zero_config(dir.path());
+    let answer = reqwest::Client::new()
+        .post(receive_url_in(&printed))
+        .bearer_auth(&key)
+        .json(&json!({ "waitSeconds": 0 }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), reqwest::StatusCode::OK);
+}
+
+/// A gateway binary serving `config` (through `sh -c` with `shell_prefix`, e.g. a `ulimit`), with
+/// its log lines collected.
+struct Spawned {
+    child: KillOnDrop,
+    address: String,
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+fn spawn_gateway(config: &str, shell_prefix: &str) -> Spawned {
+    let file = write_config(config);
+    let (_, path) = file.keep().unwrap();
+    let mut child = KillOnDrop(
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!("{shell_prefix} exec \"$0\" serve --config \"$1\""))
+            .arg(BIN)
+            .arg(&path)
+            .env("RUST_LOG", "info")
+            .env("SQSGW_LOG_FORMAT", "text")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let stderr = child.0.stderr.take().unwrap();
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (address_tx, address_rx) = std::sync::mpsc::channel();
+    let lines = std::sync::Arc::clone(&log);
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(at) = line.find("address=") {
+                let address = line[at + 8..].split_whitespace().next().unwrap_or_default();
+                let _ = address_tx.send(address.to_owned());
+            }
+            lines.lock().unwrap().push(line);
+        }
+    });
+    let address = address_rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the gateway logs its address");
+    Spawned {
+        child,
+        address,
+        log,
+    }
+}
+
+fn embedded_config(server: &str) -> String {
+    format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\n{server}\n\n[backend]\nkind = \"embedded\"\nin_memory = true\n\n[queues.orders]\n\n[[receipt_keys]]\nid = 1\nsecret = \"{}\"\n\n[[sqs_api.credentials]]\naccess_key_id = \"AKIDBIN\"\nsecret = \"bin-secret\"\n",
+        receipt_key()
+    )
+}
+
+/// Resident memory of a process, in bytes.
+fn resident_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|kib| kib.parse().ok())
+        .unwrap();
+    kib * 1024
+}
+
+#[tokio::test]
+async fn unauthenticated_big_bodies_cost_the_gateway_no_memory() {
+    let gateway = spawn_gateway(&embedded_config(""), "");
+    let pid = gateway.child.0.id();
+    let before = resident_bytes(pid);
+    let body = std::sync::Arc::new(vec![b'x'; 12 * 1024 * 1024]);
+    let mut senders = Vec::new();
+    for _ in 0..60 {
+        let address = gateway.address.clone();
+        let body = std::sync::Arc::clone(&body);
+        senders.push(tokio::spawn(async move {
+            use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+            let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
+            let head = format!(
+                "POST / HTTP/1.1\r\nhost: {address}\r\nx-amz-target: AmazonSQS.SendMessage\r\ncontent-type: application/x-amz-json-1.0\r\ncontent-length: {}\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes()).await;
+            // The gateway answers and closes after the head; writing the rest then fails.
+            let _ = stream.write_all(&body).await;
+            let mut answer = Vec::new();
+            let _ = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut answer)).await;
+            String::from_utf8_lossy(&answer).into_owned()
+        }));
+    }
+    let mut refused = 0;
+    for sender in senders {
+        if sender.await.unwrap().contains("MissingAuthenticationToken") {
+            refused += 1;
+        }
+    }
+    assert!(refused >= 50, "{refused} of 60 read their refusal");
+    let grown = resident_bytes(pid).saturating_sub(before);
+    assert!(
+        grown < 64 * 1024 * 1024,
+        "60 refused 12 MiB bodies grew the gateway by {} MiB",
+        grown / 1024 / 1024
+    );
+}
+
+#[tokio::test]
+async fn idle_sockets_cannot_starve_the_gateway_of_file_descriptors() {
+    // This test holds over two thousand sockets of its own.
+    rlimit::increase_nofile_limit(u64::MAX).unwrap();
+    let (_, hard) = rlimit::getrlimit(rlimit::Resource::NOFILE).unwrap();
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(3))
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
+    let health = |address: String| {
+        let http = http.clone();
+        async move {
+            http.get(format!("http://{address}/healthz"))
+                .send()
+                .await
+                .map(|r| r.status())
+        }
+    };
+    let hold = |address: String| async move {
+        let mut held = Vec::new();
+        for _ in 0..1100 {
+            if let Ok(stream) = tokio::net::TcpStream::connect(&address).await {
+                held.push(stream);
+            }
+        }
+        held
+    };
+    let server = "idle_timeout_seconds = 2";
+
+    // A soft limit of 1,024 is raised to the hard limit at start: 1,100 idle sockets fit.
+    if hard > 1024 {
+        let gateway = spawn_gateway(&embedded_config(server), "ulimit -S -n 1024;");
+        let raised = gateway
+            .log
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|line| line.contains(&format!("open_file_limit={hard} ")));
+        assert!(
+            raised,
+            "the start logs the raised limit: {:?}",
+            gateway.log.lock().unwrap()
+        );
+        let held = hold(gateway.address.clone()).await;
+        assert_eq!(held.len(), 1100);
+        assert_eq!(
+            health(gateway.address.clone()).await.unwrap(),
+            reqwest::StatusCode::OK
+        );
+        drop(held);
+    }
+
+    // A hard limit of 1,024: fewer connections than sockets; the rest are refused clearly, and
+    // the gateway serves again once the idle ones time out. No accept loop spins on EMFILE.
+    let gateway = spawn_gateway(&embedded_config(server), "ulimit -n 1024;");
+    let held = hold(gateway.address.clone()).await;
+    match health(gateway.address.clone()).await {
+        Ok(status) => assert_eq!(status, reqwest::StatusCode::SERVICE_UNAVAILABLE),
+        Err(error) => assert!(!error.is_timeout(), "a refusal, not a hang: {error}"),
+    }
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(
+        health(gateway.address.clone()).await.unwrap(),
+        reqwest::StatusCode::OK
+    );
+    drop(held);
+    let log = gateway.log.lock().unwrap();
+    assert!(
+        log.iter()
+            .filter(|line| line.contains("Too many open files"))
+            .count()
+            <= 1,
+        "{log:?}"
+    );
+}

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod cli;
+mod edge;
 mod embedded;
 mod ezgh_receipts;
 mod ezgh_receive;

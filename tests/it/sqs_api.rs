@@ -648,3 +648,171 @@ mod management {
         queue_management_is_off_by_default
     );
 }
+
+fn text_attribute(data_type: &str, value: &str) -> MessageAttributeValue {
+    MessageAttributeValue::builder()
+        .data_type(data_type)
+        .string_value(value)
+        .build()
+        .unwrap()
+}
+
+/// SQS's content rules hold on both backends (LocalStack enforces few of them), and what the
+/// gateway stores always renders as XML a parser reads.
+async fn message_content_follows_sqs_rules(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    let (client, url) = gw.sqs_queue("orders").await;
+    let refused = [
+        ("note", text_attribute("String", "bad\u{1}val")),
+        ("note", text_attribute("String.\u{2}", "fine")),
+        ("AWS.trace", text_attribute("String", "x")),
+        ("amazon.id", text_attribute("String", "x")),
+        ("n", text_attribute("Number", "NaN")),
+        ("n", text_attribute("Number", "inf")),
+        ("n", text_attribute("Number", "1e400")),
+        (
+            "n",
+            text_attribute("Number", "123456789012345678901234567890123456789"),
+        ),
+    ];
+    for (name, value) in refused {
+        let error = client
+            .send_message()
+            .queue_url(&url)
+            .message_body("body")
+            .message_attributes(name, value.clone())
+            .send()
+            .await
+            .expect_err(&format!("{name} {value:?} is refused"));
+        assert_eq!(
+            error.code(),
+            Some("InvalidParameterValue"),
+            "{name} {value:?}"
+        );
+    }
+    // In a batch, only the offending entry fails.
+    let batch = client
+        .send_message_batch()
+        .queue_url(&url)
+        .entries(
+            SendMessageBatchRequestEntry::builder()
+                .id("bad")
+                .message_body("x")
+                .message_attributes("note", text_attribute("String", "a\u{7}b"))
+                .build()
+                .unwrap(),
+        )
+        .entries(
+            SendMessageBatchRequestEntry::builder()
+                .id("good")
+                .message_body("tabs\tand\nnewlines are fine")
+                .message_attributes("note", text_attribute("String", "ok\tfine"))
+                .message_attributes("n", text_attribute("Number.int", "-1.5e-3"))
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(batch.successful().len(), 1);
+    assert_eq!(batch.failed()[0].id(), "bad");
+    assert_eq!(batch.failed()[0].code(), "InvalidParameterValue");
+    assert_eq!(gw.backend_depth("orders").await, 1);
+
+    // What was stored comes back over the Query protocol as XML without characters XML lacks.
+    let host = host_of(&gw.base);
+    let form = format!(
+        "Action=ReceiveMessage&Version=2012-11-05&QueueUrl={}&MessageAttributeName.1=All&WaitTimeSeconds=5",
+        url.replace(':', "%3A").replace('/', "%2F")
+    );
+    let request = signed(
+        "POST",
+        &format!("{}/", gw.base),
+        &[
+            ("host", &host),
+            ("content-type", "application/x-www-form-urlencoded"),
+        ],
+        form.as_bytes(),
+        &Signing::default(),
+    );
+    let (status, _, xml) = send(&gw, request).await;
+    assert_eq!(status, StatusCode::OK, "{xml}");
+    assert!(xml.contains("<StringValue>ok\tfine</StringValue>"), "{xml}");
+    assert!(
+        xml.chars()
+            .all(sqs_gateway::core::message_rules::allowed_char),
+        "XML 1.0 has no form for control characters: {xml:?}"
+    );
+    gw.stop().await;
+}
+
+/// CreateQueue's name and existence rules, as SQS has them.
+async fn create_queue_follows_sqs_rules(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
+        .config("[sqs_api]\nmanage_queues = true\n")
+        .start()
+        .await;
+    let client = gw.sqs_client(SQS_KEY_ID, SQS_SECRET);
+    let suffix = format!("{:08x}", rand::random::<u32>());
+    let fifo_name = format!("rules-{suffix}.fifo");
+    let error = client
+        .create_queue()
+        .queue_name(&fifo_name)
+        .send()
+        .await
+        .expect_err("a .fifo name needs FifoQueue=true");
+    assert_eq!(error.code(), Some("InvalidParameterValue"));
+    let error = client
+        .create_queue()
+        .queue_name(format!("rules-{suffix}"))
+        .attributes(QueueAttributeName::FifoQueue, "true")
+        .send()
+        .await
+        .expect_err("FifoQueue=true needs a .fifo name");
+    assert_eq!(error.code(), Some("InvalidParameterValue"));
+    let name = format!("rules-{suffix}");
+    let url = client
+        .create_queue()
+        .queue_name(&name)
+        .attributes(QueueAttributeName::DelaySeconds, "5")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let again = client
+        .create_queue()
+        .queue_name(&name)
+        .attributes(QueueAttributeName::DelaySeconds, "5")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        again.queue_url(),
+        Some(url.as_str()),
+        "same attributes: the same queue"
+    );
+    let error = client
+        .create_queue()
+        .queue_name(&name)
+        .attributes(QueueAttributeName::DelaySeconds, "7")
+        .send()
+        .await
+        .expect_err("other attributes: refused")
+        .into_service_error();
+    assert!(error.is_queue_name_exists(), "{error:?}");
+    assert_eq!(error.meta().code(), Some("QueueAlreadyExists"));
+    client.delete_queue().queue_url(&url).send().await.unwrap();
+    gw.stop().await;
+}
+
+mod content_rules {
+    use super::*;
+    crate::on_both_backends!(
+        message_content_follows_sqs_rules,
+        create_queue_follows_sqs_rules
+    );
+}

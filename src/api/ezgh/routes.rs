@@ -8,6 +8,7 @@ use crate::core::auth::{ApiKey, ApiKeys, RECEIVE};
 use crate::core::limits::{InvalidHandleLimiter, RequestLimiter};
 use crate::core::{ErrorKind, Gateway, GatewayError};
 use axum::body::Body;
+use axum::extract::rejection::PathRejection;
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, Method, header};
 use axum::routing::post;
@@ -142,11 +143,15 @@ impl EzghState {
 
 async fn receive(
     State(state): State<Arc<EzghState>>,
-    Path((organization, project, queue)): Path<(String, String, String)>,
+    path: Result<Path<(String, String, String)>, PathRejection>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<ReceiveResponse>, EzghError> {
     let key = state.authenticate(&headers)?;
+    // A segment that is not UTF-8 once decoded names no queue: ezgh's error, not axum's text.
+    let Path((organization, project, queue)) = path.map_err(|_| {
+        GatewayError::invalid_request("the path is not valid: its segments must be UTF-8")
+    })?;
     let gateway_queue = state.authorize_receive(key, &organization, &project, &queue)?;
     let options = wire::parse_receive(&read_body(body, BODY_LIMIT).await?)?;
     let wait = options.wait_seconds;

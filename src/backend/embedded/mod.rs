@@ -59,10 +59,33 @@ struct Slot {
     notify: Notify,
 }
 
+/// The durable part: the store, and how to reopen it after a failed write.
+struct Durable {
+    dir: PathBuf,
+    /// `None` while a reopen after a failure has not succeeded yet.
+    store: RwLock<Option<Store>>,
+    /// When a reopen may be tried next, and how long the wait after a failure is.
+    reopen: Mutex<Reopen>,
+    /// A reopen succeeded but no write has committed since: the backoff is not over yet.
+    on_probation: std::sync::atomic::AtomicBool,
+}
+
+/// The reopen schedule of a failed store.
+struct Reopen {
+    /// `None` until a failure is noticed; then when the next reopen may be tried.
+    next_attempt: Option<std::time::Instant>,
+    /// The wait to schedule after the next failure.
+    wait: Duration,
+}
+
+/// The first wait before a failed store is reopened; it doubles up to [`MAX_REOPEN_WAIT`].
+const FIRST_REOPEN_WAIT: Duration = Duration::from_secs(1);
+const MAX_REOPEN_WAIT: Duration = Duration::from_secs(10);
+
 /// The in-process queue service.
 pub struct EmbeddedBackend {
     queues: RwLock<HashMap<String, Arc<Slot>>>,
-    store: Option<Store>,
+    durable: Option<Durable>,
     clock: Arc<dyn Clock>,
     /// Ends waiting long polls at shutdown.
     closing: tokio_util::sync::CancellationToken,
@@ -71,7 +94,7 @@ pub struct EmbeddedBackend {
 impl std::fmt::Debug for EmbeddedBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EmbeddedBackend")
-            .field("durable", &self.store.is_some())
+            .field("durable", &self.durable.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -84,6 +107,28 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 fn unavailable(error: StoreError) -> BackendError {
     BackendError::Unavailable(error.to_string())
+}
+
+fn store_down() -> BackendError {
+    BackendError::Unavailable("the embedded store refused a write and is not back yet".into())
+}
+
+fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A queue as the store read it back; also answers how many messages it holds.
+fn rebuild(name: &str, recovered: store::RecoveredQueue, now: i64) -> (Queue, usize) {
+    let mut queue = Queue::new(name, recovered.settings);
+    queue.restore_next_seq(recovered.next_seq);
+    let count = recovered.messages.len();
+    for (seq, body, state) in recovered.messages {
+        queue.restore_message(seq, Message { body, state }, now);
+    }
+    for (key, dedup) in recovered.dedup {
+        queue.restore_dedup(key, dedup);
+    }
+    (queue, count)
 }
 
 impl EmbeddedBackend {
@@ -100,7 +145,7 @@ impl EmbeddedBackend {
     pub fn in_memory(clock: Arc<dyn Clock>) -> Self {
         Self {
             queues: RwLock::new(HashMap::new()),
-            store: None,
+            durable: None,
             clock,
             closing: tokio_util::sync::CancellationToken::new(),
         }
@@ -113,24 +158,123 @@ impl EmbeddedBackend {
         let mut queues = HashMap::new();
         let mut count = 0usize;
         for (name, recovered) in recovered.queues {
-            let mut queue = Queue::new(&name, recovered.settings);
-            queue.restore_next_seq(recovered.next_seq);
-            for (seq, body, state) in recovered.messages {
-                queue.restore_message(seq, Message { body, state }, now);
-                count += 1;
-            }
-            for (key, dedup) in recovered.dedup {
-                queue.restore_dedup(key, dedup);
-            }
+            let (queue, messages) = rebuild(&name, recovered, now);
+            count += messages;
             queues.insert(name, Arc::new(slot(queue)));
         }
         tracing::info!(dir = %dir.display(), queues = queues.len(), messages = count, "embedded store opened");
         Ok(Self {
             queues: RwLock::new(queues),
-            store: Some(store),
+            durable: Some(Durable {
+                dir: dir.to_owned(),
+                store: RwLock::new(Some(store)),
+                reopen: Mutex::new(Reopen {
+                    next_attempt: None,
+                    wait: FIRST_REOPEN_WAIT,
+                }),
+                on_probation: std::sync::atomic::AtomicBool::new(false),
+            }),
             clock,
             closing: tokio_util::sync::CancellationToken::new(),
         })
+    }
+
+    /// After a failed write (a full disk, say), memory may hold changes the disk refused: the
+    /// store is reopened and every queue read back from what was committed, so nothing that was
+    /// refused survives, and service resumes without a restart. Tried at most once per wait
+    /// (1 s after the failure, doubling up to 10 s while failures repeat). Called before any lock
+    /// is taken.
+    fn heal(&self) -> Result<(), BackendError> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let Some(durable) = &self.durable else {
+            return Ok(());
+        };
+        if let Some(store) = &*read(&durable.store)
+            && !store.is_poisoned()
+        {
+            // A write committed since the reopen: the disk is fine again, so is the backoff.
+            if durable.on_probation.load(Relaxed) && store.commits() > 0 {
+                durable.on_probation.store(false, Relaxed);
+                lock(&durable.reopen).wait = FIRST_REOPEN_WAIT;
+            }
+            return Ok(());
+        }
+        let mut reopen = lock(&durable.reopen);
+        if read(&durable.store)
+            .as_ref()
+            .is_some_and(|s| !s.is_poisoned())
+        {
+            return Ok(()); // reopened by another caller meanwhile
+        }
+        let now = std::time::Instant::now();
+        match reopen.next_attempt {
+            None => {
+                // The failure is new: try again after the wait.
+                reopen.next_attempt = Some(now + reopen.wait);
+                return Err(store_down());
+            }
+            Some(at) if now < at => return Err(store_down()),
+            Some(_) => {}
+        }
+        // Everything stops while memory is replaced: the map, then each queue in name order
+        // (the order every other path locks them in).
+        let mut queues = self
+            .queues
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut names: Vec<String> = queues.keys().cloned().collect();
+        names.sort();
+        let slots: Vec<Arc<Slot>> = names.iter().map(|name| Arc::clone(&queues[name])).collect();
+        let mut guards: Vec<_> = slots.iter().map(|slot| lock(&slot.queue)).collect();
+        let mut store = durable
+            .store
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        // The failed store's writer thread must let go of the file before it is opened again.
+        drop(store.take());
+        let recovered = match Store::open(&durable.dir) {
+            Ok((reopened, recovered)) => {
+                *store = Some(reopened);
+                recovered
+            }
+            Err(error) => {
+                reopen.wait = (reopen.wait * 2).min(MAX_REOPEN_WAIT);
+                reopen.next_attempt = Some(now + reopen.wait);
+                tracing::warn!(%error, retry_in_seconds = reopen.wait.as_secs(), "embedded store still unavailable");
+                return Err(store_down());
+            }
+        };
+        let now_ms = self.now();
+        let mut recovered = recovered.queues;
+        for (name, guard) in names.iter().zip(guards.iter_mut()) {
+            match recovered.remove(name) {
+                Some(queue) => **guard = rebuild(name, queue, now_ms).0,
+                None => {
+                    guard.deleted = true;
+                    queues.remove(name);
+                }
+            }
+        }
+        for (name, queue) in recovered {
+            queues.insert(
+                name.clone(),
+                Arc::new(slot(rebuild(&name, queue, now_ms).0)),
+            );
+        }
+        drop(guards);
+        for slot in &slots {
+            slot.notify.notify_waiters();
+        }
+        // Should the next write fail too (a disk still full), the wait before the next reopen
+        // is longer; a write that commits ends that.
+        reopen.next_attempt = None;
+        reopen.wait = (reopen.wait * 2).min(MAX_REOPEN_WAIT);
+        durable.on_probation.store(true, Relaxed);
+        tracing::info!(
+            queues = queues.len(),
+            "embedded store reopened after a failed write; memory read back from disk"
+        );
+        Ok(())
     }
 
     fn now(&self) -> i64 {
@@ -142,6 +286,7 @@ impl EmbeddedBackend {
     }
 
     fn slot(&self, url_or_name: &str) -> Result<Arc<Slot>, BackendError> {
+        self.heal()?;
         let name = queue_name(url_or_name);
         self.queues
             .read()
@@ -152,8 +297,11 @@ impl EmbeddedBackend {
     }
 
     fn submit(&self, journal: Vec<Op>) -> Commit {
-        match &self.store {
-            Some(store) => store.submit(journal),
+        match &self.durable {
+            Some(durable) => match &*read(&durable.store) {
+                Some(store) => store.submit(journal),
+                None => Commit::failed(),
+            },
             None => Commit::done(),
         }
     }
@@ -173,8 +321,11 @@ impl EmbeddedBackend {
 
     /// A commit that completes once everything submitted before it is on disk.
     fn barrier(&self) -> Commit {
-        match &self.store {
-            Some(store) => store.barrier(),
+        match &self.durable {
+            Some(durable) => match &*read(&durable.store) {
+                Some(store) => store.barrier(),
+                None => Commit::failed(),
+            },
             None => Commit::done(),
         }
     }
@@ -204,6 +355,7 @@ impl EmbeddedBackend {
         name: &str,
         requested: &QueueSettings,
     ) -> Result<ResolvedQueue, BackendError> {
+        self.heal()?;
         let settings = Settings::new(name, requested).map_err(BackendError::Rejected)?;
         self.check_dead_letter_target(&settings)?;
         let (slot, commit) = {
@@ -555,6 +707,7 @@ impl Backend for EmbeddedBackend {
         name: &str,
         requested: &QueueSettings,
     ) -> Result<ResolvedQueue, BackendError> {
+        self.heal()?;
         let settings = Settings::new(name, requested).map_err(BackendError::Rejected)?;
         self.check_dead_letter_target(&settings)?;
         let slot = {
@@ -596,6 +749,7 @@ impl Backend for EmbeddedBackend {
     }
 
     async fn delete_queue(&self, queue_url: &str) -> Result<(), BackendError> {
+        self.heal()?;
         let name = queue_name(queue_url).to_owned();
         let removed = self
             .queues
@@ -615,6 +769,7 @@ impl Backend for EmbeddedBackend {
     }
 
     async fn list_queues(&self, prefix: &str) -> Result<Vec<String>, BackendError> {
+        self.heal()?;
         let queues = self
             .queues
             .read()
@@ -684,11 +839,7 @@ impl Backend for EmbeddedBackend {
     }
 
     async fn ping(&self) -> Result<(), BackendError> {
-        match &self.store {
-            Some(store) if store.is_poisoned() => Err(BackendError::Unavailable(
-                "the embedded store refused writes after a failed write".into(),
-            )),
-            _ => Ok(()),
-        }
+        // Readiness follows the store: a failed one is reopened here too (within its backoff).
+        self.heal()
     }
 }

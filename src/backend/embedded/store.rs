@@ -59,6 +59,8 @@ pub struct Store {
     writer: Option<std::thread::JoinHandle<()>>,
     /// Set after a failed write: memory and disk may disagree, so nothing more is written.
     poisoned: Arc<AtomicBool>,
+    /// Transactions committed since the store was opened.
+    commits: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Drop for Store {
@@ -84,6 +86,13 @@ impl Commit {
     /// A commit that is already done (nothing to write, or no disk).
     pub fn done() -> Self {
         Self(None)
+    }
+
+    /// A commit that failed: the store is down.
+    pub fn failed() -> Self {
+        let (done, receiver) = oneshot::channel();
+        let _ = done.send(Err("the store is not open".into()));
+        Self(Some(receiver))
     }
 
     /// Waits until the submission is on disk.
@@ -124,15 +133,18 @@ impl Store {
         let (submissions, receiver) = mpsc::channel();
         let poisoned = Arc::new(AtomicBool::new(false));
         let writer_poisoned = Arc::clone(&poisoned);
+        let commits = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let writer_commits = Arc::clone(&commits);
         let writer = std::thread::Builder::new()
             .name("sqs-gateway-store".into())
-            .spawn(move || write_loop(db, receiver, &writer_poisoned))
+            .spawn(move || write_loop(db, receiver, &writer_poisoned, &writer_commits))
             .map_err(StoreError::from)?;
         Ok((
             Self {
                 submissions: Some(submissions),
                 writer: Some(writer),
                 poisoned,
+                commits,
             },
             recovered,
         ))
@@ -151,15 +163,22 @@ impl Store {
         self.enqueue(Vec::new())
     }
 
-    /// Whether a write failed: the store then refuses every write until restarted.
+    /// Whether a write failed: the store then refuses every write; the backend reopens it.
     pub fn is_poisoned(&self) -> bool {
         self.poisoned.load(Ordering::SeqCst)
+    }
+
+    /// Transactions committed since the store was opened.
+    pub fn commits(&self) -> u64 {
+        self.commits.load(Ordering::Relaxed)
     }
 
     fn enqueue(&self, ops: Vec<Op>) -> Commit {
         let (done, receiver) = oneshot::channel();
         if self.is_poisoned() {
-            let _ = done.send(Err("an earlier write failed; restart the gateway".into()));
+            let _ = done.send(Err(
+                "an earlier write failed; the store is being reopened".into()
+            ));
             return Commit(Some(receiver));
         }
         if let Some(submissions) = &self.submissions {
@@ -220,7 +239,12 @@ fn read_all(db: &Database) -> Result<Recovered, StoreError> {
     Ok(recovered)
 }
 
-fn write_loop(db: Database, submissions: mpsc::Receiver<Submission>, poisoned: &AtomicBool) {
+fn write_loop(
+    db: Database,
+    submissions: mpsc::Receiver<Submission>,
+    poisoned: &AtomicBool,
+    commits: &std::sync::atomic::AtomicU64,
+) {
     while let Ok(first) = submissions.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -230,13 +254,17 @@ fn write_loop(db: Database, submissions: mpsc::Receiver<Submission>, poisoned: &
             }
         }
         let result = if poisoned.load(Ordering::SeqCst) {
-            Err("an earlier write failed; restart the gateway".to_owned())
+            Err("an earlier write failed; the store is being reopened".to_owned())
         } else {
-            apply(&db, &batch).map_err(|error| {
-                tracing::error!(%error, "embedded store write failed; refusing further writes");
-                poisoned.store(true, Ordering::SeqCst);
-                error.to_string()
-            })
+            apply(&db, &batch)
+                .map(|()| {
+                    commits.fetch_add(1, Ordering::Relaxed);
+                })
+                .map_err(|error| {
+                    tracing::error!(%error, "embedded store write failed; refusing writes until it is reopened");
+                    poisoned.store(true, Ordering::SeqCst);
+                    error.to_string()
+                })
         };
         for submission in batch {
             let _ = submission.done.send(result.clone());

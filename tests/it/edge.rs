@@ -1,0 +1,501 @@
+//! The edge as an attacker meets it: signed requests that cannot be repurposed, bodies refused
+//! before they are read, connections that cannot be held idle or trickled, and every answer in its
+//! dialect's shape.
+
+use crate::harness::*;
+use reqwest::StatusCode;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpStream;
+
+#[tokio::test]
+async fn a_presigned_url_means_only_what_was_signed() {
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    let host = host_of(&gw.base);
+    let url = format!(
+        "{}/?Action=GetQueueUrl&QueueName=orders&Version=2012-11-05",
+        gw.base
+    );
+    let presign = Signing {
+        presigned: Some(Duration::from_secs(300)),
+        ..Default::default()
+    };
+    let presigned = signed("POST", &url, &[("host", &host)], b"", &presign);
+    let target = presigned.uri().to_string();
+
+    // As signed: no body. (botocore and aws-sigv4 both hash the empty payload.)
+    let (status, _, body) = send(&gw, presigned).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(
+        body.contains("<QueueUrl>") && body.contains("/000000000000/orders"),
+        "{body}"
+    );
+
+    // The same URL with a form body of another action: the payload is not the one signed.
+    let queue_url = format!("{}/000000000000/orders", gw.base);
+    for form in [
+        format!("Action=SendMessage&QueueUrl={queue_url}&MessageBody=smuggled"),
+        format!("Action=DeleteQueue&QueueUrl={queue_url}"),
+    ] {
+        let request = http::Request::builder()
+            .method("POST")
+            .uri(&target)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form.into_bytes())
+            .unwrap();
+        let (status, _, body) = send(&gw, request).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+        assert!(
+            body.contains("<Code>SignatureDoesNotMatch</Code>"),
+            "{body}"
+        );
+    }
+    assert_eq!(gw.backend_depth("orders").await, 0, "nothing was sent");
+
+    // Or with an unsigned JSON action.
+    let request = http::Request::builder()
+        .method("POST")
+        .uri(&target)
+        .header("x-amz-target", "AmazonSQS.ListQueues")
+        .header("content-type", "application/x-amz-json-1.0")
+        .body(b"{}".to_vec())
+        .unwrap();
+    let (status, headers, body) = send(&gw, request).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(headers["x-amzn-query-error"], "IncompleteSignature;Sender");
+
+    // A URL presigned over UNSIGNED-PAYLOAD (as S3 tools do) is not an SQS signature.
+    let unsigned = Signing {
+        unsigned_payload: true,
+        ..presign
+    };
+    let mut request = signed("POST", &url, &[("host", &host)], b"", &unsigned);
+    request.headers_mut().remove("x-amz-content-sha256");
+    let (status, _, body) = send(&gw, request).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    gw.backend
+        .resolve(&gw.backend_names["orders"])
+        .await
+        .expect("the queue is still there");
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn a_header_signature_covers_what_decides_the_meaning() {
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    let host = host_of(&gw.base);
+    let url = format!("{}/", gw.base);
+    let json = [
+        ("host", host.as_str()),
+        ("content-type", "application/x-amz-json-1.0"),
+        ("x-amz-target", "AmazonSQS.ListQueues"),
+    ];
+    let good = signed("POST", &url, &json, b"{}", &Signing::default());
+    let (status, _, body) = send(&gw, good).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    let cases: [(Signing<'_>, StatusCode, &str); 4] = [
+        (
+            Signing {
+                excluded: &["x-amz-target"],
+                ..Default::default()
+            },
+            StatusCode::BAD_REQUEST,
+            "IncompleteSignature",
+        ),
+        (
+            Signing {
+                excluded: &["content-type"],
+                ..Default::default()
+            },
+            StatusCode::BAD_REQUEST,
+            "IncompleteSignature",
+        ),
+        (
+            Signing {
+                region: "eu-west-1",
+                ..Default::default()
+            },
+            StatusCode::FORBIDDEN,
+            "SignatureDoesNotMatch",
+        ),
+        (
+            Signing {
+                unsigned_payload: true,
+                ..Default::default()
+            },
+            StatusCode::FORBIDDEN,
+            "SignatureDoesNotMatch",
+        ),
+    ];
+    for (how, expected_status, code) in cases {
+        let request = signed("POST", &url, &json, b"{}", &how);
+        let (status, headers, body) = send(&gw, request).await;
+        assert_eq!(status, expected_status, "{body}");
+        assert_eq!(
+            headers["x-amzn-query-error"],
+            format!("{code};Sender"),
+            "{body}"
+        );
+    }
+
+    // The form encoding may go unsigned (curl --aws-sigv4 -d adds it so): the payload hash
+    // covers the form.
+    let form = b"Action=ListQueues&Version=2012-11-05";
+    let mut request = signed("POST", &url, &[("host", &host)], form, &Signing::default());
+    request.headers_mut().insert(
+        "content-type",
+        "application/x-www-form-urlencoded".parse().unwrap(),
+    );
+    let (status, _, body) = send(&gw, request).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body.contains("<ListQueuesResponse"), "{body}");
+    gw.stop().await;
+}
+
+/// Writes a request head (no body yet) on a fresh connection and reads what comes back within
+/// `wait`; `None` if nothing did.
+async fn answer_to_head(base: &str, head: &str, wait: Duration) -> Option<String> {
+    let mut stream = TcpStream::connect(host_of(base)).await.unwrap();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    let read = async {
+        loop {
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    answer.extend_from_slice(&buffer[..n]);
+                    if answer.windows(4).any(|w| w == b"\r\n\r\n") {
+                        // The head is in; give a short body a moment to follow.
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        if let Ok(n) = stream.try_read(&mut buffer) {
+                            answer.extend_from_slice(&buffer[..n]);
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+    };
+    let _ = tokio::time::timeout(wait, read).await;
+    (!answer.is_empty()).then(|| String::from_utf8_lossy(&answer).into_owned())
+}
+
+#[tokio::test]
+async fn bodies_are_refused_from_the_head_before_they_are_read() {
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    let host = host_of(&gw.base);
+    // 12 MiB announced, none sent: each refusal comes from the head alone.
+    let unsigned = format!(
+        "POST / HTTP/1.1\r\nhost: {host}\r\nx-amz-target: AmazonSQS.SendMessage\r\ncontent-type: application/x-amz-json-1.0\r\ncontent-length: 12582912\r\n\r\n"
+    );
+    let answer = answer_to_head(&gw.base, &unsigned, Duration::from_secs(3))
+        .await
+        .expect("refused without waiting for the body");
+    assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+    assert!(answer.contains("MissingAuthenticationToken"), "{answer}");
+
+    // A head signed with a key the gateway does not know, or for another region.
+    let date = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
+    for (credential, code) in [
+        (
+            format!("AKIDNOBODY/{}/us-east-1/sqs/aws4_request", &date[..8]),
+            "InvalidClientTokenId",
+        ),
+        (
+            format!("{SQS_KEY_ID}/{}/eu-west-1/sqs/aws4_request", &date[..8]),
+            "SignatureDoesNotMatch",
+        ),
+    ] {
+        let head = format!(
+            "POST / HTTP/1.1\r\nhost: {host}\r\nx-amz-date: {date}\r\nx-amz-target: AmazonSQS.SendMessage\r\ncontent-type: application/x-amz-json-1.0\r\ncontent-length: 12582912\r\nauthorization: AWS4-HMAC-SHA256 Credential={credential}, SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature={}\r\n\r\n",
+            "0".repeat(64)
+        );
+        let answer = answer_to_head(&gw.base, &head, Duration::from_secs(3))
+            .await
+            .expect("refused without waiting for the body");
+        assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+        assert!(answer.contains(code), "{answer}");
+    }
+
+    // A valid key's request declaring more than the SQS endpoint ever needs: 413 at once.
+    let json = [
+        ("host", host.as_str()),
+        ("content-type", "application/x-amz-json-1.0"),
+        ("x-amz-target", "AmazonSQS.SendMessage"),
+    ];
+    let request = signed(
+        "POST",
+        &format!("{}/", gw.base),
+        &json,
+        b"{}",
+        &Signing::default(),
+    );
+    let mut head = format!("POST / HTTP/1.1\r\ncontent-length: {}\r\n", 4 * 1024 * 1024);
+    for (name, value) in request.headers() {
+        head.push_str(&format!("{name}: {}\r\n", value.to_str().unwrap()));
+    }
+    head.push_str("\r\n");
+    let answer = answer_to_head(&gw.base, &head, Duration::from_secs(3))
+        .await
+        .expect("refused from the declared length");
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("RequestEntityTooLarge"), "{answer}");
+    gw.stop().await;
+}
+
+/// Whether the server closes `stream` within `wait` (reading nothing but the close).
+async fn closed_within(stream: &mut TcpStream, wait: Duration) -> bool {
+    let mut buffer = [0u8; 1024];
+    matches!(
+        tokio::time::timeout(wait, stream.read(&mut buffer)).await,
+        Ok(Ok(0)) | Ok(Err(_))
+    )
+}
+
+#[tokio::test]
+async fn idle_and_slow_connections_are_closed_but_a_long_poll_is_not_idle() {
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .config("[server]\nheader_timeout_seconds = 1\nidle_timeout_seconds = 2\nbody_timeout_seconds = 1\n")
+        .start()
+        .await;
+    let host = host_of(&gw.base);
+    // A connection that never sends a byte is closed after the idle timeout.
+    let mut silent = TcpStream::connect(&host).await.unwrap();
+    assert!(!closed_within(&mut silent, Duration::from_millis(1500)).await);
+    assert!(
+        closed_within(&mut silent, Duration::from_secs(2)).await,
+        "idle connections close"
+    );
+
+    // A head trickled a byte at a time is cut off after the header timeout.
+    let mut trickle = TcpStream::connect(&host).await.unwrap();
+    let head = format!(
+        "GET /healthz HTTP/1.1\r\nhost: {host}\r\nx-padding: {}\r\n\r\n",
+        "a".repeat(100)
+    );
+    let started = std::time::Instant::now();
+    let mut cut = false;
+    for byte in head.bytes() {
+        if trickle.write_all(&[byte]).await.is_err() {
+            cut = true;
+            break;
+        }
+        if closed_within(&mut trickle, Duration::from_millis(100)).await {
+            cut = true;
+            break;
+        }
+    }
+    assert!(cut, "a trickled head is cut off");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // A kept-alive connection between requests is idle too.
+    let mut kept = TcpStream::connect(&host).await.unwrap();
+    kept.write_all(format!("GET /healthz HTTP/1.1\r\nhost: {host}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut buffer = [0u8; 1024];
+    let n = kept.read(&mut buffer).await.unwrap();
+    assert!(String::from_utf8_lossy(&buffer[..n]).starts_with("HTTP/1.1 200"));
+    assert!(closed_within(&mut kept, Duration::from_secs(4)).await);
+
+    // A long poll longer than the idle timeout is answered, not cut.
+    let answer = gw
+        .receive("orders", serde_json::json!({ "waitSeconds": 3 }))
+        .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(answer.body, serde_json::json!({ "messages": [] }));
+
+    // A body trickled past its deadline gets 408 in the dialect's shape.
+    for (path, headers, expect) in [
+        (
+            "/v1/receipts/ack",
+            "content-type: application/json\r\n",
+            "\"request_timeout\"",
+        ),
+        (
+            "/",
+            "content-type: application/x-www-form-urlencoded\r\n",
+            "<Code>RequestTimeout</Code>",
+        ),
+    ] {
+        let mut slow = TcpStream::connect(&host).await.unwrap();
+        slow.write_all(
+            format!(
+                "POST {path} HTTP/1.1\r\nhost: {host}\r\n{headers}content-length: 100\r\n\r\n{{"
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+        let mut answer = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(4), slow.read_to_end(&mut answer)).await;
+        let answer = String::from_utf8_lossy(&answer);
+        if path == "/" {
+            // SQS reads no body before a signature: unsigned, it is refused at once.
+            assert!(answer.contains("MissingAuthenticationToken"), "{answer}");
+        } else {
+            assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+            assert!(answer.contains(expect), "{answer}");
+        }
+    }
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn a_slow_sqs_body_gets_a_timeout_in_the_sqs_shape() {
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .config("[server]\nbody_timeout_seconds = 1\n")
+        .start()
+        .await;
+    let host = host_of(&gw.base);
+    let json = [
+        ("host", host.as_str()),
+        ("content-type", "application/x-amz-json-1.0"),
+        ("x-amz-target", "AmazonSQS.ListQueues"),
+    ];
+    let request = signed(
+        "POST",
+        &format!("{}/", gw.base),
+        &json,
+        b"{}",
+        &Signing::default(),
+    );
+    let mut head = "POST / HTTP/1.1\r\ncontent-length: 2\r\n".to_owned();
+    for (name, value) in request.headers() {
+        head.push_str(&format!("{name}: {}\r\n", value.to_str().unwrap()));
+    }
+    head.push_str("\r\n{");
+    let answer = answer_to_head(&gw.base, &head, Duration::from_secs(4))
+        .await
+        .expect("answered when the body deadline passes");
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("RequestTimeout"), "{answer}");
+    assert!(answer.contains("application/x-amz-json-1.0"), "{answer}");
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn over_the_connection_limit_the_answer_is_a_clear_503() {
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .config("[server]\nmax_connections = 3\nidle_timeout_seconds = 2\n")
+        .start()
+        .await;
+    let host = host_of(&gw.base);
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(TcpStream::connect(&host).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    for (path, expect) in [
+        ("/healthz", "\"unavailable\""),
+        ("/v1/receipts/ack", "\"unavailable\""),
+        ("/", "<Code>ServiceUnavailable</Code>"),
+    ] {
+        let answer = answer_to_head(
+            &gw.base,
+            &format!("POST {path} HTTP/1.1\r\nhost: {host}\r\ncontent-length: 0\r\n\r\n"),
+            Duration::from_secs(3),
+        )
+        .await
+        .expect("an answer, not a hang");
+        assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+        assert!(
+            answer.to_ascii_lowercase().contains("retry-after: 1"),
+            "{answer}"
+        );
+        assert!(answer.contains(expect), "{answer}");
+    }
+    // Once the idle connections are closed, there is room again.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let health = gw
+        .http
+        .get(format!("{}/healthz", gw.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), StatusCode::OK);
+    drop(held);
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn answers_at_the_edge_keep_their_dialect_shape() {
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    // A path segment that is not UTF-8.
+    let answer = gw
+        .post_raw(
+            &format!(
+                "{}/v1/organizations/%FF/projects/{PROJECT}/queues/orders/messages/receive",
+                gw.base
+            ),
+            Some(&gw.key),
+            "{}",
+        )
+        .await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    assert_eq!(answer.body["error"], "invalid_request");
+
+    // Request lines too long to route, in each dialect: JSON for ezgh, XML for SQS.
+    let host = host_of(&gw.base);
+    for (length, path, expect) in [
+        (100_000, "/v1/receipts/ack?x=", "\"error\":\"uri_too_long\""),
+        (20_000, "/v1/receipts/ack?x=", "\"error\":\"uri_too_long\""),
+        (
+            100_000,
+            "/000000000000/orders?x=",
+            "<Code>RequestURITooLong</Code>",
+        ),
+    ] {
+        let head = format!(
+            "POST {path}{} HTTP/1.1\r\nhost: {host}\r\ncontent-length: 0\r\n\r\n",
+            "a".repeat(length)
+        );
+        let answer = answer_to_head(&gw.base, &head, Duration::from_secs(3))
+            .await
+            .expect("answered");
+        assert!(answer.starts_with("HTTP/1.1 414"), "{answer}");
+        assert!(answer.contains(expect), "{answer}");
+    }
+
+    // A method the SQS endpoint does not serve: SQS's shape.
+    let answer = gw.http.put(format!("{}/", gw.base)).send().await.unwrap();
+    assert_eq!(answer.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert!(
+        answer
+            .text()
+            .await
+            .unwrap()
+            .contains("<Code>InvalidAction</Code>")
+    );
+    let answer = gw
+        .http
+        .get(format!("{}/v1/receipts/ack", gw.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), StatusCode::METHOD_NOT_ALLOWED);
+    let body: serde_json::Value = answer.json().await.unwrap();
+    assert_eq!(body["error"], "method_not_allowed");
+    gw.stop().await;
+}
