@@ -5,13 +5,17 @@
 //! # Architecture
 //!
 //! ```text
-//!  HTTP clients ──> api::<dialect>   wire types, routes, the dialect's auth and error shape
+//!  HTTP clients ──> server           accept loop: connection limit, head/idle/body deadlines
 //!                      │
 //!                      v
-//!                  core::Gateway      queue registry, sealed receipt handles, delivery ledger,
-//!                      │              credentials, rate limits, one domain error
+//!                  api::<dialect>     wire types, routes, the dialect's auth and error shape;
+//!                      │              api::edge answers what no handler does, in that shape
 //!                      v
-//!                  backend::Backend   one trait; `sqs` talks to Amazon SQS or LocalStack
+//!                  core::Gateway      queue registry, sealed receipt handles, delivery ledger,
+//!                      │              credentials, rate limits, SQS content rules, one error
+//!                      v
+//!                  backend::Backend   one trait; `sqs` talks to Amazon SQS or LocalStack,
+//!                                     `embedded` is the in-process engine
 //! ```
 //!
 //! Data flows down and back up once: a dialect parses its wire request into core types, the core

@@ -467,8 +467,18 @@ struct InFlight(Arc<Activity>);
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.0.moved();
-        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+        let activity = &self.0;
+        activity.moved();
+        activity.in_flight.fetch_sub(1, Ordering::Relaxed);
+        // Answered without its body read whole: hyper drains what is at hand or closes. Whatever
+        // comes next gets no more than a head's time (the request-line check stays off, since
+        // the next bytes may still be that body).
+        if activity.body_pending.load(Ordering::Relaxed) {
+            activity
+                .head_started_ms
+                .store(activity.now_ms(), Ordering::Relaxed);
+            activity.head_started.notify_one();
+        }
     }
 }
 
@@ -646,5 +656,19 @@ mod tests {
         );
         assert!(!activity.expired(&settings, opened + Duration::from_secs(104)));
         assert!(activity.expired(&settings, opened + Duration::from_secs(105)));
+
+        // Answered with its body unread: what follows gets a head's time, not an idle one.
+        let unread = activity.request_started(false);
+        drop(unread);
+        assert_eq!(
+            activity.deadline(&settings),
+            Some(opened + Duration::from_secs(45 + 10))
+        );
+        activity.read();
+        assert_eq!(
+            activity.deadline(&settings),
+            Some(opened + Duration::from_secs(45 + 10)),
+            "bytes after an unread body do not restart the clock"
+        );
     }
 }

@@ -533,11 +533,9 @@ async fn idle_sockets_cannot_starve_the_gateway_of_file_descriptors() {
         }
         held
     };
-    let server = "idle_timeout_seconds = 2";
-
     // A soft limit of 1,024 is raised to the hard limit at start: 1,100 idle sockets fit.
     if hard > 1024 {
-        let gateway = spawn_gateway(&embedded_config(server), "ulimit -S -n 1024;");
+        let gateway = spawn_gateway(&embedded_config(""), "ulimit -S -n 1024;");
         let raised = gateway
             .log
             .lock()
@@ -558,15 +556,32 @@ async fn idle_sockets_cannot_starve_the_gateway_of_file_descriptors() {
         drop(held);
     }
 
-    // A hard limit of 1,024: fewer connections than sockets; the rest are refused clearly, and
-    // the gateway serves again once the idle ones time out. No accept loop spins on EMFILE.
-    let gateway = spawn_gateway(&embedded_config(server), "ulimit -n 1024;");
+    // A hard limit of 1,024: the connection limit is fitted under it (1,024 - 256 kept back), the
+    // sockets past it are refused or closed, and the gateway answers at once, and serves again once
+    // the idle ones time out. No accept loop spins on EMFILE.
+    let gateway = spawn_gateway(
+        &embedded_config("idle_timeout_seconds = 4"),
+        "ulimit -n 1024;",
+    );
+    let fitted = gateway
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|line| line.contains("max_connections=768"));
+    assert!(fitted, "{:?}", gateway.log.lock().unwrap());
     let held = hold(gateway.address.clone()).await;
     match health(gateway.address.clone()).await {
-        Ok(status) => assert_eq!(status, reqwest::StatusCode::SERVICE_UNAVAILABLE),
+        Ok(status) => assert!(
+            [
+                reqwest::StatusCode::OK,
+                reqwest::StatusCode::SERVICE_UNAVAILABLE
+            ]
+            .contains(&status)
+        ),
         Err(error) => assert!(!error.is_timeout(), "a refusal, not a hang: {error}"),
     }
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    tokio::time::sleep(Duration::from_millis(4500)).await;
     assert_eq!(
         health(gateway.address.clone()).await.unwrap(),
         reqwest::StatusCode::OK

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 const XMLNS: &str = "http://queue.amazonaws.com/doc/2012-11-05/";
 
-/// Decoded form parameters, by name (the last occurrence wins).
+/// Decoded form parameters, by name (each given once).
 type Params = BTreeMap<String, String>;
 
 /// Parameters copied as they are.
@@ -26,7 +26,7 @@ const EMPTY_RESULTS: &str = "DeleteMessage ChangeMessageVisibility PurgeQueue De
 const SENT: &str = "MessageId MD5OfMessageBody MD5OfMessageAttributes MD5OfMessageSystemAttributes \
     SequenceNumber";
 
-/// Reads a Query request (form body plus URL query; the body wins on a repeated name) into its
+/// Reads a Query request (form body plus URL query; a name given twice is refused) into its
 /// action and the JSON-protocol request body the dispatcher expects.
 pub fn parse_form(body: &[u8], uri_query: Option<&str>) -> Result<(String, Value), SqsError> {
     let mut params = Params::new();
@@ -51,7 +51,14 @@ fn decode_into(form: &[u8], params: &mut Params) -> Result<(), SqsError> {
             Some(at) => (&pair[..at], &pair[at + 1..]),
             None => (pair, &pair[..0]),
         };
-        params.insert(unescape(key)?, unescape(value)?);
+        let key = unescape(key)?;
+        if params.insert(key.clone(), unescape(value)?).is_some() {
+            // One meaning per parameter: the URL's and the body's may not disagree.
+            return Err(SqsError::invalid_parameter(format!(
+                "The parameter {} is given more than once.",
+                key.chars().take(64).collect::<String>()
+            )));
+        }
     }
     Ok(())
 }
@@ -422,6 +429,14 @@ mod tests {
             json!({"MessageBody": "a b c+d\u{20ac}%", "ReceiptHandle": ""})
         );
         assert!(parse_form(b"Action=SendMessage&MessageBody=%FF", None).is_err());
+    }
+
+    #[test]
+    fn a_parameter_given_twice_is_refused() {
+        let twice = parse_form(b"Action=DeleteQueue&QueueUrl=q", Some("Action=GetQueueUrl"));
+        assert_eq!(twice.unwrap_err().code, "InvalidParameterValue");
+        let twice = parse_form(b"Action=SendMessage&MessageBody=a&MessageBody=b", None);
+        assert_eq!(twice.unwrap_err().code, "InvalidParameterValue");
     }
 
     #[test]
