@@ -192,7 +192,7 @@ impl Connection {
             let served = tokio::select! {
                 result = poll_fn(|cx| connection.poll_without_shutdown(cx)) => Some(result),
                 () = sleep_until(deadline) => None,
-                () = activity.head_started.notified() => None,
+                () = activity.changed.notified() => None,
                 () = self.shutdown.cancelled(), if !closing => {
                     closing = true;
                     None
@@ -372,8 +372,8 @@ struct Activity {
     in_flight: AtomicU32,
     /// The current (or last) request's body has not been read to its end.
     body_pending: std::sync::atomic::AtomicBool,
-    /// Wakes the watchdog when a head starts (its deadline is sooner than the idle one).
-    head_started: Notify,
+    /// Wakes the watchdog when its deadline may have moved: a head started, a request ended.
+    changed: Notify,
     shutdown_begun: std::sync::atomic::AtomicBool,
 }
 
@@ -387,7 +387,7 @@ impl Activity {
             head_started_ms: AtomicU64::new(NONE),
             in_flight: AtomicU32::new(0),
             body_pending: std::sync::atomic::AtomicBool::new(false),
-            head_started: Notify::new(),
+            changed: Notify::new(),
             shutdown_begun: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -413,7 +413,7 @@ impl Activity {
                 .compare_exchange(NONE, self.now_ms(), Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
         {
-            self.head_started.notify_one();
+            self.changed.notify_one();
         }
     }
 
@@ -477,8 +477,9 @@ impl Drop for InFlight {
             activity
                 .head_started_ms
                 .store(activity.now_ms(), Ordering::Relaxed);
-            activity.head_started.notify_one();
         }
+        // The idle clock starts now: the watchdog has been waiting without a deadline.
+        activity.changed.notify_one();
     }
 }
 

@@ -314,12 +314,34 @@ async fn idle_and_slow_connections_are_closed_but_a_long_poll_is_not_idle() {
     assert!(String::from_utf8_lossy(&buffer[..n]).starts_with("HTTP/1.1 200"));
     assert!(closed_within(&mut kept, Duration::from_secs(4)).await);
 
-    // A long poll longer than the idle timeout is answered, not cut.
-    let answer = gw
-        .receive("orders", serde_json::json!({ "waitSeconds": 3 }))
-        .await;
-    assert_eq!(answer.status, StatusCode::OK);
-    assert_eq!(answer.body, serde_json::json!({ "messages": [] }));
+    // A long poll longer than the idle timeout is answered, not cut; then the connection is idle.
+    let mut polling = TcpStream::connect(&host).await.unwrap();
+    let body = r#"{"waitSeconds": 3}"#;
+    polling
+        .write_all(
+            format!(
+                "POST /v1/organizations/{ORG}/projects/{PROJECT}/queues/orders/messages/receive HTTP/1.1\r\nhost: {host}\r\nauthorization: Bearer {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                gw.key,
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let n = polling.read(&mut buffer).await.unwrap();
+    let answer = String::from_utf8_lossy(&buffer[..n]).into_owned();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains(r#"{"messages":[]}"#), "{answer}");
+    assert!(
+        started.elapsed() >= Duration::from_millis(2900),
+        "it waited its 3 s"
+    );
+    assert!(!closed_within(&mut polling, Duration::from_millis(1500)).await);
+    assert!(
+        closed_within(&mut polling, Duration::from_secs(2)).await,
+        "idle after the long poll's answer"
+    );
 
     // A body trickled past its deadline gets 408 in the dialect's shape.
     for (path, headers, expect) in [
