@@ -4,9 +4,9 @@
 //! receive + delete, in batches of 10, from 1 and 8 concurrent clients. Figures are printed with
 //! their ratio to the baseline (LocalStack when it answers, else the in-memory engine at 1 client).
 
-use crate::backend::Backend;
 use crate::backend::embedded::EmbeddedBackend;
 use crate::backend::sqs::SqsBackend;
+use crate::core::backend::Backend;
 use crate::core::clock::SystemClock;
 use crate::core::model::{BackendReceive, OutgoingMessage, QueueSettings};
 use std::io::Write as _;

@@ -1,6 +1,6 @@
 //! The production backend: Amazon SQS (or LocalStack) through aws-sdk-sqs.
 
-use crate::backend::{Backend, BackendError};
+use crate::core::backend::{Backend, BackendError};
 use crate::core::model::{
     AttributeValue, BackendMessage, BackendReceive, EntryError, EntryOutcome, MessageAttribute,
     OutgoingMessage, QueueAttributes, QueueSettings, QueueStats, RedrivePolicy, ResolvedQueue,

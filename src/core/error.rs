@@ -29,6 +29,8 @@ pub enum ErrorKind {
     Internal,
     /// A queue of that name exists with other settings.
     AlreadyExists,
+    /// The gateway (its backend) cannot do this at all.
+    Unsupported,
     /// No route serves the request's path.
     RouteNotFound,
     /// The route exists, not with this method.

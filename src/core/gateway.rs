@@ -3,7 +3,7 @@
 //! It resolves queues through the registry, seals and opens receipt handles, keeps the delivery
 //! ledger honest, and makes one batched backend call per queue. Dialects call only this.
 
-use crate::backend::{Backend, BackendError};
+use crate::core::backend::{Backend, BackendError};
 use crate::core::clock::Clock;
 use crate::core::handle::{HandleClaims, Keyring, SealedHandle};
 use crate::core::ledger::{DeliveryLedger, Standing, UnknownDeliveries};
@@ -340,6 +340,16 @@ impl Gateway {
         Ok(deliveries)
     }
 
+    /// A handle's claims, if it is one of this gateway's, unaltered, and (when a queue is
+    /// expected) of that queue.
+    fn open_handle(&self, handle: &str, expected_queue: Option<&str>) -> Option<HandleClaims> {
+        let claims = self.keyring.open(handle).ok()?;
+        match expected_queue {
+            Some(queue) if claims.queue != queue => None,
+            _ => Some(claims),
+        }
+    }
+
     /// How many of these handles are not receipt handles of this gateway (or were altered).
     pub fn count_invalid_handles<'h>(&self, handles: impl Iterator<Item = &'h str>) -> usize {
         handles
@@ -351,14 +361,18 @@ impl Gateway {
     ///
     /// Once claimed in the ledger, the backend call and its settlement run as a task of their own,
     /// so a client that goes away mid-request cannot leave a handle half-acknowledged.
+    ///
+    /// With `expected_queue` (a dialect that addresses a queue), a handle of another queue is
+    /// `Invalid` and acts nowhere.
     pub async fn acknowledge(
         self: &Arc<Self>,
         handles: &[String],
+        expected_queue: Option<&str>,
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
         let mut outcomes = vec![HandleOutcome::Stale; handles.len()];
         let mut by_queue: BTreeMap<String, Vec<(usize, HandleClaims)>> = BTreeMap::new();
         for (index, handle) in handles.iter().enumerate() {
-            let Ok(claims) = self.keyring.open(handle) else {
+            let Some(claims) = self.open_handle(handle, expected_queue) else {
                 outcomes[index] = HandleOutcome::Invalid;
                 continue;
             };
@@ -443,15 +457,17 @@ impl Gateway {
     /// Sets how long deliveries stay in flight, counted from now; one outcome per entry, in order.
     ///
     /// An extension past 12 hours from the delivery's receive ends at that mark.
+    /// With `expected_queue`, as for [`Gateway::acknowledge`].
     pub async fn change_visibility(
         self: &Arc<Self>,
         entries: &[(String, u32)],
+        expected_queue: Option<&str>,
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
         let now = self.clock.now();
         let mut outcomes = vec![HandleOutcome::Stale; entries.len()];
         let mut by_queue: BTreeMap<String, Vec<(usize, HandleClaims, u32)>> = BTreeMap::new();
         for (index, (handle, requested)) in entries.iter().enumerate() {
-            let Ok(claims) = self.keyring.open(handle) else {
+            let Some(claims) = self.open_handle(handle, expected_queue) else {
                 outcomes[index] = HandleOutcome::Invalid;
                 continue;
             };
@@ -628,7 +644,7 @@ impl DeadLetterSource {
 
 /// A per-entry backend failure other than "gone": transient as far as the client can tell.
 fn entry_failure(detail: String) -> GatewayError {
-    GatewayError::unavailable(crate::backend::DEFAULT_RETRY_AFTER).with_source(detail)
+    GatewayError::unavailable(crate::core::backend::DEFAULT_RETRY_AFTER).with_source(detail)
 }
 
 /// The visibility timeout to apply now so the delivery ends no later than 12 hours after its receive.

@@ -1,6 +1,7 @@
 //! The gateway's own vocabulary: everything between a dialect and a backend.
 
 pub mod auth;
+pub mod backend;
 pub mod clock;
 pub mod error;
 pub mod gateway;

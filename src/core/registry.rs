@@ -3,8 +3,8 @@
 //! Configured queues are always known. With queue management on (the SQS endpoint's CreateQueue and
 //! friends), the registry is *open*: any name resolves to the backend queue of that name.
 
-use crate::backend::{Backend, BackendError};
 use crate::core::GatewayError;
+use crate::core::backend::{Backend, BackendError};
 use crate::core::model::ResolvedQueue;
 use moka::future::Cache;
 use std::collections::{BTreeMap, BTreeSet};

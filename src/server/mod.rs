@@ -5,11 +5,11 @@ mod deadline;
 
 use crate::api::edge::{self, RequestHints};
 use crate::api::{self, ClientAddressPolicy};
-use crate::backend::Backend;
 use crate::backend::embedded::EmbeddedBackend;
 use crate::backend::sqs::SqsBackend;
 use crate::config::{BackendConfig, Config, ConfigError};
 use crate::core::Gateway;
+use crate::core::backend::Backend;
 use crate::core::clock::{Clock, SystemClock};
 use crate::core::ledger::DeliveryLedger;
 use crate::core::limits::{InvalidHandleLimiter, RequestLimiter};
@@ -253,7 +253,7 @@ async fn request_deadline(request: Request, next: Next) -> Response {
         Err(_) => {
             let error = crate::core::GatewayError::new(
                 crate::core::ErrorKind::Unavailable {
-                    retry_after: crate::backend::DEFAULT_RETRY_AFTER,
+                    retry_after: crate::core::backend::DEFAULT_RETRY_AFTER,
                 },
                 "the request took too long; retry later",
             );

@@ -1,8 +1,8 @@
 //! The embedded engine's durability: restarts, and SIGKILL in the middle of a load.
 
 use chrono::Duration as ChronoDuration;
-use sqs_gateway::backend::Backend;
 use sqs_gateway::backend::embedded::EmbeddedBackend;
+use sqs_gateway::core::backend::Backend;
 use sqs_gateway::core::clock::SkewClock;
 use sqs_gateway::core::model::{BackendReceive, EntryOutcome, OutgoingMessage, QueueSettings};
 use std::collections::BTreeSet;
@@ -172,6 +172,7 @@ async fn sigkill_mid_load_loses_no_answered_send() {
     let url = backend.resolve("crash").await.unwrap().url;
     let stored: BTreeSet<String> = backend
         .peek(&url, usize::MAX)
+        .await
         .unwrap()
         .into_iter()
         .map(|m| m.message_id)

@@ -406,7 +406,10 @@ async fn queues_list_count_and_purge(kind: Kind) {
         .await
         .unwrap_err()
         .into_service_error();
-    assert_eq!(refused.meta().code(), Some("UnsupportedOperation"));
+    assert_eq!(
+        refused.meta().code(),
+        Some("AWS.SimpleQueueService.UnsupportedOperation")
+    );
     assert_eq!(gw.backend_depth("orders").await, 3, "nothing was purged");
     let managing = GatewayBuilder::new(kind)
         .replica_of(&gw)
@@ -637,7 +640,10 @@ async fn queue_management_is_off_by_default(kind: Kind) {
         .send()
         .await
         .unwrap_err();
-    assert_eq!(refused.code(), Some("UnsupportedOperation"));
+    assert_eq!(
+        refused.code(),
+        Some("AWS.SimpleQueueService.UnsupportedOperation")
+    );
     gw.stop().await;
 }
 
@@ -815,4 +821,78 @@ mod content_rules {
         message_content_follows_sqs_rules,
         create_queue_follows_sqs_rules
     );
+}
+
+/// A handle addresses its own queue only: on another queue's URL it is invalid and acts nowhere.
+async fn a_handle_of_another_queue_is_invalid(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
+        .queue(QueueSpec::standard("orders"))
+        .queue(QueueSpec::standard("billing"))
+        .start()
+        .await;
+    let (client, orders) = gw.sqs_queue("orders").await;
+    let (_, billing) = gw.sqs_queue("billing").await;
+    client
+        .send_message()
+        .queue_url(&orders)
+        .message_body("mine")
+        .send()
+        .await
+        .unwrap();
+    let received = client
+        .receive_message()
+        .queue_url(&orders)
+        .wait_time_seconds(5)
+        .visibility_timeout(60)
+        .send()
+        .await
+        .unwrap();
+    let handle = received.messages()[0].receipt_handle().unwrap().to_owned();
+    let error = client
+        .delete_message()
+        .queue_url(&billing)
+        .receipt_handle(&handle)
+        .send()
+        .await
+        .expect_err("another queue's handle");
+    assert_eq!(error.code(), Some("ReceiptHandleIsInvalid"));
+    let error = client
+        .change_message_visibility()
+        .queue_url(&billing)
+        .receipt_handle(&handle)
+        .visibility_timeout(0)
+        .send()
+        .await
+        .expect_err("another queue's handle");
+    assert_eq!(error.code(), Some("ReceiptHandleIsInvalid"));
+    let batch = client
+        .delete_message_batch()
+        .queue_url(&billing)
+        .entries(
+            DeleteMessageBatchRequestEntry::builder()
+                .id("a")
+                .receipt_handle(&handle)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(batch.failed()[0].code(), "ReceiptHandleIsInvalid");
+    assert_eq!(gw.backend_depth("orders").await, 1, "nothing was deleted");
+    // On its own queue the same handle still works: nothing above touched the delivery.
+    client
+        .delete_message()
+        .queue_url(&orders)
+        .receipt_handle(&handle)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gw.backend_depth("orders").await, 0);
+    gw.stop().await;
+}
+
+mod handles {
+    use super::*;
+    crate::on_both_backends!(a_handle_of_another_queue_is_invalid);
 }

@@ -182,7 +182,7 @@ async fn acknowledge(
 ) -> Result<Json<ResultsResponse>, EzghError> {
     let handles = wire::parse_ack(&read_body(body, BODY_LIMIT).await?)?;
     state.admit_handles(&headers, peer, handles.iter().map(String::as_str))?;
-    let outcomes = state.gateway.acknowledge(&handles).await?;
+    let outcomes = state.gateway.acknowledge(&handles, None).await?;
     Ok(Json(ResultsResponse::new(&outcomes)))
 }
 
@@ -198,6 +198,6 @@ async fn change_visibility(
         peer,
         entries.iter().map(|(handle, _)| handle.as_str()),
     )?;
-    let outcomes = state.gateway.change_visibility(&entries).await?;
+    let outcomes = state.gateway.change_visibility(&entries, None).await?;
     Ok(Json(ResultsResponse::new(&outcomes)))
 }

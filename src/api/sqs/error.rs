@@ -66,6 +66,14 @@ impl SqsError {
         }
     }
 
+    /// An action this gateway does not serve (SQS's `UnsupportedOperation`).
+    pub fn unsupported(message: impl Into<String>) -> Self {
+        Self {
+            query_code: "AWS.SimpleQueueService.UnsupportedOperation",
+            ..Self::sender("UnsupportedOperation", message)
+        }
+    }
+
     pub fn with_status(mut self, status: StatusCode) -> Self {
         self.status = status;
         self
@@ -82,6 +90,7 @@ impl From<GatewayError> for SqsError {
             }
             ErrorKind::PayloadTooLarge => SqsError::sender("RequestEntityTooLarge", error.message)
                 .with_status(StatusCode::PAYLOAD_TOO_LARGE),
+            ErrorKind::Unsupported => SqsError::unsupported(error.message),
             ErrorKind::AlreadyExists => SqsError {
                 query_code: "QueueAlreadyExists",
                 ..SqsError::sender("QueueNameExists", error.message)

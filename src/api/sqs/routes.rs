@@ -382,10 +382,9 @@ impl Context<'_> {
             | "RemovePermission"
             | "StartMessageMoveTask"
             | "CancelMessageMoveTask"
-            | "ListMessageMoveTasks" => Err(SqsError::sender(
-                "UnsupportedOperation",
-                format!("{action} is not supported by this gateway"),
-            )),
+            | "ListMessageMoveTasks" => Err(SqsError::unsupported(format!(
+                "{action} is not supported by this gateway"
+            ))),
             _ => Err(SqsError::sender(
                 "UnknownOperationException",
                 "The action or operation requested is invalid.",
@@ -436,8 +435,7 @@ impl Context<'_> {
         if self.gateway().registry().is_open() {
             Ok(())
         } else {
-            Err(SqsError::sender(
-                "UnsupportedOperation",
+            Err(SqsError::unsupported(
                 "queue management is off on this gateway (sqs_api.manage_queues)",
             ))
         }
@@ -744,12 +742,18 @@ impl Context<'_> {
     }
 
     async fn delete_message(&self, request: wire::HandleRequest) -> Result<Value, SqsError> {
-        self.queue_of(request.queue_url.as_deref(), "DeleteMessage")?;
+        let queue = self.queue_of(request.queue_url.as_deref(), "DeleteMessage")?;
         let handle = request
             .entry
             .receipt_handle
             .ok_or_else(|| SqsError::missing_parameter("ReceiptHandle"))?;
-        match self.gateway().acknowledge(&[handle]).await?.first() {
+        // A handle of another queue is invalid here (as on SQS), and deletes nothing anywhere.
+        match self
+            .gateway()
+            .acknowledge(&[handle], Some(&queue))
+            .await?
+            .first()
+        {
             // As SQS: deleting with an outdated handle succeeds (and deletes nothing).
             Some(HandleOutcome::Ok | HandleOutcome::Stale) => Ok(json!({})),
             _ => Err(receipt_handle_invalid()),
@@ -757,7 +761,7 @@ impl Context<'_> {
     }
 
     async fn change_visibility(&self, request: wire::HandleRequest) -> Result<Value, SqsError> {
-        self.queue_of(request.queue_url.as_deref(), "ChangeMessageVisibility")?;
+        let queue = self.queue_of(request.queue_url.as_deref(), "ChangeMessageVisibility")?;
         let entry = request.entry;
         let handle = entry
             .receipt_handle
@@ -766,7 +770,7 @@ impl Context<'_> {
             .ok_or_else(|| SqsError::missing_parameter("VisibilityTimeout"))?;
         match self
             .gateway()
-            .change_visibility(&[(handle, timeout)])
+            .change_visibility(&[(handle, timeout)], Some(&queue))
             .await?
             .first()
         {
@@ -781,7 +785,7 @@ impl Context<'_> {
         request: wire::HandleBatch,
         action: &str,
     ) -> Result<Value, SqsError> {
-        self.queue_of(request.queue_url.as_deref(), action)?;
+        let queue = self.queue_of(request.queue_url.as_deref(), action)?;
         let ids = wire::check_batch(request.entries.iter().map(|e| e.id.as_deref()))?;
         let mut result = BatchResult::default();
         let mut handles = Vec::new();
@@ -814,11 +818,15 @@ impl Context<'_> {
         }
         let outcomes = if action == "DeleteMessageBatch" {
             let just_handles: Vec<String> = handles.iter().map(|(_, h, _)| h.clone()).collect();
-            self.gateway().acknowledge(&just_handles).await?
+            self.gateway()
+                .acknowledge(&just_handles, Some(&queue))
+                .await?
         } else {
             let entries: Vec<(String, u32)> =
                 handles.iter().map(|(_, h, t)| (h.clone(), *t)).collect();
-            self.gateway().change_visibility(&entries).await?
+            self.gateway()
+                .change_visibility(&entries, Some(&queue))
+                .await?
         };
         for ((id, _, _), outcome) in handles.into_iter().zip(outcomes) {
             match (outcome, action) {

@@ -9,7 +9,7 @@
 pub mod engine;
 pub mod store;
 
-use crate::backend::{Backend, BackendError};
+use crate::core::backend::{Backend, BackendError};
 use crate::core::clock::Clock;
 use crate::core::model::{
     BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, QueueAttributes,
@@ -356,7 +356,7 @@ impl EmbeddedBackend {
         requested: &QueueSettings,
     ) -> Result<ResolvedQueue, BackendError> {
         self.heal()?;
-        let settings = Settings::new(name, requested).map_err(BackendError::Rejected)?;
+        let settings = Settings::new(name, requested).map_err(BackendError::Invalid)?;
         self.check_dead_letter_target(&settings)?;
         let (slot, commit) = {
             let mut queues = self
@@ -420,7 +420,7 @@ impl EmbeddedBackend {
         if let Some((target, _)) = &settings.dead_letter
             && self.slot(target).is_err()
         {
-            return Err(BackendError::Rejected(format!(
+            return Err(BackendError::Invalid(format!(
                 "dead-letter queue `{target}` does not exist"
             )));
         }
@@ -507,17 +507,6 @@ impl EmbeddedBackend {
         let next_visible_at = source.next_visible_at(now);
         let commit = self.submit(journal);
         Ok((received.delivered, moved, next_visible_at, now, commit))
-    }
-
-    /// Up to `max` messages of a queue in order, without changing their visibility or count.
-    pub fn peek(&self, queue_url: &str, max: usize) -> Result<Vec<BackendMessage>, BackendError> {
-        let slot = self.slot(queue_url)?;
-        let queue = lock(&slot.queue);
-        Ok(queue
-            .peek(max)
-            .into_iter()
-            .map(|message| to_backend_message(0, 0, message))
-            .collect())
     }
 }
 
@@ -708,7 +697,7 @@ impl Backend for EmbeddedBackend {
         requested: &QueueSettings,
     ) -> Result<ResolvedQueue, BackendError> {
         self.heal()?;
-        let settings = Settings::new(name, requested).map_err(BackendError::Rejected)?;
+        let settings = Settings::new(name, requested).map_err(BackendError::Invalid)?;
         self.check_dead_letter_target(&settings)?;
         let slot = {
             let mut queues = self
@@ -794,7 +783,7 @@ impl Backend for EmbeddedBackend {
             queue
                 .settings
                 .changed(&queue.name, changes)
-                .map_err(BackendError::Rejected)?
+                .map_err(BackendError::Invalid)?
         };
         self.check_dead_letter_target(&settings)?;
         self.replace_settings(&slot, settings).await
@@ -811,7 +800,7 @@ impl Backend for EmbeddedBackend {
             .tags
             .extend(tags.iter().map(|(k, v)| (k.clone(), v.clone())));
         if settings.tags.len() > 50 {
-            return Err(BackendError::Rejected("a queue has at most 50 tags".into()));
+            return Err(BackendError::Invalid("a queue has at most 50 tags".into()));
         }
         self.replace_settings(&slot, settings).await
     }
@@ -836,6 +825,16 @@ impl Backend for EmbeddedBackend {
 
     fn shutting_down(&self) {
         self.closing.cancel();
+    }
+
+    async fn peek(&self, queue_url: &str, max: usize) -> Result<Vec<BackendMessage>, BackendError> {
+        let slot = self.slot(queue_url)?;
+        let queue = lock(&slot.queue);
+        Ok(queue
+            .peek(max)
+            .into_iter()
+            .map(|message| to_backend_message(0, 0, message))
+            .collect())
     }
 
     async fn ping(&self) -> Result<(), BackendError> {
