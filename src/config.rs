@@ -6,11 +6,12 @@
 
 use crate::backend::embedded::EmbeddedConfig;
 use crate::backend::sqs::SqsConfig;
-use crate::core::auth::{self, ApiKey, ApiKeys};
 use crate::core::handle::Keyring;
 use crate::core::ledger::UnknownDeliveries;
 use crate::core::limits::Allowance;
 use crate::core::model::QueueSettings;
+use crate::credentials::api_keys::{self, ApiKey, ApiKeys};
+use crate::credentials::sqs_keys::SqsKey;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -485,7 +486,7 @@ impl Config {
     }
 
     /// The SQS endpoint's access keys, with secrets read from where the config says.
-    pub fn sqs_credentials(&self) -> Result<Vec<crate::api::sqs::SqsCredential>, ConfigError> {
+    pub fn sqs_credentials(&self) -> Result<Vec<SqsKey>, ConfigError> {
         let mut seen = BTreeSet::new();
         let mut credentials = Vec::new();
         for (index, credential) in self.sqs_api.credentials.iter().enumerate() {
@@ -511,12 +512,15 @@ impl Config {
                 &credential.secret_env,
                 &credential.secret_file,
             )?;
-            credentials.push(crate::api::sqs::SqsCredential {
-                access_key_id: credential.access_key_id.clone(),
+            let key = SqsKey::new(
+                credential.access_key_id.clone(),
                 secret,
-                queues: credential.queues.clone(),
-                actions: credential.actions.clone(),
-            });
+                &credential.queues,
+                &credential.actions,
+                self.sqs_api.manage_queues,
+            )
+            .map_err(|message| ConfigError::invalid(format!("{field}.actions"), message))?;
+            credentials.push(key);
         }
         Ok(credentials)
     }
@@ -579,13 +583,12 @@ impl Config {
                     ));
                 }
                 for action in actions {
-                    if action != "*" && !auth::ACTIONS.contains(&action.as_str()) {
+                    if action != "*" && !api_keys::ACTIONS.iter().any(|(name, _)| name == action) {
+                        let known: Vec<&str> =
+                            api_keys::ACTIONS.iter().map(|(name, _)| *name).collect();
                         return Err(ConfigError::invalid(
                             field(&format!("grants.{queue}")),
-                            format!(
-                                "unknown action `{action}`; known: {}",
-                                auth::ACTIONS.join(", ")
-                            ),
+                            format!("unknown action `{action}`; known: {}", known.join(", ")),
                         ));
                     }
                 }
@@ -599,7 +602,7 @@ impl Config {
                 key.name.clone().unwrap_or_else(|| key.id.clone()),
                 key.organization.clone(),
                 &key.hash,
-                grants,
+                &grants,
             )
             .map_err(|message| ConfigError::invalid(field("hash"), message))?;
             keys.push(record);
@@ -757,7 +760,7 @@ queues = {{ orders = "orders" }}
             error_of(&text),
             "receipt_keys[0].secret_env: environment variable SQSGW_TEST_SURELY_UNSET is not set"
         );
-        let generated = auth::generate_key();
+        let generated = api_keys::generate_key();
         let with_key = format!(
             "{}\n[[api_keys]]\nid = \"{}\"\norganization = \"acme\"\nhash = \"{}\"\ngrants = {{ nope = [\"queues.messages.receive\"] }}\n",
             minimal(),

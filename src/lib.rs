@@ -11,22 +11,29 @@
 //!                  api::<dialect>     wire types, routes, the dialect's auth and error shape;
 //!                      │              api::edge answers what no handler does, in that shape
 //!                      v
-//!                  core::Gateway      queue registry, sealed receipt handles, delivery ledger,
-//!                      │              credentials, rate limits, SQS content rules, one error
+//!                  credentials        API keys, SigV4 keys: who a caller is, its grants
+//!                      │
 //!                      v
-//!                  backend::Backend   one trait; `sqs` talks to Amazon SQS or LocalStack,
-//!                                     `embedded` is the in-process engine
+//!                  core::Gateway      authorizes every operation (access), queue registry, sealed
+//!                      │              receipt handles, delivery ledger, rate limits, SQS content
+//!                      │              rules, one error, and the backend port
+//!                      v
+//!                  backend            adapters of the port: `sqs` (Amazon SQS or LocalStack),
+//!                                     `embedded` (the in-process engine)
 //! ```
 //!
 //! Data flows down and back up once: a dialect parses its wire request into core types, the core
 //! authorizes, translates handles and consults the ledger, the backend makes one batched call, and
-//! the dialect renders the answer. No dialect talks to a backend directly; no backend knows a dialect.
+//! the dialect renders the answer. Imports run one way: the server assembles dialects, dialects use
+//! credentials and the core, and the backend adapters implement the port the core owns (the core
+//! imports no adapter, no adapter knows a dialect, no dialect talks to a backend).
 
 pub mod api;
 pub mod backend;
 pub mod bench;
 pub mod config;
 pub mod core;
+pub mod credentials;
 pub mod server;
 pub mod setup;
 pub mod telemetry;

@@ -2,8 +2,8 @@
 
 use clap::{Parser, Subcommand};
 use sqs_gateway::config::Config;
-use sqs_gateway::core::auth;
 use sqs_gateway::core::handle::Keyring;
+use sqs_gateway::credentials::api_keys;
 use sqs_gateway::server::{App, BuildError, Overrides};
 use sqs_gateway::setup;
 use sqs_gateway::telemetry::{self, LogFormat};
@@ -182,7 +182,7 @@ fn main() -> ExitCode {
                 };
             }
             let organization = organization.unwrap_or_default();
-            let generated = auth::generate_key();
+            let generated = api_keys::generate_key();
             println!("# The key, shown once; give it to the client and keep it nowhere else:");
             println!("#   {}", generated.key);
             println!("[[api_keys]]");
@@ -194,7 +194,7 @@ fn main() -> ExitCode {
             println!("hash = \"{}\"", generated.hash);
             let grants: Vec<String> = receive_on
                 .iter()
-                .map(|queue| format!("{} = [\"{}\"]", toml_key(queue), auth::RECEIVE))
+                .map(|queue| format!("{} = [\"{}\"]", toml_key(queue), api_keys::RECEIVE))
                 .collect();
             println!("grants = {{ {} }}", grants.join(", "));
             ExitCode::SUCCESS

@@ -1,8 +1,8 @@
 //! The zero-config start: `sqs-gateway serve` with no config file runs the embedded backend in a
 //! data directory, with example queues and freshly generated credentials, and says how to use them.
 
-use crate::core::auth;
 use crate::core::handle::Keyring;
+use crate::credentials::api_keys;
 use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -83,7 +83,7 @@ pub fn prepare(data_dir: &Path) -> Result<Prepared, String> {
         let _ = std::fs::remove_file(leftover);
     }
     write_private(&key_path, &Keyring::generate_key())?;
-    let generated = auth::generate_key();
+    let generated = api_keys::generate_key();
     let sqs_access_key_id = format!(
         "AKGW{}",
         random_text(16, b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
@@ -169,7 +169,7 @@ pub fn add_api_key(
             config_path.display()
         )
     })?;
-    let generated = auth::generate_key();
+    let generated = api_keys::generate_key();
     let queues: Vec<&str> = if receive_on.is_empty() {
         vec!["*"]
     } else {
@@ -177,7 +177,7 @@ pub fn add_api_key(
     };
     let grants: Vec<String> = queues
         .iter()
-        .map(|queue| format!("{} = [\"{}\"]", toml_string(queue), auth::RECEIVE))
+        .map(|queue| format!("{} = [\"{}\"]", toml_string(queue), api_keys::RECEIVE))
         .collect();
     let entry = format!(
         "\n[[api_keys]]\nid = \"{}\"\nname = {}\norganization = {}\nhash = \"{}\"\ngrants = {{ {} }}\n",
@@ -300,7 +300,7 @@ mod tests {
             "nothing persisted before the gateway listens"
         );
         first.persist().unwrap();
-        assert!(first.api_key.starts_with(auth::KEY_PREFIX));
+        assert!(first.api_key.starts_with(api_keys::KEY_PREFIX));
         let config = Config::load(&path).unwrap();
         assert!(config.api_keys().unwrap().verify(&first.api_key).is_some());
         let text = std::fs::read_to_string(&path).unwrap();

@@ -3,6 +3,7 @@
 //! It resolves queues through the registry, seals and opens receipt handles, keeps the delivery
 //! ledger honest, and makes one batched backend call per queue. Dialects call only this.
 
+use crate::core::access::{Action, Caller};
 use crate::core::backend::{Backend, BackendError};
 use crate::core::clock::Clock;
 use crate::core::handle::{HandleClaims, Keyring, SealedHandle};
@@ -12,6 +13,7 @@ use crate::core::model::{
     BackendMessage, BackendReceive, DeadLetterInfo, Delivery, EntryError, EntryOutcome,
     HandleOutcome, OutgoingMessage, QueueSettings, QueueStats, ResolvedQueue, SentMessage,
 };
+use crate::core::operation::Operation;
 use crate::core::registry::QueueRegistry;
 use crate::core::{ErrorKind, GatewayError};
 use chrono::{DateTime, Duration as ChronoDuration, Utc};
@@ -91,9 +93,58 @@ impl Gateway {
         }
     }
 
-    /// The queue registry.
-    pub fn registry(&self) -> &QueueRegistry {
-        &self.registry
+    /// Starts `operation` on `queue` for `caller`: names it on the request's span, and checks that
+    /// the queue is one the gateway knows, then that the caller may do it there. Every operation
+    /// does this itself; a dialect may call it first, to refuse before it parses the rest.
+    pub fn check_access(
+        &self,
+        caller: &Caller,
+        operation: Operation,
+        queue: &str,
+    ) -> Result<(), GatewayError> {
+        self.admit(caller, operation, queue)
+    }
+
+    fn admit(
+        &self,
+        caller: &Caller,
+        operation: Operation,
+        queue: &str,
+    ) -> Result<(), GatewayError> {
+        operation.record();
+        if !self.registry.contains(queue) {
+            return Err(GatewayError::queue_not_found());
+        }
+        caller.authorize(operation.action(), queue)
+    }
+
+    /// Resolves all configured queues once (at start), logging the ones the backend lacks.
+    pub async fn warm_up(&self) {
+        self.registry.warm_up().await;
+    }
+
+    /// The backend queue behind `queue`, which must exist.
+    pub async fn resolve_queue(
+        &self,
+        caller: &Caller,
+        queue: &str,
+    ) -> Result<Arc<ResolvedQueue>, GatewayError> {
+        self.admit(caller, Operation::ResolveQueue, queue)?;
+        self.registry.get(queue).await
+    }
+
+    /// Gateway names of the queues starting with `prefix` that the caller may inspect.
+    pub async fn list_queues(
+        &self,
+        caller: &Caller,
+        prefix: &str,
+    ) -> Result<Vec<String>, GatewayError> {
+        Operation::ListQueues.record();
+        let names = self.registry.names(prefix).await?;
+        Ok(names
+            .into_iter()
+            .filter(|name| caller.may(Action::Inspect, name))
+            .collect())
     }
 
     /// Whether the backend answers; for readiness.
@@ -104,9 +155,11 @@ impl Gateway {
     /// Sends messages to the gateway queue `queue`; one result per message, in order.
     pub async fn send(
         &self,
+        caller: &Caller,
         queue: &str,
         messages: &[OutgoingMessage],
     ) -> Result<Vec<Result<SentMessage, EntryError>>, GatewayError> {
+        self.admit(caller, Operation::Send, queue)?;
         let resolved = self.registry.get(queue).await?;
         // SQS's content rules, whatever the backend (LocalStack does not enforce them all).
         let checks: Vec<Result<(), EntryError>> =
@@ -142,8 +195,10 @@ impl Gateway {
     /// The queue's settings and message counts.
     pub async fn queue_stats(
         &self,
+        caller: &Caller,
         queue: &str,
     ) -> Result<(Arc<ResolvedQueue>, QueueStats), GatewayError> {
+        self.admit(caller, Operation::QueueStats, queue)?;
         let resolved = self.registry.get(queue).await?;
         let answer = self.backend.stats(&resolved.url).await;
         let stats = self.settle(queue, answer).await?;
@@ -151,7 +206,8 @@ impl Gateway {
     }
 
     /// Deletes every message of the queue; every handle of it becomes stale.
-    pub async fn purge(&self, queue: &str) -> Result<(), GatewayError> {
+    pub async fn purge(&self, caller: &Caller, queue: &str) -> Result<(), GatewayError> {
+        self.admit(caller, Operation::Purge, queue)?;
         let resolved = self.registry.get(queue).await?;
         let answer = self.backend.purge(&resolved.url).await;
         self.settle(queue, answer).await
@@ -160,9 +216,12 @@ impl Gateway {
     /// Creates a queue in the backend (or finds the existing one) under the gateway name `name`.
     pub async fn create_queue(
         &self,
+        caller: &Caller,
         name: &str,
         settings: &QueueSettings,
     ) -> Result<Arc<ResolvedQueue>, GatewayError> {
+        Operation::CreateQueue.record();
+        caller.authorize(Action::ManageQueues, name)?;
         let locator = self
             .registry
             .locator_for_new(name)
@@ -176,7 +235,8 @@ impl Gateway {
     }
 
     /// Deletes the queue and its messages.
-    pub async fn delete_queue(&self, name: &str) -> Result<(), GatewayError> {
+    pub async fn delete_queue(&self, caller: &Caller, name: &str) -> Result<(), GatewayError> {
+        self.admit(caller, Operation::DeleteQueue, name)?;
         let resolved = self.registry.get(name).await?;
         let answer = self.backend.delete_queue(&resolved.url).await;
         self.registry.invalidate(name).await;
@@ -186,9 +246,11 @@ impl Gateway {
     /// Changes the settings `changes` gives.
     pub async fn set_queue_settings(
         &self,
+        caller: &Caller,
         name: &str,
         changes: &QueueSettings,
     ) -> Result<(), GatewayError> {
+        self.admit(caller, Operation::SetQueueSettings, name)?;
         let resolved = self.registry.get(name).await?;
         let answer = self
             .backend
@@ -198,33 +260,56 @@ impl Gateway {
         self.settle(name, answer).await
     }
 
-    /// Adds the `add` tags, removes the `remove` keys, and answers the tags after.
-    pub async fn tags(
+    /// Adds the `add` tags and removes the `remove` keys.
+    pub async fn change_tags(
         &self,
+        caller: &Caller,
         name: &str,
-        add: Option<&BTreeMap<String, String>>,
-        remove: Option<&[String]>,
-    ) -> Result<BTreeMap<String, String>, GatewayError> {
+        add: &BTreeMap<String, String>,
+        remove: &[String],
+    ) -> Result<(), GatewayError> {
+        self.admit(caller, Operation::Tag, name)?;
         let resolved = self.registry.get(name).await?;
-        if let Some(add) = add {
+        if !add.is_empty() {
             let answer = self.backend.tag_queue(&resolved.url, add).await;
             self.settle(name, answer).await?;
         }
-        if let Some(remove) = remove {
+        if !remove.is_empty() {
             let answer = self.backend.untag_queue(&resolved.url, remove).await;
             self.settle(name, answer).await?;
         }
+        Ok(())
+    }
+
+    /// The queue's tags.
+    pub async fn list_tags(
+        &self,
+        caller: &Caller,
+        name: &str,
+    ) -> Result<BTreeMap<String, String>, GatewayError> {
+        self.admit(caller, Operation::ListTags, name)?;
+        let resolved = self.registry.get(name).await?;
         let answer = self.backend.list_queue_tags(&resolved.url).await;
         self.settle(name, answer).await
     }
 
-    /// Gateway names of the queues whose redrive policy targets `name`.
-    pub async fn dead_letter_source_queues(&self, name: &str) -> Result<Vec<String>, GatewayError> {
+    /// Gateway names of the queues whose redrive policy targets `name` (those the caller may
+    /// inspect).
+    pub async fn dead_letter_source_queues(
+        &self,
+        caller: &Caller,
+        name: &str,
+    ) -> Result<Vec<String>, GatewayError> {
+        self.admit(caller, Operation::DeadLetterSources, name)?;
         let resolved = self.registry.get(name).await?;
-        Ok(match resolved.attributes.arn.as_deref() {
+        let sources = match resolved.attributes.arn.as_deref() {
             Some(arn) => self.registry.dead_letter_sources(arn).await,
             None => Vec::new(),
-        })
+        };
+        Ok(sources
+            .into_iter()
+            .filter(|source| caller.may(Action::Inspect, source))
+            .collect())
     }
 
     /// Completes when shutdown has begun.
@@ -250,9 +335,11 @@ impl Gateway {
     /// released at once instead of staying hidden for their visibility timeout.
     pub async fn receive(
         self: &Arc<Self>,
+        caller: &Caller,
         queue: &str,
         options: ReceiveOptions,
     ) -> Result<Vec<Delivery>, GatewayError> {
+        self.admit(caller, Operation::Receive, queue)?;
         if self.shutdown.is_cancelled() {
             return Ok(Vec::new());
         }
@@ -340,13 +427,34 @@ impl Gateway {
         Ok(deliveries)
     }
 
-    /// A handle's claims, if it is one of this gateway's, unaltered, and (when a queue is
-    /// expected) of that queue.
-    fn open_handle(&self, handle: &str, expected_queue: Option<&str>) -> Option<HandleClaims> {
+    /// A handle's claims, if it is one of this gateway's, unaltered, of the expected queue (if
+    /// one is), and of a queue where the caller may do `action` (else it is as good as invalid:
+    /// it acts nowhere, and says nothing of the queue it names).
+    fn open_handle(
+        &self,
+        caller: &Caller,
+        action: Action,
+        handle: &str,
+        expected_queue: Option<&str>,
+    ) -> Option<HandleClaims> {
         let claims = self.keyring.open(handle).ok()?;
+        let expected = expected_queue.is_none_or(|queue| claims.queue == queue);
+        (expected && caller.may(action, &claims.queue)).then_some(claims)
+    }
+
+    /// Checks the queue a handle request addresses, if it addresses one, as a whole.
+    fn admit_handles(
+        &self,
+        caller: &Caller,
+        operation: Operation,
+        expected_queue: Option<&str>,
+    ) -> Result<(), GatewayError> {
         match expected_queue {
-            Some(queue) if claims.queue != queue => None,
-            _ => Some(claims),
+            Some(queue) => self.admit(caller, operation, queue),
+            None => {
+                operation.record();
+                Ok(())
+            }
         }
     }
 
@@ -366,13 +474,17 @@ impl Gateway {
     /// `Invalid` and acts nowhere.
     pub async fn acknowledge(
         self: &Arc<Self>,
+        caller: &Caller,
         handles: &[String],
         expected_queue: Option<&str>,
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
+        self.admit_handles(caller, Operation::Acknowledge, expected_queue)?;
         let mut outcomes = vec![HandleOutcome::Stale; handles.len()];
         let mut by_queue: BTreeMap<String, Vec<(usize, HandleClaims)>> = BTreeMap::new();
         for (index, handle) in handles.iter().enumerate() {
-            let Some(claims) = self.open_handle(handle, expected_queue) else {
+            let Some(claims) =
+                self.open_handle(caller, Action::Acknowledge, handle, expected_queue)
+            else {
                 outcomes[index] = HandleOutcome::Invalid;
                 continue;
             };
@@ -460,14 +572,18 @@ impl Gateway {
     /// With `expected_queue`, as for [`Gateway::acknowledge`].
     pub async fn change_visibility(
         self: &Arc<Self>,
+        caller: &Caller,
         entries: &[(String, u32)],
         expected_queue: Option<&str>,
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
+        self.admit_handles(caller, Operation::ChangeVisibility, expected_queue)?;
         let now = self.clock.now();
         let mut outcomes = vec![HandleOutcome::Stale; entries.len()];
         let mut by_queue: BTreeMap<String, Vec<(usize, HandleClaims, u32)>> = BTreeMap::new();
         for (index, (handle, requested)) in entries.iter().enumerate() {
-            let Some(claims) = self.open_handle(handle, expected_queue) else {
+            let Some(claims) =
+                self.open_handle(caller, Action::ChangeVisibility, handle, expected_queue)
+            else {
                 outcomes[index] = HandleOutcome::Invalid;
                 continue;
             };

@@ -1,6 +1,6 @@
 //! The gateway's own vocabulary: everything between a dialect and a backend.
 
-pub mod auth;
+pub mod access;
 pub mod backend;
 pub mod clock;
 pub mod error;
@@ -10,6 +10,7 @@ pub mod ledger;
 pub mod limits;
 pub mod message_rules;
 pub mod model;
+pub mod operation;
 pub mod registry;
 
 pub use error::{ErrorKind, GatewayError};

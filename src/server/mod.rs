@@ -109,6 +109,17 @@ impl App {
         let sqs = Arc::new(api::sqs::SqsState {
             gateway: Arc::clone(&gateway),
             credentials: config.sqs_credentials()?,
+            anonymous: Arc::new(
+                crate::credentials::sqs_keys::grants(
+                    &["*".to_owned()],
+                    &["*".to_owned()],
+                    config.sqs_api.manage_queues,
+                )
+                .map_err(|message| ConfigError::Invalid {
+                    field: "sqs_api".into(),
+                    message,
+                })?,
+            ),
             allow_unsigned: config.sqs_api.allow_unsigned,
             public_url: config.sqs_api.public_url.clone(),
             region: config.sqs_api.region.clone(),
@@ -156,7 +167,7 @@ impl App {
     pub async fn serve(self, listener: TcpListener) -> std::io::Result<()> {
         let shutdown = self.shutdown.clone();
         let gateway = Arc::clone(&self.gateway);
-        tokio::spawn(async move { gateway.registry().warm_up().await });
+        tokio::spawn(async move { gateway.warm_up().await });
         let gateway = Arc::clone(&self.gateway);
         let stopping = shutdown.clone();
         tokio::spawn(async move {
@@ -242,7 +253,12 @@ fn request_span(request: &Request) -> tracing::Span {
         .get::<MatchedPath>()
         .map(MatchedPath::as_str)
         .unwrap_or("unmatched");
-    tracing::info_span!("request", method = %request.method(), route)
+    tracing::info_span!(
+        "request",
+        method = %request.method(),
+        route,
+        operation = tracing::field::Empty
+    )
 }
 
 /// Ends a request that runs past [`REQUEST_TIMEOUT`] with an answer in its dialect's shape.

@@ -2,7 +2,7 @@
 
 use crate::harness::*;
 use serde_json::json;
-use sqs_gateway::core::auth::hash_key;
+use sqs_gateway::credentials::api_keys::hash_key;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -101,7 +101,7 @@ async fn sigterm_answers_waiting_long_polls_and_exits_cleanly() {
     let sqs = sqs();
     let queue = format!("it-sigterm-{:08x}", rand::random::<u32>());
     sqs.create_queue().queue_name(&queue).send().await.unwrap();
-    let generated = sqs_gateway::core::auth::generate_key();
+    let generated = sqs_gateway::credentials::api_keys::generate_key();
     let config = write_config(&format!(
         "[server]\nlisten = \"127.0.0.1:0\"\nshutdown_grace_seconds = 10\n\n[backend]\nkind = \"sqs\"\nendpoint_url = \"{}\"\nregion = \"us-east-1\"\n\n[queues.orders]\nsqs_queue = \"{queue}\"\n\n[[receipt_keys]]\nid = 1\nsecret_env = \"SQSGW_IT_RECEIPT_KEY\"\n\n[ezgh.organizations.acme.projects.shop]\nqueues = {{ orders = \"orders\" }}\n\n[[api_keys]]\nid = \"{}\"\norganization = \"acme\"\nhash = \"{}\"\ngrants = {{ orders = [\"queues.messages.receive\"] }}\n",
         localstack_endpoint(),

@@ -378,17 +378,36 @@ async fn handles_and_keys_never_reach_the_logs(kind: Kind) {
         &format!(r#"{{"receiptHandles": "{handle}"}}"#),
     )
     .await;
+    // A wrong SQS secret, and a right one, are never logged either.
+    let wrong = gw.sqs_client(SQS_KEY_ID, "not-the-secret-at-all");
+    let _ = wrong.list_queues().send().await;
+    gw.sqs_client(SQS_KEY_ID, SQS_SECRET)
+        .list_queues()
+        .send()
+        .await
+        .unwrap();
+    let api_key = gw.key.clone();
     gw.stop().await;
     let logs = captured_logs();
     assert!(!logs.is_empty(), "the capture works");
-    for secret in [&handle, &tampered, &gw_key_secret(&handle)] {
-        assert!(!logs.contains(secret.as_str()), "a secret reached the logs");
+    // Tests run in one process and share the capture: the operations of this one are in it.
+    assert!(
+        logs.contains(r#"operation="receive""#),
+        "spans name the operation"
+    );
+    assert!(logs.contains(r#"operation="list_queues""#));
+    let api_key_secret = api_key.rsplit('_').next().unwrap().to_owned();
+    for secret in [
+        handle.as_str(),
+        tampered.as_str(),
+        &handle[10..40],
+        api_key.as_str(),
+        &api_key_secret,
+        SQS_SECRET,
+        "not-the-secret-at-all",
+    ] {
+        assert!(!logs.contains(secret), "a secret reached the logs");
     }
-}
-
-/// A slice of the handle long enough to be unique to it.
-fn gw_key_secret(handle: &str) -> String {
-    handle[10..40].to_owned()
 }
 
 async fn a_replica_without_the_delivery_answers_stale_unless_told_to_pass_through(kind: Kind) {

@@ -7,11 +7,11 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use sqs_gateway::backend::sqs::SqsBackend;
 use sqs_gateway::config::Config;
-use sqs_gateway::core::auth;
 use sqs_gateway::core::backend::Backend;
 use sqs_gateway::core::clock::SkewClock;
 use sqs_gateway::core::handle::Keyring;
 use sqs_gateway::core::model::{AttributeValue, MessageAttribute};
+use sqs_gateway::credentials::api_keys;
 use sqs_gateway::server::{App, Overrides};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -64,6 +64,7 @@ fn log_buffer() -> &'static Arc<Mutex<Vec<u8>>> {
                 sqs_gateway::telemetry::DEFAULT_FILTER
             ))
             .with_writer(move || writer.clone())
+            .with_ansi(false)
             .try_init();
         buffer
     })
@@ -301,9 +302,9 @@ impl GatewayBuilder {
             }
         }
 
-        let key = auth::generate_key();
-        let bare = auth::generate_key();
-        let foreign = auth::generate_key();
+        let key = api_keys::generate_key();
+        let bare = api_keys::generate_key();
+        let foreign = api_keys::generate_key();
         let mapping: Vec<String> = backend_names
             .keys()
             .map(|name| format!("\"{name}\" = \"{name}\""))

@@ -398,7 +398,8 @@ async fn queues_list_count_and_purge(kind: Kind) {
         attributes[&QueueAttributeName::ApproximateNumberOfMessages],
         "3"
     );
-    // Purging destroys every message: a management action, refused while management is off.
+    // Purging destroys every message: a permission of its own, which `*` includes only where
+    // queue management is on.
     let refused = client
         .purge_queue()
         .queue_url(&url)
@@ -406,10 +407,7 @@ async fn queues_list_count_and_purge(kind: Kind) {
         .await
         .unwrap_err()
         .into_service_error();
-    assert_eq!(
-        refused.meta().code(),
-        Some("AWS.SimpleQueueService.UnsupportedOperation")
-    );
+    assert_eq!(refused.meta().code(), Some("AccessDenied"));
     assert_eq!(gw.backend_depth("orders").await, 3, "nothing was purged");
     let managing = GatewayBuilder::new(kind)
         .replica_of(&gw)
@@ -631,18 +629,49 @@ async fn queue_management_when_enabled(kind: Kind) {
 async fn queue_management_is_off_by_default(kind: Kind) {
     let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders"))
+        .queue(QueueSpec::standard("billing"))
+        .config(
+            "[[sqs_api.credentials]]\naccess_key_id = \"AKIDPURGER\"\nsecret = \"purger-secret\"\nqueues = [\"orders\"]\nactions = [\"GetQueueUrl\", \"PurgeQueue\", \"CreateQueue\"]\n",
+        )
         .start()
         .await;
     let client = gw.sqs_client(SQS_KEY_ID, SQS_SECRET);
+    // A `*` key does not manage queues while management is off.
     let refused = client
         .create_queue()
         .queue_name("anything")
         .send()
         .await
         .unwrap_err();
+    assert_eq!(refused.code(), Some("AccessDenied"));
+    // A key granted PurgeQueue by name purges its queue (and no other), management off or on.
+    let purger = gw.sqs_client("AKIDPURGER", "purger-secret");
+    let (_, orders) = gw.sqs_queue("orders").await;
+    let (_, billing) = gw.sqs_queue("billing").await;
+    purger
+        .purge_queue()
+        .queue_url(&orders)
+        .send()
+        .await
+        .unwrap();
+    let refused = purger
+        .purge_queue()
+        .queue_url(&billing)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Some("AccessDenied"));
+    // Creating queues beyond the configured ones is off: the permission cannot open it.
+    let refused = purger
+        .create_queue()
+        .queue_name("orders-new")
+        .send()
+        .await
+        .unwrap_err();
     assert_eq!(
         refused.code(),
-        Some("AWS.SimpleQueueService.UnsupportedOperation")
+        Some("AccessDenied"),
+        "only `orders` is granted"
     );
     gw.stop().await;
 }

@@ -4,9 +4,10 @@ use super::error::EzghError;
 use super::wire::{self, MessageJson, ReceiveResponse, ResultsResponse};
 use crate::api::{ClientAddressPolicy, read_body};
 use crate::config::OrganizationConfig;
-use crate::core::auth::{ApiKey, ApiKeys, RECEIVE};
+use crate::core::access::{Action, Caller, Grants, Principal};
 use crate::core::limits::{InvalidHandleLimiter, RequestLimiter};
 use crate::core::{ErrorKind, Gateway, GatewayError};
+use crate::credentials::api_keys::{ApiKey, ApiKeys};
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{ConnectInfo, Path, State};
@@ -83,8 +84,8 @@ impl EzghState {
             .ok_or_else(GatewayError::unauthenticated)
     }
 
-    /// The gateway queue behind an ezgh queue path, if the caller may receive from it.
-    fn authorize_receive(
+    /// The gateway queue behind an ezgh queue path, for a key of the path's organization.
+    fn gateway_queue(
         &self,
         key: &ApiKey,
         organization: &str,
@@ -102,11 +103,8 @@ impl EzghState {
             .and_then(|org| org.projects.get(project))
             .and_then(|project| project.queues.get(queue))
             .ok_or_else(GatewayError::queue_not_found)?;
-        if !key.allows(gateway_queue, RECEIVE) {
-            return Err(GatewayError::permission_denied(format!(
-                "the API key lacks {RECEIVE} on this queue"
-            )));
-        }
+        // The core authorizes the receive itself; the rate limits apply only to permitted ones.
+        key.caller().authorize(Action::Receive, gateway_queue)?;
         if let Err(wait) = self.requests.check(organization) {
             return Err(GatewayError::new(
                 ErrorKind::RateLimited { retry_after: wait },
@@ -152,10 +150,14 @@ async fn receive(
     let Path((organization, project, queue)) = path.map_err(|_| {
         GatewayError::invalid_request("the path is not valid: its segments must be UTF-8")
     })?;
-    let gateway_queue = state.authorize_receive(key, &organization, &project, &queue)?;
+    let gateway_queue = state.gateway_queue(key, &organization, &project, &queue)?;
     let options = wire::parse_receive(&read_body(body, BODY_LIMIT).await?)?;
     let wait = options.wait_seconds;
-    let deliveries = match state.gateway.receive(&gateway_queue, options).await {
+    let deliveries = match state
+        .gateway
+        .receive(&key.caller(), &gateway_queue, options)
+        .await
+    {
         // "With many messages in flight it answers no more until some are acknowledged."
         Err(error) if error.kind == ErrorKind::OverLimit => {
             tracing::warn!(queue = %gateway_queue, "too many messages in flight; answering none");
@@ -182,7 +184,10 @@ async fn acknowledge(
 ) -> Result<Json<ResultsResponse>, EzghError> {
     let handles = wire::parse_ack(&read_body(body, BODY_LIMIT).await?)?;
     state.admit_handles(&headers, peer, handles.iter().map(String::as_str))?;
-    let outcomes = state.gateway.acknowledge(&handles, None).await?;
+    let outcomes = state
+        .gateway
+        .acknowledge(&handle_holder(), &handles, None)
+        .await?;
     Ok(Json(ResultsResponse::new(&outcomes)))
 }
 
@@ -198,6 +203,20 @@ async fn change_visibility(
         peer,
         entries.iter().map(|(handle, _)| handle.as_str()),
     )?;
-    let outcomes = state.gateway.change_visibility(&entries, None).await?;
+    let outcomes = state
+        .gateway
+        .change_visibility(&handle_holder(), &entries, None)
+        .await?;
     Ok(Json(ResultsResponse::new(&outcomes)))
+}
+
+/// The caller of ack and visibility: "the receipt handle is what allows it", on any queue.
+fn handle_holder() -> Caller {
+    static GRANTS: std::sync::OnceLock<std::sync::Arc<Grants>> = std::sync::OnceLock::new();
+    let grants = GRANTS.get_or_init(|| {
+        std::sync::Arc::new(
+            Grants::none().allow("*", [Action::Acknowledge, Action::ChangeVisibility]),
+        )
+    });
+    Caller::new(Principal::HandleHolder, std::sync::Arc::clone(grants))
 }

@@ -7,7 +7,7 @@ mod routes;
 pub mod sigv4;
 mod wire;
 
-pub use routes::{ACCOUNT, BODY_LIMIT, SqsCredential, SqsState, error_response, router};
+pub use routes::{ACCOUNT, BODY_LIMIT, SqsState, error_response, router};
 
 /// Whether `path` is one the SQS endpoint serves (`/`, or a queue URL it hands out).
 pub fn serves_path(path: &str) -> bool {

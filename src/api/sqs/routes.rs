@@ -5,10 +5,13 @@ use super::query;
 use super::sigv4::{self, PendingSignature, RequestHead, SigV4Error};
 use super::wire::{self, BatchResult, Failed, MessageJson, Successful};
 use crate::api::read_body;
+use crate::core::access::{Caller, Grants, Principal};
 use crate::core::clock::Clock;
 use crate::core::gateway::ReceiveOptions;
 use crate::core::model::HandleOutcome;
+use crate::core::operation::Operation;
 use crate::core::{Gateway, GatewayError};
+use crate::credentials::sqs_keys::SqsKey;
 use axum::body::Body;
 use axum::extract::{OriginalUri, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -19,7 +22,6 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use zeroize::Zeroizing;
 
 /// The largest SQS request body. A request carries at most 1 MiB of message data (a message, or
 /// a batch of ten, bodies and attributes together); escaping can triple it on the wire (JSON's
@@ -28,28 +30,12 @@ pub const BODY_LIMIT: usize = 3 * 1024 * 1024 + 64 * 1024;
 /// The account id in queue URLs and ARNs the endpoint hands out.
 pub const ACCOUNT: &str = "000000000000";
 
-/// One access key the endpoint accepts.
-pub struct SqsCredential {
-    pub access_key_id: String,
-    pub secret: Zeroizing<String>,
-    /// Gateway queues (or `*`).
-    pub queues: Vec<String>,
-    /// Actions (or `*`).
-    pub actions: Vec<String>,
-}
-
-impl SqsCredential {
-    fn allows(&self, queue: Option<&str>, action: &str) -> bool {
-        let action_ok = self.actions.iter().any(|a| a == "*" || a == action);
-        let queue_ok = queue.is_none_or(|queue| self.queues.iter().any(|q| q == "*" || q == queue));
-        action_ok && queue_ok
-    }
-}
-
 /// What the SQS routes share.
 pub struct SqsState {
     pub gateway: Arc<Gateway>,
-    pub credentials: Vec<SqsCredential>,
+    pub credentials: Vec<SqsKey>,
+    /// What unsigned requests may do, where they are allowed (`*` on `*`).
+    pub anonymous: Arc<Grants>,
     /// Accept requests without a signature (local development only).
     pub allow_unsigned: bool,
     /// Base of the queue URLs handed out; default: `http://` and the request's Host.
@@ -67,26 +53,6 @@ pub fn router(state: Arc<SqsState>) -> Router {
         .route(&format!("/{ACCOUNT}/{{queue}}"), post(handle).get(handle))
         .method_not_allowed_fallback(crate::api::edge::method_not_allowed)
         .with_state(state)
-}
-
-/// Who is calling: a verified key, or nobody (unsigned, when allowed).
-enum Caller<'a> {
-    Key(&'a SqsCredential),
-    Unsigned,
-}
-
-impl Caller<'_> {
-    fn check(&self, queue: Option<&str>, action: &str) -> Result<(), SqsError> {
-        match self {
-            Caller::Unsigned => Ok(()),
-            Caller::Key(credential) if credential.allows(queue, action) => Ok(()),
-            Caller::Key(_) => Err(SqsError::sender(
-                "AccessDenied",
-                format!("Access to the resource is denied for {action}."),
-            )
-            .with_status(StatusCode::FORBIDDEN)),
-        }
-    }
 }
 
 /// The wire protocol of one request.
@@ -203,7 +169,7 @@ async fn serve(
     let body = read_body(body, BODY_LIMIT).await.map_err(SqsError::from)?;
     let caller = match pending {
         Some(pending) => verify_body(state, pending, &body)?,
-        None => Caller::Unsigned,
+        None => Caller::new(Principal::Anonymous, Arc::clone(&state.anonymous)),
     };
     let host = headers
         .get(header::HOST)
@@ -267,18 +233,18 @@ fn authenticate_head(
         })
 }
 
-/// Completes the signature check with the body, and names the calling key.
-fn verify_body<'a>(
-    state: &'a SqsState,
+/// Completes the signature check with the body: the calling key, as a caller of the core.
+fn verify_body(
+    state: &SqsState,
     pending: PendingSignature,
     body: &[u8],
-) -> Result<Caller<'a>, SqsError> {
+) -> Result<Caller, SqsError> {
     match pending.verify(body) {
         Ok(verified) => state
             .credentials
             .iter()
             .find(|c| c.access_key_id == verified.access_key_id)
-            .map(Caller::Key)
+            .map(SqsKey::caller)
             .ok_or_else(|| sigv4_error(&SigV4Error::UnknownKey)),
         Err(error) => {
             tracing::debug!(code = error.aws_code(), "SQS request refused by SigV4");
@@ -296,9 +262,34 @@ fn sigv4_error(error: &SigV4Error) -> SqsError {
     SqsError::sender(code, error.to_string()).with_status(status)
 }
 
+/// The core operation an SQS action performs (what it needs of the caller); `None` for actions
+/// the endpoint does not know.
+fn operation_of(action: &str) -> Option<Operation> {
+    Some(match action {
+        "SendMessage" | "SendMessageBatch" => Operation::Send,
+        "ReceiveMessage" => Operation::Receive,
+        "DeleteMessage" | "DeleteMessageBatch" => Operation::Acknowledge,
+        "ChangeMessageVisibility" | "ChangeMessageVisibilityBatch" => Operation::ChangeVisibility,
+        "GetQueueUrl" => Operation::ResolveQueue,
+        "GetQueueAttributes" => Operation::QueueStats,
+        "ListQueues" => Operation::ListQueues,
+        "ListQueueTags" => Operation::ListTags,
+        "ListDeadLetterSourceQueues" => Operation::DeadLetterSources,
+        "PurgeQueue" => Operation::Purge,
+        "CreateQueue" => Operation::CreateQueue,
+        "DeleteQueue" => Operation::DeleteQueue,
+        "SetQueueAttributes" => Operation::SetQueueSettings,
+        "TagQueue" | "UntagQueue" => Operation::Tag,
+        "StartMessageMoveTask" | "CancelMessageMoveTask" | "ListMessageMoveTasks" => {
+            Operation::Redrive
+        }
+        _ => return None,
+    })
+}
+
 struct Context<'a> {
     state: &'a SqsState,
-    caller: Caller<'a>,
+    caller: Caller,
     base_url: String,
 }
 
@@ -329,22 +320,31 @@ impl Context<'_> {
         format!("{}/{ACCOUNT}/{queue}", self.base_url.trim_end_matches('/'))
     }
 
-    /// The gateway queue a QueueUrl names (its last path segment), if it is configured.
-    fn queue_of(&self, url: Option<&str>, action: &str) -> Result<String, SqsError> {
+    /// The gateway queue a QueueUrl names (its last path segment), checked by the core (it
+    /// exists, and the caller may do `operation` there) before the request's own details.
+    fn queue_of(&self, url: Option<&str>, operation: Operation) -> Result<String, SqsError> {
         let url = url.ok_or_else(|| SqsError::missing_parameter("QueueUrl"))?;
         let name = url
             .trim_end_matches('/')
             .rsplit('/')
             .next()
             .unwrap_or_default();
-        if !self.gateway().registry().contains(name) {
-            return Err(SqsError::queue_does_not_exist());
-        }
-        self.caller.check(Some(name), action)?;
+        self.gateway().check_access(&self.caller, operation, name)?;
         Ok(name.to_owned())
     }
 
     async fn dispatch(&self, action: &str, body: &[u8]) -> Result<Value, SqsError> {
+        if operation_of(action).is_none() {
+            return Err(match action {
+                "AddPermission" | "RemovePermission" => {
+                    SqsError::unsupported(format!("{action} is not supported by this gateway"))
+                }
+                _ => SqsError::sender(
+                    "UnknownOperationException",
+                    "The action or operation requested is invalid.",
+                ),
+            });
+        }
         match action {
             "GetQueueUrl" => self.get_queue_url(parse(body)?).await,
             "ListQueues" => self.list_queues(parse(body)?).await,
@@ -360,31 +360,24 @@ impl Context<'_> {
                     .await
             }
             "PurgeQueue" => {
-                // Destroys every message: a management action like DeleteQueue.
-                self.check_management()?;
                 let request: wire::QueueUrlOnly = parse(body)?;
-                let queue = self.queue_of(request.queue_url.as_deref(), action)?;
-                self.gateway().purge(&queue).await?;
+                let queue = self.queue_of(request.queue_url.as_deref(), Operation::Purge)?;
+                self.gateway().purge(&self.caller, &queue).await?;
                 Ok(json!({}))
             }
             "CreateQueue" => self.create_queue(parse(body)?).await,
             "DeleteQueue" => {
-                self.check_management()?;
                 let request: wire::QueueUrlOnly = parse(body)?;
-                let queue = self.queue_of(request.queue_url.as_deref(), action)?;
-                self.gateway().delete_queue(&queue).await?;
+                let queue = self.queue_of(request.queue_url.as_deref(), Operation::DeleteQueue)?;
+                self.gateway().delete_queue(&self.caller, &queue).await?;
                 Ok(json!({}))
             }
             "SetQueueAttributes" => self.set_queue_attributes(parse(body)?).await,
             "ListDeadLetterSourceQueues" => self.dead_letter_sources(parse(body)?).await,
             "TagQueue" | "UntagQueue" | "ListQueueTags" => self.tag_action(action, body).await,
-            "AddPermission"
-            | "RemovePermission"
-            | "StartMessageMoveTask"
-            | "CancelMessageMoveTask"
-            | "ListMessageMoveTasks" => Err(SqsError::unsupported(format!(
-                "{action} is not supported by this gateway"
-            ))),
+            "StartMessageMoveTask" | "CancelMessageMoveTask" | "ListMessageMoveTasks" => Err(
+                SqsError::unsupported(format!("{action} is not supported by this gateway")),
+            ),
             _ => Err(SqsError::sender(
                 "UnknownOperationException",
                 "The action or operation requested is invalid.",
@@ -396,28 +389,21 @@ impl Context<'_> {
         let name = request
             .queue_name
             .ok_or_else(|| SqsError::missing_parameter("QueueName"))?;
-        if !self.gateway().registry().contains(&name) {
-            return Err(SqsError::queue_does_not_exist());
-        }
-        self.caller.check(Some(&name), "GetQueueUrl")?;
         // The queue must exist in the backend: callers "get, else create".
-        self.gateway().registry().get(&name).await?;
+        self.gateway().resolve_queue(&self.caller, &name).await?;
         Ok(json!({ "QueueUrl": self.queue_url(&name) }))
     }
 
     async fn list_queues(&self, request: wire::ListQueues) -> Result<Value, SqsError> {
-        self.caller.check(None, "ListQueues")?;
         let max = wire::ranged(request.max_results, "MaxResults", 1, 1000)?;
         let prefix = request.queue_name_prefix.unwrap_or_default();
         let after = request.next_token.unwrap_or_default();
         let mut names: Vec<String> = self
             .gateway()
-            .registry()
-            .names(&prefix)
+            .list_queues(&self.caller, &prefix)
             .await?
             .into_iter()
             .filter(|name| *name > after)
-            .filter(|name| self.caller.check(Some(name), "ListQueues").is_ok())
             .collect();
         let limit = max.map_or(1000, |max| max as usize);
         let more = names.len() > limit;
@@ -431,18 +417,7 @@ impl Context<'_> {
         Ok(answer)
     }
 
-    fn check_management(&self) -> Result<(), SqsError> {
-        if self.gateway().registry().is_open() {
-            Ok(())
-        } else {
-            Err(SqsError::unsupported(
-                "queue management is off on this gateway (sqs_api.manage_queues)",
-            ))
-        }
-    }
-
     async fn create_queue(&self, request: wire::CreateQueue) -> Result<Value, SqsError> {
-        self.check_management()?;
         let name = request
             .queue_name
             .ok_or_else(|| SqsError::missing_parameter("QueueName"))?;
@@ -461,12 +436,13 @@ impl Context<'_> {
                 "The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.",
             ));
         }
-        self.caller.check(Some(&name), "CreateQueue")?;
         let settings = wire::queue_settings(&request.attributes, true)?;
-        self.gateway().create_queue(&name, &settings).await?;
+        self.gateway()
+            .create_queue(&self.caller, &name, &settings)
+            .await?;
         if !request.tags.is_empty() {
             self.gateway()
-                .tags(&name, Some(&request.tags), None)
+                .change_tags(&self.caller, &name, &request.tags, &[])
                 .await?;
         }
         Ok(json!({ "QueueUrl": self.queue_url(&name) }))
@@ -476,42 +452,49 @@ impl Context<'_> {
         &self,
         request: wire::SetQueueAttributes,
     ) -> Result<Value, SqsError> {
-        self.check_management()?;
-        let queue = self.queue_of(request.queue_url.as_deref(), "SetQueueAttributes")?;
+        let queue = self.queue_of(request.queue_url.as_deref(), Operation::SetQueueSettings)?;
         let settings = wire::queue_settings(&request.attributes, false)?;
-        self.gateway().set_queue_settings(&queue, &settings).await?;
+        self.gateway()
+            .set_queue_settings(&self.caller, &queue, &settings)
+            .await?;
         Ok(json!({}))
     }
 
     async fn tag_action(&self, action: &str, body: &[u8]) -> Result<Value, SqsError> {
         let request: wire::Tags = parse(body)?;
-        if action != "ListQueueTags" {
-            self.check_management()?;
-        }
-        let queue = self.queue_of(request.queue_url.as_deref(), action)?;
-        let tags = match action {
+        let operation = match action {
+            "ListQueueTags" => Operation::ListTags,
+            _ => Operation::Tag,
+        };
+        let queue = self.queue_of(request.queue_url.as_deref(), operation)?;
+        let gateway = self.gateway();
+        match action {
             "TagQueue" => {
-                self.gateway()
-                    .tags(&queue, Some(&request.tags), None)
+                gateway
+                    .change_tags(&self.caller, &queue, &request.tags, &[])
                     .await?
             }
             "UntagQueue" => {
-                self.gateway()
-                    .tags(&queue, None, Some(&request.tag_keys))
+                gateway
+                    .change_tags(&self.caller, &queue, &BTreeMap::new(), &request.tag_keys)
                     .await?
             }
-            _ => self.gateway().tags(&queue, None, None).await?,
-        };
-        Ok(if action == "ListQueueTags" && !tags.is_empty() {
-            json!({ "Tags": tags })
-        } else {
-            json!({})
-        })
+            _ => {
+                let tags = gateway.list_tags(&self.caller, &queue).await?;
+                if !tags.is_empty() {
+                    return Ok(json!({ "Tags": tags }));
+                }
+            }
+        }
+        Ok(json!({}))
     }
 
     async fn dead_letter_sources(&self, request: wire::QueueUrlOnly) -> Result<Value, SqsError> {
-        let queue = self.queue_of(request.queue_url.as_deref(), "ListDeadLetterSourceQueues")?;
-        let sources = self.gateway().dead_letter_source_queues(&queue).await?;
+        let queue = self.queue_of(request.queue_url.as_deref(), Operation::DeadLetterSources)?;
+        let sources = self
+            .gateway()
+            .dead_letter_source_queues(&self.caller, &queue)
+            .await?;
         Ok(
             json!({ "queueUrls": sources.iter().map(|name| self.queue_url(name)).collect::<Vec<_>>() }),
         )
@@ -521,8 +504,8 @@ impl Context<'_> {
         &self,
         request: wire::GetQueueAttributes,
     ) -> Result<Value, SqsError> {
-        let queue = self.queue_of(request.queue_url.as_deref(), "GetQueueAttributes")?;
-        let (resolved, stats) = self.gateway().queue_stats(&queue).await?;
+        let queue = self.queue_of(request.queue_url.as_deref(), Operation::QueueStats)?;
+        let (resolved, stats) = self.gateway().queue_stats(&self.caller, &queue).await?;
         let attributes = &resolved.attributes;
         let mut all = BTreeMap::new();
         all.insert("ApproximateNumberOfMessages", stats.visible.to_string());
@@ -590,12 +573,12 @@ impl Context<'_> {
     }
 
     async fn send_message(&self, request: wire::SendMessage) -> Result<Value, SqsError> {
-        let queue = self.queue_of(request.queue_url.as_deref(), "SendMessage")?;
+        let queue = self.queue_of(request.queue_url.as_deref(), Operation::Send)?;
         let message = wire::outgoing(request.entry)?;
         let (body_md5, attributes_md5) = wire::digests(&message);
         let mut results = self
             .gateway()
-            .send(&queue, std::slice::from_ref(&message))
+            .send(&self.caller, &queue, std::slice::from_ref(&message))
             .await?;
         let sent = results
             .pop()
@@ -612,7 +595,7 @@ impl Context<'_> {
     }
 
     async fn send_message_batch(&self, request: wire::SendMessageBatch) -> Result<Value, SqsError> {
-        let queue = self.queue_of(request.queue_url.as_deref(), "SendMessageBatch")?;
+        let queue = self.queue_of(request.queue_url.as_deref(), Operation::Send)?;
         let ids = wire::check_batch(request.entries.iter().map(|e| e.id.as_deref()))?;
         let mut result = BatchResult::default();
         let mut accepted = Vec::new();
@@ -631,7 +614,7 @@ impl Context<'_> {
         let sent = if messages.is_empty() {
             Vec::new()
         } else {
-            self.gateway().send(&queue, &messages).await?
+            self.gateway().send(&self.caller, &queue, &messages).await?
         };
         for ((id, message), outcome) in accepted.into_iter().zip(sent) {
             match outcome {
@@ -657,7 +640,7 @@ impl Context<'_> {
     }
 
     async fn receive_message(&self, request: wire::ReceiveMessage) -> Result<Value, SqsError> {
-        let queue = self.queue_of(request.queue_url.as_deref(), "ReceiveMessage")?;
+        let queue = self.queue_of(request.queue_url.as_deref(), Operation::Receive)?;
         let options = ReceiveOptions {
             max_messages: wire::ranged(
                 request.max_number_of_messages,
@@ -680,7 +663,10 @@ impl Context<'_> {
             .into_iter()
             .chain(request.attribute_names)
             .collect();
-        let deliveries = self.gateway().receive(&queue, options).await?;
+        let deliveries = self
+            .gateway()
+            .receive(&self.caller, &queue, options)
+            .await?;
         let messages: Vec<MessageJson> = deliveries
             .into_iter()
             .map(|delivery| {
@@ -742,7 +728,7 @@ impl Context<'_> {
     }
 
     async fn delete_message(&self, request: wire::HandleRequest) -> Result<Value, SqsError> {
-        let queue = self.queue_of(request.queue_url.as_deref(), "DeleteMessage")?;
+        let queue = self.queue_of(request.queue_url.as_deref(), Operation::Acknowledge)?;
         let handle = request
             .entry
             .receipt_handle
@@ -750,7 +736,7 @@ impl Context<'_> {
         // A handle of another queue is invalid here (as on SQS), and deletes nothing anywhere.
         match self
             .gateway()
-            .acknowledge(&[handle], Some(&queue))
+            .acknowledge(&self.caller, &[handle], Some(&queue))
             .await?
             .first()
         {
@@ -761,7 +747,7 @@ impl Context<'_> {
     }
 
     async fn change_visibility(&self, request: wire::HandleRequest) -> Result<Value, SqsError> {
-        let queue = self.queue_of(request.queue_url.as_deref(), "ChangeMessageVisibility")?;
+        let queue = self.queue_of(request.queue_url.as_deref(), Operation::ChangeVisibility)?;
         let entry = request.entry;
         let handle = entry
             .receipt_handle
@@ -770,7 +756,7 @@ impl Context<'_> {
             .ok_or_else(|| SqsError::missing_parameter("VisibilityTimeout"))?;
         match self
             .gateway()
-            .change_visibility(&[(handle, timeout)], Some(&queue))
+            .change_visibility(&self.caller, &[(handle, timeout)], Some(&queue))
             .await?
             .first()
         {
@@ -785,7 +771,12 @@ impl Context<'_> {
         request: wire::HandleBatch,
         action: &str,
     ) -> Result<Value, SqsError> {
-        let queue = self.queue_of(request.queue_url.as_deref(), action)?;
+        let operation = if action == "DeleteMessageBatch" {
+            Operation::Acknowledge
+        } else {
+            Operation::ChangeVisibility
+        };
+        let queue = self.queue_of(request.queue_url.as_deref(), operation)?;
         let ids = wire::check_batch(request.entries.iter().map(|e| e.id.as_deref()))?;
         let mut result = BatchResult::default();
         let mut handles = Vec::new();
@@ -819,13 +810,13 @@ impl Context<'_> {
         let outcomes = if action == "DeleteMessageBatch" {
             let just_handles: Vec<String> = handles.iter().map(|(_, h, _)| h.clone()).collect();
             self.gateway()
-                .acknowledge(&just_handles, Some(&queue))
+                .acknowledge(&self.caller, &just_handles, Some(&queue))
                 .await?
         } else {
             let entries: Vec<(String, u32)> =
                 handles.iter().map(|(_, h, t)| (h.clone(), *t)).collect();
             self.gateway()
-                .change_visibility(&entries, Some(&queue))
+                .change_visibility(&self.caller, &entries, Some(&queue))
                 .await?
         };
         for ((id, _, _), outcome) in handles.into_iter().zip(outcomes) {
@@ -871,5 +862,20 @@ fn message_not_in_flight() -> SqsError {
             "MessageNotInflight",
             "The message referred to isn't in flight.",
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::credentials::sqs_keys::SQS_ACTIONS;
+
+    /// A key granted an action by name may perform exactly what the endpoint does for it.
+    #[test]
+    fn every_grantable_action_is_an_operation_needing_that_grant() {
+        for (name, action) in SQS_ACTIONS {
+            let operation = operation_of(name).unwrap_or_else(|| panic!("{name} is not served"));
+            assert_eq!(operation.action(), *action, "{name}");
+        }
     }
 }

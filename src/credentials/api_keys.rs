@@ -1,14 +1,16 @@
-//! API keys: how a caller proves who it is, and what each key may do.
+//! ezgh API keys: how a consumer proves who it is, and what each key may do.
 //!
 //! A key reads `sqsgw_<id>_<secret>`. The id is public and finds the key's record; the config keeps
 //! only the SHA-256 of the whole key, compared in constant time. Keys are 256-bit random values, so
 //! a fast hash is enough: there is nothing to brute-force that a slow hash would protect.
 
+use crate::core::access::{Action, Caller, Grants, Principal};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rand::RngCore as _;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 use subtle::ConstantTimeEq;
 
 /// Prefix of every API key, so leaked keys are easy to scan for.
@@ -17,8 +19,8 @@ pub const KEY_PREFIX: &str = "sqsgw_";
 /// The action of receiving messages, as the ezgh docs name it.
 pub const RECEIVE: &str = "queues.messages.receive";
 
-/// Every action a grant may name.
-pub const ACTIONS: &[&str] = &[RECEIVE];
+/// The actions a grant may name (`*` for all of them), and what each allows in the core.
+pub const ACTIONS: &[(&str, Action)] = &[(RECEIVE, Action::Receive)];
 
 /// A key's record: its hash and its grants.
 #[derive(Clone)]
@@ -30,8 +32,8 @@ pub struct ApiKey {
     /// The organization the key belongs to.
     pub organization: String,
     hash: [u8; 32],
-    /// Gateway queue (or `*`) -> allowed actions.
-    grants: BTreeMap<String, BTreeSet<String>>,
+    /// What the key may do, in the core's terms.
+    grants: Arc<Grants>,
 }
 
 impl std::fmt::Debug for ApiKey {
@@ -45,13 +47,14 @@ impl std::fmt::Debug for ApiKey {
 }
 
 impl ApiKey {
-    /// A record from its config: `hash` is `sha256:<64 hex digits>`.
+    /// A record from its config: `hash` is `sha256:<64 hex digits>`; `grants` maps a gateway
+    /// queue (or `*`) to ezgh action names (or `*`).
     pub fn new(
         id: String,
         name: String,
         organization: String,
         hash: &str,
-        grants: BTreeMap<String, BTreeSet<String>>,
+        grants: &BTreeMap<String, BTreeSet<String>>,
     ) -> Result<Self, String> {
         let digest = hash
             .strip_prefix("sha256:")
@@ -64,18 +67,37 @@ impl ApiKey {
             name,
             organization,
             hash: bytes,
-            grants,
+            grants: Arc::new(core_grants(grants)?),
         })
     }
 
-    /// Whether the key may do `action` on the gateway queue `queue`.
-    pub fn allows(&self, queue: &str, action: &str) -> bool {
-        [queue, "*"].iter().any(|q| {
-            self.grants
-                .get(*q)
-                .is_some_and(|actions| actions.contains(action) || actions.contains("*"))
-        })
+    /// The key as a caller of the core.
+    pub fn caller(&self) -> Caller {
+        Caller::new(Principal::ApiKey(self.id.clone()), Arc::clone(&self.grants))
     }
+}
+
+/// ezgh grants in the core's terms.
+fn core_grants(grants: &BTreeMap<String, BTreeSet<String>>) -> Result<Grants, String> {
+    let mut core = Grants::none();
+    for (queue, names) in grants {
+        let mut actions = Vec::new();
+        for name in names {
+            match ACTIONS.iter().find(|(known, _)| known == name) {
+                Some((_, action)) => actions.push(*action),
+                None if name == "*" => actions.extend(ACTIONS.iter().map(|(_, action)| *action)),
+                None => {
+                    let known: Vec<&str> = ACTIONS.iter().map(|(name, _)| *name).collect();
+                    return Err(format!(
+                        "unknown action `{name}`; known: {}",
+                        known.join(", ")
+                    ));
+                }
+            }
+        }
+        core = core.allow(queue, actions);
+    }
+    Ok(core)
 }
 
 /// All configured API keys, by id.
@@ -141,8 +163,8 @@ pub fn hash_key(key: &str) -> String {
 mod tests {
     use super::*;
 
-    fn record(generated: &GeneratedKey, grants: &[(&str, &[&str])]) -> ApiKey {
-        let grants = grants
+    fn grants(grants: &[(&str, &[&str])]) -> BTreeMap<String, BTreeSet<String>> {
+        grants
             .iter()
             .map(|(queue, actions)| {
                 (
@@ -150,13 +172,16 @@ mod tests {
                     actions.iter().map(|a| a.to_string()).collect(),
                 )
             })
-            .collect();
+            .collect()
+    }
+
+    fn record(generated: &GeneratedKey, given: &[(&str, &[&str])]) -> ApiKey {
         ApiKey::new(
             generated.id.clone(),
             "test".into(),
             "acme".into(),
             &generated.hash,
-            grants,
+            &grants(given),
         )
         .unwrap()
     }
@@ -178,18 +203,32 @@ mod tests {
     #[test]
     fn grants_name_queues_and_actions() {
         let generated = generate_key();
-        let key = record(&generated, &[("orders", &[RECEIVE])]);
-        assert!(key.allows("orders", RECEIVE));
-        assert!(!key.allows("jobs", RECEIVE));
-        assert!(!key.allows("orders", "queues.messages.send"));
-        let wildcard = record(&generated, &[("*", &["*"])]);
-        assert!(wildcard.allows("jobs", RECEIVE));
+        let key = record(&generated, &[("orders", &[RECEIVE])]).caller();
+        assert!(key.may(Action::Receive, "orders"));
+        assert!(!key.may(Action::Receive, "jobs"));
+        assert!(!key.may(Action::Send, "orders"));
+        let wildcard = record(&generated, &[("*", &["*"])]).caller();
+        assert!(wildcard.may(Action::Receive, "jobs"));
+        assert!(
+            !wildcard.may(Action::Purge, "jobs"),
+            "ezgh keys only receive"
+        );
+        let unknown = ApiKey::new(
+            generated.id.clone(),
+            "t".into(),
+            "acme".into(),
+            &generated.hash,
+            &grants(&[("orders", &["fly"])]),
+        );
+        assert!(unknown.unwrap_err().contains("unknown action `fly`"));
     }
 
     #[test]
     fn hashes_must_have_the_documented_form() {
         for bad in ["", "abc", "sha256:zz", "md5:00"] {
-            assert!(ApiKey::new("i".into(), "n".into(), "o".into(), bad, BTreeMap::new()).is_err());
+            assert!(
+                ApiKey::new("i".into(), "n".into(), "o".into(), bad, &BTreeMap::new()).is_err()
+            );
         }
         let generated = generate_key();
         assert!(!format!("{:?}", record(&generated, &[])).contains(&generated.hash[7..]));

@@ -1,0 +1,80 @@
+//! Every operation the core performs, by name: what each needs of the caller, and the name spans
+//! (and, later, metrics) carry, whichever dialect asked.
+
+use crate::core::access::Action;
+
+/// One core operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operation {
+    Receive,
+    Send,
+    Acknowledge,
+    ChangeVisibility,
+    Peek,
+    Purge,
+    /// A queue's address (and that it exists).
+    ResolveQueue,
+    /// A queue's settings and counts.
+    QueueStats,
+    ListQueues,
+    /// The queues that dead-letter into a queue.
+    DeadLetterSources,
+    ListTags,
+    CreateQueue,
+    DeleteQueue,
+    SetQueueSettings,
+    Tag,
+    Redrive,
+}
+
+impl Operation {
+    /// The name spans carry.
+    pub fn name(self) -> &'static str {
+        match self {
+            Operation::Receive => "receive",
+            Operation::Send => "send",
+            Operation::Acknowledge => "acknowledge",
+            Operation::ChangeVisibility => "change_visibility",
+            Operation::Peek => "peek",
+            Operation::Purge => "purge",
+            Operation::ResolveQueue => "resolve_queue",
+            Operation::QueueStats => "queue_stats",
+            Operation::ListQueues => "list_queues",
+            Operation::DeadLetterSources => "dead_letter_sources",
+            Operation::ListTags => "list_tags",
+            Operation::CreateQueue => "create_queue",
+            Operation::DeleteQueue => "delete_queue",
+            Operation::SetQueueSettings => "set_queue_settings",
+            Operation::Tag => "tag",
+            Operation::Redrive => "redrive",
+        }
+    }
+
+    /// What the caller needs on the queue the operation is about.
+    pub fn action(self) -> Action {
+        match self {
+            Operation::Receive => Action::Receive,
+            Operation::Send => Action::Send,
+            Operation::Acknowledge => Action::Acknowledge,
+            Operation::ChangeVisibility => Action::ChangeVisibility,
+            Operation::Peek => Action::Peek,
+            Operation::Purge => Action::Purge,
+            Operation::ResolveQueue
+            | Operation::QueueStats
+            | Operation::ListQueues
+            | Operation::DeadLetterSources
+            | Operation::ListTags => Action::Inspect,
+            Operation::CreateQueue
+            | Operation::DeleteQueue
+            | Operation::SetQueueSettings
+            | Operation::Tag => Action::ManageQueues,
+            Operation::Redrive => Action::Redrive,
+        }
+    }
+
+    /// Names the operation on the current span (the request's), so every log line of the request
+    /// says what it did.
+    pub fn record(self) {
+        tracing::Span::current().record("operation", self.name());
+    }
+}

@@ -1,0 +1,5 @@
+//! Credentials, beside the core and used by the dialects: each kind proves who a caller is and
+//! carries its grants in the core's terms.
+
+pub mod api_keys;
+pub mod sqs_keys;
