@@ -2,9 +2,9 @@
 
 use crate::core::backend::{Backend, BackendError};
 use crate::core::model::{
-    AttributeValue, BackendMessage, BackendReceive, EntryError, EntryOutcome, MessageAttribute,
-    OutgoingMessage, QueueAttributes, QueueSettings, QueueStats, RedrivePolicy, ResolvedQueue,
-    SentMessage,
+    AttributeValue, BackendMessage, BackendReceive, EntryError, EntryErrorKind, EntryOutcome,
+    MessageAttribute, OutgoingMessage, QueueAttributes, QueueSettings, QueueStats, RedrivePolicy,
+    ResolvedQueue, SentMessage,
 };
 use async_trait::async_trait;
 use aws_config::meta::region::RegionProviderChain;
@@ -334,10 +334,9 @@ impl Backend for SqsBackend {
                 .ok()
                 .and_then(|i| results.get_mut(i))
             {
-                *slot = Err(EntryError {
-                    code: static_code(&failed.code),
-                    message: failed.message.unwrap_or_default(),
-                });
+                // SQS's own text stays in the log; the client gets the kind and our words.
+                tracing::debug!(code = %failed.code, "SQS refused a batch entry");
+                *slot = Err(entry_error(&failed.code));
             }
         }
         Ok(results)
@@ -533,15 +532,22 @@ fn batch_outcomes(
 }
 
 /// SQS's per-entry send error codes, as static strings (unknown ones collapse to a generic code).
-fn static_code(code: &str) -> &'static str {
-    match code {
-        "InvalidParameterValue" => "InvalidParameterValue",
-        "MissingParameter" => "MissingParameter",
-        "InvalidMessageContents" => "InvalidMessageContents",
-        "UnsupportedOperation" => "UnsupportedOperation",
-        "KmsThrottled" => "KmsThrottled",
-        _ => "InternalError",
-    }
+/// An SQS per-entry refusal in the core's terms.
+fn entry_error(code: &str) -> EntryError {
+    let kind = match code {
+        "InvalidParameterValue" | "InvalidParameterValueException" => {
+            EntryErrorKind::InvalidParameter
+        }
+        "MissingParameter" | "MissingRequiredParameterException" => {
+            EntryErrorKind::MissingParameter
+        }
+        "InvalidMessageContents" => EntryErrorKind::InvalidContents,
+        _ => EntryErrorKind::Refused,
+    };
+    EntryError::new(
+        kind,
+        format!("the queue service refused this message ({code})"),
+    )
 }
 
 /// Maps an SQS per-entry error code.

@@ -21,14 +21,20 @@ pub enum ErrorKind {
     QueueNotFound,
     /// The queue has as many messages in flight as it may; a receive gets none until some end.
     OverLimit,
-    /// Over a rate limit; retry after the given time.
-    RateLimited { retry_after: Duration },
+    /// Over a limit; retry after the given time.
+    RateLimited {
+        retry_after: Duration,
+        /// Which limit: a request rate, or a daily quota.
+        scope: LimitScope,
+    },
     /// The backend cannot be reached or is throttling; retry after the given time.
     Unavailable { retry_after: Duration },
     /// A bug or an unexpected backend answer; details are logged only.
     Internal,
     /// A queue of that name exists with other settings.
     AlreadyExists,
+    /// The request conflicts with the state of the resource (say, a purge already running).
+    Conflict,
     /// The gateway (its backend) cannot do this at all.
     Unsupported,
     /// No route serves the request's path.
@@ -39,6 +45,15 @@ pub enum ErrorKind {
     RequestTimeout,
     /// The request line is too long to route.
     UriTooLong,
+}
+
+/// Which limit a caller went over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitScope {
+    /// A request rate (with a burst).
+    Rate,
+    /// A number of requests a day.
+    DailyQuota,
 }
 
 /// A failed gateway operation.
@@ -107,7 +122,7 @@ impl GatewayError {
     /// Seconds a client should wait, for errors that carry one.
     pub fn retry_after(&self) -> Option<Duration> {
         match self.kind {
-            ErrorKind::RateLimited { retry_after } | ErrorKind::Unavailable { retry_after } => {
+            ErrorKind::RateLimited { retry_after, .. } | ErrorKind::Unavailable { retry_after } => {
                 Some(retry_after)
             }
             _ => None,

@@ -2,7 +2,9 @@
 //! values), checked in the core so every backend enforces it, LocalStack included, and no stored
 //! message carries a character a dialect cannot render (XML has no form for most controls).
 
-use crate::core::model::{AttributeValue, EntryError, MessageAttribute, OutgoingMessage};
+use crate::core::model::{
+    AttributeValue, EntryError, EntryErrorKind, MessageAttribute, OutgoingMessage,
+};
 use std::collections::BTreeMap;
 
 /// Attributes a message may carry on SQS.
@@ -27,20 +29,20 @@ pub fn check_message(message: &OutgoingMessage) -> Result<(), EntryError> {
 /// A body is non-empty and made of allowed characters.
 pub fn check_body(body: &str) -> Result<(), EntryError> {
     if body.is_empty() {
-        return Err(EntryError {
-            code: "MissingParameter",
-            message: "the message body must not be empty".into(),
-        });
+        return Err(EntryError::new(
+            EntryErrorKind::MissingParameter,
+            "the message body must not be empty",
+        ));
     }
     match body.chars().find(|c| !allowed_char(*c)) {
         None => Ok(()),
-        Some(c) => Err(EntryError {
-            code: "InvalidMessageContents",
-            message: format!(
+        Some(c) => Err(EntryError::new(
+            EntryErrorKind::InvalidContents,
+            format!(
                 "Invalid binary character '#x{:X}' was found in the message body, the set of allowed characters is #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF",
                 u32::from(c)
             ),
-        }),
+        )),
     }
 }
 
@@ -246,7 +248,7 @@ mod tests {
     fn attribute_values_and_types_keep_to_the_allowed_characters() {
         assert!(text("String", "fine\ttext\n").is_ok());
         let control = text("String", "bad\u{1}val").unwrap_err();
-        assert_eq!(control.code, "InvalidParameterValue");
+        assert_eq!(control.kind, EntryErrorKind::InvalidParameter);
         assert!(control.message.contains("#x1"), "{}", control.message);
         assert!(text("String.\u{2}", "x").is_err());
         assert!(text("String.label", "x").is_ok());
@@ -299,17 +301,20 @@ mod tests {
             &"n".repeat(257),
         ] {
             let error = named(bad).unwrap_err();
-            assert_eq!(error.code, "InvalidParameterValue", "{bad}");
+            assert_eq!(error.kind, EntryErrorKind::InvalidParameter, "{bad}");
         }
         assert!(named("aws.x").unwrap_err().message.contains("reserved"));
     }
 
     #[test]
     fn bodies_and_counts() {
-        assert_eq!(check_body("").unwrap_err().code, "MissingParameter");
         assert_eq!(
-            check_body("a\u{7}b").unwrap_err().code,
-            "InvalidMessageContents"
+            check_body("").unwrap_err().kind,
+            EntryErrorKind::MissingParameter
+        );
+        assert_eq!(
+            check_body("a\u{7}b").unwrap_err().kind,
+            EntryErrorKind::InvalidContents
         );
         assert!(check_body("ok \u{10FFFF}").is_ok());
         let eleven: BTreeMap<String, MessageAttribute> = (0..11)

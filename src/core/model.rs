@@ -178,19 +178,37 @@ pub struct SentMessage {
     pub sequence_number: Option<String>,
 }
 
-/// Why one entry of a batch was refused; `code` is SQS's error code.
+/// Why one entry of a batch was refused; each dialect renders the kind in its own terms.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EntryError {
-    pub code: &'static str,
+    pub kind: EntryErrorKind,
+    /// Safe to show the client (never a backend's own text).
     pub message: String,
 }
 
+/// The kinds of per-entry refusal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryErrorKind {
+    /// A parameter is out of its range or malformed.
+    InvalidParameter,
+    /// The body (or a value) holds characters outside the allowed set.
+    InvalidContents,
+    /// A required parameter is missing.
+    MissingParameter,
+    /// The backend refused the entry for a reason of its own (logged).
+    Refused,
+}
+
 impl EntryError {
-    pub fn invalid(message: impl Into<String>) -> Self {
+    pub fn new(kind: EntryErrorKind, message: impl Into<String>) -> Self {
         Self {
-            code: "InvalidParameterValue",
+            kind,
             message: message.into(),
         }
+    }
+
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(EntryErrorKind::InvalidParameter, message)
     }
 }
 

@@ -5,6 +5,7 @@ use super::wire::{self, MessageJson, ReceiveResponse, ResultsResponse};
 use crate::api::{ClientAddressPolicy, read_body};
 use crate::config::OrganizationConfig;
 use crate::core::access::{Action, Caller, Grants, Principal};
+use crate::core::error::LimitScope;
 use crate::core::limits::{InvalidHandleLimiter, RequestLimiter};
 use crate::core::{ErrorKind, Gateway, GatewayError};
 use crate::credentials::api_keys::{ApiKey, ApiKeys};
@@ -107,13 +108,19 @@ impl EzghState {
         key.caller().authorize(Action::Receive, gateway_queue)?;
         if let Err(wait) = self.requests.check(organization) {
             return Err(GatewayError::new(
-                ErrorKind::RateLimited { retry_after: wait },
+                ErrorKind::RateLimited {
+                    retry_after: wait,
+                    scope: LimitScope::Rate,
+                },
                 "over the organization's rate limit",
             ));
         }
         if let Err(wait) = self.queue_requests.check(gateway_queue) {
             return Err(GatewayError::new(
-                ErrorKind::RateLimited { retry_after: wait },
+                ErrorKind::RateLimited {
+                    retry_after: wait,
+                    scope: LimitScope::Rate,
+                },
                 "over the queue's rate limit",
             ));
         }
@@ -132,7 +139,10 @@ impl EzghState {
         let invalid = self.gateway.count_invalid_handles(handles);
         self.invalid_handles.admit(client, invalid).map_err(|wait| {
             GatewayError::new(
-                ErrorKind::RateLimited { retry_after: wait },
+                ErrorKind::RateLimited {
+                    retry_after: wait,
+                    scope: LimitScope::Rate,
+                },
                 "too many invalid receipt handles from this address",
             )
         })

@@ -1,6 +1,7 @@
 //! Renders errors as SQS does in the JSON protocol: `__type`, `message`, and `x-amzn-query-error`.
 
 use crate::core::limits::retry_after_seconds;
+use crate::core::model::{EntryError, EntryErrorKind};
 use crate::core::{ErrorKind, GatewayError};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -80,6 +81,17 @@ impl SqsError {
     }
 }
 
+impl From<EntryError> for SqsError {
+    fn from(error: EntryError) -> Self {
+        let code = match error.kind {
+            EntryErrorKind::InvalidParameter | EntryErrorKind::Refused => "InvalidParameterValue",
+            EntryErrorKind::InvalidContents => "InvalidMessageContents",
+            EntryErrorKind::MissingParameter => "MissingParameter",
+        };
+        SqsError::sender(code, error.message)
+    }
+}
+
 impl From<GatewayError> for SqsError {
     fn from(error: GatewayError) -> Self {
         error.log("sqs");
@@ -91,6 +103,7 @@ impl From<GatewayError> for SqsError {
             ErrorKind::PayloadTooLarge => SqsError::sender("RequestEntityTooLarge", error.message)
                 .with_status(StatusCode::PAYLOAD_TOO_LARGE),
             ErrorKind::Unsupported => SqsError::unsupported(error.message),
+            ErrorKind::Conflict => SqsError::invalid_parameter(error.message),
             ErrorKind::AlreadyExists => SqsError {
                 query_code: "QueueAlreadyExists",
                 ..SqsError::sender("QueueNameExists", error.message)

@@ -48,7 +48,44 @@ mod tests {
     }
 
     #[test]
+    fn body_digest_is_of_the_utf8_bytes() {
+        assert_eq!(
+            of_body("\u{e9} \u{2603}"),
+            "f5e48c8a9dd5e48958f4a7389283e0b2"
+        );
+    }
+
+    #[test]
     fn no_attributes_no_digest() {
         assert_eq!(of_attributes(&BTreeMap::new()), None);
+    }
+
+    /// The vector was computed by an independent implementation of AWS's documented algorithm
+    /// (the Python one in tests/clients/scenario.py); the integration tests also compare the
+    /// gateway's digests with LocalStack's for the same messages.
+    #[test]
+    fn attribute_digest_sorts_names_and_marks_binary_values() {
+        let attribute = |data_type: &str, value: AttributeValue| MessageAttribute {
+            data_type: data_type.into(),
+            value,
+        };
+        let attributes = BTreeMap::from([
+            (
+                "event".to_owned(),
+                attribute("String", AttributeValue::Text("order.paid".into())),
+            ),
+            (
+                "blob".to_owned(),
+                attribute("Binary", AttributeValue::Bytes(vec![0, 1, 0xfe])),
+            ),
+            (
+                "amount".to_owned(),
+                attribute("Number.cents", AttributeValue::Text("1250".into())),
+            ),
+        ]);
+        assert_eq!(
+            of_attributes(&attributes).as_deref(),
+            Some("bcc416d1ac549c1f88444ea9ac284282")
+        );
     }
 }

@@ -583,7 +583,7 @@ impl Context<'_> {
         let sent = results
             .pop()
             .ok_or_else(|| SqsError::from(GatewayError::internal("no send result")))?
-            .map_err(|error| SqsError::sender(error.code, error.message))?;
+            .map_err(SqsError::from)?;
         let mut answer = json!({ "MessageId": sent.message_id, "MD5OfMessageBody": body_md5 });
         if let Some(md5) = attributes_md5 {
             answer["MD5OfMessageAttributes"] = json!(md5);
@@ -602,12 +602,7 @@ impl Context<'_> {
         for (id, entry) in ids.into_iter().zip(request.entries) {
             match wire::outgoing(entry) {
                 Ok(message) => accepted.push((id, message)),
-                Err(error) => result.failed.push(Failed {
-                    id,
-                    sender_fault: true,
-                    code: error.code.into(),
-                    message: error.message,
-                }),
+                Err(error) => result.failed.push(failed(id, &error)),
             }
         }
         let messages: Vec<_> = accepted.iter().map(|(_, m)| m.clone()).collect();
@@ -628,12 +623,7 @@ impl Context<'_> {
                         sequence_number: sent.sequence_number,
                     });
                 }
-                Err(error) => result.failed.push(Failed {
-                    id,
-                    sender_fault: true,
-                    code: error.code.into(),
-                    message: error.message,
-                }),
+                Err(error) => result.failed.push(failed(id, &SqsError::from(error))),
             }
         }
         Ok(serde_json::to_value(result).unwrap_or_default())

@@ -429,15 +429,20 @@ mod tests {
 
     #[test]
     fn batches_are_checked_like_sqs() {
-        assert!(check_batch(std::iter::empty()).is_err());
-        assert!(check_batch(vec![Some("a"); 11].into_iter()).is_err());
+        let code = |ids: Vec<Option<&str>>| check_batch(ids.into_iter()).unwrap_err().code;
+        assert_eq!(code(vec![]), "EmptyBatchRequest");
+        assert_eq!(code(vec![Some("a"); 11]), "TooManyEntriesInBatchRequest");
+        assert_eq!(code(vec![None]), "MissingParameter");
+        assert_eq!(code(vec![Some("")]), "InvalidBatchEntryId");
+        let long = "x".repeat(81);
+        assert_eq!(code(vec![Some(long.as_str())]), "InvalidBatchEntryId");
         let twice = check_batch(vec![Some("a"), Some("a")].into_iter()).unwrap_err();
         assert_eq!(twice.code, "BatchEntryIdsNotDistinct");
         assert_eq!(
             twice.query_code,
             "AWS.SimpleQueueService.BatchEntryIdsNotDistinct"
         );
-        assert!(check_batch(vec![Some("bad id")].into_iter()).is_err());
+        assert_eq!(code(vec![Some("bad id")]), "InvalidBatchEntryId");
         assert_eq!(
             check_batch(vec![Some("a-1"), Some("b_2")].into_iter()).unwrap(),
             ["a-1", "b_2"]

@@ -5,8 +5,8 @@
 //! (visibility, delays, retention, deduplication and attempt windows) is tested with plain numbers.
 
 use crate::core::model::{
-    AttributeValue, EntryError, EntryOutcome, MessageAttribute, OutgoingMessage, QueueSettings,
-    QueueStats, SentMessage,
+    AttributeValue, EntryError, EntryErrorKind, EntryOutcome, MessageAttribute, OutgoingMessage,
+    QueueSettings, QueueStats, SentMessage,
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -459,11 +459,10 @@ impl Queue {
             let group = message.group_id.as_deref().unwrap_or_default();
             if group.is_empty() || group.len() > 128 || !group.chars().all(|c| c.is_ascii_graphic())
             {
-                return Err(EntryError {
-                    code: "MissingParameter",
-                    message: "FIFO messages need a MessageGroupId of 1 to 128 printable characters"
-                        .into(),
-                });
+                return Err(EntryError::new(
+                    EntryErrorKind::MissingParameter,
+                    "FIFO messages need a MessageGroupId of 1 to 128 printable characters",
+                ));
             }
             let key = match (
                 &message.deduplication_id,
@@ -984,7 +983,7 @@ mod tests {
             T0,
             &mut Vec::new(),
         );
-        assert_eq!(error.unwrap_err().code, "InvalidParameterValue");
+        assert_eq!(error.unwrap_err().kind, EntryErrorKind::InvalidParameter);
     }
 
     #[test]
@@ -1061,18 +1060,18 @@ mod tests {
             },
         );
         assert_eq!(
-            q.send(over, T0, &mut Vec::new()).unwrap_err().code,
-            "InvalidParameterValue"
+            q.send(over, T0, &mut Vec::new()).unwrap_err().kind,
+            EntryErrorKind::InvalidParameter
         );
         assert_eq!(
-            q.send(text(""), T0, &mut Vec::new()).unwrap_err().code,
-            "MissingParameter"
+            q.send(text(""), T0, &mut Vec::new()).unwrap_err().kind,
+            EntryErrorKind::MissingParameter
         );
         assert_eq!(
             q.send(text("bad \u{1}"), T0, &mut Vec::new())
                 .unwrap_err()
-                .code,
-            "InvalidMessageContents"
+                .kind,
+            EntryErrorKind::InvalidContents
         );
         let mut not_a_number = text("n");
         not_a_number.attributes.insert(
@@ -1212,16 +1211,16 @@ mod tests {
             ..grouped("x", "g", "d")
         };
         assert_eq!(
-            q.send(delayed, T0, &mut Vec::new()).unwrap_err().code,
-            "InvalidParameterValue"
+            q.send(delayed, T0, &mut Vec::new()).unwrap_err().kind,
+            EntryErrorKind::InvalidParameter
         );
         let no_group = OutgoingMessage {
             group_id: None,
             ..grouped("x", "g", "d")
         };
         assert_eq!(
-            q.send(no_group, T0, &mut Vec::new()).unwrap_err().code,
-            "MissingParameter"
+            q.send(no_group, T0, &mut Vec::new()).unwrap_err().kind,
+            EntryErrorKind::MissingParameter
         );
         let no_dedup = OutgoingMessage {
             deduplication_id: None,
