@@ -60,7 +60,7 @@ impl Action {
 }
 
 /// Who is calling, as its dialect authenticated it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Principal {
     /// An ezgh API key, by its public id.
     ApiKey(String),

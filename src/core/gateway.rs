@@ -3,7 +3,7 @@
 //! It resolves queues through the registry, seals and opens receipt handles, keeps the delivery
 //! ledger honest, and makes one batched backend call per queue. Dialects call only this.
 
-use crate::core::access::{Action, Caller};
+use crate::core::access::{Action, Caller, Principal};
 use crate::core::backend::{Backend, BackendError};
 use crate::core::clock::Clock;
 use crate::core::handle::{HandleClaims, Keyring, SealedHandle};
@@ -22,6 +22,9 @@ use std::sync::Arc;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+
+/// How long a receive's answer is kept for a retry with the same attempt id (as SQS promises).
+pub const ATTEMPT_WINDOW: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// A delivery stays in flight at most this long after its receive, whatever extensions ask for.
 pub const MAX_IN_FLIGHT: ChronoDuration = ChronoDuration::hours(12);
@@ -50,8 +53,12 @@ pub struct Gateway {
     ledger: DeliveryLedger,
     unknown_deliveries: UnknownDeliveries,
     /// Handles given for receives with an attempt id, by backend delivery: a retried attempt that
-    /// gets the same deliveries back gets the same handles (as SQS promises).
-    replays: moka::sync::Cache<(String, String), (u64, SealedHandle)>,
+    /// gets the same deliveries back from a backend that replays itself gets the same handles.
+    replays: moka::sync::Cache<(String, String), (u64, DateTime<Utc>, SealedHandle)>,
+    /// The answers given to receives with an attempt id, by (queue, attempt id, caller): a retry
+    /// within [`ATTEMPT_WINDOW`] gets the same messages and handles again, on any queue and any
+    /// backend.
+    attempts: moka::sync::Cache<AttemptKey, Arc<Vec<Attempted>>>,
     clock: Arc<dyn Clock>,
     shutdown: CancellationToken,
     tasks: TaskTracker,
@@ -85,7 +92,11 @@ impl Gateway {
             unknown_deliveries,
             replays: moka::sync::Cache::builder()
                 .max_capacity(100_000)
-                .time_to_live(std::time::Duration::from_secs(300))
+                .time_to_live(ATTEMPT_WINDOW)
+                .build(),
+            attempts: moka::sync::Cache::builder()
+                .max_capacity(100_000)
+                .time_to_live(ATTEMPT_WINDOW)
                 .build(),
             clock,
             shutdown,
@@ -344,6 +355,23 @@ impl Gateway {
             return Ok(Vec::new());
         }
         let resolved = self.registry.get(queue).await?;
+        let attempt = options
+            .attempt_id
+            .as_ref()
+            .map(|id| (queue.to_owned(), id.clone(), caller.principal().clone()));
+        if let Some(key) = &attempt
+            && let Some(answered) = self.attempts.get(key)
+        {
+            let visibility = options
+                .visibility_timeout_seconds
+                .unwrap_or(resolved.attributes.visibility_timeout_seconds);
+            let replayed = self.replay(queue, &resolved, &answered, visibility).await?;
+            if !replayed.is_empty() {
+                return Ok(replayed);
+            }
+            // Nothing of that answer is still the caller's: this is a new receive.
+            self.attempts.invalidate(key);
+        }
         let request = BackendReceive {
             max_messages: options.max_messages,
             wait_seconds: options
@@ -360,6 +388,13 @@ impl Gateway {
         let queue = queue.to_owned();
         self.tasks.spawn(async move {
             let result = gateway.receive_and_seal(&queue, &resolved, &request).await;
+            if let (Some(key), Ok((deliveries, attempted))) = (attempt, &result)
+                && !deliveries.is_empty()
+            {
+                // Kept even when nobody waits for the answer: the retry gets it.
+                gateway.attempts.insert(key, Arc::new(attempted.clone()));
+            }
+            let result = result.map(|(deliveries, _)| deliveries);
             if let Err(Ok(abandoned)) = answer.send(result) {
                 // With an attempt id the client retries to get these same deliveries back.
                 if request.attempt_id.is_none() {
@@ -374,31 +409,34 @@ impl Gateway {
         }
     }
 
+    /// Receives from the backend and seals a handle per delivery; with an attempt id, also what a
+    /// retry needs to give the same answer.
     async fn receive_and_seal(
         &self,
         queue: &str,
         resolved: &ResolvedQueue,
         request: &BackendReceive,
-    ) -> Result<Vec<Delivery>, GatewayError> {
+    ) -> Result<(Vec<Delivery>, Vec<Attempted>), GatewayError> {
         // Taken before the backend call, so our 12-hour mark is never later than the backend's.
         let received_at = self.clock.now();
         let answer = self.backend.receive(&resolved.url, request).await;
         let messages = self.settle(queue, answer).await?;
         let dead_letter_source = self.dead_letter_source(resolved, &messages).await;
         let mut deliveries = Vec::with_capacity(messages.len());
+        let mut attempted = Vec::new();
         for message in messages {
             let replay_key = (queue.to_owned(), message.backend_handle.clone());
             let replayed = request
                 .attempt_id
                 .as_ref()
                 .and_then(|_| self.replays.get(&replay_key))
-                .filter(|(delivery_id, _)| {
+                .filter(|(delivery_id, _, _)| {
                     self.ledger
                         .standing(queue, &message.message_id, *delivery_id)
                         == Standing::Current
                 });
-            let receipt_handle = match replayed {
-                Some((_, handle)) => handle,
+            let (receipt_handle, delivery_id, first_received_at) = match replayed {
+                Some((delivery_id, at, handle)) => (handle, delivery_id, at),
                 None => {
                     let delivery_id = rand::random::<u64>();
                     self.ledger.record(queue, &message.message_id, delivery_id);
@@ -412,19 +450,75 @@ impl Gateway {
                     });
                     if request.attempt_id.is_some() {
                         self.replays
-                            .insert(replay_key, (delivery_id, handle.clone()));
+                            .insert(replay_key, (delivery_id, received_at, handle.clone()));
                     }
-                    handle
+                    (handle, delivery_id, received_at)
                 }
             };
             let dead_letter = dead_letter_source.info(&message);
-            deliveries.push(Delivery {
+            let delivery = Delivery {
                 message,
                 receipt_handle,
                 dead_letter,
-            });
+            };
+            if request.attempt_id.is_some() {
+                attempted.push(Attempted {
+                    delivery: delivery.clone(),
+                    delivery_id,
+                    received_at: first_received_at,
+                });
+            }
+            deliveries.push(delivery);
         }
-        Ok(deliveries)
+        Ok((deliveries, attempted))
+    }
+
+    /// The answer of an earlier receive with the same attempt id, again: the deliveries that are
+    /// still the caller's (the ledger's current ones) are hidden again for `visibility` seconds
+    /// from now (as a retry within the window resets the timeout on SQS) and answered with the
+    /// same handles. Deliveries acknowledged, received by someone else, or visible again by now
+    /// are left out.
+    async fn replay(
+        &self,
+        queue: &str,
+        resolved: &ResolvedQueue,
+        answered: &[Attempted],
+        visibility: u32,
+    ) -> Result<Vec<Delivery>, GatewayError> {
+        let now = self.clock.now();
+        let current: Vec<&Attempted> = answered
+            .iter()
+            .filter(|attempted| {
+                self.ledger.standing(
+                    queue,
+                    &attempted.delivery.message.message_id,
+                    attempted.delivery_id,
+                ) == Standing::Current
+            })
+            .collect();
+        if current.is_empty() {
+            return Ok(Vec::new());
+        }
+        let entries: Vec<(&str, u32)> = current
+            .iter()
+            .map(|attempted| {
+                (
+                    attempted.delivery.message.backend_handle.as_str(),
+                    clamp_visibility(visibility, attempted.received_at, now),
+                )
+            })
+            .collect();
+        let answer = self
+            .backend
+            .change_visibility_batch(&resolved.url, &entries)
+            .await;
+        let outcomes = self.settle(queue, answer).await?;
+        Ok(current
+            .into_iter()
+            .zip(outcomes)
+            .filter(|(_, outcome)| *outcome == EntryOutcome::Ok)
+            .map(|(attempted, _)| attempted.delivery.clone())
+            .collect())
     }
 
     /// A handle's claims, if it is one of this gateway's, unaltered, of the expected queue (if
@@ -725,6 +819,19 @@ impl Gateway {
         }
         source
     }
+}
+
+/// Which receive an answer belongs to: queue, attempt id, caller.
+type AttemptKey = (String, String, Principal);
+
+/// One delivery of an answer kept for a retry of its attempt.
+#[derive(Debug, Clone)]
+struct Attempted {
+    delivery: Delivery,
+    /// The ledger's id of the delivery: a retry answers it only while it is still current.
+    delivery_id: u64,
+    /// When it was received, for the 12-hour mark.
+    received_at: DateTime<Utc>,
 }
 
 /// The sources of dead-lettered messages of one receive.

@@ -925,3 +925,75 @@ mod handles {
     use super::*;
     crate::on_both_backends!(a_handle_of_another_queue_is_invalid);
 }
+
+/// A receive retried with the same attempt id within five minutes gets the same messages and
+/// handles again, on a standard queue, on both backends (LocalStack ignores attempt ids: the
+/// core keeps the answer), and only for the same caller.
+async fn a_retried_attempt_gets_the_same_answer(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
+        .queue(QueueSpec::standard("orders"))
+        .config(
+            "[[sqs_api.credentials]]\naccess_key_id = \"AKIDOTHER\"\nsecret = \"other-secret\"\n",
+        )
+        .start()
+        .await;
+    let (client, url) = gw.sqs_queue("orders").await;
+    client
+        .send_message()
+        .queue_url(&url)
+        .message_body("once")
+        .send()
+        .await
+        .unwrap();
+    let receive = |client: &aws_sdk_sqs::Client, attempt: Option<&str>| {
+        client
+            .receive_message()
+            .queue_url(&url)
+            .wait_time_seconds(1)
+            .visibility_timeout(60)
+            .set_receive_request_attempt_id(attempt.map(str::to_owned))
+            .send()
+    };
+    let first = receive(&client, Some("attempt-1")).await.unwrap();
+    assert_eq!(first.messages().len(), 1);
+    let handle = first.messages()[0].receipt_handle().unwrap().to_owned();
+    let id = first.messages()[0].message_id().unwrap().to_owned();
+    // The answer was lost; the retry gets it again, same handle.
+    let retry = receive(&client, Some("attempt-1")).await.unwrap();
+    assert_eq!(retry.messages().len(), 1, "the same message again");
+    assert_eq!(retry.messages()[0].message_id(), Some(id.as_str()));
+    assert_eq!(retry.messages()[0].receipt_handle(), Some(handle.as_str()));
+    // It is in flight for everyone else, and another caller's same attempt id is its own.
+    assert!(receive(&client, None).await.unwrap().messages().is_empty());
+    let other = gw.sqs_client("AKIDOTHER", "other-secret");
+    assert!(
+        receive(&other, Some("attempt-1"))
+            .await
+            .unwrap()
+            .messages()
+            .is_empty()
+    );
+    // The ledger saw one delivery: the handle acknowledges.
+    client
+        .delete_message()
+        .queue_url(&url)
+        .receipt_handle(&handle)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gw.backend_depth("orders").await, 0);
+    // Acknowledged: a retry now finds nothing of that answer left, and receives anew.
+    assert!(
+        receive(&client, Some("attempt-1"))
+            .await
+            .unwrap()
+            .messages()
+            .is_empty()
+    );
+    gw.stop().await;
+}
+
+mod attempts {
+    use super::*;
+    crate::on_both_backends!(a_retried_attempt_gets_the_same_answer);
+}
