@@ -4,6 +4,7 @@
 //! ledger honest, and makes one batched backend call per queue. Dialects call only this.
 
 use crate::core::access::{Action, Caller, Principal};
+use crate::core::attributes;
 use crate::core::backend::{Backend, BackendError};
 use crate::core::clock::Clock;
 use crate::core::handle::{HandleClaims, Keyring, SealedHandle};
@@ -172,10 +173,26 @@ impl Gateway {
     ) -> Result<Vec<Result<SentMessage, EntryError>>, GatewayError> {
         self.admit(caller, Operation::Send, queue)?;
         let resolved = self.registry.get(queue).await?;
-        // SQS's content rules, whatever the backend (LocalStack does not enforce them all).
-        let checks: Vec<Result<(), EntryError>> =
-            messages.iter().map(message_rules::check_message).collect();
-        if checks.iter().all(Result::is_ok) {
+        // SQS's content rules, whatever the backend (LocalStack does not enforce them all), and the
+        // queue's size limit counted on the attributes as sent (however they are stored).
+        let max_bytes = resolved.attributes.max_message_bytes as usize;
+        let checks: Vec<Result<(), EntryError>> = messages
+            .iter()
+            .map(|message| {
+                message_rules::check_message(message)?;
+                let size = message_rules::size(&message.body, &message.attributes);
+                if size > max_bytes {
+                    return Err(EntryError::invalid(format!(
+                        "the message is {size} bytes, over the queue's maximum of {max_bytes}"
+                    )));
+                }
+                Ok(())
+            })
+            .collect();
+        let packing = messages
+            .iter()
+            .any(|message| message.attributes.len() > attributes::BACKEND_MAX);
+        if checks.iter().all(Result::is_ok) && !packing {
             let answer = self.backend.send_batch(&resolved.url, messages).await;
             return self.settle(queue, answer).await;
         }
@@ -183,7 +200,10 @@ impl Gateway {
             .iter()
             .zip(&checks)
             .filter(|(_, check)| check.is_ok())
-            .map(|(message, _)| message.clone())
+            .map(|(message, _)| OutgoingMessage {
+                attributes: attributes::pack(&message.attributes),
+                ..message.clone()
+            })
             .collect();
         let mut sent = if valid.is_empty() {
             Vec::new()
@@ -424,7 +444,9 @@ impl Gateway {
         let dead_letter_source = self.dead_letter_source(resolved, &messages).await;
         let mut deliveries = Vec::with_capacity(messages.len());
         let mut attempted = Vec::new();
-        for message in messages {
+        for mut message in messages {
+            // As the client sent them, however the backend holds them.
+            message.attributes = attributes::unpack(message.attributes);
             let replay_key = (queue.to_owned(), message.backend_handle.clone());
             let replayed = request
                 .attempt_id

@@ -2,13 +2,12 @@
 //! values), checked in the core so every backend enforces it, LocalStack included, and no stored
 //! message carries a character a dialect cannot render (XML has no form for most controls).
 
+use crate::core::attributes::{self, MAX_ATTRIBUTES};
 use crate::core::model::{
     AttributeValue, EntryError, EntryErrorKind, MessageAttribute, OutgoingMessage,
 };
+use std::borrow::Cow;
 use std::collections::BTreeMap;
-
-/// Attributes a message may carry on SQS.
-pub const MAX_ATTRIBUTES: usize = 10;
 /// The longest attribute name and data type.
 const MAX_NAME: usize = 256;
 /// Significant digits a Number attribute may have.
@@ -20,10 +19,41 @@ pub fn allowed_char(c: char) -> bool {
     matches!(c, '\u{9}' | '\u{A}' | '\u{D}' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..='\u{10FFFF}')
 }
 
-/// Checks a message's body and attributes (not its size, which is the queue's setting).
+/// Checks a message's body and attributes as the client sent them (not its size, which is the
+/// queue's setting).
 pub fn check_message(message: &OutgoingMessage) -> Result<(), EntryError> {
     check_body(&message.body)?;
     check_attributes(&message.attributes)
+}
+
+/// Checks a message as a backend stores it (its attributes possibly packed) by what the client
+/// sent, and answers its size as SQS counts it.
+pub fn check_stored(message: &OutgoingMessage) -> Result<usize, EntryError> {
+    let attributes = if message.attributes.contains_key(attributes::PACKED) {
+        Cow::Owned(attributes::unpack(message.attributes.clone()))
+    } else {
+        Cow::Borrowed(&message.attributes)
+    };
+    check_body(&message.body)?;
+    check_attributes(&attributes)?;
+    Ok(size(&message.body, &attributes))
+}
+
+/// What counts against a queue's maximum message size: the body, and each attribute's name,
+/// data type and value (of the attributes as sent, however they are stored).
+pub fn size(body: &str, attributes: &BTreeMap<String, MessageAttribute>) -> usize {
+    body.len()
+        + attributes
+            .iter()
+            .map(|(name, attribute)| {
+                name.len()
+                    + attribute.data_type.len()
+                    + match &attribute.value {
+                        AttributeValue::Text(text) => text.len(),
+                        AttributeValue::Bytes(bytes) => bytes.len(),
+                    }
+            })
+            .sum::<usize>()
 }
 
 /// A body is non-empty and made of allowed characters.
@@ -62,7 +92,8 @@ pub fn check_attributes(attributes: &BTreeMap<String, MessageAttribute>) -> Resu
 }
 
 /// Names are 1 to 256 of `A-Z a-z 0-9 _ - .`, without a leading, trailing or doubled `.`, and not
-/// starting with `AWS.` or `Amazon.` in any case (reserved by AWS).
+/// starting with `AWS.` or `Amazon.` in any case (reserved by AWS), nor with the gateway's own
+/// prefix (`sqsgw.`).
 fn check_name(name: &str) -> Result<(), EntryError> {
     let shown: String = name.chars().take(64).collect();
     let well_formed = !name.is_empty()
@@ -82,6 +113,12 @@ fn check_name(name: &str) -> Result<(), EntryError> {
     if lower.starts_with("aws.") || lower.starts_with("amazon.") {
         return Err(EntryError::invalid(format!(
             "The message attribute name '{shown}' is reserved: names starting with 'AWS.' or 'Amazon.' are reserved for use by Amazon."
+        )));
+    }
+    if attributes::is_reserved(name) {
+        return Err(EntryError::invalid(format!(
+            "The message attribute name '{shown}' is reserved: names starting with '{}' are the gateway's own.",
+            attributes::RESERVED_PREFIX
         )));
     }
     Ok(())
@@ -298,6 +335,8 @@ mod tests {
             "aWs.x",
             "Amazon.x",
             "AMAZON.id",
+            "sqsgw.attributes",
+            "SQSGW.x",
             &"n".repeat(257),
         ] {
             let error = named(bad).unwrap_err();
@@ -317,7 +356,7 @@ mod tests {
             EntryErrorKind::InvalidContents
         );
         assert!(check_body("ok \u{10FFFF}").is_ok());
-        let eleven: BTreeMap<String, MessageAttribute> = (0..11)
+        let too_many: BTreeMap<String, MessageAttribute> = (0..=MAX_ATTRIBUTES)
             .map(|n| {
                 (
                     format!("a{n}"),
@@ -328,6 +367,6 @@ mod tests {
                 )
             })
             .collect();
-        assert!(check_attributes(&eleven).is_err());
+        assert!(check_attributes(&too_many).is_err());
     }
 }

@@ -157,6 +157,11 @@ impl App {
         Arc::clone(&self.backend)
     }
 
+    /// The core the dialects call (tests call it as a dialect would).
+    pub fn gateway(&self) -> Arc<Gateway> {
+        Arc::clone(&self.gateway)
+    }
+
     /// Cancelling this token starts a graceful shutdown.
     pub fn shutdown_token(&self) -> CancellationToken {
         self.shutdown.clone()

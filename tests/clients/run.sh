@@ -67,6 +67,12 @@ EOF
   fi
 fi
 
+# CLIENTS_INSTALL_ONLY=1: stop once the clients are ready (the Rust tests run some of them too).
+if [[ "${CLIENTS_INSTALL_ONLY:-}" == 1 ]]; then
+  echo "run.sh: clients ready: $VENV/bin/python, Query model in $QUERY_DATA"
+  exit 0
+fi
+
 # --- the scenarios
 mkdir -p "$LOGS"
 echo "run.sh: endpoint $SQS_ENDPOINT (target $SQS_TARGET), logs in $LOGS"

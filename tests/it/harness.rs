@@ -143,6 +143,8 @@ pub struct TestGateway {
     pub http: reqwest::Client,
     /// The gateway's backend: tests produce and inspect through it, on either kind.
     pub backend: Arc<dyn Backend>,
+    /// The core, called as a dialect would call it.
+    pub gateway: Arc<sqs_gateway::core::Gateway>,
     /// A key with receive on every queue.
     pub key: String,
     /// A key of the same organization without any grant.
@@ -350,6 +352,7 @@ impl GatewayBuilder {
         .await
         .expect("build the gateway");
         let backend = app.backend();
+        let gateway = app.gateway();
         for (name, backend_name) in &backend_names {
             if !queue_urls.contains_key(name) {
                 let url = backend
@@ -371,6 +374,7 @@ impl GatewayBuilder {
                 .build()
                 .unwrap(),
             backend,
+            gateway,
             key: key.key,
             key_without_grants: bare.key,
             foreign_key: foreign.key,

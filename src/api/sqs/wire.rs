@@ -347,6 +347,13 @@ pub fn outgoing(entry: SendEntry) -> Result<OutgoingMessage, SqsError> {
     let body = entry
         .message_body
         .ok_or_else(|| SqsError::missing_parameter("MessageBody"))?;
+    // The core takes up to 20 (other APIs promise them); SQS's own limit is 10.
+    if entry.message_attributes.len() > 10 {
+        return Err(SqsError::invalid_parameter(format!(
+            "Number of message attributes [{}] exceeds the allowed maximum [10].",
+            entry.message_attributes.len()
+        )));
+    }
     let mut attributes = BTreeMap::new();
     for (name, attribute) in entry.message_attributes {
         let value = if attribute.data_type.starts_with("Binary") {

@@ -5,8 +5,8 @@
 //! (visibility, delays, retention, deduplication and attempt windows) is tested with plain numbers.
 
 use crate::core::model::{
-    AttributeValue, EntryError, EntryErrorKind, EntryOutcome, MessageAttribute, OutgoingMessage,
-    QueueSettings, QueueStats, SentMessage,
+    EntryError, EntryErrorKind, EntryOutcome, MessageAttribute, OutgoingMessage, QueueSettings,
+    QueueStats, SentMessage,
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -425,8 +425,7 @@ impl Queue {
         journal: &mut Vec<Op>,
     ) -> Result<SentMessage, EntryError> {
         self.expire(now, journal);
-        crate::core::message_rules::check_message(&message)?;
-        let size = message_size(&message);
+        let size = crate::core::message_rules::check_stored(&message)?;
         if size > self.settings.max_message_bytes as usize {
             return Err(EntryError::invalid(format!(
                 "the message is {size} bytes, over the queue's maximum of {}",
@@ -813,26 +812,10 @@ pub fn sequence_number(seq: u64) -> String {
     format!("{seq:020}")
 }
 
-/// What counts against the maximum message size: body, attribute names, types and values.
-pub fn message_size(message: &OutgoingMessage) -> usize {
-    message.body.len()
-        + message
-            .attributes
-            .iter()
-            .map(|(name, attribute)| {
-                name.len()
-                    + attribute.data_type.len()
-                    + match &attribute.value {
-                        AttributeValue::Text(text) => text.len(),
-                        AttributeValue::Bytes(bytes) => bytes.len(),
-                    }
-            })
-            .sum::<usize>()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::model::AttributeValue;
 
     const T0: i64 = 1_800_000_000_000;
 
