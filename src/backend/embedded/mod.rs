@@ -7,6 +7,7 @@
 //! while the queue's lock is held (so the disk sees them in order) and answered after the commit.
 
 pub mod engine;
+mod records;
 pub mod store;
 
 use crate::core::backend::{Backend, BackendError};

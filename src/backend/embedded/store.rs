@@ -6,6 +6,7 @@
 //! disk sync. Nothing is answered before its records are on disk.
 
 use super::engine::{Body, Dedup, Op, Settings, State};
+use super::records;
 use redb::{Database, ReadableTable, TableDefinition};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -212,18 +213,18 @@ fn read_all(db: &Database) -> Result<Recovered, StoreError> {
         for entry in bodies.range(range).map_err(StoreError::from)? {
             let (key, body) = entry.map_err(StoreError::from)?;
             let seq = key.value().1;
-            let body: Body = postcard::from_bytes(body.value()).map_err(StoreError::from)?;
+            let body: Body = records::decode_body(body.value()).map_err(StoreError::from)?;
             let Some(state) = states.get((name.as_str(), seq)).map_err(StoreError::from)? else {
                 continue;
             };
-            let state: State = postcard::from_bytes(state.value()).map_err(StoreError::from)?;
+            let state: State = records::decode_state(state.value()).map_err(StoreError::from)?;
             messages.push((seq, body, state));
         }
         let mut dedup_records = Vec::new();
         let range = (name.as_str(), "")..=(name.as_str(), "\u{10FFFF}");
         for entry in dedup.range(range).map_err(StoreError::from)? {
             let (key, record) = entry.map_err(StoreError::from)?;
-            let record: Dedup = postcard::from_bytes(record.value()).map_err(StoreError::from)?;
+            let record: Dedup = records::decode_dedup(record.value()).map_err(StoreError::from)?;
             dedup_records.push((key.value().1.to_owned(), record));
         }
         recovered.queues.insert(
@@ -311,13 +312,13 @@ fn apply(db: &Database, batch: &[Submission]) -> Result<(), StoreError> {
                         .map_err(StoreError::from)?;
                 }
                 Op::PutBody { queue, seq, body } => {
-                    let bytes = postcard::to_allocvec(body).map_err(StoreError::from)?;
+                    let bytes = records::encode_body(body).map_err(StoreError::from)?;
                     bodies
                         .insert((queue.as_str(), *seq), bytes.as_slice())
                         .map_err(StoreError::from)?;
                 }
                 Op::PutState { queue, seq, state } => {
-                    let bytes = postcard::to_allocvec(state).map_err(StoreError::from)?;
+                    let bytes = records::encode_state(state).map_err(StoreError::from)?;
                     states
                         .insert((queue.as_str(), *seq), bytes.as_slice())
                         .map_err(StoreError::from)?;
@@ -335,7 +336,7 @@ fn apply(db: &Database, batch: &[Submission]) -> Result<(), StoreError> {
                     key,
                     dedup: record,
                 } => {
-                    let bytes = postcard::to_allocvec(record).map_err(StoreError::from)?;
+                    let bytes = records::encode_dedup(record).map_err(StoreError::from)?;
                     dedup
                         .insert((queue.as_str(), key.as_str()), bytes.as_slice())
                         .map_err(StoreError::from)?;
