@@ -60,12 +60,12 @@ pub async fn run(options: &BenchOptions) -> Result<Vec<Figure>, String> {
     }
     backends.push((
         "embedded in-memory".into(),
-        Arc::new(EmbeddedBackend::in_memory(Arc::new(SystemClock))),
+        EmbeddedBackend::in_memory(Arc::new(SystemClock)),
     ));
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let durable =
         EmbeddedBackend::open(dir.path(), Arc::new(SystemClock)).map_err(|e| e.to_string())?;
-    backends.push(("embedded durable".into(), Arc::new(durable)));
+    backends.push(("embedded durable".into(), durable));
 
     let body = "x".repeat(options.body_bytes);
     let mut figures = Vec::new();

@@ -4,7 +4,7 @@ use crate::core::backend::{Backend, BackendError};
 use crate::core::model::{
     AttributeValue, BackendMessage, BackendReceive, EntryError, EntryErrorKind, EntryOutcome,
     MessageAttribute, OutgoingMessage, QueueAttributes, QueueSettings, QueueStats, RedrivePolicy,
-    ResolvedQueue, SentMessage,
+    RedriveStatus, RedriveTask, ResolvedQueue, SentMessage,
 };
 use async_trait::async_trait;
 use aws_config::meta::region::RegionProviderChain;
@@ -504,6 +504,102 @@ impl Backend for SqsBackend {
             .await
             .map(|_| ())
             .map_err(map_error)
+    }
+
+    async fn start_redrive(
+        &self,
+        source_arn: &str,
+        destination_arn: Option<&str>,
+        max_per_second: Option<u32>,
+    ) -> Result<String, BackendError> {
+        let answer = self
+            .client
+            .start_message_move_task()
+            .source_arn(source_arn)
+            .set_destination_arn(destination_arn.map(str::to_owned))
+            .set_max_number_of_messages_per_second(max_per_second.map(to_i32))
+            .send()
+            .await
+            .map_err(map_move_error)?;
+        answer
+            .task_handle
+            .ok_or_else(|| BackendError::Other("StartMessageMoveTask answered no handle".into()))
+    }
+
+    async fn list_redrives(
+        &self,
+        source_arn: &str,
+        max: usize,
+    ) -> Result<Vec<RedriveTask>, BackendError> {
+        let answer = self
+            .client
+            .list_message_move_tasks()
+            .source_arn(source_arn)
+            .max_results(i32::try_from(max.clamp(1, 10)).unwrap_or(10))
+            .send()
+            .await
+            .map_err(map_move_error)?;
+        Ok(answer
+            .results
+            .unwrap_or_default()
+            .into_iter()
+            .map(|task| RedriveTask {
+                handle: task.task_handle,
+                status: task
+                    .status
+                    .as_deref()
+                    .and_then(RedriveStatus::from_name)
+                    .unwrap_or(RedriveStatus::Failed),
+                source_arn: task.source_arn.unwrap_or_else(|| source_arn.to_owned()),
+                destination_arn: task.destination_arn,
+                max_per_second: task
+                    .max_number_of_messages_per_second
+                    .and_then(|rate| u32::try_from(rate).ok()),
+                moved: u64::try_from(task.approximate_number_of_messages_moved).unwrap_or(0),
+                to_move: task
+                    .approximate_number_of_messages_to_move
+                    .and_then(|count| u64::try_from(count).ok()),
+                // SQS's own words stay in the log; the client gets that it failed.
+                failure: task.failure_reason.map(|reason| {
+                    tracing::warn!(%reason, "SQS message move task failed");
+                    "the queue service stopped the task".to_owned()
+                }),
+                started_at: task.started_timestamp,
+            })
+            .collect())
+    }
+
+    async fn cancel_redrive(&self, handle: &str) -> Result<u64, BackendError> {
+        let answer = self
+            .client
+            .cancel_message_move_task()
+            .task_handle(handle)
+            .send()
+            .await
+            .map_err(map_move_error)?;
+        Ok(u64::try_from(answer.approximate_number_of_messages_moved).unwrap_or(0))
+    }
+}
+
+/// Errors of the message move task actions: a refused task says what SQS checks (our words).
+fn map_move_error<E, R>(error: SdkError<E, R>) -> BackendError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug,
+{
+    let code = error.code().map(str::to_owned);
+    match (map_error(error), code.as_deref()) {
+        (_, Some("ResourceNotFoundException")) => {
+            BackendError::ResourceNotFound("no such message move task or queue".into())
+        }
+        (_, Some("UnsupportedOperation" | "AWS.SimpleQueueService.UnsupportedOperation")) => {
+            BackendError::Unsupported("this message move task")
+        }
+        (BackendError::Rejected(detail), _) => BackendError::Invalid(format!(
+            "the queue service refused the message move task ({}): the source must be a dead-letter queue with no task running",
+            detail.split_whitespace().nth(2).unwrap_or("refused")
+        )),
+        (other, _) => other,
     }
 }
 

@@ -3,7 +3,7 @@
 
 use crate::core::model::{
     BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, QueueSettings,
-    QueueStats, ResolvedQueue, SentMessage,
+    QueueStats, RedriveTask, ResolvedQueue, SentMessage,
 };
 use crate::core::{ErrorKind, GatewayError};
 use async_trait::async_trait;
@@ -36,6 +36,9 @@ pub enum BackendError {
     /// is for the log only.
     #[error("backend refused the request: {0}")]
     Rejected(String),
+    /// A thing the request names (a redrive task, say) does not exist.
+    #[error("not found: {0}")]
+    ResourceNotFound(String),
     /// The backend cannot do this at all (an optional capability it lacks).
     #[error("unsupported by this backend: {0}")]
     Unsupported(&'static str),
@@ -65,6 +68,9 @@ impl From<BackendError> for GatewayError {
                 "the queue service refused the request; check its parameters",
             )
             .with_source(error),
+            BackendError::ResourceNotFound(what) => {
+                GatewayError::new(ErrorKind::ResourceNotFound, what)
+            }
             BackendError::Unsupported(what) => GatewayError::new(
                 ErrorKind::Unsupported,
                 format!("{what} is not supported by this gateway's backend"),
@@ -176,6 +182,38 @@ pub trait Backend: Send + Sync + 'static {
     ) -> Result<Vec<BackendMessage>, BackendError> {
         Err(BackendError::Unsupported(
             "reading messages without a lease",
+        ))
+    }
+
+    /// Starts moving the messages of the dead-letter queue `source_arn` (those visible now) to
+    /// `destination_arn`, or each back to the queue it was dead-lettered from; at most
+    /// `max_per_second` a second. Answers the task's handle.
+    async fn start_redrive(
+        &self,
+        _source_arn: &str,
+        _destination_arn: Option<&str>,
+        _max_per_second: Option<u32>,
+    ) -> Result<String, BackendError> {
+        Err(BackendError::Unsupported(
+            "moving messages out of a dead-letter queue",
+        ))
+    }
+
+    /// The latest redrive tasks of a dead-letter queue, newest first, at most `max`.
+    async fn list_redrives(
+        &self,
+        _source_arn: &str,
+        _max: usize,
+    ) -> Result<Vec<RedriveTask>, BackendError> {
+        Err(BackendError::Unsupported(
+            "moving messages out of a dead-letter queue",
+        ))
+    }
+
+    /// Stops a running redrive task; answers how many messages it had moved.
+    async fn cancel_redrive(&self, _handle: &str) -> Result<u64, BackendError> {
+        Err(BackendError::Unsupported(
+            "moving messages out of a dead-letter queue",
         ))
     }
 }

@@ -33,6 +33,8 @@ pub enum ErrorKind {
     Internal,
     /// A queue of that name exists with other settings.
     AlreadyExists,
+    /// A thing the request names (other than a queue) does not exist.
+    ResourceNotFound,
     /// The request conflicts with the state of the resource (say, a purge already running).
     Conflict,
     /// The gateway (its backend) cannot do this at all.

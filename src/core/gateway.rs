@@ -12,7 +12,8 @@ use crate::core::ledger::{DeliveryLedger, Standing, UnknownDeliveries};
 use crate::core::message_rules;
 use crate::core::model::{
     BackendMessage, BackendReceive, DeadLetterInfo, Delivery, EntryError, EntryOutcome,
-    HandleOutcome, OutgoingMessage, QueueSettings, QueueStats, ResolvedQueue, SentMessage,
+    HandleOutcome, OutgoingMessage, QueueSettings, QueueStats, RedriveTask, ResolvedQueue,
+    SentMessage,
 };
 use crate::core::operation::Operation;
 use crate::core::registry::QueueRegistry;
@@ -114,7 +115,9 @@ impl Gateway {
         operation: Operation,
         queue: &str,
     ) -> Result<(), GatewayError> {
-        self.admit(caller, operation, queue)
+        // The span gets the operation's name from the operation itself, unless it ends here.
+        self.allowed(caller, operation, queue)
+            .inspect_err(|_| operation.record())
     }
 
     fn admit(
@@ -124,6 +127,16 @@ impl Gateway {
         queue: &str,
     ) -> Result<(), GatewayError> {
         operation.record();
+        self.allowed(caller, operation, queue)
+    }
+
+    /// The queue is one the gateway knows, and the caller may do `operation` there.
+    fn allowed(
+        &self,
+        caller: &Caller,
+        operation: Operation,
+        queue: &str,
+    ) -> Result<(), GatewayError> {
         if !self.registry.contains(queue) {
             return Err(GatewayError::queue_not_found());
         }
@@ -343,6 +356,108 @@ impl Gateway {
             .collect())
     }
 
+    /// The gateway queue whose backend ARN is `arn` (clients name queues by ARN in redrives).
+    pub async fn queue_named_by_arn(&self, arn: &str) -> Result<String, GatewayError> {
+        self.registry.name_of_arn(arn).await.ok_or_else(|| {
+            GatewayError::new(
+                ErrorKind::ResourceNotFound,
+                "no queue of this gateway has this ARN",
+            )
+        })
+    }
+
+    /// Starts moving the messages of the dead-letter queue `source` to `destination`, or each
+    /// back to the queue it came from; answers the task's handle (the gateway's: it names the
+    /// source queue, so only callers with redrive there can cancel it).
+    pub async fn start_redrive(
+        &self,
+        caller: &Caller,
+        source: &str,
+        destination: Option<&str>,
+        max_per_second: Option<u32>,
+    ) -> Result<String, GatewayError> {
+        self.admit(caller, Operation::Redrive, source)?;
+        if let Some(destination) = destination {
+            self.allowed(caller, Operation::Redrive, destination)?;
+        }
+        let source_arn = self.arn_of(source).await?;
+        let destination_arn = match destination {
+            Some(destination) => Some(self.arn_of(destination).await?),
+            None => None,
+        };
+        let answer = self
+            .backend
+            .start_redrive(&source_arn, destination_arn.as_deref(), max_per_second)
+            .await;
+        let handle = self.settle(source, answer).await?;
+        Ok(redrive_handle::wrap(source, &handle))
+    }
+
+    /// The latest redrive tasks of the dead-letter queue `source`, newest first, at most `max`.
+    pub async fn list_redrives(
+        &self,
+        caller: &Caller,
+        source: &str,
+        max: usize,
+    ) -> Result<Vec<RedriveTask>, GatewayError> {
+        self.admit(caller, Operation::Redrive, source)?;
+        let source_arn = self.arn_of(source).await?;
+        let answer = self.backend.list_redrives(&source_arn, max).await;
+        let tasks = self.settle(source, answer).await?;
+        Ok(tasks
+            .into_iter()
+            .map(|task| RedriveTask {
+                handle: task
+                    .handle
+                    .as_deref()
+                    .map(|handle| redrive_handle::wrap(source, handle)),
+                ..task
+            })
+            .collect())
+    }
+
+    /// Stops a running redrive task by the handle the gateway gave; answers how many messages it
+    /// had moved.
+    pub async fn cancel_redrive(&self, caller: &Caller, handle: &str) -> Result<u64, GatewayError> {
+        Operation::Redrive.record();
+        let not_running = || {
+            GatewayError::new(
+                ErrorKind::ResourceNotFound,
+                "no running message move task has this handle",
+            )
+        };
+        let (source, backend_handle) = redrive_handle::unwrap(handle).ok_or_else(not_running)?;
+        self.allowed(caller, Operation::Redrive, &source)?;
+        // The backend's handle must be one of this queue's running tasks: a handle that names a
+        // queue the caller may redrive cannot carry another queue's task.
+        let source_arn = self.arn_of(&source).await?;
+        let answer = self.backend.list_redrives(&source_arn, 10).await;
+        let running = self.settle(&source, answer).await?;
+        if !running
+            .iter()
+            .any(|task| task.handle.as_deref() == Some(backend_handle.as_str()))
+        {
+            return Err(not_running());
+        }
+        let answer = self.backend.cancel_redrive(&backend_handle).await;
+        self.settle(&source, answer).await
+    }
+
+    async fn arn_of(&self, queue: &str) -> Result<String, GatewayError> {
+        self.registry
+            .get(queue)
+            .await?
+            .attributes
+            .arn
+            .clone()
+            .ok_or_else(|| {
+                GatewayError::new(
+                    ErrorKind::Unsupported,
+                    "the backend gives this queue no ARN, which redrives need",
+                )
+            })
+    }
+
     /// Completes when shutdown has begun.
     pub async fn shutdown_started(&self) {
         self.shutdown.cancelled().await;
@@ -482,6 +597,8 @@ impl Gateway {
                 message,
                 receipt_handle,
                 dead_letter,
+                visible_at: received_at
+                    + ChronoDuration::seconds(i64::from(request.visibility_timeout_seconds)),
             };
             if request.attempt_id.is_some() {
                 attempted.push(Attempted {
@@ -539,7 +656,15 @@ impl Gateway {
             .into_iter()
             .zip(outcomes)
             .filter(|(_, outcome)| *outcome == EntryOutcome::Ok)
-            .map(|(attempted, _)| attempted.delivery.clone())
+            .map(|(attempted, _)| Delivery {
+                visible_at: now
+                    + ChronoDuration::seconds(i64::from(clamp_visibility(
+                        visibility,
+                        attempted.received_at,
+                        now,
+                    ))),
+                ..attempted.delivery.clone()
+            })
             .collect())
     }
 
@@ -840,6 +965,33 @@ impl Gateway {
             source.by_redrive = Some(self.registry.dead_letter_sources(arn).await);
         }
         source
+    }
+}
+
+/// The redrive task handles the gateway hands out: the source queue's gateway name beside the
+/// backend's own handle, as base64url of a small JSON object.
+mod redrive_handle {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Handle {
+        queue: String,
+        task: String,
+    }
+
+    pub(super) fn wrap(queue: &str, task: &str) -> String {
+        let handle = Handle {
+            queue: queue.to_owned(),
+            task: task.to_owned(),
+        };
+        URL_SAFE_NO_PAD.encode(serde_json::to_vec(&handle).unwrap_or_default())
+    }
+
+    pub(super) fn unwrap(handle: &str) -> Option<(String, String)> {
+        let bytes = URL_SAFE_NO_PAD.decode(handle).ok()?;
+        let handle: Handle = serde_json::from_slice(&bytes).ok()?;
+        Some((handle.queue, handle.task))
     }
 }
 

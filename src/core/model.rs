@@ -155,6 +155,9 @@ pub struct Delivery {
     pub receipt_handle: crate::core::handle::SealedHandle,
     /// Set when the message was dead-lettered into this queue.
     pub dead_letter: Option<DeadLetterInfo>,
+    /// When the message becomes visible again unless acknowledged or extended (the delivery's
+    /// receive time plus its visibility timeout; a retried attempt counts from the retry).
+    pub visible_at: DateTime<Utc>,
 }
 
 /// A message to send.
@@ -236,4 +239,60 @@ pub struct QueueSettings {
     pub content_based_deduplication: Option<bool>,
     /// Name of the dead-letter queue and the receives after which messages move there.
     pub dead_letter: Option<(String, u32)>,
+}
+
+/// A move of messages out of a dead-letter queue (back to their sources, or to a destination), as
+/// its backend reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedriveTask {
+    /// Names the task to cancel it; only while it runs.
+    pub handle: Option<String>,
+    pub status: RedriveStatus,
+    /// The dead-letter queue's ARN.
+    pub source_arn: String,
+    /// Where the messages go; `None`: each back to the queue it was dead-lettered from.
+    pub destination_arn: Option<String>,
+    pub max_per_second: Option<u32>,
+    pub moved: u64,
+    /// How many messages it set out to move.
+    pub to_move: Option<u64>,
+    /// Why it failed, when it did.
+    pub failure: Option<String>,
+    /// When it started, in milliseconds since the epoch.
+    pub started_at: i64,
+}
+
+/// Where a redrive task is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedriveStatus {
+    Running,
+    Completed,
+    Cancelling,
+    Cancelled,
+    Failed,
+}
+
+impl RedriveStatus {
+    /// The name SQS gives the status.
+    pub fn name(self) -> &'static str {
+        match self {
+            RedriveStatus::Running => "RUNNING",
+            RedriveStatus::Completed => "COMPLETED",
+            RedriveStatus::Cancelling => "CANCELLING",
+            RedriveStatus::Cancelled => "CANCELLED",
+            RedriveStatus::Failed => "FAILED",
+        }
+    }
+
+    /// From the name SQS gives it.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "RUNNING" => RedriveStatus::Running,
+            "COMPLETED" => RedriveStatus::Completed,
+            "CANCELLING" => RedriveStatus::Cancelling,
+            "CANCELLED" => RedriveStatus::Cancelled,
+            "FAILED" => RedriveStatus::Failed,
+            _ => return None,
+        })
+    }
 }

@@ -129,9 +129,21 @@ impl QueueRegistry {
         self.resolved.invalidate(name).await;
     }
 
-    /// The gateway name of the queue whose ARN is `arn`, if one is known and resolvable.
+    /// The gateway name of the queue whose ARN is `arn`, if one is known and resolvable. An ARN
+    /// ends with the backend queue's name: only the gateway queues that can be that one are
+    /// resolved (the configured ones mapped to it, and the name itself when the registry is open).
     pub async fn name_of_arn(&self, arn: &str) -> Option<String> {
-        for name in self.names("").await.ok()? {
+        let backend_name = arn.rsplit(':').next()?;
+        let mut candidates: Vec<String> = self
+            .configured
+            .iter()
+            .filter(|(_, locator)| locator.rsplit('/').next() == Some(backend_name))
+            .map(|(name, _)| name.clone())
+            .collect();
+        if self.open && valid_queue_name(backend_name) {
+            candidates.push(backend_name.to_owned());
+        }
+        for name in candidates {
             if let Ok(queue) = self.get(&name).await
                 && queue.attributes.arn.as_deref() == Some(arn)
             {

@@ -62,7 +62,7 @@ impl App {
                     let backend = EmbeddedBackend::from_config(embedded, Arc::clone(&clock))
                         .map_err(|error| BuildError::Backend(error.to_string()))?;
                     create_configured_queues(&backend, config).await?;
-                    Arc::new(backend)
+                    backend
                 }
             },
         };

@@ -696,6 +696,46 @@ def check_list_dead_letter_source_queues(ctx):
     expect(urls == [src], f"ListDeadLetterSourceQueues returned {urls}")
 
 
+def check_message_move_task(ctx):
+    """StartMessageMoveTask moves a dead-lettered message back to its source queue;
+    ListMessageMoveTasks reports the task; a queue that is no DLQ is refused."""
+    if ctx.expected_protocol != "json":
+        return  # The old Query model predates message move tasks (botocore added them in 2023).
+    ((dlq, src),) = ctx.need("dlq")
+    attrs = lambda url: ctx.client.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    dlq_arn, src_arn = attrs(dlq)["QueueArn"], attrs(src)["QueueArn"]
+    body = f"redrive {ctx.run}"
+    mid = ctx.client.send_message(QueueUrl=src, MessageBody=body)["MessageId"]
+    first = ctx.receive(src, max_n=1, wait=5, visibility=30)
+    expect([m["MessageId"] for m in first] == [mid], "source queue did not deliver the message")
+    ctx.client.change_message_visibility(QueueUrl=src, ReceiptHandle=first[0]["ReceiptHandle"], VisibilityTimeout=0)
+    expect(not ctx.receive(src, max_n=10, wait=2), "delivered past maxReceiveCount")
+    eventually(lambda: attrs(dlq)["ApproximateNumberOfMessages"] == "1" or None, timeout=20)
+    handle = ctx.client.start_message_move_task(SourceArn=dlq_arn)["TaskHandle"]
+    expect(handle, "no TaskHandle")
+    done = eventually(
+        lambda: [
+            t
+            for t in ctx.client.list_message_move_tasks(SourceArn=dlq_arn, MaxResults=10)["Results"]
+            if t["Status"] == "COMPLETED"
+        ]
+        or None,
+        timeout=20,
+    )
+    expect(done and done[0]["ApproximateNumberOfMessagesMoved"] == 1, f"task {done}")
+    expect(done[0]["SourceArn"] == dlq_arn, f"task SourceArn {done[0].get('SourceArn')!r}")
+    back = ctx.receive_until(src, 1, timeout=15)
+    expect([m["MessageId"] for m in back] == [mid], "the message is not back in its source queue")
+    expect(back[0]["Body"] == body, "the redriven body differs")
+    ctx.client.delete_message(QueueUrl=src, ReceiptHandle=back[0]["ReceiptHandle"])
+    try:
+        ctx.client.start_message_move_task(SourceArn=src_arn)
+    except ClientError as e:
+        expect(error_code(e) == "InvalidParameterValue", f"a queue that is no DLQ: {error_code(e)!r}")
+        return
+    raise CheckFailed("StartMessageMoveTask on a queue that is no DLQ succeeded")
+
+
 # --------------------------------------------------------------------------- checks: errors
 
 def check_sender_type(ctx, e):
@@ -841,6 +881,7 @@ CHECKS = [
     check_fifo_receive_request_attempt_id,
     check_dead_letter,
     check_list_dead_letter_source_queues,
+    check_message_move_task,
     check_error_missing_queue,
     check_error_max_messages,
     check_error_bad_receipt_handle,

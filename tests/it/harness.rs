@@ -169,6 +169,8 @@ pub struct GatewayBuilder {
     endpoint: String,
     /// Reuse another gateway's backend, queues and receipt key (a second replica).
     replica_of: Option<Replica>,
+    /// Serve over this backend (its queues already made) instead.
+    given_backend: Option<(Arc<dyn Backend>, Vec<String>)>,
 }
 
 /// What a second replica shares with the first.
@@ -186,7 +188,14 @@ impl GatewayBuilder {
             extra_config: String::new(),
             endpoint: localstack_endpoint(),
             replica_of: None,
+            given_backend: None,
         }
+    }
+
+    /// Serves over `backend`, whose queues `queues` exist already (by the same names).
+    pub fn with_backend(mut self, backend: Arc<dyn Backend>, queues: &[&str]) -> Self {
+        self.given_backend = Some((backend, queues.iter().map(|q| (*q).to_owned()).collect()));
+        self
     }
 
     /// A second replica of `other`: same backend queues, same receipt key, its own ledger.
@@ -228,6 +237,10 @@ impl GatewayBuilder {
             backend_names = replica.backend_names;
             receipt_key = replica.receipt_key;
             shared_backend = Some(replica.backend);
+        }
+        if let Some((backend, queues)) = self.given_backend {
+            backend_names = queues.into_iter().map(|q| (q.clone(), q)).collect();
+            shared_backend = Some(backend);
         }
         let mut toml = String::new();
         match self.kind {

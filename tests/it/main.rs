@@ -6,11 +6,13 @@
 #![allow(clippy::unwrap_used)]
 
 mod cli;
+mod core;
 mod edge;
 mod embedded;
 mod ezgh_receipts;
 mod ezgh_receive;
 mod harness;
+mod redrive;
 mod service;
 mod sqs_api;
 

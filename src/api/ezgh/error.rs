@@ -31,6 +31,7 @@ fn status_and_code(kind: &ErrorKind) -> (StatusCode, &'static str) {
         ErrorKind::Unavailable { .. } => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
         ErrorKind::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         ErrorKind::AlreadyExists => (StatusCode::CONFLICT, "already_exists"),
+        ErrorKind::ResourceNotFound => (StatusCode::NOT_FOUND, "not_found"),
         ErrorKind::Conflict => (StatusCode::CONFLICT, "conflict"),
         ErrorKind::Unsupported => (StatusCode::NOT_IMPLEMENTED, "unsupported"),
         ErrorKind::RouteNotFound => (StatusCode::NOT_FOUND, "not_found"),

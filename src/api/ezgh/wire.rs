@@ -226,6 +226,7 @@ impl From<Delivery> for MessageJson {
             message,
             receipt_handle,
             dead_letter,
+            ..
         } = delivery;
         let mut attributes: BTreeMap<String, String> = message
             .attributes

@@ -104,6 +104,10 @@ impl From<GatewayError> for SqsError {
                 .with_status(StatusCode::PAYLOAD_TOO_LARGE),
             ErrorKind::Unsupported => SqsError::unsupported(error.message),
             ErrorKind::Conflict => SqsError::invalid_parameter(error.message),
+            ErrorKind::ResourceNotFound => {
+                SqsError::sender("ResourceNotFoundException", error.message)
+                    .with_status(StatusCode::NOT_FOUND)
+            }
             ErrorKind::AlreadyExists => SqsError {
                 query_code: "QueueAlreadyExists",
                 ..SqsError::sender("QueueNameExists", error.message)

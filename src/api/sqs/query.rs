@@ -11,10 +11,11 @@ type Params = BTreeMap<String, String>;
 
 /// Parameters copied as they are.
 const STRINGS: &str = "QueueUrl QueueName QueueNamePrefix NextToken MessageBody \
-    MessageDeduplicationId MessageGroupId ReceiveRequestAttemptId ReceiptHandle Id";
+    MessageDeduplicationId MessageGroupId ReceiveRequestAttemptId ReceiptHandle Id \
+    SourceArn DestinationArn TaskHandle";
 /// Parameters that become JSON numbers.
-const INTEGERS: &str =
-    "MaxResults DelaySeconds MaxNumberOfMessages VisibilityTimeout WaitTimeSeconds";
+const INTEGERS: &str = "MaxResults DelaySeconds MaxNumberOfMessages VisibilityTimeout \
+    WaitTimeSeconds MaxNumberOfMessagesPerSecond";
 /// `{Name}.N` lists, each the JSON array `{Name}s`.
 const LISTS: &str = "AttributeName MessageSystemAttributeName MessageAttributeName TagKey";
 /// Batch actions; their `{Action}RequestEntry.N.*` parameters become `Entries`.
@@ -245,6 +246,19 @@ fn result(action: &str, answer: &Value) -> String {
             fields(&mut out, answer, "NextToken");
         }
         "GetQueueAttributes" => pairs(&mut out, answer.get("Attributes"), "Attribute", "Name"),
+        "ListMessageMoveTasks" => {
+            for task in items(answer, "Results") {
+                out += "<ListMessageMoveTasksResultEntry>";
+                fields(
+                    &mut out,
+                    task,
+                    "TaskHandle Status SourceArn DestinationArn MaxNumberOfMessagesPerSecond \
+                     ApproximateNumberOfMessagesMoved ApproximateNumberOfMessagesToMove \
+                     FailureReason StartedTimestamp",
+                );
+                out += "</ListMessageMoveTasksResultEntry>";
+            }
+        }
         "ListQueueTags" => pairs(&mut out, answer.get("Tags"), "Tag", "Key"),
         "SendMessage" => fields(&mut out, answer, SENT),
         "SendMessageBatch" | "DeleteMessageBatch" | "ChangeMessageVisibilityBatch" => {

@@ -375,14 +375,89 @@ impl Context<'_> {
             "SetQueueAttributes" => self.set_queue_attributes(parse(body)?).await,
             "ListDeadLetterSourceQueues" => self.dead_letter_sources(parse(body)?).await,
             "TagQueue" | "UntagQueue" | "ListQueueTags" => self.tag_action(action, body).await,
-            "StartMessageMoveTask" | "CancelMessageMoveTask" | "ListMessageMoveTasks" => Err(
-                SqsError::unsupported(format!("{action} is not supported by this gateway")),
-            ),
+            "StartMessageMoveTask" => self.start_move_task(parse(body)?).await,
+            "ListMessageMoveTasks" => self.list_move_tasks(parse(body)?).await,
+            "CancelMessageMoveTask" => {
+                let request: wire::CancelMessageMoveTask = parse(body)?;
+                let handle = request
+                    .task_handle
+                    .ok_or_else(|| SqsError::missing_parameter("TaskHandle"))?;
+                let moved = self.gateway().cancel_redrive(&self.caller, &handle).await?;
+                Ok(json!({ "ApproximateNumberOfMessagesMoved": moved }))
+            }
             _ => Err(SqsError::sender(
                 "UnknownOperationException",
                 "The action or operation requested is invalid.",
             )),
         }
+    }
+
+    /// The gateway queue a redrive names by ARN.
+    async fn queue_of_arn(&self, arn: Option<&str>) -> Result<String, SqsError> {
+        let arn = arn.ok_or_else(|| SqsError::missing_parameter("SourceArn"))?;
+        Ok(self.gateway().queue_named_by_arn(arn).await?)
+    }
+
+    async fn start_move_task(
+        &self,
+        request: wire::StartMessageMoveTask,
+    ) -> Result<Value, SqsError> {
+        let rate = wire::ranged(
+            request.max_number_of_messages_per_second,
+            "MaxNumberOfMessagesPerSecond",
+            1,
+            500,
+        )?;
+        let source = self.queue_of_arn(request.source_arn.as_deref()).await?;
+        let destination = match request.destination_arn.as_deref() {
+            Some(arn) => Some(self.gateway().queue_named_by_arn(arn).await?),
+            None => None,
+        };
+        let handle = self
+            .gateway()
+            .start_redrive(&self.caller, &source, destination.as_deref(), rate)
+            .await?;
+        Ok(json!({ "TaskHandle": handle }))
+    }
+
+    async fn list_move_tasks(
+        &self,
+        request: wire::ListMessageMoveTasks,
+    ) -> Result<Value, SqsError> {
+        let max = wire::ranged(request.max_results, "MaxResults", 1, 10)?.unwrap_or(1);
+        let source = self.queue_of_arn(request.source_arn.as_deref()).await?;
+        let tasks = self
+            .gateway()
+            .list_redrives(&self.caller, &source, max as usize)
+            .await?;
+        let results: Vec<Value> = tasks
+            .into_iter()
+            .map(|task| {
+                let mut entry = json!({
+                    "Status": task.status.name(),
+                    "SourceArn": task.source_arn,
+                    "ApproximateNumberOfMessagesMoved": task.moved,
+                    "StartedTimestamp": task.started_at,
+                });
+                if let Some(handle) = task.handle {
+                    entry["TaskHandle"] = json!(handle);
+                }
+                if let Some(destination) = task.destination_arn {
+                    entry["DestinationArn"] = json!(destination);
+                }
+                if let Some(rate) = task.max_per_second {
+                    entry["MaxNumberOfMessagesPerSecond"] = json!(rate);
+                }
+                if let Some(to_move) = task.to_move {
+                    entry["ApproximateNumberOfMessagesToMove"] = json!(to_move);
+                }
+                if let Some(failure) = task.failure {
+                    entry["FailureReason"] = json!(failure);
+                }
+                entry
+            })
+            .collect();
+        Ok(json!({ "Results": results }))
     }
 
     async fn get_queue_url(&self, request: wire::GetQueueUrl) -> Result<Value, SqsError> {

@@ -22,6 +22,27 @@ pub struct AttributeJson {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]
+pub struct StartMessageMoveTask {
+    pub source_arn: Option<String>,
+    pub destination_arn: Option<String>,
+    pub max_number_of_messages_per_second: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ListMessageMoveTasks {
+    pub source_arn: Option<String>,
+    pub max_results: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CancelMessageMoveTask {
+    pub task_handle: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
 pub struct QueueUrlOnly {
     pub queue_url: Option<String>,
 }

@@ -575,6 +575,50 @@ impl Queue {
         self.messages.insert(seq, message);
     }
 
+    /// The first message visible now (not delayed, not in flight), in queue order.
+    pub fn first_visible(&self, now: i64) -> Option<(u64, &Message)> {
+        self.schedule
+            .iter()
+            .take_while(|(visible_at, _)| *visible_at <= now)
+            .find_map(|(_, seq)| self.messages.get(seq).map(|message| (*seq, message)))
+    }
+
+    /// Takes a message out for a move elsewhere (a redrive), journaling its removal.
+    pub fn take(&mut self, seq: u64, journal: &mut Vec<Op>) -> Option<Message> {
+        self.remove(seq, journal)
+    }
+
+    /// Takes a message moved back from a dead-letter queue: its id, body and attributes stay; its
+    /// delivery history starts again (so it is not dead-lettered straight back), visible now.
+    pub fn accept_redriven(&mut self, mut message: Message, now: i64, journal: &mut Vec<Op>) {
+        message.body.dead_letter_source_arn = None;
+        message.state = State {
+            receive_count: 0,
+            first_received_at: None,
+            visible_at: now,
+            receipt: None,
+        };
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        journal.push(Op::PutSeq {
+            queue: self.name.clone(),
+            next: self.next_seq,
+        });
+        journal.push(Op::PutBody {
+            queue: self.name.clone(),
+            seq,
+            body: message.body.clone(),
+        });
+        journal.push(Op::PutState {
+            queue: self.name.clone(),
+            seq,
+            state: message.state,
+        });
+        self.index(seq, &message, now);
+        self.by_age.insert((message.body.sent_at, seq));
+        self.messages.insert(seq, message);
+    }
+
     /// Receives up to `max` messages, hiding them for `visibility_seconds`.
     ///
     /// `dead_letter_ready` says whether this queue's dead-letter queue exists; only then are

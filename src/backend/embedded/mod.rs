@@ -8,13 +8,14 @@
 
 pub mod engine;
 mod records;
+mod redrive;
 pub mod store;
 
 use crate::core::backend::{Backend, BackendError};
 use crate::core::clock::Clock;
 use crate::core::model::{
     BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, QueueAttributes,
-    QueueSettings, QueueStats, RedrivePolicy, ResolvedQueue, SentMessage,
+    QueueSettings, QueueStats, RedrivePolicy, RedriveTask, ResolvedQueue, SentMessage,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, TimeZone, Utc};
@@ -88,8 +89,12 @@ pub struct EmbeddedBackend {
     queues: RwLock<HashMap<String, Arc<Slot>>>,
     durable: Option<Durable>,
     clock: Arc<dyn Clock>,
-    /// Ends waiting long polls at shutdown.
+    /// Ends waiting long polls (and redrive tasks) at shutdown.
     closing: tokio_util::sync::CancellationToken,
+    /// Message move tasks out of dead-letter queues.
+    redrives: redrive::Redrives,
+    /// The backend itself, for the tasks it runs in the background.
+    me: std::sync::Weak<EmbeddedBackend>,
 }
 
 impl std::fmt::Debug for EmbeddedBackend {
@@ -134,7 +139,10 @@ fn rebuild(name: &str, recovered: store::RecoveredQueue, now: i64) -> (Queue, us
 
 impl EmbeddedBackend {
     /// A backend from its config: durable in `data_dir`, or in memory.
-    pub fn from_config(config: &EmbeddedConfig, clock: Arc<dyn Clock>) -> Result<Self, StoreError> {
+    pub fn from_config(
+        config: &EmbeddedConfig,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Arc<Self>, StoreError> {
         if config.in_memory {
             Ok(Self::in_memory(clock))
         } else {
@@ -143,17 +151,27 @@ impl EmbeddedBackend {
     }
 
     /// A backend that keeps nothing on disk.
-    pub fn in_memory(clock: Arc<dyn Clock>) -> Self {
-        Self {
-            queues: RwLock::new(HashMap::new()),
-            durable: None,
+    pub fn in_memory(clock: Arc<dyn Clock>) -> Arc<Self> {
+        Self::assemble(HashMap::new(), None, clock)
+    }
+
+    fn assemble(
+        queues: HashMap<String, Arc<Slot>>,
+        durable: Option<Durable>,
+        clock: Arc<dyn Clock>,
+    ) -> Arc<Self> {
+        Arc::new_cyclic(|me| Self {
+            queues: RwLock::new(queues),
+            durable,
             clock,
             closing: tokio_util::sync::CancellationToken::new(),
-        }
+            redrives: redrive::Redrives::default(),
+            me: me.clone(),
+        })
     }
 
     /// A durable backend in `dir`, with everything stored there read back.
-    pub fn open(dir: &Path, clock: Arc<dyn Clock>) -> Result<Self, StoreError> {
+    pub fn open(dir: &Path, clock: Arc<dyn Clock>) -> Result<Arc<Self>, StoreError> {
         let (store, recovered) = Store::open(dir)?;
         let now = clock.now().timestamp_millis();
         let mut queues = HashMap::new();
@@ -164,20 +182,16 @@ impl EmbeddedBackend {
             queues.insert(name, Arc::new(slot(queue)));
         }
         tracing::info!(dir = %dir.display(), queues = queues.len(), messages = count, "embedded store opened");
-        Ok(Self {
-            queues: RwLock::new(queues),
-            durable: Some(Durable {
-                dir: dir.to_owned(),
-                store: RwLock::new(Some(store)),
-                reopen: Mutex::new(Reopen {
-                    next_attempt: None,
-                    wait: FIRST_REOPEN_WAIT,
-                }),
-                on_probation: std::sync::atomic::AtomicBool::new(false),
+        let durable = Durable {
+            dir: dir.to_owned(),
+            store: RwLock::new(Some(store)),
+            reopen: Mutex::new(Reopen {
+                next_attempt: None,
+                wait: FIRST_REOPEN_WAIT,
             }),
-            clock,
-            closing: tokio_util::sync::CancellationToken::new(),
-        })
+            on_probation: std::sync::atomic::AtomicBool::new(false),
+        };
+        Ok(Self::assemble(queues, Some(durable), clock))
     }
 
     /// After a failed write (a full disk, say), memory may hold changes the disk refused: the
@@ -826,6 +840,29 @@ impl Backend for EmbeddedBackend {
 
     fn shutting_down(&self) {
         self.closing.cancel();
+    }
+
+    async fn start_redrive(
+        &self,
+        source_arn: &str,
+        destination_arn: Option<&str>,
+        max_per_second: Option<u32>,
+    ) -> Result<String, BackendError> {
+        self.start_redrive_task(source_arn, destination_arn, max_per_second)
+            .await
+    }
+
+    async fn list_redrives(
+        &self,
+        source_arn: &str,
+        max: usize,
+    ) -> Result<Vec<RedriveTask>, BackendError> {
+        self.slot(source_arn.rsplit(':').next().unwrap_or(source_arn))?;
+        Ok(self.list_redrive_tasks(source_arn, max))
+    }
+
+    async fn cancel_redrive(&self, handle: &str) -> Result<u64, BackendError> {
+        self.cancel_redrive_task(handle)
     }
 
     async fn peek(&self, queue_url: &str, max: usize) -> Result<Vec<BackendMessage>, BackendError> {

@@ -1,0 +1,186 @@
+//! The core through its port: a backend with only the required capabilities (an adapter for a
+//! queue service without tags, peeks or redrives) gets a clear unsupported answer for the rest.
+
+use crate::harness::*;
+use async_trait::async_trait;
+use aws_sdk_sqs::error::ProvideErrorMetadata;
+use sqs_gateway::backend::embedded::EmbeddedBackend;
+use sqs_gateway::core::backend::{Backend, BackendError};
+use sqs_gateway::core::clock::SystemClock;
+use sqs_gateway::core::model::{
+    BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, QueueSettings,
+    QueueStats, ResolvedQueue, SentMessage,
+};
+use std::sync::Arc;
+
+/// The embedded engine behind the required methods only.
+struct RequiredOnly(Arc<EmbeddedBackend>);
+
+#[async_trait]
+impl Backend for RequiredOnly {
+    async fn resolve(&self, locator: &str) -> Result<ResolvedQueue, BackendError> {
+        self.0.resolve(locator).await
+    }
+    async fn receive(
+        &self,
+        url: &str,
+        request: &BackendReceive,
+    ) -> Result<Vec<BackendMessage>, BackendError> {
+        self.0.receive(url, request).await
+    }
+    async fn delete_batch(
+        &self,
+        url: &str,
+        handles: &[&str],
+    ) -> Result<Vec<EntryOutcome>, BackendError> {
+        self.0.delete_batch(url, handles).await
+    }
+    async fn change_visibility_batch(
+        &self,
+        url: &str,
+        entries: &[(&str, u32)],
+    ) -> Result<Vec<EntryOutcome>, BackendError> {
+        self.0.change_visibility_batch(url, entries).await
+    }
+    async fn send_batch(
+        &self,
+        url: &str,
+        messages: &[OutgoingMessage],
+    ) -> Result<Vec<Result<SentMessage, EntryError>>, BackendError> {
+        self.0.send_batch(url, messages).await
+    }
+    async fn purge(&self, url: &str) -> Result<(), BackendError> {
+        self.0.purge(url).await
+    }
+    async fn stats(&self, url: &str) -> Result<QueueStats, BackendError> {
+        self.0.stats(url).await
+    }
+    async fn create_queue(
+        &self,
+        name: &str,
+        settings: &QueueSettings,
+    ) -> Result<ResolvedQueue, BackendError> {
+        self.0.create_queue(name, settings).await
+    }
+    async fn delete_queue(&self, url: &str) -> Result<(), BackendError> {
+        self.0.delete_queue(url).await
+    }
+    async fn list_queues(&self, prefix: &str) -> Result<Vec<String>, BackendError> {
+        self.0.list_queues(prefix).await
+    }
+    async fn set_queue_settings(
+        &self,
+        url: &str,
+        settings: &QueueSettings,
+    ) -> Result<(), BackendError> {
+        self.0.set_queue_settings(url, settings).await
+    }
+    async fn ping(&self) -> Result<(), BackendError> {
+        self.0.ping().await
+    }
+}
+
+#[tokio::test]
+async fn optional_capabilities_a_backend_lacks_answer_unsupported() {
+    let engine = EmbeddedBackend::in_memory(Arc::new(SystemClock));
+    engine
+        .create_queue("orders-dlq", &QueueSettings::default())
+        .await
+        .unwrap();
+    engine
+        .create_queue(
+            "orders",
+            &QueueSettings {
+                dead_letter: Some(("orders-dlq".into(), 1)),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .with_backend(Arc::new(RequiredOnly(engine)), &["orders", "orders-dlq"])
+        .config("[sqs_api]\nmanage_queues = true\n")
+        .start()
+        .await;
+    let (client, url) = gw.sqs_queue("orders").await;
+    client
+        .send_message()
+        .queue_url(&url)
+        .message_body("works")
+        .send()
+        .await
+        .unwrap();
+    let (_, dlq_url) = gw.sqs_queue("orders-dlq").await;
+    let arn = client
+        .get_queue_attributes()
+        .queue_url(&dlq_url)
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .unwrap()
+        .attributes()
+        .unwrap()[&aws_sdk_sqs::types::QueueAttributeName::QueueArn]
+        .clone();
+    let refused = client
+        .start_message_move_task()
+        .source_arn(&arn)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused.code(),
+        Some("AWS.SimpleQueueService.UnsupportedOperation")
+    );
+    assert!(
+        refused
+            .message()
+            .unwrap_or_default()
+            .contains("moving messages out of a dead-letter queue")
+    );
+    let tags = client
+        .tag_queue()
+        .queue_url(&url)
+        .tags("team", "a")
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        tags.code(),
+        Some("AWS.SimpleQueueService.UnsupportedOperation")
+    );
+    gw.stop().await;
+}
+
+/// A delivery says when its message becomes visible again.
+#[tokio::test]
+async fn a_delivery_knows_when_it_is_visible_again() {
+    use sqs_gateway::core::access::{Caller, Grants, Principal};
+    use sqs_gateway::core::clock::Clock as _;
+    use sqs_gateway::core::gateway::ReceiveOptions;
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    gw.send("orders", "soon").await;
+    let caller = Caller::new(Principal::Anonymous, Arc::new(Grants::everything()));
+    let before = gw.clock.now();
+    let deliveries = gw
+        .gateway
+        .receive(
+            &caller,
+            "orders",
+            ReceiveOptions {
+                max_messages: 1,
+                wait_seconds: Some(1),
+                visibility_timeout_seconds: Some(90),
+                attempt_id: None,
+            },
+        )
+        .await
+        .unwrap();
+    let after = gw.clock.now();
+    let visible_at = deliveries[0].visible_at;
+    assert!(visible_at >= before + chrono::Duration::seconds(90));
+    assert!(visible_at <= after + chrono::Duration::seconds(90));
+    gw.stop().await;
+}

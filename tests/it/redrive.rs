@@ -1,0 +1,228 @@
+//! Redrive: message move tasks out of dead-letter queues, through the SQS endpoint, on both
+//! backends; and the clear refusal of a backend that cannot do it.
+
+use crate::harness::*;
+use aws_sdk_sqs::error::ProvideErrorMetadata;
+use aws_sdk_sqs::types::QueueAttributeName;
+use std::time::Duration;
+
+const MANAGING: &str = "[sqs_api]\nmanage_queues = true\n";
+
+/// Sends `count` messages to `queue` and lets them be dead-lettered (max receive count 1).
+async fn dead_letter(gw: &TestGateway, queue: &str, dlq: &str, count: usize) {
+    let (client, url) = gw.sqs_queue(queue).await;
+    for n in 0..count {
+        client
+            .send_message()
+            .queue_url(&url)
+            .message_body(format!("poison {n}"))
+            .send()
+            .await
+            .unwrap();
+    }
+    let mut received = 0;
+    for _ in 0..20 {
+        let got = client
+            .receive_message()
+            .queue_url(&url)
+            .max_number_of_messages(10)
+            .visibility_timeout(0)
+            .wait_time_seconds(1)
+            .send()
+            .await
+            .unwrap();
+        received += got.messages().len();
+        if received >= count && gw.backend_depth(dlq).await == count as u64 {
+            return;
+        }
+    }
+    panic!("{count} messages did not reach {dlq}");
+}
+
+async fn arn_of(client: &aws_sdk_sqs::Client, url: &str) -> String {
+    client
+        .get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .unwrap()
+        .attributes()
+        .unwrap()[&QueueAttributeName::QueueArn]
+        .clone()
+}
+
+async fn a_move_task_returns_dead_letters_to_their_source(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
+        .queue(QueueSpec::standard("orders-dlq"))
+        .queue(QueueSpec::standard("orders").dead_letter_to("orders-dlq", 1))
+        .config(MANAGING)
+        .start()
+        .await;
+    dead_letter(&gw, "orders", "orders-dlq", 3).await;
+    let (client, dlq_url) = gw.sqs_queue("orders-dlq").await;
+    let (_, orders_url) = gw.sqs_queue("orders").await;
+    let dlq_arn = arn_of(&client, &dlq_url).await;
+    let handle = client
+        .start_message_move_task()
+        .source_arn(&dlq_arn)
+        .send()
+        .await
+        .unwrap()
+        .task_handle
+        .unwrap();
+    let mut task = None;
+    for _ in 0..50 {
+        let listed = client
+            .list_message_move_tasks()
+            .source_arn(&dlq_arn)
+            .max_results(10)
+            .send()
+            .await
+            .unwrap();
+        let first = listed.results()[0].clone();
+        if first.status() == Some("COMPLETED") {
+            task = Some(first);
+            break;
+        }
+        assert_eq!(
+            first.task_handle(),
+            Some(handle.as_str()),
+            "a running task names its handle"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let task = task.expect("the task completes");
+    assert_eq!(task.approximate_number_of_messages_moved(), 3);
+    assert_eq!(task.source_arn(), Some(dlq_arn.as_str()));
+    assert_eq!(task.task_handle(), None, "only a running task has a handle");
+    assert_eq!(gw.backend_depth("orders-dlq").await, 0);
+    assert_eq!(gw.backend_depth("orders").await, 3);
+    // Back with a fresh receive count: delivered, not dead-lettered again at once.
+    let back = client
+        .receive_message()
+        .queue_url(&orders_url)
+        .max_number_of_messages(10)
+        .wait_time_seconds(2)
+        .send()
+        .await
+        .unwrap();
+    assert!(!back.messages().is_empty());
+    assert!(back.messages()[0].body().unwrap().starts_with("poison"));
+
+    // A queue that is no dead-letter queue, and an ARN the gateway does not know.
+    let orders_arn = arn_of(&client, &orders_url).await;
+    let refused = client
+        .start_message_move_task()
+        .source_arn(&orders_arn)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Some("InvalidParameterValue"));
+    let unknown = client
+        .start_message_move_task()
+        .source_arn("arn:aws:sqs:us-east-1:000000000000:no-such-queue-anywhere")
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.code(), Some("ResourceNotFoundException"));
+    // Not a handle of this gateway.
+    let bogus = client
+        .cancel_message_move_task()
+        .task_handle("bm90IGEgaGFuZGxl")
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(bogus.code(), Some("ResourceNotFoundException"));
+    gw.stop().await;
+}
+
+crate::on_both_backends!(a_move_task_returns_dead_letters_to_their_source);
+
+/// A task slowed to one message a second can be cancelled while it runs (the embedded engine
+/// honours the rate; LocalStack finishes at once).
+#[tokio::test]
+async fn a_running_move_task_can_be_cancelled() {
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("jobs-dlq"))
+        .queue(QueueSpec::standard("jobs").dead_letter_to("jobs-dlq", 1))
+        .config(MANAGING)
+        .start()
+        .await;
+    dead_letter(&gw, "jobs", "jobs-dlq", 5).await;
+    let (client, dlq_url) = gw.sqs_queue("jobs-dlq").await;
+    let dlq_arn = arn_of(&client, &dlq_url).await;
+    let handle = client
+        .start_message_move_task()
+        .source_arn(&dlq_arn)
+        .max_number_of_messages_per_second(1)
+        .send()
+        .await
+        .unwrap()
+        .task_handle
+        .unwrap();
+    let second = client
+        .start_message_move_task()
+        .source_arn(&dlq_arn)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        second.code(),
+        Some("InvalidParameterValue"),
+        "one task at a time"
+    );
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let moved = client
+        .cancel_message_move_task()
+        .task_handle(&handle)
+        .send()
+        .await
+        .unwrap()
+        .approximate_number_of_messages_moved();
+    assert!((1..5).contains(&moved), "{moved}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let listed = client
+        .list_message_move_tasks()
+        .source_arn(&dlq_arn)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listed.results()[0].status(), Some("CANCELLED"));
+    let left = gw.backend_depth("jobs-dlq").await;
+    assert_eq!(
+        left + gw.backend_depth("jobs").await,
+        5,
+        "every message is in one queue"
+    );
+    assert!(left > 0);
+    // A finished task cannot be cancelled.
+    let again = client
+        .cancel_message_move_task()
+        .task_handle(&handle)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(again.code(), Some("ResourceNotFoundException"));
+    gw.stop().await;
+}
+
+/// Redrive needs the permission: a `*` key without queue management may not.
+#[tokio::test]
+async fn redrive_is_a_permission() {
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders-dlq"))
+        .queue(QueueSpec::standard("orders").dead_letter_to("orders-dlq", 1))
+        .start()
+        .await;
+    let (client, dlq_url) = gw.sqs_queue("orders-dlq").await;
+    let dlq_arn = arn_of(&client, &dlq_url).await;
+    let refused = client
+        .start_message_move_task()
+        .source_arn(&dlq_arn)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Some("AccessDenied"));
+    gw.stop().await;
+}
