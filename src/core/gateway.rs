@@ -25,6 +25,9 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+/// How often a receive that waits out an over-limit queue looks again.
+const OVER_LIMIT_RETRY: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// How long a receive's answer is kept for a retry with the same attempt id (as SQS promises).
 pub const ATTEMPT_WINDOW: std::time::Duration = std::time::Duration::from_secs(300);
 
@@ -45,6 +48,9 @@ pub struct ReceiveOptions {
     pub visibility_timeout_seconds: Option<u32>,
     /// FIFO receive request attempt id.
     pub attempt_id: Option<String>,
+    /// When the queue has as many messages in flight as it may: `false` answers `OverLimit` (as
+    /// SQS does), `true` waits out the long poll, answering as soon as room frees (as ezgh does).
+    pub wait_out_over_limit: bool,
 }
 
 /// The core service shared by every dialect.
@@ -254,7 +260,10 @@ impl Gateway {
         self.admit(caller, Operation::Purge, queue)?;
         let resolved = self.registry.get(queue).await?;
         let answer = self.backend.purge(&resolved.url).await;
-        self.settle(queue, answer).await
+        self.settle(queue, answer).await?;
+        // Every handle of the queue is stale now, whatever the backend does with old receipts.
+        self.ledger.end_queue(queue);
+        Ok(())
     }
 
     /// Creates a queue in the backend (or finds the existing one) under the gateway name `name`.
@@ -521,8 +530,11 @@ impl Gateway {
         let (answer, answered) = oneshot::channel();
         let gateway = Arc::clone(self);
         let queue = queue.to_owned();
+        let wait_out_over_limit = options.wait_out_over_limit;
         self.tasks.spawn(async move {
-            let result = gateway.receive_and_seal(&queue, &resolved, &request).await;
+            let result = gateway
+                .receive_and_seal(&queue, &resolved, &request, wait_out_over_limit)
+                .await;
             if let (Some(key), Ok((deliveries, attempted))) = (attempt, &result)
                 && !deliveries.is_empty()
             {
@@ -551,10 +563,35 @@ impl Gateway {
         queue: &str,
         resolved: &ResolvedQueue,
         request: &BackendReceive,
+        wait_out_over_limit: bool,
     ) -> Result<(Vec<Delivery>, Vec<Attempted>), GatewayError> {
-        // Taken before the backend call, so our 12-hour mark is never later than the backend's.
-        let received_at = self.clock.now();
-        let answer = self.backend.receive(&resolved.url, request).await;
+        let deadline = tokio::time::Instant::now()
+            + std::time::Duration::from_secs(request.wait_seconds.into());
+        let (received_at, answer) = loop {
+            // Taken before the backend call, so our 12-hour mark is never later than the backend's.
+            let received_at = self.clock.now();
+            let rest = deadline.saturating_duration_since(tokio::time::Instant::now());
+            // Whole seconds, rounded up: the first look waits exactly the requested time.
+            let seconds = rest.as_secs() + u64::from(rest.subsec_nanos() > 0);
+            let attempt = BackendReceive {
+                wait_seconds: u32::try_from(seconds).unwrap_or(request.wait_seconds),
+                ..request.clone()
+            };
+            match self.backend.receive(&resolved.url, &attempt).await {
+                Err(BackendError::OverLimit) if wait_out_over_limit => {
+                    if rest.is_zero() {
+                        tracing::warn!(queue, "too many messages in flight; answering none");
+                        return Ok((Vec::new(), Vec::new()));
+                    }
+                    // Room frees when deliveries end; look again shortly, within the wait.
+                    tokio::select! {
+                        () = tokio::time::sleep(rest.min(OVER_LIMIT_RETRY)) => {}
+                        () = self.shutdown.cancelled() => return Ok((Vec::new(), Vec::new())),
+                    }
+                }
+                answer => break (received_at, answer),
+            }
+        };
         let messages = self.settle(queue, answer).await?;
         let dead_letter_source = self.dead_letter_source(resolved, &messages).await;
         let mut deliveries = Vec::with_capacity(messages.len());

@@ -50,6 +50,8 @@ enum State {
 struct Entry {
     delivery_id: u64,
     state: State,
+    /// The queue's purge generation when the delivery was handed out.
+    generation: u64,
 }
 
 type Key = (String, String);
@@ -58,6 +60,8 @@ type Key = (String, String);
 #[derive(Clone)]
 pub struct DeliveryLedger {
     entries: Cache<Key, Entry>,
+    /// Purges per queue: a delivery handed out before its queue's latest purge is over.
+    generations: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, u64>>>,
 }
 
 impl std::fmt::Debug for DeliveryLedger {
@@ -79,7 +83,27 @@ impl DeliveryLedger {
                 .max_capacity(max_entries)
                 .time_to_live(ttl)
                 .build(),
+            generations: Default::default(),
         }
+    }
+
+    fn generation(&self, queue: &str) -> u64 {
+        self.generations
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .get(queue)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The queue was purged: every delivery of it handed out so far is over.
+    pub fn end_queue(&self, queue: &str) {
+        *self
+            .generations
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .entry(queue.to_owned())
+            .or_default() += 1;
     }
 
     /// Records a new delivery of a message; every earlier delivery becomes stale.
@@ -89,29 +113,37 @@ impl DeliveryLedger {
             Entry {
                 delivery_id,
                 state: State::Active,
+                generation: self.generation(queue),
             },
         );
     }
 
     /// Where the delivery stands.
     pub fn standing(&self, queue: &str, message_id: &str, delivery_id: u64) -> Standing {
-        standing_of(self.entries.get(&key(queue, message_id)), delivery_id)
+        let generation = self.generation(queue);
+        standing_of(
+            self.entries.get(&key(queue, message_id)),
+            delivery_id,
+            generation,
+        )
     }
 
     /// Claims the right to acknowledge the delivery: `Current` means claimed, and only one caller
     /// gets it. `Unknown` claims nothing.
     pub fn begin_ack(&self, queue: &str, message_id: &str, delivery_id: u64) -> Standing {
+        let generation = self.generation(queue);
         let mut standing = Standing::Unknown;
         let result = self
             .entries
             .entry(key(queue, message_id))
             .and_compute_with(|current| {
                 let current = current.map(|entry| entry.into_value());
-                standing = standing_of(current, delivery_id);
+                standing = standing_of(current, delivery_id, generation);
                 if standing == Standing::Current {
                     Op::Put(Entry {
                         delivery_id,
                         state: State::Acking,
+                        generation,
                     })
                 } else {
                     Op::Nop
@@ -127,6 +159,7 @@ impl DeliveryLedger {
     /// The delivery is over (acknowledged, or the backend no longer has it): later uses of its
     /// handle are stale. A newer delivery is left alone.
     pub fn end(&self, queue: &str, message_id: &str, delivery_id: u64) {
+        let generation = self.generation(queue);
         self.entries
             .entry(key(queue, message_id))
             .and_compute_with(|current| match current.map(|entry| entry.into_value()) {
@@ -134,6 +167,7 @@ impl DeliveryLedger {
                 _ => Op::Put(Entry {
                     delivery_id,
                     state: State::Ended,
+                    generation,
                 }),
             });
     }
@@ -145,8 +179,8 @@ impl DeliveryLedger {
             .and_compute_with(|current| match current.map(|entry| entry.into_value()) {
                 Some(entry) if entry.delivery_id == delivery_id && entry.state == State::Acking => {
                     Op::Put(Entry {
-                        delivery_id,
                         state: State::Active,
+                        ..entry
                     })
                 }
                 _ => Op::Nop,
@@ -164,10 +198,14 @@ impl DeliveryLedger {
     }
 }
 
-fn standing_of(entry: Option<Entry>, delivery_id: u64) -> Standing {
+fn standing_of(entry: Option<Entry>, delivery_id: u64, generation: u64) -> Standing {
     match entry {
         None => Standing::Unknown,
-        Some(entry) if entry.delivery_id == delivery_id && entry.state == State::Active => {
+        Some(entry)
+            if entry.delivery_id == delivery_id
+                && entry.state == State::Active
+                && entry.generation == generation =>
+        {
             Standing::Current
         }
         Some(_) => Standing::Stale,
@@ -235,6 +273,23 @@ mod tests {
         ledger.end("q", "m", 1);
         ledger.abort_ack("q", "m", 1);
         assert_eq!(ledger.standing("q", "m", 2), Standing::Current);
+    }
+
+    #[test]
+    fn a_purge_ends_every_delivery_of_its_queue_handed_out_before() {
+        let ledger = ledger();
+        ledger.record("q", "m", 1);
+        ledger.record("other", "m", 1);
+        ledger.end_queue("q");
+        assert_eq!(ledger.standing("q", "m", 1), Standing::Stale);
+        assert_eq!(ledger.begin_ack("q", "m", 1), Standing::Stale);
+        assert_eq!(ledger.standing("other", "m", 1), Standing::Current);
+        ledger.record("q", "n", 2);
+        assert_eq!(
+            ledger.standing("q", "n", 2),
+            Standing::Current,
+            "after the purge"
+        );
     }
 
     #[test]

@@ -13,8 +13,9 @@ use sqs_gateway::core::model::{
 };
 use std::sync::Arc;
 
-/// The embedded engine behind the required methods only.
-struct RequiredOnly(Arc<EmbeddedBackend>);
+/// The embedded engine behind the required methods only; with `lazy_purge`, a purge that (as on
+/// SQS, which takes up to a minute) has not removed anything yet when it answers.
+struct RequiredOnly(Arc<EmbeddedBackend>, bool);
 
 #[async_trait]
 impl Backend for RequiredOnly {
@@ -50,6 +51,9 @@ impl Backend for RequiredOnly {
         self.0.send_batch(url, messages).await
     }
     async fn purge(&self, url: &str) -> Result<(), BackendError> {
+        if self.1 {
+            return Ok(());
+        }
         self.0.purge(url).await
     }
     async fn stats(&self, url: &str) -> Result<QueueStats, BackendError> {
@@ -98,7 +102,10 @@ async fn optional_capabilities_a_backend_lacks_answer_unsupported() {
         .await
         .unwrap();
     let gw = GatewayBuilder::new(Kind::Embedded)
-        .with_backend(Arc::new(RequiredOnly(engine)), &["orders", "orders-dlq"])
+        .with_backend(
+            Arc::new(RequiredOnly(engine, false)),
+            &["orders", "orders-dlq"],
+        )
         .config("[sqs_api]\nmanage_queues = true\n")
         .start()
         .await;
@@ -174,6 +181,7 @@ async fn a_delivery_knows_when_it_is_visible_again() {
                 wait_seconds: Some(1),
                 visibility_timeout_seconds: Some(90),
                 attempt_id: None,
+                wait_out_over_limit: false,
             },
         )
         .await
@@ -182,5 +190,38 @@ async fn a_delivery_knows_when_it_is_visible_again() {
     let visible_at = deliveries[0].visible_at;
     assert!(visible_at >= before + chrono::Duration::seconds(90));
     assert!(visible_at <= after + chrono::Duration::seconds(90));
+    gw.stop().await;
+}
+
+/// A purge ends every delivery of its queue even where the backend's purge is slow (SQS takes up
+/// to a minute): an old handle then answers stale and deletes nothing.
+#[tokio::test]
+async fn after_a_purge_old_handles_are_stale_whatever_the_backend_still_holds() {
+    let engine = EmbeddedBackend::in_memory(Arc::new(SystemClock));
+    engine
+        .create_queue("orders", &QueueSettings::default())
+        .await
+        .unwrap();
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .with_backend(Arc::new(RequiredOnly(engine, true)), &["orders"])
+        .config("[sqs_api]\nmanage_queues = true\n")
+        .start()
+        .await;
+    gw.send("orders", "doomed").await;
+    let messages = gw
+        .receive_ok(
+            "orders",
+            serde_json::json!({ "waitSeconds": 5, "visibilityTimeoutSeconds": 60 }),
+        )
+        .await;
+    let handle = handle_of(&messages[0]).to_owned();
+    let (client, url) = gw.sqs_queue("orders").await;
+    client.purge_queue().queue_url(&url).send().await.unwrap();
+    assert_eq!(results(&gw.ack(&[&handle]).await), vec![stale()]);
+    assert_eq!(
+        gw.backend_depth("orders").await,
+        1,
+        "the old handle deleted nothing"
+    );
     gw.stop().await;
 }

@@ -443,7 +443,33 @@ async fn a_replica_without_the_delivery_answers_stale_unless_told_to_pass_throug
     first.stop().await;
 }
 
+/// A purge ends every delivery of its queue: their handles answer stale, on both backends.
+async fn a_purge_makes_the_queues_handles_stale(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
+        .queue(QueueSpec::standard("orders"))
+        .config("[sqs_api]\nmanage_queues = true\n")
+        .start()
+        .await;
+    gw.send("orders", "doomed").await;
+    let messages = gw
+        .receive_ok(
+            "orders",
+            json!({ "waitSeconds": 5, "visibilityTimeoutSeconds": 60 }),
+        )
+        .await;
+    let handle = handle_of(&messages[0]).to_owned();
+    let (client, url) = gw.sqs_queue("orders").await;
+    client.purge_queue().queue_url(&url).send().await.unwrap();
+    assert_eq!(
+        results(&gw.visibility(&[(&handle, 30)]).await),
+        vec![stale()]
+    );
+    assert_eq!(results(&gw.ack(&[&handle]).await), vec![stale()]);
+    gw.stop().await;
+}
+
 crate::on_both_backends!(
+    a_purge_makes_the_queues_handles_stale,
     acknowledging_deletes_and_a_second_ack_is_stale,
     one_result_per_handle_in_order_from_any_queue,
     a_handle_from_an_earlier_delivery_is_stale_and_changes_nothing,

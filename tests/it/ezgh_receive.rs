@@ -451,3 +451,143 @@ crate::on_both_backends!(
     dead_lettered_messages_name_their_source_queue_and_reason,
     a_queue_deleted_in_the_backend_answers_404,
 );
+
+/// Over its in-flight limit a queue answers no messages after the wait (the queue's default wait
+/// when the request gives none), and as soon as room frees, the message waiting (limits lowered
+/// for the test: SQS's are 120,000 and 20,000).
+#[tokio::test]
+async fn over_the_in_flight_limit_a_receive_waits_and_answers_when_room_frees() {
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders").receive_wait(2))
+        .queue(QueueSpec::fifo("jobs.fifo"))
+        .backend_setting("max_in_flight_standard = 2\nmax_in_flight_fifo = 1")
+        .start()
+        .await;
+    for body in ["one", "two", "three"] {
+        gw.send("orders", body).await;
+    }
+    let taken = gw
+        .receive_ok(
+            "orders",
+            json!({ "maxMessages": 2, "visibilityTimeoutSeconds": 60 }),
+        )
+        .await;
+    assert_eq!(taken.len(), 2);
+    // Omitted waitSeconds means the queue's default (2 s), not 0.
+    let started = std::time::Instant::now();
+    assert!(gw.receive_ok("orders", json!({})).await.is_empty());
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(1800),
+        "{:?}",
+        started.elapsed()
+    );
+    // Room frees while a receive waits: it answers then, with the third message.
+    let started = std::time::Instant::now();
+    let url = gw.receive_url("orders");
+    let waiting = {
+        let (http, key) = (gw.http.clone(), gw.key.clone());
+        tokio::spawn(async move {
+            http.post(url)
+                .bearer_auth(key)
+                .json(&json!({ "waitSeconds": 10 }))
+                .send()
+                .await
+                .unwrap()
+                .json::<serde_json::Value>()
+                .await
+                .unwrap()
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(results(&gw.ack(&[handle_of(&taken[0])]).await), vec![ok()]);
+    let answer = waiting.await.unwrap();
+    assert_eq!(answer["messages"][0]["body"], "three");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // FIFO: one in flight at most here; the other group's message comes when it ends.
+    gw.send_with("jobs.fifo", "a", Some("g1"), Default::default())
+        .await;
+    gw.send_with("jobs.fifo", "b", Some("g2"), Default::default())
+        .await;
+    let first = gw
+        .receive_ok(
+            "jobs.fifo",
+            json!({ "maxMessages": 10, "visibilityTimeoutSeconds": 60 }),
+        )
+        .await;
+    assert_eq!(first.len(), 1);
+    let url = gw.receive_url("jobs.fifo");
+    let waiting = {
+        let (http, key) = (gw.http.clone(), gw.key.clone());
+        tokio::spawn(async move {
+            http.post(url)
+                .bearer_auth(key)
+                .json(&json!({ "waitSeconds": 10 }))
+                .send()
+                .await
+                .unwrap()
+                .json::<serde_json::Value>()
+                .await
+                .unwrap()
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let started = std::time::Instant::now();
+    assert_eq!(results(&gw.ack(&[handle_of(&first[0])]).await), vec![ok()]);
+    let answer = waiting.await.unwrap();
+    assert_eq!(answer["messages"].as_array().unwrap().len(), 1);
+    assert!(started.elapsed() < std::time::Duration::from_secs(3));
+    gw.stop().await;
+}
+
+/// The dead-letter source is named as the consumer's project knows it.
+async fn the_dead_letter_source_is_the_projects_queue_id(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
+        .queue(QueueSpec::standard("orders-dlq"))
+        .queue(QueueSpec::standard("orders").dead_letter_to("orders-dlq", 1))
+        .config("[ezgh.organizations.acme.projects.crm]\nqueues = { incoming = \"orders\", quarantine = \"orders-dlq\" }\n")
+        .start()
+        .await;
+    gw.send("orders", "poison").await;
+    let base = |queue: &str| {
+        format!(
+            "{}/v1/organizations/{ORG}/projects/crm/queues/{queue}/messages/receive",
+            gw.base
+        )
+    };
+    let first = gw
+        .post_raw(
+            &base("incoming"),
+            Some(&gw.key),
+            r#"{"waitSeconds": 5, "visibilityTimeoutSeconds": 0}"#,
+        )
+        .await;
+    assert_eq!(first.body["messages"].as_array().unwrap().len(), 1);
+    let mut moved = Vec::new();
+    for _ in 0..10 {
+        gw.post_raw(&base("incoming"), Some(&gw.key), r#"{"waitSeconds": 1}"#)
+            .await;
+        let answer = gw
+            .post_raw(&base("quarantine"), Some(&gw.key), r#"{"waitSeconds": 1}"#)
+            .await;
+        moved = answer.body["messages"].as_array().unwrap().clone();
+        if !moved.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(moved.len(), 1, "dead-lettered");
+    assert_eq!(
+        moved[0]["attributes"]["ezgh.deadLetterSourceQueue"],
+        "incoming"
+    );
+    gw.stop().await;
+}
+
+mod dead_letter_ids {
+    use super::*;
+    crate::on_both_backends!(the_dead_letter_source_is_the_projects_queue_id);
+}

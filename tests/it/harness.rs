@@ -171,6 +171,8 @@ pub struct GatewayBuilder {
     replica_of: Option<Replica>,
     /// Serve over this backend (its queues already made) instead.
     given_backend: Option<(Arc<dyn Backend>, Vec<String>)>,
+    /// Lines added to the `[backend]` table.
+    backend_extra: String,
 }
 
 /// What a second replica shares with the first.
@@ -189,7 +191,15 @@ impl GatewayBuilder {
             endpoint: localstack_endpoint(),
             replica_of: None,
             given_backend: None,
+            backend_extra: String::new(),
         }
+    }
+
+    /// A `key = value` line for the `[backend]` table (e.g. a lower in-flight limit).
+    pub fn backend_setting(mut self, line: &str) -> Self {
+        self.backend_extra.push_str(line);
+        self.backend_extra.push('\n');
+        self
     }
 
     /// Serves over `backend`, whose queues `queues` exist already (by the same names).
@@ -244,9 +254,11 @@ impl GatewayBuilder {
         }
         let mut toml = String::new();
         match self.kind {
-            Kind::LocalStack => toml.push_str("[backend]\nkind = \"sqs\"\n\n"),
-            Kind::Embedded => toml.push_str("[backend]\nkind = \"embedded\"\nin_memory = true\n\n"),
+            Kind::LocalStack => toml.push_str("[backend]\nkind = \"sqs\"\n"),
+            Kind::Embedded => toml.push_str("[backend]\nkind = \"embedded\"\nin_memory = true\n"),
         }
+        toml.push_str(&self.backend_extra);
+        toml.push('\n');
         toml.push_str(&format!(
             "[[receipt_keys]]\nid = 7\nsecret = \"{receipt_key}\"\n\n"
         ));

@@ -161,28 +161,37 @@ async fn receive(
         GatewayError::invalid_request("the path is not valid: its segments must be UTF-8")
     })?;
     let gateway_queue = state.gateway_queue(key, &organization, &project, &queue)?;
-    let options = wire::parse_receive(&read_body(body, BODY_LIMIT).await?)?;
-    let wait = options.wait_seconds;
-    let deliveries = match state
+    let mut options = wire::parse_receive(&read_body(body, BODY_LIMIT).await?)?;
+    // "With many messages in flight it answers no more until some are acknowledged": the core
+    // waits out the long poll instead of answering an error, and answers once room frees.
+    options.wait_out_over_limit = true;
+    let deliveries = state
         .gateway
         .receive(&key.caller(), &gateway_queue, options)
-        .await
-    {
-        // "With many messages in flight it answers no more until some are acknowledged."
-        Err(error) if error.kind == ErrorKind::OverLimit => {
-            tracing::warn!(queue = %gateway_queue, "too many messages in flight; answering none");
-            let wait = Duration::from_secs(wait.unwrap_or(0).into());
-            tokio::select! {
-                () = tokio::time::sleep(wait) => {}
-                () = state.gateway.shutdown_started() => {}
-            }
-            Vec::new()
-        }
-        result => result?,
-    };
+        .await?;
+    // The consumer knows queues by its project's ids.
+    let queue_ids: BTreeMap<&str, &str> = state
+        .organizations
+        .get(&organization)
+        .and_then(|org| org.projects.get(&project))
+        .map(|project| {
+            project
+                .queues
+                .iter()
+                .map(|(id, gateway_queue)| (gateway_queue.as_str(), id.as_str()))
+                .collect()
+        })
+        .unwrap_or_default();
     tracing::debug!(queue = %gateway_queue, key = %key.name, count = deliveries.len(), "ezgh receive");
     Ok(Json(ReceiveResponse {
-        messages: deliveries.into_iter().map(MessageJson::from).collect(),
+        messages: deliveries
+            .into_iter()
+            .map(|delivery| {
+                MessageJson::new(delivery, |gateway_queue| {
+                    queue_ids.get(gateway_queue).map(|id| (*id).to_owned())
+                })
+            })
+            .collect(),
     }))
 }
 

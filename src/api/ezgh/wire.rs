@@ -35,6 +35,7 @@ pub fn parse_receive(body: &[u8]) -> Result<ReceiveOptions, GatewayError> {
             MAX_VISIBILITY,
         )?,
         attempt_id: None,
+        wait_out_over_limit: false,
     })
 }
 
@@ -220,8 +221,10 @@ fn timestamp(at: Option<DateTime<Utc>>) -> Option<String> {
     at.map(|at| at.to_rfc3339_opts(SecondsFormat::Millis, true))
 }
 
-impl From<Delivery> for MessageJson {
-    fn from(delivery: Delivery) -> Self {
+impl MessageJson {
+    /// A delivery as ezgh shows it; `queue_id` names a gateway queue as the consumer's project
+    /// knows it (the dead-letter source is shown by that id, and left out if the project has none).
+    pub fn new(delivery: Delivery, queue_id: impl Fn(&str) -> Option<String>) -> Self {
         let Delivery {
             message,
             receipt_handle,
@@ -245,7 +248,7 @@ impl From<Delivery> for MessageJson {
             .collect();
         if let Some(dead_letter) = dead_letter {
             attributes.insert(DEAD_LETTER_REASON.into(), dead_letter.reason.into());
-            if let Some(source) = dead_letter.source_queue {
+            if let Some(source) = dead_letter.source_queue.as_deref().and_then(queue_id) {
                 attributes.insert(DEAD_LETTER_SOURCE.into(), source);
             }
         }

@@ -722,6 +722,8 @@ impl Context<'_> {
                 43_200,
             )?,
             attempt_id: request.receive_request_attempt_id,
+            // SQS answers OverLimit.
+            wait_out_over_limit: false,
         };
         let system_names: Vec<String> = request
             .message_system_attribute_names

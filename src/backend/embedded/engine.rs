@@ -23,6 +23,22 @@ pub const MAX_IN_FLIGHT_FIFO: usize = 20_000;
 /// How long FIFO deduplication ids and receive attempt ids are remembered.
 pub const FIFO_WINDOW_MS: i64 = 5 * 60 * 1000;
 
+/// How many messages a queue may have in flight: SQS's limits unless configured lower (tests).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InFlightLimits {
+    pub standard: usize,
+    pub fifo: usize,
+}
+
+impl Default for InFlightLimits {
+    fn default() -> Self {
+        Self {
+            standard: MAX_IN_FLIGHT_STANDARD,
+            fifo: MAX_IN_FLIGHT_FIFO,
+        }
+    }
+}
+
 /// A queue's settings, checked and with SQS's defaults filled in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
@@ -633,6 +649,30 @@ impl Queue {
         now: i64,
         journal: &mut Vec<Op>,
     ) -> Received {
+        let limits = InFlightLimits::default();
+        self.receive_within(
+            max,
+            visibility_seconds,
+            attempt_id,
+            dead_letter_ready,
+            limits,
+            now,
+            journal,
+        )
+    }
+
+    /// [`Queue::receive`] with in-flight limits other than SQS's.
+    #[allow(clippy::too_many_arguments)]
+    pub fn receive_within(
+        &mut self,
+        max: usize,
+        visibility_seconds: u32,
+        attempt_id: Option<&str>,
+        dead_letter_ready: bool,
+        limits: InFlightLimits,
+        now: i64,
+        journal: &mut Vec<Op>,
+    ) -> Received {
         self.expire(now, journal);
         let mut received = Received::default();
         if self.settings.fifo
@@ -668,9 +708,9 @@ impl Queue {
             }
         }
         let limit = if self.settings.fifo {
-            MAX_IN_FLIGHT_FIFO
+            limits.fifo
         } else {
-            MAX_IN_FLIGHT_STANDARD
+            limits.standard
         };
         let room = limit.saturating_sub(self.in_flight.len());
         if room == 0 && !self.settings.fifo {

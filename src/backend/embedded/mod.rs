@@ -41,6 +41,20 @@ pub struct EmbeddedConfig {
     /// Keep everything in memory only (tests, throwaway use): nothing survives a restart.
     #[serde(default)]
     pub in_memory: bool,
+    /// Messages a standard queue may have in flight; SQS's 120,000 unless set lower.
+    #[serde(default = "default_in_flight_standard")]
+    pub max_in_flight_standard: usize,
+    /// Messages a FIFO queue may have in flight; SQS's 20,000 unless set lower.
+    #[serde(default = "default_in_flight_fifo")]
+    pub max_in_flight_fifo: usize,
+}
+
+fn default_in_flight_standard() -> usize {
+    engine::MAX_IN_FLIGHT_STANDARD
+}
+
+fn default_in_flight_fifo() -> usize {
+    engine::MAX_IN_FLIGHT_FIFO
 }
 
 impl Default for EmbeddedConfig {
@@ -48,6 +62,8 @@ impl Default for EmbeddedConfig {
         Self {
             data_dir: default_data_dir(),
             in_memory: false,
+            max_in_flight_standard: engine::MAX_IN_FLIGHT_STANDARD,
+            max_in_flight_fifo: engine::MAX_IN_FLIGHT_FIFO,
         }
     }
 }
@@ -95,6 +111,8 @@ pub struct EmbeddedBackend {
     redrives: redrive::Redrives,
     /// The backend itself, for the tasks it runs in the background.
     me: std::sync::Weak<EmbeddedBackend>,
+    /// In-flight limits of receives.
+    in_flight: engine::InFlightLimits,
 }
 
 impl std::fmt::Debug for EmbeddedBackend {
@@ -143,22 +161,32 @@ impl EmbeddedBackend {
         config: &EmbeddedConfig,
         clock: Arc<dyn Clock>,
     ) -> Result<Arc<Self>, StoreError> {
+        let limits = engine::InFlightLimits {
+            standard: config.max_in_flight_standard,
+            fifo: config.max_in_flight_fifo,
+        };
         if config.in_memory {
-            Ok(Self::in_memory(clock))
+            Ok(Self::assemble(HashMap::new(), None, clock, limits))
         } else {
-            Self::open(&config.data_dir, clock)
+            Self::open_with(&config.data_dir, clock, limits)
         }
     }
 
     /// A backend that keeps nothing on disk.
     pub fn in_memory(clock: Arc<dyn Clock>) -> Arc<Self> {
-        Self::assemble(HashMap::new(), None, clock)
+        Self::assemble(
+            HashMap::new(),
+            None,
+            clock,
+            engine::InFlightLimits::default(),
+        )
     }
 
     fn assemble(
         queues: HashMap<String, Arc<Slot>>,
         durable: Option<Durable>,
         clock: Arc<dyn Clock>,
+        in_flight: engine::InFlightLimits,
     ) -> Arc<Self> {
         Arc::new_cyclic(|me| Self {
             queues: RwLock::new(queues),
@@ -167,11 +195,20 @@ impl EmbeddedBackend {
             closing: tokio_util::sync::CancellationToken::new(),
             redrives: redrive::Redrives::default(),
             me: me.clone(),
+            in_flight,
         })
     }
 
     /// A durable backend in `dir`, with everything stored there read back.
     pub fn open(dir: &Path, clock: Arc<dyn Clock>) -> Result<Arc<Self>, StoreError> {
+        Self::open_with(dir, clock, engine::InFlightLimits::default())
+    }
+
+    fn open_with(
+        dir: &Path,
+        clock: Arc<dyn Clock>,
+        in_flight: engine::InFlightLimits,
+    ) -> Result<Arc<Self>, StoreError> {
         let (store, recovered) = Store::open(dir)?;
         let now = clock.now().timestamp_millis();
         let mut queues = HashMap::new();
@@ -191,7 +228,7 @@ impl EmbeddedBackend {
             }),
             on_probation: std::sync::atomic::AtomicBool::new(false),
         };
-        Ok(Self::assemble(queues, Some(durable), clock))
+        Ok(Self::assemble(queues, Some(durable), clock, in_flight))
     }
 
     /// After a failed write (a full disk, say), memory may hold changes the disk refused: the
@@ -501,11 +538,12 @@ impl EmbeddedBackend {
             return Err(BackendError::QueueNotFound);
         }
         let target_ready = target.as_ref().is_some_and(|target| !target.deleted);
-        let received = source.receive(
+        let received = source.receive_within(
             request.max_messages as usize,
             request.visibility_timeout_seconds,
             request.attempt_id.as_deref(),
             target_ready,
+            self.in_flight,
             now,
             &mut journal,
         );
