@@ -23,12 +23,21 @@ use zeroize::Zeroizing;
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read config file {path}: {source}")]
+    /// The file could not be read.
     Read {
+        /// The file.
         path: PathBuf,
+        /// Why.
         source: std::io::Error,
     },
     #[error("{field}: {message}")]
-    Invalid { field: String, message: String },
+    /// A field is unusable: its dotted path, and what is wrong.
+    Invalid {
+        /// The field's dotted path.
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
 }
 
 impl ConfigError {
@@ -98,9 +107,13 @@ pub struct SqsApiConfig {
 #[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SqsCredentialConfig {
+    /// The key's id (public).
     pub access_key_id: String,
+    /// The secret inline (development only).
     pub secret: Option<String>,
+    /// An environment variable holding the secret.
     pub secret_env: Option<String>,
+    /// A file holding the secret.
     pub secret_file: Option<PathBuf>,
     /// Gateway queues the key may use (`*` for all). Default: all.
     #[serde(default = "everything")]
@@ -205,10 +218,15 @@ pub struct QueueConfig {
     /// Embedded backend only: settings the queue is created (or updated) with at start.
     /// The queue is FIFO when its name ends in `.fifo`. Unset fields take SQS's defaults.
     pub visibility_timeout_seconds: Option<u32>,
+    /// Default delay of new messages, 0 to 900 seconds.
     pub delay_seconds: Option<u32>,
+    /// Default long-poll wait of a receive, 0 to 20 seconds.
     pub receive_wait_seconds: Option<u32>,
+    /// How long messages are kept, 60 to 1,209,600 seconds.
     pub retention_seconds: Option<u32>,
+    /// Largest message, 1,024 to 1,048,576 bytes.
     pub max_message_bytes: Option<u32>,
+    /// FIFO: deduplicate by the body's SHA-256.
     pub content_based_deduplication: Option<bool>,
     /// Embedded backend only: the gateway queue messages move to after `max_receive_count` receives.
     pub dead_letter_queue: Option<String>,

@@ -13,6 +13,7 @@ pub const CONFIG_FILE: &str = "sqs-gateway.toml";
 pub const RECEIPT_KEY_FILE: &str = "receipt-key";
 /// The ezgh organization and project of the generated config.
 pub const ORGANIZATION: &str = "local";
+/// The ezgh project of the generated config.
 pub const PROJECT: &str = "default";
 
 /// Name of the SQS endpoint's secret file inside the data directory.
@@ -28,10 +29,12 @@ pub struct FirstRun {
     pub config_path: PathBuf,
     /// The generated config.
     pub config_text: String,
+    /// The consumer API key (shown once, stored hashed).
     pub api_key: String,
     /// The SQS endpoint's access key id and secret (the secret is kept in the data directory,
     /// readable by its owner only: SigV4 verification needs it).
     pub sqs_access_key_id: String,
+    /// The SQS secret (kept in a 0600 file, never printed).
     pub sqs_secret: String,
 }
 

@@ -23,12 +23,17 @@ pub enum ErrorKind {
     OverLimit,
     /// Over a limit; retry after the given time.
     RateLimited {
+        /// When the caller may try again.
         retry_after: Duration,
         /// Which limit: a request rate, or a daily quota.
         scope: LimitScope,
     },
     /// The backend cannot be reached or is throttling; retry after the given time.
-    Unavailable { retry_after: Duration },
+    /// The backend cannot be reached or is throttling; retry after the given time.
+    Unavailable {
+        /// When the caller may try again.
+        retry_after: Duration,
+    },
     /// A bug or an unexpected backend answer; details are logged only.
     Internal,
     /// A queue of that name exists with other settings.
@@ -90,26 +95,32 @@ impl GatewayError {
         self
     }
 
+    /// A malformed request.
     pub fn invalid_request(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::InvalidRequest, message)
     }
 
+    /// A field outside its documented range.
     pub fn out_of_range(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::OutOfRange, message)
     }
 
+    /// No credential, or one the gateway does not know.
     pub fn unauthenticated() -> Self {
         Self::new(ErrorKind::Unauthenticated, "missing or invalid credential")
     }
 
+    /// A valid credential without the permission.
     pub fn permission_denied(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::PermissionDenied, message)
     }
 
+    /// The queue does not exist.
     pub fn queue_not_found() -> Self {
         Self::new(ErrorKind::QueueNotFound, "no such queue")
     }
 
+    /// The backend is down or throttling.
     pub fn unavailable(retry_after: Duration) -> Self {
         Self::new(
             ErrorKind::Unavailable { retry_after },
@@ -117,6 +128,7 @@ impl GatewayError {
         )
     }
 
+    /// A bug or an unexpected answer; `source` goes to the log only.
     pub fn internal(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
         Self::new(ErrorKind::Internal, "internal error").with_source(source)
     }

@@ -84,10 +84,13 @@ impl std::fmt::Debug for Keyring {
 #[derive(Debug, thiserror::Error)]
 pub enum KeyringError {
     #[error("at least one receipt key is required")]
+    /// No key at all.
     Empty,
     #[error("receipt key {0}: must be 32 bytes, base64-encoded")]
+    /// A key that is not 32 bytes of base64.
     BadKey(u16),
     #[error("receipt key id {0} is listed twice")]
+    /// Two keys with the same id.
     DuplicateId(u16),
 }
 

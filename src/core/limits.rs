@@ -122,7 +122,9 @@ impl InvalidHandleLimiter {
 /// A request allowance: a steady rate and a burst.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Allowance {
+    /// Steady requests a second.
     pub per_second: NonZeroU32,
+    /// Requests allowed at once.
     pub burst: NonZeroU32,
 }
 

@@ -82,12 +82,17 @@ pub struct BackendReceive {
 /// One delivery of a message, as a backend returns it.
 #[derive(Clone, PartialEq, Eq)]
 pub struct BackendMessage {
+    /// The message's id, the same on every delivery.
     pub message_id: String,
     /// The backend's own receipt handle; never leaves the gateway.
     pub backend_handle: String,
+    /// The body.
     pub body: String,
+    /// The attributes, as the client sent them (unpacked).
     pub attributes: BTreeMap<String, MessageAttribute>,
+    /// When it was sent (if the backend says).
     pub sent_at: Option<DateTime<Utc>>,
+    /// When it was first received (if the backend says).
     pub first_received_at: Option<DateTime<Utc>>,
     /// Deliveries of this message, this one included.
     pub receive_count: u32,
@@ -150,6 +155,7 @@ pub struct DeadLetterInfo {
 /// One message handed to a client, with its sealed receipt handle.
 #[derive(Debug, Clone)]
 pub struct Delivery {
+    /// The message as delivered.
     pub message: BackendMessage,
     /// The sealed handle the client acknowledges with.
     pub receipt_handle: crate::core::handle::SealedHandle,
@@ -163,7 +169,9 @@ pub struct Delivery {
 /// A message to send.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct OutgoingMessage {
+    /// The body.
     pub body: String,
+    /// Typed attributes (up to 20 through the core).
     pub attributes: BTreeMap<String, MessageAttribute>,
     /// Standard queues only: overrides the queue's delay (0..900 s).
     pub delay_seconds: Option<u32>,
@@ -176,6 +184,7 @@ pub struct OutgoingMessage {
 /// What a successful send answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SentMessage {
+    /// The backend's id of the message.
     pub message_id: String,
     /// FIFO only.
     pub sequence_number: Option<String>,
@@ -184,6 +193,7 @@ pub struct SentMessage {
 /// Why one entry of a batch was refused; each dialect renders the kind in its own terms.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EntryError {
+    /// The kind of refusal.
     pub kind: EntryErrorKind,
     /// Safe to show the client (never a backend's own text).
     pub message: String,
@@ -203,6 +213,7 @@ pub enum EntryErrorKind {
 }
 
 impl EntryError {
+    /// A refusal of this kind.
     pub fn new(kind: EntryErrorKind, message: impl Into<String>) -> Self {
         Self {
             kind,
@@ -210,6 +221,7 @@ impl EntryError {
         }
     }
 
+    /// A parameter out of range or malformed.
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::new(EntryErrorKind::InvalidParameter, message)
     }
@@ -231,11 +243,17 @@ pub struct QueueStats {
 /// Settings of a queue to create; `None` takes the SQS default.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct QueueSettings {
+    /// Default visibility timeout, seconds.
     pub visibility_timeout_seconds: Option<u32>,
+    /// Default delay, seconds.
     pub delay_seconds: Option<u32>,
+    /// Default long-poll wait, seconds.
     pub receive_wait_seconds: Option<u32>,
+    /// Retention, seconds.
     pub retention_seconds: Option<u32>,
+    /// Largest message, bytes.
     pub max_message_bytes: Option<u32>,
+    /// FIFO: deduplicate by content.
     pub content_based_deduplication: Option<bool>,
     /// Name of the dead-letter queue and the receives after which messages move there.
     pub dead_letter: Option<(String, u32)>,
@@ -247,12 +265,15 @@ pub struct QueueSettings {
 pub struct RedriveTask {
     /// Names the task to cancel it; only while it runs.
     pub handle: Option<String>,
+    /// Where the task is.
     pub status: RedriveStatus,
     /// The dead-letter queue's ARN.
     pub source_arn: String,
     /// Where the messages go; `None`: each back to the queue it was dead-lettered from.
     pub destination_arn: Option<String>,
+    /// The rate limit, messages a second.
     pub max_per_second: Option<u32>,
+    /// Messages moved so far.
     pub moved: u64,
     /// How many messages it set out to move.
     pub to_move: Option<u64>,
@@ -265,10 +286,15 @@ pub struct RedriveTask {
 /// Where a redrive task is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RedriveStatus {
+    /// Moving.
     Running,
+    /// Moved every message it set out to.
     Completed,
+    /// Asked to stop.
     Cancelling,
+    /// Stopped before the end.
     Cancelled,
+    /// Stopped by an error.
     Failed,
 }
 

@@ -6,24 +6,37 @@ use crate::core::access::Action;
 /// One core operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Operation {
+    /// Receive messages.
     Receive,
+    /// Send messages.
     Send,
+    /// Acknowledge deliveries.
     Acknowledge,
+    /// Extend or release deliveries.
     ChangeVisibility,
+    /// Read messages without a lease.
     Peek,
+    /// Delete every message of a queue.
     Purge,
     /// A queue's address (and that it exists).
     ResolveQueue,
     /// A queue's settings and counts.
     QueueStats,
+    /// List queues.
     ListQueues,
     /// The queues that dead-letter into a queue.
     DeadLetterSources,
+    /// Read a queue's tags.
     ListTags,
+    /// Create a queue.
     CreateQueue,
+    /// Delete a queue.
     DeleteQueue,
+    /// Change a queue's settings.
     SetQueueSettings,
+    /// Add or remove tags.
     Tag,
+    /// Move messages out of a dead-letter queue.
     Redrive,
 }
 

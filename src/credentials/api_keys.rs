@@ -136,8 +136,11 @@ fn key_id(presented: &str) -> Option<&str> {
 
 /// A new random key and the `sha256:` hash to put in the config.
 pub struct GeneratedKey {
+    /// The public id.
     pub id: String,
+    /// The key itself: show it once, store it nowhere.
     pub key: String,
+    /// What the config keeps: `sha256:` and the hex digest.
     pub hash: String,
 }
 

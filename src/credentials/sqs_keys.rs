@@ -44,6 +44,7 @@ const MANAGING: [Action; 3] = [Action::Purge, Action::ManageQueues, Action::Redr
 
 /// One access key of the SQS endpoint.
 pub struct SqsKey {
+    /// The key's id (public).
     pub access_key_id: String,
     /// SigV4 derives its signing key from the secret itself, so it is kept (never logged).
     pub secret: Zeroizing<String>,

@@ -14,7 +14,7 @@ use tokio::time::Sleep;
 type OnEnd = Box<dyn FnOnce() + Send + Sync>;
 
 /// An incoming body that fails with [`BodyTimedOut`] once its deadline passes.
-pub struct DeadlineBody {
+pub(super) struct DeadlineBody {
     inner: Incoming,
     deadline: Pin<Box<Sleep>>,
     on_end: Option<OnEnd>,
@@ -22,7 +22,7 @@ pub struct DeadlineBody {
 
 impl DeadlineBody {
     /// `inner`, which must arrive whole within `limit` from now.
-    pub fn new(
+    pub(super) fn new(
         inner: Incoming,
         limit: Duration,
         on_end: impl FnOnce() + Send + Sync + 'static,

@@ -4,6 +4,8 @@
 //! `localstack/start.sh`. Every test makes its own randomly named queues and its own gateway.
 
 #![allow(clippy::unwrap_used)]
+// A test crate: its helpers are `pub` for its own modules, and tests measure real elapsed time.
+#![allow(unreachable_pub, missing_docs, clippy::disallowed_methods)]
 
 mod cli;
 mod core;

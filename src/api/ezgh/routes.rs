@@ -28,15 +28,19 @@ const PREFLIGHT_MAX_AGE: Duration = Duration::from_secs(600);
 
 /// What the ezgh routes share.
 pub struct EzghState {
+    /// The core.
     pub gateway: Arc<Gateway>,
     /// Organizations, their projects and queue ids.
     pub organizations: BTreeMap<String, OrganizationConfig>,
+    /// The API keys, by id.
     pub keys: ApiKeys,
+    /// The invalid-handle budget per client address.
     pub invalid_handles: InvalidHandleLimiter,
     /// Receive allowances per organization.
     pub requests: RequestLimiter,
     /// Receive allowances per gateway queue.
     pub queue_requests: RequestLimiter,
+    /// How a request's client address is found.
     pub client_addresses: ClientAddressPolicy,
 }
 

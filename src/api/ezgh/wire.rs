@@ -15,10 +15,10 @@ use std::collections::BTreeMap;
 /// Handles or entries a request must carry.
 const BATCH: std::ops::RangeInclusive<usize> = 1..=10;
 /// The longest visibility timeout, in seconds (12 hours).
-pub const MAX_VISIBILITY: i64 = 43_200;
+pub(super) const MAX_VISIBILITY: i64 = 43_200;
 
 /// Parses a receive body; an empty body takes every default.
-pub fn parse_receive(body: &[u8]) -> Result<ReceiveOptions, GatewayError> {
+pub(super) fn parse_receive(body: &[u8]) -> Result<ReceiveOptions, GatewayError> {
     let object = parse_object(body, true)?;
     reject_unknown(
         &object,
@@ -40,7 +40,7 @@ pub fn parse_receive(body: &[u8]) -> Result<ReceiveOptions, GatewayError> {
 }
 
 /// Parses `{"receiptHandles": [...]}`.
-pub fn parse_ack(body: &[u8]) -> Result<Vec<String>, GatewayError> {
+pub(super) fn parse_ack(body: &[u8]) -> Result<Vec<String>, GatewayError> {
     let object = parse_object(body, false)?;
     reject_unknown(&object, &["receiptHandles"], "")?;
     let handles = batch(&object, "receiptHandles")?;
@@ -56,7 +56,7 @@ pub fn parse_ack(body: &[u8]) -> Result<Vec<String>, GatewayError> {
 }
 
 /// Parses `{"entries": [{"receiptHandle": ..., "visibilityTimeoutSeconds": ...}]}`.
-pub fn parse_visibility(body: &[u8]) -> Result<Vec<(String, u32)>, GatewayError> {
+pub(super) fn parse_visibility(body: &[u8]) -> Result<Vec<(String, u32)>, GatewayError> {
     let object = parse_object(body, false)?;
     reject_unknown(&object, &["entries"], "")?;
     let entries = batch(&object, "entries")?;
@@ -189,14 +189,14 @@ fn batch<'a>(object: &'a Map<String, Value>, field: &str) -> Result<&'a Vec<Valu
 
 /// The receive answer.
 #[derive(Serialize)]
-pub struct ReceiveResponse {
+pub(super) struct ReceiveResponse {
     pub messages: Vec<MessageJson>,
 }
 
 /// One received message, as the ezgh docs list its fields. No `Debug`: it holds a receipt handle.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct MessageJson {
+pub(super) struct MessageJson {
     pub message_id: String,
     pub receipt_handle: String,
     pub body: String,
@@ -211,11 +211,11 @@ pub struct MessageJson {
 }
 
 /// Attribute names the gateway reserves for itself.
-pub const RESERVED_PREFIX: &str = "ezgh.";
+pub(super) const RESERVED_PREFIX: &str = "ezgh.";
 /// Attribute added to dead-lettered messages: the queue the message came from.
-pub const DEAD_LETTER_SOURCE: &str = "ezgh.deadLetterSourceQueue";
+pub(super) const DEAD_LETTER_SOURCE: &str = "ezgh.deadLetterSourceQueue";
 /// Attribute added to dead-lettered messages: why it moved.
-pub const DEAD_LETTER_REASON: &str = "ezgh.deadLetterReason";
+pub(super) const DEAD_LETTER_REASON: &str = "ezgh.deadLetterReason";
 
 fn timestamp(at: Option<DateTime<Utc>>) -> Option<String> {
     at.map(|at| at.to_rfc3339_opts(SecondsFormat::Millis, true))
@@ -224,7 +224,7 @@ fn timestamp(at: Option<DateTime<Utc>>) -> Option<String> {
 impl MessageJson {
     /// A delivery as ezgh shows it; `queue_id` names a gateway queue as the consumer's project
     /// knows it (the dead-letter source is shown by that id, and left out if the project has none).
-    pub fn new(delivery: Delivery, queue_id: impl Fn(&str) -> Option<String>) -> Self {
+    pub(super) fn new(delivery: Delivery, queue_id: impl Fn(&str) -> Option<String>) -> Self {
         let Delivery {
             message,
             receipt_handle,
@@ -269,12 +269,12 @@ impl MessageJson {
 
 /// The answer of acknowledge and visibility changes: one result per handle, in order.
 #[derive(Debug, Serialize)]
-pub struct ResultsResponse {
+pub(super) struct ResultsResponse {
     pub results: Vec<Value>,
 }
 
 impl ResultsResponse {
-    pub fn new(outcomes: &[HandleOutcome]) -> Self {
+    pub(super) fn new(outcomes: &[HandleOutcome]) -> Self {
         let results = outcomes
             .iter()
             .map(|outcome| match outcome {

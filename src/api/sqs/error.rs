@@ -9,7 +9,7 @@ use std::time::Duration;
 
 /// An SQS error on its way out.
 #[derive(Debug)]
-pub struct SqsError {
+pub(super) struct SqsError {
     pub status: StatusCode,
     /// The JSON `__type` name, e.g. `QueueDoesNotExist`.
     pub code: &'static str,
@@ -23,7 +23,7 @@ pub struct SqsError {
 
 impl SqsError {
     /// A client error whose JSON and Query codes are the same.
-    pub fn sender(code: &'static str, message: impl Into<String>) -> Self {
+    pub(super) fn sender(code: &'static str, message: impl Into<String>) -> Self {
         Self {
             status: StatusCode::BAD_REQUEST,
             code,
@@ -35,7 +35,7 @@ impl SqsError {
     }
 
     /// A batch error: JSON `__type` is the shape name, the Query code has SQS's prefix.
-    pub fn batch(shape: &'static str, message: impl Into<String>) -> Self {
+    pub(super) fn batch(shape: &'static str, message: impl Into<String>) -> Self {
         let query_code = match shape {
             "EmptyBatchRequest" => "AWS.SimpleQueueService.EmptyBatchRequest",
             "TooManyEntriesInBatchRequest" => "AWS.SimpleQueueService.TooManyEntriesInBatchRequest",
@@ -49,18 +49,18 @@ impl SqsError {
         }
     }
 
-    pub fn invalid_parameter(message: impl Into<String>) -> Self {
+    pub(super) fn invalid_parameter(message: impl Into<String>) -> Self {
         Self::sender("InvalidParameterValue", message)
     }
 
-    pub fn missing_parameter(name: &str) -> Self {
+    pub(super) fn missing_parameter(name: &str) -> Self {
         Self::sender(
             "MissingParameter",
             format!("the request must contain the parameter {name}"),
         )
     }
 
-    pub fn queue_does_not_exist() -> Self {
+    pub(super) fn queue_does_not_exist() -> Self {
         Self {
             query_code: "AWS.SimpleQueueService.NonExistentQueue",
             ..Self::sender("QueueDoesNotExist", "The specified queue does not exist.")
@@ -68,14 +68,14 @@ impl SqsError {
     }
 
     /// An action this gateway does not serve (SQS's `UnsupportedOperation`).
-    pub fn unsupported(message: impl Into<String>) -> Self {
+    pub(super) fn unsupported(message: impl Into<String>) -> Self {
         Self {
             query_code: "AWS.SimpleQueueService.UnsupportedOperation",
             ..Self::sender("UnsupportedOperation", message)
         }
     }
 
-    pub fn with_status(mut self, status: StatusCode) -> Self {
+    pub(super) fn with_status(mut self, status: StatusCode) -> Self {
         self.status = status;
         self
     }

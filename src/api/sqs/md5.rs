@@ -5,14 +5,14 @@ use md5::{Digest, Md5};
 use std::collections::BTreeMap;
 
 /// Hex MD5 of a message body.
-pub fn of_body(body: &str) -> String {
+pub(super) fn of_body(body: &str) -> String {
     hex::encode(Md5::digest(body.as_bytes()))
 }
 
 /// Hex MD5 of message attributes by AWS's algorithm, or `None` when there are none: names sorted;
 /// per attribute the length-prefixed name and data type, a transport byte (1 text, 2 binary), and
 /// the length-prefixed value.
-pub fn of_attributes(attributes: &BTreeMap<String, MessageAttribute>) -> Option<String> {
+pub(super) fn of_attributes(attributes: &BTreeMap<String, MessageAttribute>) -> Option<String> {
     if attributes.is_empty() {
         return None;
     }

@@ -29,7 +29,10 @@ const SENT: &str = "MessageId MD5OfMessageBody MD5OfMessageAttributes MD5OfMessa
 
 /// Reads a Query request (form body plus URL query; a name given twice is refused) into its
 /// action and the JSON-protocol request body the dispatcher expects.
-pub fn parse_form(body: &[u8], uri_query: Option<&str>) -> Result<(String, Value), SqsError> {
+pub(super) fn parse_form(
+    body: &[u8],
+    uri_query: Option<&str>,
+) -> Result<(String, Value), SqsError> {
     let mut params = Params::new();
     decode_into(uri_query.unwrap_or_default().as_bytes(), &mut params)?;
     decode_into(body, &mut params)?;
@@ -203,7 +206,7 @@ fn convert(action: &str, params: &Params) -> Result<Map<String, Value>, SqsError
 
 /// Renders a JSON-protocol answer of `action` as the Query protocol's XML answer (with its
 /// `<?xml version="1.0"?>` declaration, as SQS sends it).
-pub fn render_answer(action: &str, answer: &Value, request_id: &str) -> String {
+pub(super) fn render_answer(action: &str, answer: &Value, request_id: &str) -> String {
     let action: String = action.chars().filter(char::is_ascii_alphanumeric).collect();
     let mut xml = format!("<?xml version=\"1.0\"?><{action}Response xmlns=\"{XMLNS}\">");
     if !EMPTY_RESULTS.split_whitespace().any(|a| a == action) {
@@ -222,7 +225,7 @@ pub fn render_answer(action: &str, answer: &Value, request_id: &str) -> String {
 }
 
 /// Renders an error in the Query protocol's shape, with its Query code.
-pub fn render_error(error: &SqsError, request_id: &str) -> String {
+pub(super) fn render_error(error: &SqsError, request_id: &str) -> String {
     let fault = if error.sender { "Sender" } else { "Receiver" };
     format!(
         "<?xml version=\"1.0\"?><ErrorResponse xmlns=\"{XMLNS}\"><Error><Type>{fault}</Type><Code>{}</Code><Message>{}</Message><Detail/></Error><RequestId>{}</RequestId></ErrorResponse>",

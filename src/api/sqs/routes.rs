@@ -32,7 +32,9 @@ pub const ACCOUNT: &str = "000000000000";
 
 /// What the SQS routes share.
 pub struct SqsState {
+    /// The core.
     pub gateway: Arc<Gateway>,
+    /// The access keys SigV4 checks.
     pub credentials: Vec<SqsKey>,
     /// What unsigned requests may do, where they are allowed (`*` on `*`).
     pub anonymous: Arc<Grants>,
@@ -42,6 +44,7 @@ pub struct SqsState {
     pub public_url: Option<String>,
     /// The region signatures must be scoped to, and queue ARNs name.
     pub region: String,
+    /// Where request times are checked against.
     pub clock: Arc<dyn Clock>,
 }
 

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashSet};
 /// A message attribute as the JSON protocol carries it.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct AttributeJson {
+pub(super) struct AttributeJson {
     pub data_type: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub string_value: Option<String>,
@@ -22,7 +22,7 @@ pub struct AttributeJson {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct StartMessageMoveTask {
+pub(super) struct StartMessageMoveTask {
     pub source_arn: Option<String>,
     pub destination_arn: Option<String>,
     pub max_number_of_messages_per_second: Option<i64>,
@@ -30,32 +30,32 @@ pub struct StartMessageMoveTask {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct ListMessageMoveTasks {
+pub(super) struct ListMessageMoveTasks {
     pub source_arn: Option<String>,
     pub max_results: Option<i64>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct CancelMessageMoveTask {
+pub(super) struct CancelMessageMoveTask {
     pub task_handle: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct QueueUrlOnly {
+pub(super) struct QueueUrlOnly {
     pub queue_url: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct GetQueueUrl {
+pub(super) struct GetQueueUrl {
     pub queue_name: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct ListQueues {
+pub(super) struct ListQueues {
     pub queue_name_prefix: Option<String>,
     pub max_results: Option<i64>,
     pub next_token: Option<String>,
@@ -63,7 +63,7 @@ pub struct ListQueues {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct CreateQueue {
+pub(super) struct CreateQueue {
     pub queue_name: Option<String>,
     #[serde(default)]
     pub attributes: BTreeMap<String, String>,
@@ -74,7 +74,7 @@ pub struct CreateQueue {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct SetQueueAttributes {
+pub(super) struct SetQueueAttributes {
     pub queue_url: Option<String>,
     #[serde(default)]
     pub attributes: BTreeMap<String, String>,
@@ -82,7 +82,7 @@ pub struct SetQueueAttributes {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct Tags {
+pub(super) struct Tags {
     pub queue_url: Option<String>,
     #[serde(default)]
     pub tags: BTreeMap<String, String>,
@@ -91,7 +91,7 @@ pub struct Tags {
 }
 
 /// Queue attributes (as CreateQueue and SetQueueAttributes carry them) as settings.
-pub fn queue_settings(
+pub(super) fn queue_settings(
     attributes: &BTreeMap<String, String>,
     creating: bool,
 ) -> Result<QueueSettings, SqsError> {
@@ -178,7 +178,7 @@ pub fn queue_settings(
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct GetQueueAttributes {
+pub(super) struct GetQueueAttributes {
     pub queue_url: Option<String>,
     #[serde(default)]
     pub attribute_names: Vec<String>,
@@ -186,7 +186,7 @@ pub struct GetQueueAttributes {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct SendEntry {
+pub(super) struct SendEntry {
     #[serde(default)]
     pub id: Option<String>,
     pub message_body: Option<String>,
@@ -199,7 +199,7 @@ pub struct SendEntry {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct SendMessage {
+pub(super) struct SendMessage {
     pub queue_url: Option<String>,
     #[serde(flatten)]
     pub entry: SendEntry,
@@ -207,7 +207,7 @@ pub struct SendMessage {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct SendMessageBatch {
+pub(super) struct SendMessageBatch {
     pub queue_url: Option<String>,
     #[serde(default)]
     pub entries: Vec<SendEntry>,
@@ -215,7 +215,7 @@ pub struct SendMessageBatch {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct ReceiveMessage {
+pub(super) struct ReceiveMessage {
     pub queue_url: Option<String>,
     #[serde(default)]
     pub attribute_names: Vec<String>,
@@ -231,7 +231,7 @@ pub struct ReceiveMessage {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct HandleEntry {
+pub(super) struct HandleEntry {
     #[serde(default)]
     pub id: Option<String>,
     pub receipt_handle: Option<String>,
@@ -240,7 +240,7 @@ pub struct HandleEntry {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct HandleRequest {
+pub(super) struct HandleRequest {
     pub queue_url: Option<String>,
     #[serde(flatten)]
     pub entry: HandleEntry,
@@ -248,7 +248,7 @@ pub struct HandleRequest {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct HandleBatch {
+pub(super) struct HandleBatch {
     pub queue_url: Option<String>,
     #[serde(default)]
     pub entries: Vec<HandleEntry>,
@@ -257,7 +257,7 @@ pub struct HandleBatch {
 /// A batch's successful entry.
 #[derive(Debug, Serialize, Default)]
 #[serde(rename_all = "PascalCase")]
-pub struct Successful {
+pub(super) struct Successful {
     pub id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
@@ -275,7 +275,7 @@ pub struct Successful {
 /// A batch's failed entry.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct Failed {
+pub(super) struct Failed {
     pub id: String,
     pub sender_fault: bool,
     pub code: String,
@@ -285,7 +285,7 @@ pub struct Failed {
 /// The answer of every batch action.
 #[derive(Debug, Serialize, Default)]
 #[serde(rename_all = "PascalCase")]
-pub struct BatchResult {
+pub(super) struct BatchResult {
     pub successful: Vec<Successful>,
     pub failed: Vec<Failed>,
 }
@@ -293,7 +293,7 @@ pub struct BatchResult {
 /// A received message. No `Debug`: it holds a receipt handle.
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct MessageJson {
+pub(super) struct MessageJson {
     pub message_id: String,
     pub receipt_handle: String,
     #[serde(rename = "MD5OfBody")]
@@ -311,7 +311,7 @@ pub struct MessageJson {
 }
 
 /// Checks a batch's size and entry ids as SQS does.
-pub fn check_batch<'a>(
+pub(super) fn check_batch<'a>(
     ids: impl ExactSizeIterator<Item = Option<&'a str>>,
 ) -> Result<Vec<String>, SqsError> {
     if ids.len() == 0 {
@@ -353,7 +353,12 @@ pub fn check_batch<'a>(
 }
 
 /// An integer parameter in `min..=max`, with SQS's wording when it is not.
-pub fn ranged(value: Option<i64>, name: &str, min: i64, max: i64) -> Result<Option<u32>, SqsError> {
+pub(super) fn ranged(
+    value: Option<i64>,
+    name: &str,
+    min: i64,
+    max: i64,
+) -> Result<Option<u32>, SqsError> {
     match value {
         None => Ok(None),
         Some(value) if (min..=max).contains(&value) => Ok(u32::try_from(value).ok()),
@@ -364,7 +369,7 @@ pub fn ranged(value: Option<i64>, name: &str, min: i64, max: i64) -> Result<Opti
 }
 
 /// Turns a wire entry into a message to send.
-pub fn outgoing(entry: SendEntry) -> Result<OutgoingMessage, SqsError> {
+pub(super) fn outgoing(entry: SendEntry) -> Result<OutgoingMessage, SqsError> {
     let body = entry
         .message_body
         .ok_or_else(|| SqsError::missing_parameter("MessageBody"))?;
@@ -409,7 +414,7 @@ pub fn outgoing(entry: SendEntry) -> Result<OutgoingMessage, SqsError> {
 }
 
 /// The wire form of stored attributes.
-pub fn attributes_json(
+pub(super) fn attributes_json(
     attributes: &BTreeMap<String, MessageAttribute>,
 ) -> BTreeMap<String, AttributeJson> {
     attributes
@@ -432,7 +437,7 @@ pub fn attributes_json(
 }
 
 /// Whether `name` is selected by a MessageAttributeNames list (`All`, `.*`, a name, or `prefix.*`).
-pub fn attribute_selected(name: &str, selection: &[String]) -> bool {
+pub(super) fn attribute_selected(name: &str, selection: &[String]) -> bool {
     selection.iter().any(|wanted| {
         wanted == "All"
             || wanted == ".*"
@@ -444,7 +449,7 @@ pub fn attribute_selected(name: &str, selection: &[String]) -> bool {
 }
 
 /// The MD5 digests of a sent message.
-pub fn digests(message: &OutgoingMessage) -> (String, Option<String>) {
+pub(super) fn digests(message: &OutgoingMessage) -> (String, Option<String>) {
     (
         md5::of_body(&message.body),
         md5::of_attributes(&message.attributes),

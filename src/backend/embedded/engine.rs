@@ -26,7 +26,9 @@ pub const FIFO_WINDOW_MS: i64 = 5 * 60 * 1000;
 /// How many messages a queue may have in flight: SQS's limits unless configured lower (tests).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InFlightLimits {
+    /// On a standard queue (SQS: 120,000).
     pub standard: usize,
+    /// On a FIFO queue (SQS: 20,000).
     pub fifo: usize,
 }
 
@@ -42,12 +44,19 @@ impl Default for InFlightLimits {
 /// A queue's settings, checked and with SQS's defaults filled in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
+    /// A FIFO queue (its name ends in `.fifo`).
     pub fifo: bool,
+    /// Default visibility timeout of a receive, in seconds.
     pub visibility_timeout_seconds: u32,
+    /// Default delay of new messages, in seconds.
     pub delay_seconds: u32,
+    /// Default long-poll wait of a receive, in seconds.
     pub receive_wait_seconds: u32,
+    /// How long messages are kept, in seconds.
     pub retention_seconds: u32,
+    /// Largest message (body plus attributes), in bytes.
     pub max_message_bytes: u32,
+    /// FIFO: deduplicate by the body's SHA-256 when no id is given.
     pub content_based_deduplication: bool,
     /// Dead-letter queue name and max receive count.
     pub dead_letter: Option<(String, u32)>,
@@ -175,10 +184,15 @@ impl Settings {
 /// What never changes about a message once sent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Body {
+    /// The message id, the same on every delivery.
     pub id: String,
+    /// The body as sent.
     pub body: String,
+    /// The attributes as the backend holds them (possibly packed).
     pub attributes: BTreeMap<String, MessageAttribute>,
+    /// When it was sent, in milliseconds since the epoch.
     pub sent_at: i64,
+    /// FIFO: its message group.
     pub group_id: Option<String>,
     /// Set when the message was moved here by a redrive: the source queue's ARN.
     pub dead_letter_source_arn: Option<String>,
@@ -189,7 +203,9 @@ pub struct Body {
 /// What each receive changes about a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
+    /// Deliveries so far.
     pub receive_count: u32,
+    /// When it was first received, in milliseconds since the epoch.
     pub first_received_at: Option<i64>,
     /// When it is (or was) visible: after its delay, or when its visibility timeout ends.
     pub visible_at: i64,
@@ -200,49 +216,80 @@ pub struct State {
 /// A record of a FIFO deduplication id.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Dedup {
+    /// When the id may be used again, in milliseconds since the epoch.
     pub expires_at: i64,
+    /// The message the id was first used for.
     pub message_id: String,
+    /// That message's sequence number.
     pub seq: u64,
 }
 
 /// A change the store must make durable, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
+    /// A queue was created, or its settings changed.
     PutQueue {
+        /// The queue.
         name: String,
+        /// Its settings.
         settings: Settings,
     },
+    /// A queue was deleted, with its messages.
     DeleteQueue {
+        /// The queue.
         name: String,
     },
+    /// The next sequence number of a queue.
     PutSeq {
+        /// The queue.
         queue: String,
+        /// The next sequence number.
         next: u64,
     },
+    /// A message's unchanging part.
     PutBody {
+        /// The queue.
         queue: String,
+        /// The message's sequence number.
         seq: u64,
+        /// The message.
         body: Body,
     },
+    /// A message's delivery state.
     PutState {
+        /// The queue.
         queue: String,
+        /// The message's sequence number.
         seq: u64,
+        /// The state.
         state: State,
     },
+    /// A message left the queue.
     DeleteMessage {
+        /// The queue.
         queue: String,
+        /// The message's sequence number.
         seq: u64,
     },
+    /// A FIFO deduplication record.
     PutDedup {
+        /// The queue.
         queue: String,
+        /// The deduplication id.
         key: String,
+        /// The record.
         dedup: Dedup,
     },
+    /// A FIFO deduplication record expired.
     DeleteDedup {
+        /// The queue.
         queue: String,
+        /// The deduplication id.
         key: String,
     },
+    /// Every message of a queue left it.
     Purge {
+        /// The queue.
         queue: String,
     },
 }
@@ -250,22 +297,29 @@ pub enum Op {
 /// A message as held in memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message {
+    /// Its unchanging part.
     pub body: Body,
+    /// Its delivery state.
     pub state: State,
 }
 
 /// One delivery handed out by a receive.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Delivered {
+    /// Its sequence number in the queue.
     pub seq: u64,
+    /// The receipt of this delivery.
     pub receipt: u64,
+    /// The message as delivered.
     pub message: Message,
 }
 
 /// What a receive produced: deliveries, and messages to move to the dead-letter queue.
 #[derive(Debug, Default)]
 pub struct Received {
+    /// Deliveries handed out.
     pub delivered: Vec<Delivered>,
+    /// Messages moved to the dead-letter queue instead.
     pub dead_lettered: Vec<Message>,
     /// A standard queue at its in-flight limit: SQS answers OverLimit (FIFO answers nothing).
     pub over_limit: bool,
@@ -281,10 +335,13 @@ struct Attempt {
 /// One queue.
 #[derive(Debug)]
 pub struct Queue {
+    /// The queue's name.
     pub name: String,
     /// Set when the queue is deleted, so operations that already hold it change nothing.
     pub deleted: bool,
+    /// Its ARN.
     pub arn: String,
+    /// Its settings.
     pub settings: Settings,
     messages: BTreeMap<u64, Message>,
     /// Every message by (visible_at, seq).

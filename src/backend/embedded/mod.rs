@@ -91,7 +91,7 @@ struct Durable {
 /// The reopen schedule of a failed store.
 struct Reopen {
     /// `None` until a failure is noticed; then when the next reopen may be tried.
-    next_attempt: Option<std::time::Instant>,
+    next_attempt: Option<tokio::time::Instant>,
     /// The wait to schedule after the next failure.
     wait: Duration,
 }
@@ -258,7 +258,7 @@ impl EmbeddedBackend {
         {
             return Ok(()); // reopened by another caller meanwhile
         }
-        let now = std::time::Instant::now();
+        let now = tokio::time::Instant::now();
         match reopen.next_attempt {
             None => {
                 // The failure is new: try again after the wait.

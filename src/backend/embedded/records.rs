@@ -20,7 +20,7 @@ const CURRENT: u8 = 1;
 /// A record could not be read.
 #[derive(Debug, thiserror::Error)]
 #[error("unreadable {what} record: {reason}")]
-pub struct RecordError {
+pub(super) struct RecordError {
     what: &'static str,
     reason: String,
 }
@@ -101,7 +101,7 @@ struct DedupV1 {
 }
 
 /// A body as stored.
-pub fn encode_body(body: &Body) -> Result<Vec<u8>, RecordError> {
+pub(super) fn encode_body(body: &Body) -> Result<Vec<u8>, RecordError> {
     encode(&BodyV1 {
         id: body.id.clone(),
         body: body.body.clone(),
@@ -125,7 +125,7 @@ pub fn encode_body(body: &Body) -> Result<Vec<u8>, RecordError> {
 }
 
 /// A body read back.
-pub fn decode_body(bytes: &[u8]) -> Result<Body, RecordError> {
+pub(super) fn decode_body(bytes: &[u8]) -> Result<Body, RecordError> {
     let stored: BodyV1 = decode("message", bytes)?;
     Ok(Body {
         id: stored.id,
@@ -150,7 +150,7 @@ pub fn decode_body(bytes: &[u8]) -> Result<Body, RecordError> {
 }
 
 /// A delivery state as stored.
-pub fn encode_state(state: &State) -> Result<Vec<u8>, RecordError> {
+pub(super) fn encode_state(state: &State) -> Result<Vec<u8>, RecordError> {
     encode(&StateV1 {
         receive_count: state.receive_count,
         first_received_at: state.first_received_at,
@@ -160,7 +160,7 @@ pub fn encode_state(state: &State) -> Result<Vec<u8>, RecordError> {
 }
 
 /// A delivery state read back.
-pub fn decode_state(bytes: &[u8]) -> Result<State, RecordError> {
+pub(super) fn decode_state(bytes: &[u8]) -> Result<State, RecordError> {
     let stored: StateV1 = decode("state", bytes)?;
     Ok(State {
         receive_count: stored.receive_count,
@@ -171,7 +171,7 @@ pub fn decode_state(bytes: &[u8]) -> Result<State, RecordError> {
 }
 
 /// A deduplication record as stored.
-pub fn encode_dedup(dedup: &Dedup) -> Result<Vec<u8>, RecordError> {
+pub(super) fn encode_dedup(dedup: &Dedup) -> Result<Vec<u8>, RecordError> {
     encode(&DedupV1 {
         expires_at: dedup.expires_at,
         message_id: dedup.message_id.clone(),
@@ -180,7 +180,7 @@ pub fn encode_dedup(dedup: &Dedup) -> Result<Vec<u8>, RecordError> {
 }
 
 /// A deduplication record read back.
-pub fn decode_dedup(bytes: &[u8]) -> Result<Dedup, RecordError> {
+pub(super) fn decode_dedup(bytes: &[u8]) -> Result<Dedup, RecordError> {
     let stored: DedupV1 = decode("deduplication", bytes)?;
     Ok(Dedup {
         expires_at: stored.expires_at,

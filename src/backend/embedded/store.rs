@@ -14,11 +14,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use tokio::sync::oneshot;
 
-const QUEUES: TableDefinition<&str, &[u8]> = TableDefinition::new("queues");
-const SEQUENCES: TableDefinition<&str, u64> = TableDefinition::new("sequences");
-const BODIES: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("bodies");
-const STATES: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("states");
-const DEDUP: TableDefinition<(&str, &str), &[u8]> = TableDefinition::new("dedup");
+const QUEUES: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("queues");
+const SEQUENCES: TableDefinition<'static, &str, u64> = TableDefinition::new("sequences");
+const BODIES: TableDefinition<'static, (&str, u64), &[u8]> = TableDefinition::new("bodies");
+const STATES: TableDefinition<'static, (&str, u64), &[u8]> = TableDefinition::new("states");
+const DEDUP: TableDefinition<'static, (&str, &str), &[u8]> = TableDefinition::new("dedup");
 
 /// Submissions applied in one transaction at most; bounds the latency of the first in a batch.
 const MAX_BATCH: usize = 8_192;
@@ -37,15 +37,20 @@ impl StoreError {
 /// Everything read back from disk at start.
 #[derive(Debug, Default)]
 pub struct Recovered {
+    /// Every queue, by name.
     pub queues: BTreeMap<String, RecoveredQueue>,
 }
 
 /// One queue read back from disk.
 #[derive(Debug)]
 pub struct RecoveredQueue {
+    /// Its settings.
     pub settings: Settings,
+    /// The next sequence number.
     pub next_seq: u64,
+    /// Its messages: sequence number, unchanging part, delivery state.
     pub messages: Vec<(u64, Body, State)>,
+    /// Its FIFO deduplication records, by id.
     pub dedup: Vec<(String, Dedup)>,
 }
 
@@ -354,8 +359,8 @@ fn apply(db: &Database, batch: &[Submission]) -> Result<(), StoreError> {
 }
 
 fn remove_messages(
-    bodies: &mut redb::Table<(&str, u64), &[u8]>,
-    states: &mut redb::Table<(&str, u64), &[u8]>,
+    bodies: &mut redb::Table<'_, (&str, u64), &[u8]>,
+    states: &mut redb::Table<'_, (&str, u64), &[u8]>,
     queue: &str,
 ) -> Result<(), StoreError> {
     let seqs: Vec<u64> = bodies
