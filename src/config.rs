@@ -4,20 +4,23 @@
 //! inline for development, or come from an environment variable or a file; API keys are stored as
 //! hashes only.
 
+use crate::api::ezgh::config::{ApiKeyConfig, EzghConfig};
+use crate::api::sqs::config::SqsApiConfig;
 use crate::backend::embedded::EmbeddedConfig;
 use crate::backend::sqs::SqsConfig;
+use crate::core::error::SettingError;
 use crate::core::handle::Keyring;
 use crate::core::ledger::UnknownDeliveries;
 use crate::core::limits::Allowance;
 use crate::core::model::QueueSettings;
-use crate::credentials::api_keys::{self, ApiKey, ApiKeys};
+use crate::credentials::api_keys::ApiKeys;
+use crate::credentials::secrets::read_secret;
 use crate::credentials::sqs_keys::SqsKey;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
-use zeroize::Zeroizing;
 
 /// A configuration that cannot be used; `field` is its dotted path.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +41,15 @@ pub enum ConfigError {
         /// What is wrong with it.
         message: String,
     },
+}
+
+impl From<SettingError> for ConfigError {
+    fn from(error: SettingError) -> Self {
+        Self::Invalid {
+            field: error.field,
+            message: error.message,
+        }
+    }
 }
 
 impl ConfigError {
@@ -76,84 +88,6 @@ pub struct Config {
     /// The SQS wire endpoint (AWS JSON 1.0) for AWS SDKs and tools.
     #[serde(default)]
     pub sqs_api: SqsApiConfig,
-}
-
-/// The SQS wire endpoint.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SqsApiConfig {
-    /// Accept requests without a SigV4 signature. Local development only: anyone who can reach
-    /// the port can then use every queue.
-    #[serde(default)]
-    pub allow_unsigned: bool,
-    /// Base of the queue URLs handed out (e.g. `https://queues.example.com`); default: `http://`
-    /// and the Host the client used.
-    pub public_url: Option<String>,
-    /// The region clients sign for (the credential scope's region); default `us-east-1`.
-    #[serde(default = "default_region")]
-    pub region: String,
-    /// Access keys, checked with AWS Signature Version 4.
-    #[serde(default)]
-    pub credentials: Vec<SqsCredentialConfig>,
-    /// Serve CreateQueue, DeleteQueue, SetQueueAttributes and tags, and expose every backend queue
-    /// by its own name (not only the configured ones). Keys still need the queue and the action.
-    #[serde(default)]
-    pub manage_queues: bool,
-}
-
-/// One access key of the SQS endpoint. SigV4 needs the secret itself (HMAC keys are derived from
-/// it), so it cannot be stored hashed: give it through `secret_env` or `secret_file` so the config
-/// file holds none; `secret` inline is for development.
-#[derive(Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SqsCredentialConfig {
-    /// The key's id (public).
-    pub access_key_id: String,
-    /// The secret inline (development only).
-    pub secret: Option<String>,
-    /// An environment variable holding the secret.
-    pub secret_env: Option<String>,
-    /// A file holding the secret.
-    pub secret_file: Option<PathBuf>,
-    /// Gateway queues the key may use (`*` for all). Default: all.
-    #[serde(default = "everything")]
-    pub queues: Vec<String>,
-    /// SQS actions the key may call (`*` for all). Default: all.
-    #[serde(default = "everything")]
-    pub actions: Vec<String>,
-}
-
-impl Default for SqsApiConfig {
-    fn default() -> Self {
-        Self {
-            allow_unsigned: false,
-            public_url: None,
-            region: default_region(),
-            credentials: Vec::new(),
-            manage_queues: false,
-        }
-    }
-}
-
-fn default_region() -> String {
-    "us-east-1".to_owned()
-}
-
-fn everything() -> Vec<String> {
-    vec!["*".to_owned()]
-}
-
-impl std::fmt::Debug for SqsCredentialConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqsCredentialConfig")
-            .field("access_key_id", &self.access_key_id)
-            .field("secret", &self.secret.as_ref().map(|_| "<redacted>"))
-            .field("secret_env", &self.secret_env)
-            .field("secret_file", &self.secret_file)
-            .field("queues", &self.queues)
-            .field("actions", &self.actions)
-            .finish()
-    }
 }
 
 /// The HTTP server's settings.
@@ -214,7 +148,7 @@ pub struct QueueConfig {
     /// The SQS queue name or URL; default: the gateway queue's own name.
     pub sqs_queue: Option<String>,
     /// Receive requests on this queue, across all callers; none means unlimited.
-    pub rate_limit: Option<RateLimitConfig>,
+    pub rate_limit: Option<Allowance>,
     /// Embedded backend only: settings the queue is created (or updated) with at start.
     /// The queue is FIFO when its name ends in `.fifo`. Unset fields take SQS's defaults.
     pub visibility_timeout_seconds: Option<u32>,
@@ -305,71 +239,6 @@ impl Default for LedgerConfig {
     }
 }
 
-/// The ezgh API's tenancy: organizations own projects, projects own queues.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EzghConfig {
-    /// Organizations by id.
-    #[serde(default)]
-    pub organizations: BTreeMap<String, OrganizationConfig>,
-}
-
-/// One ezgh organization.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct OrganizationConfig {
-    /// Projects by id.
-    #[serde(default)]
-    pub projects: BTreeMap<String, ProjectConfig>,
-    /// Receive requests the organization may make; none means unlimited.
-    pub rate_limit: Option<RateLimitConfig>,
-}
-
-/// One ezgh project.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ProjectConfig {
-    /// ezgh queue id (the `{queue}` of the URL) -> gateway queue name.
-    #[serde(default)]
-    pub queues: BTreeMap<String, String>,
-}
-
-/// A request rate with a burst.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RateLimitConfig {
-    /// Steady requests per second.
-    pub per_second: NonZeroU32,
-    /// Requests allowed at once.
-    pub burst: NonZeroU32,
-}
-
-impl From<RateLimitConfig> for Allowance {
-    fn from(limit: RateLimitConfig) -> Self {
-        Allowance {
-            per_second: limit.per_second,
-            burst: limit.burst,
-        }
-    }
-}
-
-/// One API key, as printed by `sqs-gateway new-api-key`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ApiKeyConfig {
-    /// The key's public id (the part after `sqsgw_`).
-    pub id: String,
-    /// A label for logs; default: the id.
-    pub name: Option<String>,
-    /// The ezgh organization the key belongs to.
-    pub organization: String,
-    /// `sha256:` and the hex SHA-256 of the whole key.
-    pub hash: String,
-    /// Gateway queue name (or `*`) -> actions (`queues.messages.receive`, or `*`).
-    #[serde(default)]
-    pub grants: BTreeMap<String, Vec<String>>,
-}
-
 impl Config {
     /// Reads, parses and checks a config file.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
@@ -434,18 +303,6 @@ impl Config {
                 "must be at least 1",
             ));
         }
-        let region_ok = !self.sqs_api.region.is_empty()
-            && self
-                .sqs_api
-                .region
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-        if !region_ok {
-            return Err(ConfigError::invalid(
-                "sqs_api.region",
-                "must be a region name such as `us-east-1`",
-            ));
-        }
         if self.ledger.max_entries == 0 {
             return Err(ConfigError::invalid(
                 "ledger.max_entries",
@@ -483,64 +340,26 @@ impl Config {
                 .map_err(|message| ConfigError::invalid(format!("queues.{name}"), message))?;
             }
         }
-        for (org, organization) in &self.ezgh.organizations {
-            for (project, config) in &organization.projects {
-                for (queue_id, gateway_queue) in &config.queues {
-                    if !self.queues.contains_key(gateway_queue) {
-                        return Err(ConfigError::invalid(
-                            format!(
-                                "ezgh.organizations.{org}.projects.{project}.queues.{queue_id}"
-                            ),
-                            format!("`{gateway_queue}` is not a queue listed under [queues]"),
-                        ));
-                    }
-                }
-            }
-        }
         self.keyring()?;
-        self.api_keys()?;
-        self.sqs_credentials()?;
+        let queues = self.queue_names();
+        self.ezgh.validate(&self.api_keys, &queues)?;
+        self.sqs_api.validate(&queues)?;
         Ok(())
     }
 
-    /// The SQS endpoint's access keys, with secrets read from where the config says.
+    /// The configured gateway queues.
+    pub fn queue_names(&self) -> BTreeSet<String> {
+        self.queues.keys().cloned().collect()
+    }
+
+    /// The ezgh API keys.
+    pub fn api_keys(&self) -> Result<ApiKeys, ConfigError> {
+        Ok(self.ezgh.api_keys(&self.api_keys, &self.queue_names())?)
+    }
+
+    /// The SQS endpoint's access keys.
     pub fn sqs_credentials(&self) -> Result<Vec<SqsKey>, ConfigError> {
-        let mut seen = BTreeSet::new();
-        let mut credentials = Vec::new();
-        for (index, credential) in self.sqs_api.credentials.iter().enumerate() {
-            let field = format!("sqs_api.credentials[{index}]");
-            if credential.access_key_id.is_empty() || !seen.insert(credential.access_key_id.clone())
-            {
-                return Err(ConfigError::invalid(
-                    format!("{field}.access_key_id"),
-                    "must be non-empty and distinct",
-                ));
-            }
-            for queue in &credential.queues {
-                if queue != "*" && !self.queues.contains_key(queue) {
-                    return Err(ConfigError::invalid(
-                        format!("{field}.queues"),
-                        format!("`{queue}` is not a queue listed under [queues]"),
-                    ));
-                }
-            }
-            let secret = read_secret(
-                &field,
-                &credential.secret,
-                &credential.secret_env,
-                &credential.secret_file,
-            )?;
-            let key = SqsKey::new(
-                credential.access_key_id.clone(),
-                secret,
-                &credential.queues,
-                &credential.actions,
-                self.sqs_api.manage_queues,
-            )
-            .map_err(|message| ConfigError::invalid(format!("{field}.actions"), message))?;
-            credentials.push(key);
-        }
-        Ok(credentials)
+        Ok(self.sqs_api.keys(&self.queue_names())?)
     }
 
     /// The gateway queue -> backend locator map.
@@ -575,73 +394,11 @@ impl Config {
         Keyring::new(keys).map_err(|error| ConfigError::invalid("receipt_keys", error.to_string()))
     }
 
-    /// The API keys, checked against the organizations and queues.
-    pub fn api_keys(&self) -> Result<ApiKeys, ConfigError> {
-        let mut keys = Vec::with_capacity(self.api_keys.len());
-        for (index, key) in self.api_keys.iter().enumerate() {
-            let field = |name: &str| format!("api_keys[{index}].{name}");
-            if !key.id.chars().all(|c| c.is_ascii_alphanumeric()) || key.id.is_empty() {
-                return Err(ConfigError::invalid(
-                    field("id"),
-                    "must be letters and digits",
-                ));
-            }
-            if !self.ezgh.organizations.contains_key(&key.organization) {
-                return Err(ConfigError::invalid(
-                    field("organization"),
-                    format!("`{}` is not under [ezgh.organizations]", key.organization),
-                ));
-            }
-            let mut grants = BTreeMap::new();
-            for (queue, actions) in &key.grants {
-                if queue != "*" && !self.queues.contains_key(queue) {
-                    return Err(ConfigError::invalid(
-                        field(&format!("grants.{queue}")),
-                        "not a queue listed under [queues] (or `*`)",
-                    ));
-                }
-                for action in actions {
-                    if action != "*" && !api_keys::ACTIONS.iter().any(|(name, _)| name == action) {
-                        let known: Vec<&str> =
-                            api_keys::ACTIONS.iter().map(|(name, _)| *name).collect();
-                        return Err(ConfigError::invalid(
-                            field(&format!("grants.{queue}")),
-                            format!("unknown action `{action}`; known: {}", known.join(", ")),
-                        ));
-                    }
-                }
-                grants.insert(
-                    queue.clone(),
-                    actions.iter().cloned().collect::<BTreeSet<_>>(),
-                );
-            }
-            let record = ApiKey::new(
-                key.id.clone(),
-                key.name.clone().unwrap_or_else(|| key.id.clone()),
-                key.organization.clone(),
-                &key.hash,
-                &grants,
-            )
-            .map_err(|message| ConfigError::invalid(field("hash"), message))?;
-            keys.push(record);
-        }
-        ApiKeys::new(keys).map_err(|message| ConfigError::invalid("api_keys", message))
-    }
-
     /// Receive allowances per gateway queue.
     pub fn queue_allowances(&self) -> Vec<(String, Allowance)> {
         self.queues
             .iter()
-            .filter_map(|(name, queue)| queue.rate_limit.map(|limit| (name.clone(), limit.into())))
-            .collect()
-    }
-
-    /// Request allowances per ezgh organization.
-    pub fn ezgh_allowances(&self) -> Vec<(String, Allowance)> {
-        self.ezgh
-            .organizations
-            .iter()
-            .filter_map(|(name, org)| org.rate_limit.map(|limit| (name.clone(), limit.into())))
+            .filter_map(|(name, queue)| queue.rate_limit.map(|limit| (name.clone(), limit)))
             .collect()
     }
 }
@@ -664,35 +421,6 @@ fn valid_name(name: &str, max: usize) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-}
-
-fn read_secret(
-    field: &str,
-    secret: &Option<String>,
-    secret_env: &Option<String>,
-    secret_file: &Option<PathBuf>,
-) -> Result<Zeroizing<String>, ConfigError> {
-    match (secret, secret_env, secret_file) {
-        (Some(inline), None, None) => Ok(Zeroizing::new(inline.clone())),
-        (None, Some(variable), None) => std::env::var(variable).map(Zeroizing::new).map_err(|_| {
-            ConfigError::invalid(
-                format!("{field}.secret_env"),
-                format!("environment variable {variable} is not set"),
-            )
-        }),
-        (None, None, Some(path)) => std::fs::read_to_string(path)
-            .map(|text| Zeroizing::new(text.trim().to_owned()))
-            .map_err(|error| {
-                ConfigError::invalid(
-                    format!("{field}.secret_file"),
-                    format!("cannot read {}: {error}", path.display()),
-                )
-            }),
-        _ => Err(ConfigError::invalid(
-            field,
-            "give exactly one of `secret`, `secret_env` or `secret_file`",
-        )),
-    }
 }
 
 #[cfg(test)]
@@ -778,7 +506,7 @@ queues = {{ orders = "orders" }}
             error_of(&text),
             "receipt_keys[0].secret_env: environment variable SQSGW_TEST_SURELY_UNSET is not set"
         );
-        let generated = api_keys::generate_key();
+        let generated = crate::credentials::api_keys::generate_key();
         let with_key = format!(
             "{}\n[[api_keys]]\nid = \"{}\"\norganization = \"acme\"\nhash = \"{}\"\ngrants = {{ nope = [\"queues.messages.receive\"] }}\n",
             minimal(),

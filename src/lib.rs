@@ -30,7 +30,6 @@
 
 pub mod api;
 pub mod backend;
-pub mod bench;
 pub mod config;
 pub mod core;
 pub mod credentials;

@@ -13,8 +13,18 @@ use std::time::Duration;
 /// How long readiness waits for the backend.
 const READY_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// The probes, as a dialect of their own.
+#[derive(Debug)]
+pub struct Health(pub Arc<Gateway>);
+
+impl crate::api::Dialect for Health {
+    fn router(self: Arc<Self>) -> Router {
+        router(Arc::clone(&self.0))
+    }
+}
+
 /// `/healthz` (the process answers) and `/readyz` (the backend answers too).
-pub fn router(gateway: Arc<Gateway>) -> Router {
+fn router(gateway: Arc<Gateway>) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))

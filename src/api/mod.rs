@@ -9,6 +9,16 @@ use crate::core::{ErrorKind, GatewayError};
 use axum::body::{Body, Bytes, HttpBody as _};
 use axum::http::HeaderMap;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+/// What a dialect plugs into the server: its routes, and upkeep to run beside them.
+pub trait Dialect: Send + Sync + 'static {
+    /// The dialect's routes, holding its state.
+    fn router(self: Arc<Self>) -> axum::Router;
+
+    /// Upkeep the server runs once a minute (most dialects have none).
+    fn housekeeping(&self) {}
+}
 
 /// A request body did not arrive whole before its deadline (the server sets one on every body).
 #[derive(Debug, Clone, Copy, thiserror::Error)]

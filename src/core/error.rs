@@ -157,3 +157,23 @@ impl GatewayError {
         }
     }
 }
+
+/// A setting that cannot be used: its dotted path in the config, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct SettingError {
+    /// The setting's dotted path.
+    pub field: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+impl SettingError {
+    /// The setting at `field` is wrong for `message`.
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}

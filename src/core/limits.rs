@@ -119,8 +119,9 @@ impl InvalidHandleLimiter {
     }
 }
 
-/// A request allowance: a steady rate and a burst.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A request allowance: a steady rate and a burst (`{ per_second = N, burst = M }` in the config).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Allowance {
     /// Steady requests a second.
     pub per_second: NonZeroU32,

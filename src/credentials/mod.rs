@@ -2,4 +2,5 @@
 //! carries its grants in the core's terms.
 
 pub mod api_keys;
+pub mod secrets;
 pub mod sqs_keys;

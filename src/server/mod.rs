@@ -4,7 +4,7 @@ pub mod connections;
 mod deadline;
 
 use crate::api::edge::{self, RequestHints};
-use crate::api::{self, ClientAddressPolicy};
+use crate::api::{self, ClientAddressPolicy, Dialect};
 use crate::backend::embedded::EmbeddedBackend;
 use crate::backend::sqs::SqsBackend;
 use crate::config::{BackendConfig, Config, ConfigError};
@@ -12,7 +12,7 @@ use crate::core::Gateway;
 use crate::core::backend::Backend;
 use crate::core::clock::{Clock, SystemClock};
 use crate::core::ledger::DeliveryLedger;
-use crate::core::limits::{InvalidHandleLimiter, RequestLimiter};
+use crate::core::limits::InvalidHandleLimiter;
 use crate::core::registry::QueueRegistry;
 use axum::Router;
 use axum::extract::{MatchedPath, Request};
@@ -28,6 +28,8 @@ use tracing::Level;
 
 /// Longest time a request may take: a 20 s long poll plus backend latency and retries.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// How often dialects get their upkeep.
+const HOUSEKEEPING_EVERY: Duration = Duration::from_secs(60);
 /// The least time shutdown waits for abandoned receives to be released.
 const DRAIN_BACKGROUND: Duration = Duration::from_secs(5);
 
@@ -48,6 +50,8 @@ pub struct App {
     shutdown: CancellationToken,
     grace: Duration,
     connections: ConnectionSettings,
+    /// For their upkeep.
+    dialects: Vec<Arc<dyn Dialect>>,
 }
 
 impl App {
@@ -87,48 +91,33 @@ impl App {
             Arc::clone(&clock),
             shutdown.clone(),
         ));
-        let ezgh = Arc::new(api::ezgh::EzghState {
-            gateway: Arc::clone(&gateway),
-            organizations: config.ezgh.organizations.clone(),
-            keys: config.api_keys()?,
-            invalid_handles: InvalidHandleLimiter::new(
-                config.server.invalid_handles_per_minute,
+        let dialects: Vec<Arc<dyn Dialect>> = vec![
+            Arc::new(api::health::Health(Arc::clone(&gateway))),
+            Arc::new(api::ezgh::EzghState::from_config(
+                Arc::clone(&gateway),
+                &config.ezgh,
+                config.api_keys()?,
+                config.queue_allowances(),
+                InvalidHandleLimiter::new(
+                    config.server.invalid_handles_per_minute,
+                    Arc::clone(&clock),
+                ),
+                ClientAddressPolicy {
+                    trust_forwarded_for: config.server.trust_forwarded_for,
+                },
+            )),
+            Arc::new(api::sqs::SqsState::from_config(
+                Arc::clone(&gateway),
+                &config.sqs_api,
+                config.sqs_credentials()?,
                 Arc::clone(&clock),
-            ),
-            requests: RequestLimiter::new(config.ezgh_allowances()),
-            queue_requests: RequestLimiter::new(config.queue_allowances()),
-            client_addresses: ClientAddressPolicy {
-                trust_forwarded_for: config.server.trust_forwarded_for,
-            },
-        });
-        if config.sqs_api.allow_unsigned {
-            tracing::warn!(
-                "the SQS endpoint accepts unsigned requests (sqs_api.allow_unsigned): local development only"
-            );
-        }
-        let sqs = Arc::new(api::sqs::SqsState {
-            gateway: Arc::clone(&gateway),
-            credentials: config.sqs_credentials()?,
-            anonymous: Arc::new(
-                crate::credentials::sqs_keys::grants(
-                    &["*".to_owned()],
-                    &["*".to_owned()],
-                    config.sqs_api.manage_queues,
-                )
-                .map_err(|message| ConfigError::Invalid {
-                    field: "sqs_api".into(),
-                    message,
-                })?,
-            ),
-            allow_unsigned: config.sqs_api.allow_unsigned,
-            public_url: config.sqs_api.public_url.clone(),
-            region: config.sqs_api.region.clone(),
-            clock: Arc::clone(&clock),
-        });
-        let router = Router::new()
-            .merge(api::health::router(Arc::clone(&gateway)))
-            .merge(api::ezgh::router(ezgh))
-            .merge(api::sqs::router(sqs))
+            )),
+        ];
+        let router = dialects
+            .iter()
+            .fold(Router::new(), |router, dialect| {
+                router.merge(Arc::clone(dialect).router())
+            })
             .fallback(edge::not_found)
             .layer(axum::middleware::from_fn(request_deadline))
             .layer(
@@ -138,6 +127,7 @@ impl App {
             );
         Ok(Self {
             router,
+            dialects,
             backend: Arc::clone(&backend_handle),
             gateway,
             shutdown,
@@ -173,6 +163,17 @@ impl App {
         let shutdown = self.shutdown.clone();
         let gateway = Arc::clone(&self.gateway);
         tokio::spawn(async move { gateway.warm_up().await });
+        let dialects = self.dialects.clone();
+        let upkeep_stop = shutdown.clone();
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(HOUSEKEEPING_EVERY);
+            loop {
+                tokio::select! {
+                    _ = every.tick() => dialects.iter().for_each(|dialect| dialect.housekeeping()),
+                    () = upkeep_stop.cancelled() => break,
+                }
+            }
+        });
         let gateway = Arc::clone(&self.gateway);
         let stopping = shutdown.clone();
         tokio::spawn(async move {

@@ -1,9 +1,9 @@
 //! ezgh routes: who may call what, and the translation to core calls.
 
+use super::config::OrganizationConfig;
 use super::error::EzghError;
 use super::wire::{self, MessageJson, ReceiveResponse, ResultsResponse};
 use crate::api::{ClientAddressPolicy, read_body};
-use crate::config::OrganizationConfig;
 use crate::core::access::{Action, Caller, Grants, Principal};
 use crate::core::error::LimitScope;
 use crate::core::limits::{InvalidHandleLimiter, RequestLimiter};
@@ -50,9 +50,37 @@ impl std::fmt::Debug for EzghState {
     }
 }
 
+impl EzghState {
+    /// The dialect's state from its config sections and the server's settings that concern it.
+    pub fn from_config(
+        gateway: Arc<Gateway>,
+        section: &super::config::EzghConfig,
+        keys: ApiKeys,
+        queue_allowances: Vec<(String, crate::core::limits::Allowance)>,
+        invalid_handles: InvalidHandleLimiter,
+        client_addresses: ClientAddressPolicy,
+    ) -> Self {
+        Self {
+            gateway,
+            organizations: section.organizations.clone(),
+            keys,
+            invalid_handles,
+            requests: RequestLimiter::new(section.allowances()),
+            queue_requests: RequestLimiter::new(queue_allowances),
+            client_addresses,
+        }
+    }
+}
+
+impl crate::api::Dialect for EzghState {
+    fn router(self: Arc<Self>) -> Router {
+        router(self)
+    }
+}
+
 /// The ezgh routes. CORS allows any origin without credentials: ack and visibility read no
 /// credential at all, and receive reads only the `Authorization` header.
-pub fn router(state: Arc<EzghState>) -> Router {
+fn router(state: Arc<EzghState>) -> Router {
     let cors = CorsLayer::new()
         .allow_origin(Any)
         .allow_methods([Method::POST])

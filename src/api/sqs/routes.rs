@@ -48,8 +48,39 @@ pub struct SqsState {
     pub clock: Arc<dyn Clock>,
 }
 
+impl SqsState {
+    /// The endpoint's state from its config section.
+    pub fn from_config(
+        gateway: Arc<Gateway>,
+        section: &super::config::SqsApiConfig,
+        credentials: Vec<SqsKey>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        if section.allow_unsigned {
+            tracing::warn!(
+                "the SQS endpoint accepts unsigned requests (sqs_api.allow_unsigned): local development only"
+            );
+        }
+        Self {
+            gateway,
+            credentials,
+            anonymous: Arc::new(section.anonymous_grants()),
+            allow_unsigned: section.allow_unsigned,
+            public_url: section.public_url.clone(),
+            region: section.region.clone(),
+            clock,
+        }
+    }
+}
+
+impl crate::api::Dialect for SqsState {
+    fn router(self: Arc<Self>) -> Router {
+        router(self)
+    }
+}
+
 /// `POST /` and `POST` to the queue URLs it hands out (`/000000000000/{queue}`).
-pub fn router(state: Arc<SqsState>) -> Router {
+fn router(state: Arc<SqsState>) -> Router {
     Router::new()
         // GET serves presigned Query URLs (the action and its parameters are all in the URL).
         .route("/", post(handle).get(handle))

@@ -7,11 +7,11 @@
 // A benchmark measures real elapsed time, which is what it reports.
 #![allow(clippy::disallowed_methods)]
 
-use crate::backend::embedded::EmbeddedBackend;
-use crate::backend::sqs::SqsBackend;
-use crate::core::backend::Backend;
-use crate::core::clock::SystemClock;
-use crate::core::model::{BackendReceive, OutgoingMessage, QueueSettings};
+use sqs_gateway::backend::embedded::EmbeddedBackend;
+use sqs_gateway::backend::sqs::SqsBackend;
+use sqs_gateway::core::backend::Backend;
+use sqs_gateway::core::clock::SystemClock;
+use sqs_gateway::core::model::{BackendReceive, OutgoingMessage, QueueSettings};
 use std::io::Write as _;
 use std::path::Path;
 use std::sync::Arc;
@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 /// What to measure.
 #[derive(Debug, Clone)]
-pub struct BenchOptions {
+pub(super) struct BenchOptions {
     /// Messages per scenario.
     pub messages: usize,
     /// Body size in bytes.
@@ -33,7 +33,7 @@ pub struct BenchOptions {
 
 /// One measured figure.
 #[derive(Debug, Clone)]
-pub struct Figure {
+pub(super) struct Figure {
     /// The backend measured.
     pub backend: String,
     /// What was measured.
@@ -48,7 +48,7 @@ const BATCH: usize = 10;
 const CLIENTS: [usize; 2] = [1, 8];
 
 /// Runs every scenario and prints the table; returns the figures.
-pub async fn run(options: &BenchOptions) -> Result<Vec<Figure>, String> {
+pub(super) async fn run(options: &BenchOptions) -> Result<Vec<Figure>, String> {
     let mut backends: Vec<(String, Arc<dyn Backend>)> = Vec::new();
     if let Some(endpoint) = &options.localstack {
         let sdk = aws_config::SdkConfig::builder()
@@ -276,7 +276,7 @@ async fn memory_per_million(messages: usize, body_bytes: usize) -> Result<f64, S
 
 /// Sends messages into the embedded store in `dir` until the process is killed, printing each
 /// message id once its send is on disk. The crash test kills it with SIGKILL mid-load.
-pub async fn load_until_killed(dir: &Path, queue: &str) -> Result<(), String> {
+pub(super) async fn load_until_killed(dir: &Path, queue: &str) -> Result<(), String> {
     let backend = EmbeddedBackend::open(dir, Arc::new(SystemClock)).map_err(|e| e.to_string())?;
     let url = backend
         .create_queue(queue, &QueueSettings::default())

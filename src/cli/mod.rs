@@ -1,0 +1,177 @@
+//! The `sqs-gateway` command line: serve the gateway, make the secrets its config needs, and the
+//! tools (bench, the crash test's load) that live in the binary, not the library.
+
+mod bench;
+mod keys;
+mod serve;
+
+use clap::{Parser, Subcommand};
+use sqs_gateway::config::Config;
+use sqs_gateway::core::handle::Keyring;
+use sqs_gateway::telemetry::LogFormat;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Exit code for a config that cannot be used.
+pub(crate) const EXIT_CONFIG: u8 = 2;
+/// Exit code for failures at run time (cannot bind, server error).
+pub(crate) const EXIT_RUNTIME: u8 = 1;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "sqs-gateway",
+    version,
+    about = "Simple, safe HTTPS queue APIs in front of Amazon SQS"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the gateway.
+    Serve {
+        /// The TOML config file. Without one, the gateway runs the embedded backend in
+        /// `--data-dir` with a config it generates there on the first start.
+        #[arg(long, env = "SQSGW_CONFIG")]
+        config: Option<PathBuf>,
+        /// Data directory of the zero-config start.
+        #[arg(
+            long,
+            env = "SQSGW_DATA_DIR",
+            default_value = "sqs-gateway-data",
+            conflicts_with = "config"
+        )]
+        data_dir: PathBuf,
+        /// Listen address; overrides `server.listen`.
+        #[arg(long, env = "SQSGW_LISTEN")]
+        listen: Option<SocketAddr>,
+        /// Log line format.
+        #[arg(long, env = "SQSGW_LOG_FORMAT", value_enum, default_value = "text")]
+        log_format: LogFormat,
+    },
+    /// Check a config file and exit: 0 when usable, 2 with the failing field otherwise.
+    CheckConfig {
+        /// The TOML config file.
+        #[arg(long, env = "SQSGW_CONFIG")]
+        config: PathBuf,
+    },
+    /// Make a new API key: prints the key once and the `[[api_keys]]` entry (with its hash) to
+    /// paste; with `--data-dir`, adds the entry to that zero-config directory's config instead.
+    NewApiKey {
+        /// The ezgh organization the key belongs to (with `--data-dir`, default `local`).
+        #[arg(long, required_unless_present = "data_dir")]
+        organization: Option<String>,
+        /// A zero-config data directory whose config gets the key (read at the gateway's next
+        /// start); only the key's hash is written.
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// A label for logs.
+        #[arg(long)]
+        name: Option<String>,
+        /// Gateway queue to grant `queues.messages.receive` on (repeatable; `*` for all).
+        #[arg(long = "receive-on")]
+        receive_on: Vec<String>,
+    },
+    /// Make a new receipt-handle key (32 random bytes, base64).
+    NewReceiptKey,
+    /// Measure backend throughput (send, receive+delete; batches of 10; 1 and 8 clients) and memory.
+    Bench {
+        /// Messages per scenario.
+        #[arg(long, default_value_t = 20_000)]
+        messages: usize,
+        /// Message body size in bytes.
+        #[arg(long, default_value_t = 256)]
+        body_bytes: usize,
+        /// LocalStack endpoint measured as the baseline (skipped when it does not answer).
+        #[arg(long, default_value = "http://127.0.0.1:4566")]
+        localstack: String,
+        /// Measure without LocalStack.
+        #[arg(long)]
+        no_localstack: bool,
+        /// Messages stored for the memory figure.
+        #[arg(long, default_value_t = 200_000)]
+        memory_messages: usize,
+    },
+    /// Send messages into an embedded data directory until killed, printing each durable id
+    /// (used by the crash test).
+    #[command(hide = true)]
+    Load {
+        #[arg(long)]
+        data_dir: PathBuf,
+        #[arg(long, default_value = "load")]
+        queue: String,
+    },
+}
+
+/// Parses the command line and runs the command.
+pub(crate) fn run() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve {
+            config,
+            data_dir,
+            listen,
+            log_format,
+        } => serve::run(config, &data_dir, listen, log_format),
+        Command::CheckConfig { config } => match Config::load(&config) {
+            Ok(_) => {
+                println!("config ok");
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("config error: {error}");
+                ExitCode::from(EXIT_CONFIG)
+            }
+        },
+        Command::NewApiKey {
+            organization,
+            data_dir,
+            name,
+            receive_on,
+        } => keys::new_api_key(organization, data_dir, name, receive_on),
+        Command::NewReceiptKey => {
+            println!("{}", Keyring::generate_key());
+            ExitCode::SUCCESS
+        }
+        Command::Bench {
+            messages,
+            body_bytes,
+            localstack,
+            no_localstack,
+            memory_messages,
+        } => {
+            let options = bench::BenchOptions {
+                messages,
+                body_bytes,
+                localstack: (!no_localstack).then_some(localstack),
+                memory_messages,
+            };
+            match block_on(async move { bench::run(&options).await }) {
+                Ok(Ok(_)) => ExitCode::SUCCESS,
+                Ok(Err(error)) | Err(error) => {
+                    eprintln!("bench failed: {error}");
+                    ExitCode::from(EXIT_RUNTIME)
+                }
+            }
+        }
+        Command::Load { data_dir, queue } => {
+            match block_on(async move { bench::load_until_killed(&data_dir, &queue).await }) {
+                Ok(Ok(())) => ExitCode::SUCCESS,
+                Ok(Err(error)) | Err(error) => {
+                    eprintln!("load failed: {error}");
+                    ExitCode::from(EXIT_RUNTIME)
+                }
+            }
+        }
+    }
+}
+
+/// Runs a future on a new multi-threaded runtime.
+fn block_on<T>(future: impl std::future::Future<Output = T>) -> Result<T, String> {
+    tokio::runtime::Runtime::new()
+        .map(|runtime| runtime.block_on(future))
+        .map_err(|error| format!("cannot start the async runtime: {error}"))
+}

@@ -1,0 +1,159 @@
+//! `sqs-gateway serve`: the config (given, or the zero-config start's), the listener, signals.
+
+use super::{EXIT_CONFIG, EXIT_RUNTIME};
+use sqs_gateway::config::Config;
+use sqs_gateway::server::{App, BuildError, Overrides};
+use sqs_gateway::setup;
+use sqs_gateway::telemetry::{self, LogFormat};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Runs the gateway until a signal stops it.
+pub(super) fn run(
+    config: Option<PathBuf>,
+    data_dir: &Path,
+    listen: Option<SocketAddr>,
+    log_format: LogFormat,
+) -> ExitCode {
+    telemetry::init(log_format);
+    let (config, zero_config) = match config {
+        Some(path) => (Config::load(&path), None),
+        None => match setup::prepare(data_dir) {
+            Ok(setup::Prepared::Existing(path)) => {
+                (Config::load(&path), Some(ZeroConfig::Existing(path)))
+            }
+            Ok(setup::Prepared::First(first)) => (
+                Config::parse(&first.config_text),
+                Some(ZeroConfig::First(first)),
+            ),
+            Err(error) => {
+                eprintln!("cannot prepare {}: {error}", data_dir.display());
+                return ExitCode::from(EXIT_RUNTIME);
+            }
+        },
+    };
+    let mut config = match config {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("config error: {error}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    if let Some(listen) = listen {
+        config.server.listen = listen;
+    }
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("cannot start the async runtime: {error}");
+            return ExitCode::from(EXIT_RUNTIME);
+        }
+    };
+    runtime.block_on(serve(config, zero_config))
+}
+
+/// A zero-config start: the data directory's config, or a first start's to persist.
+enum ZeroConfig {
+    Existing(PathBuf),
+    First(setup::FirstRun),
+}
+
+async fn serve(config: Config, zero_config: Option<ZeroConfig>) -> ExitCode {
+    let app = match App::build(&config, Overrides::default()).await {
+        Ok(app) => app,
+        Err(BuildError::Config(error)) => {
+            eprintln!("config error: {error}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+        Err(error @ BuildError::Backend(_)) => {
+            eprintln!("cannot start: {error}");
+            return ExitCode::from(EXIT_RUNTIME);
+        }
+    };
+    let listener = match tokio::net::TcpListener::bind(config.server.listen).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            tracing::error!(address = %config.server.listen, %error, "cannot listen");
+            if matches!(zero_config, Some(ZeroConfig::First(_))) {
+                eprintln!(
+                    "cannot listen on {}: {error}; nothing was saved, the next start generates new credentials",
+                    config.server.listen
+                );
+            }
+            return ExitCode::from(EXIT_RUNTIME);
+        }
+    };
+    // A first start's config (with the key's hash) is saved only now that the key can be shown.
+    if let Some(ZeroConfig::First(first)) = &zero_config
+        && let Err(error) = first.persist()
+    {
+        eprintln!("cannot save the generated config: {error}");
+        return ExitCode::from(EXIT_RUNTIME);
+    }
+    match listener.local_addr() {
+        Ok(address) => {
+            tracing::info!(%address, "sqs-gateway listening");
+            let sqs_key = config
+                .sqs_api
+                .credentials
+                .first()
+                .map(|c| c.access_key_id.as_str());
+            let shown = match &zero_config {
+                Some(ZeroConfig::First(first)) => Some(setup::instructions(
+                    address,
+                    &first.config_path,
+                    Some(first),
+                    sqs_key,
+                )),
+                Some(ZeroConfig::Existing(path)) => {
+                    Some(setup::instructions(address, path, None, sqs_key))
+                }
+                None => None,
+            };
+            if let Some(shown) = shown {
+                println!("{shown}");
+            }
+        }
+        Err(error) => tracing::warn!(%error, "listening on an unknown address"),
+    }
+    let shutdown = app.shutdown_token();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("shutting down: ending long polls, draining requests");
+        shutdown.cancel();
+    });
+    match app.serve(listener).await {
+        Ok(()) => {
+            tracing::info!("stopped");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            tracing::error!(%error, "server failed");
+            ExitCode::from(EXIT_RUNTIME)
+        }
+    }
+}
+
+async fn wait_for_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+}
