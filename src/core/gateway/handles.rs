@@ -1,0 +1,311 @@
+//! Deliveries by their handles: acknowledgements and visibility changes, checked against the
+//! ledger, with the 12-hour clamp.
+
+use super::Gateway;
+use super::MAX_IN_FLIGHT;
+use crate::core::ErrorKind;
+use crate::core::GatewayError;
+use crate::core::access::Action;
+use crate::core::access::Caller;
+use crate::core::handle::HandleClaims;
+use crate::core::ledger::Standing;
+use crate::core::ledger::UnknownDeliveries;
+use crate::core::model::EntryOutcome;
+use crate::core::model::HandleOutcome;
+use crate::core::operation::Operation;
+use chrono::DateTime;
+use chrono::Utc;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+impl Gateway {
+    /// A handle's claims, if it is one of this gateway's, unaltered, of the expected queue (if
+    /// one is), and of a queue where the caller may do `action` (else it is as good as invalid:
+    /// it acts nowhere, and says nothing of the queue it names).
+    fn open_handle(
+        &self,
+        caller: &Caller,
+        action: Action,
+        handle: &str,
+        expected_queue: Option<&str>,
+    ) -> Option<HandleClaims> {
+        let claims = self.keyring.open(handle).ok()?;
+        let expected = expected_queue.is_none_or(|queue| claims.queue == queue);
+        (expected && caller.may(action, &claims.queue)).then_some(claims)
+    }
+    /// Checks the queue a handle request addresses, if it addresses one, as a whole.
+    fn admit_handles(
+        &self,
+        caller: &Caller,
+        operation: Operation,
+        expected_queue: Option<&str>,
+    ) -> Result<(), GatewayError> {
+        match expected_queue {
+            Some(queue) => self.admit(caller, operation, queue),
+            None => {
+                operation.record();
+                Ok(())
+            }
+        }
+    }
+    /// How many of these handles are not receipt handles of this gateway (or were altered).
+    pub fn count_invalid_handles<'h>(&self, handles: impl Iterator<Item = &'h str>) -> usize {
+        handles
+            .filter(|handle| self.keyring.open(handle).is_err())
+            .count()
+    }
+    /// Acknowledges (deletes) deliveries by their sealed handles; one outcome per handle, in order.
+    ///
+    /// Once claimed in the ledger, the backend call and its settlement run as a task of their own,
+    /// so a client that goes away mid-request cannot leave a handle half-acknowledged.
+    ///
+    /// With `expected_queue` (a dialect that addresses a queue), a handle of another queue is
+    /// `Invalid` and acts nowhere.
+    pub async fn acknowledge(
+        self: &Arc<Self>,
+        caller: &Caller,
+        handles: &[String],
+        expected_queue: Option<&str>,
+    ) -> Result<Vec<HandleOutcome>, GatewayError> {
+        self.admit_handles(caller, Operation::Acknowledge, expected_queue)?;
+        let mut outcomes = vec![HandleOutcome::Stale; handles.len()];
+        let mut by_queue: BTreeMap<String, Vec<(usize, HandleClaims)>> = BTreeMap::new();
+        for (index, handle) in handles.iter().enumerate() {
+            let Some(claims) =
+                self.open_handle(caller, Action::Acknowledge, handle, expected_queue)
+            else {
+                outcomes[index] = HandleOutcome::Invalid;
+                continue;
+            };
+            if self.registry.contains(&claims.queue)
+                && self.may_act(self.ledger.begin_ack(
+                    &claims.queue,
+                    &claims.message_id,
+                    claims.delivery_id,
+                ))
+            {
+                by_queue
+                    .entry(claims.queue.clone())
+                    .or_default()
+                    .push((index, claims));
+            }
+        }
+        let gateway = Arc::clone(self);
+        self.tasks
+            .spawn(async move { gateway.apply_acks(by_queue, outcomes).await })
+            .await
+            .map_err(GatewayError::internal)?
+    }
+    async fn apply_acks(
+        &self,
+        by_queue: BTreeMap<String, Vec<(usize, HandleClaims)>>,
+        mut outcomes: Vec<HandleOutcome>,
+    ) -> Result<Vec<HandleOutcome>, GatewayError> {
+        let mut first_error = None;
+        for (queue, entries) in by_queue {
+            let backend_handles: Vec<&str> = entries
+                .iter()
+                .map(|(_, c)| c.backend_handle.as_str())
+                .collect();
+            let result = match self.registry.get(&queue).await {
+                Ok(resolved) => {
+                    let answer = self
+                        .backend
+                        .delete_batch(&resolved.url, &backend_handles)
+                        .await;
+                    self.settle(&queue, answer).await
+                }
+                Err(error) => Err(error),
+            };
+            match result {
+                Ok(results) => {
+                    for ((index, claims), result) in entries.iter().zip(results) {
+                        match result {
+                            EntryOutcome::Ok => {
+                                self.finish_ack(claims);
+                                outcomes[*index] = HandleOutcome::Ok;
+                            }
+                            EntryOutcome::Gone | EntryOutcome::NotInFlight => {
+                                self.finish_ack(claims)
+                            }
+                            EntryOutcome::Failed(detail) => {
+                                self.abort_ack(claims);
+                                first_error.get_or_insert_with(|| entry_failure(detail));
+                            }
+                        }
+                    }
+                }
+                Err(error) if error.kind == ErrorKind::QueueNotFound => {
+                    entries
+                        .iter()
+                        .for_each(|(_, claims)| self.finish_ack(claims));
+                }
+                Err(error) => {
+                    entries
+                        .iter()
+                        .for_each(|(_, claims)| self.abort_ack(claims));
+                    first_error.get_or_insert(error);
+                }
+            }
+        }
+        match first_error {
+            Some(error) => Err(error),
+            None => Ok(outcomes),
+        }
+    }
+    /// Sets how long deliveries stay in flight, counted from now; one outcome per entry, in order.
+    ///
+    /// An extension past 12 hours from the delivery's receive ends at that mark.
+    /// With `expected_queue`, as for [`Gateway::acknowledge`].
+    pub async fn change_visibility(
+        self: &Arc<Self>,
+        caller: &Caller,
+        entries: &[(String, u32)],
+        expected_queue: Option<&str>,
+    ) -> Result<Vec<HandleOutcome>, GatewayError> {
+        self.admit_handles(caller, Operation::ChangeVisibility, expected_queue)?;
+        let now = self.clock.now();
+        let mut outcomes = vec![HandleOutcome::Stale; entries.len()];
+        let mut by_queue: BTreeMap<String, Vec<(usize, HandleClaims, u32)>> = BTreeMap::new();
+        for (index, (handle, requested)) in entries.iter().enumerate() {
+            let Some(claims) =
+                self.open_handle(caller, Action::ChangeVisibility, handle, expected_queue)
+            else {
+                outcomes[index] = HandleOutcome::Invalid;
+                continue;
+            };
+            if self.registry.contains(&claims.queue)
+                && self.may_act(self.ledger.standing(
+                    &claims.queue,
+                    &claims.message_id,
+                    claims.delivery_id,
+                ))
+            {
+                let timeout = clamp_visibility(*requested, claims.received_at, now);
+                by_queue
+                    .entry(claims.queue.clone())
+                    .or_default()
+                    .push((index, claims, timeout));
+            }
+        }
+        let gateway = Arc::clone(self);
+        self.tasks
+            .spawn(async move { gateway.apply_visibility(by_queue, outcomes).await })
+            .await
+            .map_err(GatewayError::internal)?
+    }
+    async fn apply_visibility(
+        &self,
+        by_queue: BTreeMap<String, Vec<(usize, HandleClaims, u32)>>,
+        mut outcomes: Vec<HandleOutcome>,
+    ) -> Result<Vec<HandleOutcome>, GatewayError> {
+        let mut first_error = None;
+        for (queue, entries) in by_queue {
+            let backend_entries: Vec<(&str, u32)> = entries
+                .iter()
+                .map(|(_, claims, timeout)| (claims.backend_handle.as_str(), *timeout))
+                .collect();
+            let result = match self.registry.get(&queue).await {
+                Ok(resolved) => {
+                    let answer = self
+                        .backend
+                        .change_visibility_batch(&resolved.url, &backend_entries)
+                        .await;
+                    self.settle(&queue, answer).await
+                }
+                Err(error) => Err(error),
+            };
+            match result {
+                Ok(results) => {
+                    for ((index, claims, timeout), result) in entries.iter().zip(results) {
+                        outcomes[*index] = match result {
+                            EntryOutcome::Ok => HandleOutcome::Ok,
+                            // Already visible: a release asked for exactly that; an extension
+                            // cannot apply, but the handle may still acknowledge.
+                            EntryOutcome::NotInFlight if *timeout == 0 => HandleOutcome::Ok,
+                            EntryOutcome::NotInFlight => HandleOutcome::Stale,
+                            EntryOutcome::Gone => {
+                                self.ledger.end(
+                                    &claims.queue,
+                                    &claims.message_id,
+                                    claims.delivery_id,
+                                );
+                                HandleOutcome::Stale
+                            }
+                            EntryOutcome::Failed(detail) => {
+                                first_error.get_or_insert_with(|| entry_failure(detail));
+                                HandleOutcome::Stale
+                            }
+                        };
+                    }
+                }
+                Err(error) if error.kind == ErrorKind::QueueNotFound => {}
+                Err(error) => {
+                    first_error.get_or_insert(error);
+                }
+            }
+        }
+        match first_error {
+            Some(error) => Err(error),
+            None => Ok(outcomes),
+        }
+    }
+    /// Whether a handle with this standing may act on the backend.
+    fn may_act(&self, standing: Standing) -> bool {
+        match standing {
+            Standing::Current => true,
+            Standing::Stale => false,
+            Standing::Unknown => self.unknown_deliveries == UnknownDeliveries::PassThrough,
+        }
+    }
+    fn finish_ack(&self, claims: &HandleClaims) {
+        self.ledger
+            .end(&claims.queue, &claims.message_id, claims.delivery_id);
+    }
+    fn abort_ack(&self, claims: &HandleClaims) {
+        self.ledger
+            .abort_ack(&claims.queue, &claims.message_id, claims.delivery_id);
+    }
+}
+
+/// A per-entry backend failure other than "gone": transient as far as the client can tell.
+fn entry_failure(detail: String) -> GatewayError {
+    GatewayError::unavailable(crate::core::backend::DEFAULT_RETRY_AFTER).with_source(detail)
+}
+
+/// The visibility timeout to apply now so the delivery ends no later than 12 hours after its receive.
+pub fn clamp_visibility(requested: u32, received_at: DateTime<Utc>, now: DateTime<Utc>) -> u32 {
+    let remaining = (received_at + MAX_IN_FLIGHT - now).num_seconds().max(0);
+    requested.min(u32::try_from(remaining).unwrap_or(u32::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Duration as ChronoDuration;
+    use chrono::TimeZone;
+
+    #[test]
+    fn visibility_is_clamped_to_twelve_hours_after_the_receive() {
+        let received = Utc.with_ymd_and_hms(2026, 11, 29, 8, 0, 0).unwrap();
+        let at = |h: i64, m: i64, s: i64| received + ChronoDuration::seconds(h * 3600 + m * 60 + s);
+        assert_eq!(clamp_visibility(120, received, at(0, 0, 0)), 120);
+        assert_eq!(clamp_visibility(43_200, received, at(0, 0, 0)), 43_200);
+        assert_eq!(clamp_visibility(43_200, received, at(1, 0, 0)), 39_600);
+        assert_eq!(clamp_visibility(600, received, at(11, 55, 0)), 300);
+        assert_eq!(clamp_visibility(600, received, at(11, 59, 59)), 1);
+        // At and past the mark nothing is left: the extension ends now.
+        assert_eq!(clamp_visibility(600, received, at(12, 0, 0)), 0);
+        assert_eq!(clamp_visibility(600, received, at(13, 0, 0)), 0);
+        // Sub-second remainders round down, never past the mark.
+        assert_eq!(
+            clamp_visibility(
+                600,
+                received,
+                at(11, 59, 59) + ChronoDuration::milliseconds(500)
+            ),
+            0
+        );
+        assert_eq!(clamp_visibility(0, received, at(1, 0, 0)), 0);
+    }
+}

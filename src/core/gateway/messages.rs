@@ -1,0 +1,395 @@
+//! Messages in and out: sends (content rules, packed attributes) and receives (long polls,
+//! sealing, attempt replays, dead-letter sources).
+
+use super::Attempted;
+use super::DEAD_LETTER_REASON;
+use super::Gateway;
+use super::ReceiveOptions;
+use super::clamp_visibility;
+use crate::core::GatewayError;
+use crate::core::access::Caller;
+use crate::core::attributes;
+use crate::core::backend::{Backend, BackendError};
+use crate::core::handle::HandleClaims;
+use crate::core::ledger::Standing;
+use crate::core::message_rules;
+use crate::core::model::BackendMessage;
+use crate::core::model::BackendReceive;
+use crate::core::model::DeadLetterInfo;
+use crate::core::model::Delivery;
+use crate::core::model::EntryError;
+use crate::core::model::EntryOutcome;
+use crate::core::model::OutgoingMessage;
+use crate::core::model::ResolvedQueue;
+use crate::core::model::SentMessage;
+use crate::core::operation::Operation;
+use chrono::Duration as ChronoDuration;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use tokio::sync::oneshot;
+
+impl Gateway {
+    /// Sends messages to the gateway queue `queue`; one result per message, in order.
+    pub async fn send(
+        &self,
+        caller: &Caller,
+        queue: &str,
+        messages: &[OutgoingMessage],
+    ) -> Result<Vec<Result<SentMessage, EntryError>>, GatewayError> {
+        self.admit(caller, Operation::Send, queue)?;
+        let resolved = self.registry.get(queue).await?;
+        // SQS's content rules, whatever the backend (LocalStack does not enforce them all), and the
+        // queue's size limit counted on the attributes as sent (however they are stored).
+        let max_bytes = resolved.attributes.max_message_bytes as usize;
+        let checks: Vec<Result<(), EntryError>> = messages
+            .iter()
+            .map(|message| {
+                message_rules::check_message(message)?;
+                let size = message_rules::size(&message.body, &message.attributes);
+                if size > max_bytes {
+                    return Err(EntryError::invalid(format!(
+                        "the message is {size} bytes, over the queue's maximum of {max_bytes}"
+                    )));
+                }
+                Ok(())
+            })
+            .collect();
+        let packing = messages
+            .iter()
+            .any(|message| message.attributes.len() > attributes::BACKEND_MAX);
+        if checks.iter().all(Result::is_ok) && !packing {
+            let answer = self.backend.send_batch(&resolved.url, messages).await;
+            return self.settle(queue, answer).await;
+        }
+        let valid: Vec<OutgoingMessage> = messages
+            .iter()
+            .zip(&checks)
+            .filter(|(_, check)| check.is_ok())
+            .map(|(message, _)| OutgoingMessage {
+                attributes: attributes::pack(&message.attributes),
+                ..message.clone()
+            })
+            .collect();
+        let mut sent = if valid.is_empty() {
+            Vec::new()
+        } else {
+            let answer = self.backend.send_batch(&resolved.url, &valid).await;
+            self.settle(queue, answer).await?
+        }
+        .into_iter();
+        checks
+            .into_iter()
+            .map(|check| match check {
+                Err(refused) => Ok(Err(refused)),
+                Ok(()) => sent
+                    .next()
+                    .ok_or_else(|| GatewayError::internal("the backend answered fewer entries")),
+            })
+            .collect()
+    }
+    /// Receives messages from the gateway queue `queue`.
+    ///
+    /// The backend call, the ledger records and the sealing run as one task: if nobody waits for its
+    /// answer any more (the client went away, or shutdown answered it empty), the messages it got are
+    /// released at once instead of staying hidden for their visibility timeout.
+    pub async fn receive(
+        self: &Arc<Self>,
+        caller: &Caller,
+        queue: &str,
+        options: ReceiveOptions,
+    ) -> Result<Vec<Delivery>, GatewayError> {
+        self.admit(caller, Operation::Receive, queue)?;
+        if self.shutdown.is_cancelled() {
+            return Ok(Vec::new());
+        }
+        let resolved = self.registry.get(queue).await?;
+        let attempt = options
+            .attempt_id
+            .as_ref()
+            .map(|id| (queue.to_owned(), id.clone(), caller.principal().clone()));
+        if let Some(key) = &attempt
+            && let Some(answered) = self.attempts.get(key)
+        {
+            let visibility = options
+                .visibility_timeout_seconds
+                .unwrap_or(resolved.attributes.visibility_timeout_seconds);
+            let replayed = self.replay(queue, &resolved, &answered, visibility).await?;
+            if !replayed.is_empty() {
+                return Ok(replayed);
+            }
+            // Nothing of that answer is still the caller's: this is a new receive.
+            self.attempts.invalidate(key);
+        }
+        let request = BackendReceive {
+            max_messages: options.max_messages,
+            wait_seconds: options
+                .wait_seconds
+                .unwrap_or(resolved.attributes.receive_wait_seconds),
+            visibility_timeout_seconds: options
+                .visibility_timeout_seconds
+                .unwrap_or(resolved.attributes.visibility_timeout_seconds),
+            attempt_id: options.attempt_id,
+        };
+
+        let (answer, answered) = oneshot::channel();
+        let gateway = Arc::clone(self);
+        let queue = queue.to_owned();
+        let wait_out_over_limit = options.wait_out_over_limit;
+        self.tasks.spawn(async move {
+            let result = gateway
+                .receive_and_seal(&queue, &resolved, &request, wait_out_over_limit)
+                .await;
+            if let (Some(key), Ok((deliveries, attempted))) = (attempt, &result)
+                && !deliveries.is_empty()
+            {
+                // Kept even when nobody waits for the answer: the retry gets it.
+                gateway.attempts.insert(key, Arc::new(attempted.clone()));
+            }
+            let result = result.map(|(deliveries, _)| deliveries);
+            if let Err(Ok(abandoned)) = answer.send(result) {
+                // With an attempt id the client retries to get these same deliveries back.
+                if request.attempt_id.is_none() {
+                    release_abandoned(gateway.backend.as_ref(), &resolved.url, abandoned).await;
+                }
+            }
+        });
+        tokio::select! {
+            biased;
+            result = answered => result.map_err(|_| GatewayError::internal("receive task ended without an answer"))?,
+            () = self.shutdown.cancelled() => Ok(Vec::new()),
+        }
+    }
+    /// Receives from the backend and seals a handle per delivery; with an attempt id, also what a
+    /// retry needs to give the same answer.
+    async fn receive_and_seal(
+        &self,
+        queue: &str,
+        resolved: &ResolvedQueue,
+        request: &BackendReceive,
+        wait_out_over_limit: bool,
+    ) -> Result<(Vec<Delivery>, Vec<Attempted>), GatewayError> {
+        let deadline = tokio::time::Instant::now()
+            + std::time::Duration::from_secs(request.wait_seconds.into());
+        let (received_at, answer) = loop {
+            // Taken before the backend call, so our 12-hour mark is never later than the backend's.
+            let received_at = self.clock.now();
+            let rest = deadline.saturating_duration_since(tokio::time::Instant::now());
+            // Whole seconds, rounded up: the first look waits exactly the requested time.
+            let seconds = rest.as_secs() + u64::from(rest.subsec_nanos() > 0);
+            let attempt = BackendReceive {
+                wait_seconds: u32::try_from(seconds).unwrap_or(request.wait_seconds),
+                ..request.clone()
+            };
+            match self.backend.receive(&resolved.url, &attempt).await {
+                Err(BackendError::OverLimit) if wait_out_over_limit => {
+                    if rest.is_zero() {
+                        tracing::warn!(queue, "too many messages in flight; answering none");
+                        return Ok((Vec::new(), Vec::new()));
+                    }
+                    // Room frees when deliveries end; look again shortly, within the wait.
+                    tokio::select! {
+                        () = tokio::time::sleep(rest.min(OVER_LIMIT_RETRY)) => {}
+                        () = self.shutdown.cancelled() => return Ok((Vec::new(), Vec::new())),
+                    }
+                }
+                answer => break (received_at, answer),
+            }
+        };
+        let messages = self.settle(queue, answer).await?;
+        let dead_letter_source = self.dead_letter_source(resolved, &messages).await;
+        let mut deliveries = Vec::with_capacity(messages.len());
+        let mut attempted = Vec::new();
+        for mut message in messages {
+            // As the client sent them, however the backend holds them.
+            message.attributes = attributes::unpack(message.attributes);
+            let replay_key = (queue.to_owned(), message.backend_handle.clone());
+            let replayed = request
+                .attempt_id
+                .as_ref()
+                .and_then(|_| self.replays.get(&replay_key))
+                .filter(|(delivery_id, _, _)| {
+                    self.ledger
+                        .standing(queue, &message.message_id, *delivery_id)
+                        == Standing::Current
+                });
+            let (receipt_handle, delivery_id, first_received_at) = match replayed {
+                Some((delivery_id, at, handle)) => (handle, delivery_id, at),
+                None => {
+                    let delivery_id = rand::random::<u64>();
+                    self.ledger.record(queue, &message.message_id, delivery_id);
+                    let handle = self.keyring.seal(&HandleClaims {
+                        queue: queue.to_owned(),
+                        message_id: message.message_id.clone(),
+                        backend_handle: message.backend_handle.clone(),
+                        delivery: message.receive_count,
+                        received_at,
+                        delivery_id,
+                    });
+                    if request.attempt_id.is_some() {
+                        self.replays
+                            .insert(replay_key, (delivery_id, received_at, handle.clone()));
+                    }
+                    (handle, delivery_id, received_at)
+                }
+            };
+            let dead_letter = dead_letter_source.info(&message);
+            let delivery = Delivery {
+                message,
+                receipt_handle,
+                dead_letter,
+                visible_at: received_at
+                    + ChronoDuration::seconds(i64::from(request.visibility_timeout_seconds)),
+            };
+            if request.attempt_id.is_some() {
+                attempted.push(Attempted {
+                    delivery: delivery.clone(),
+                    delivery_id,
+                    received_at: first_received_at,
+                });
+            }
+            deliveries.push(delivery);
+        }
+        Ok((deliveries, attempted))
+    }
+    /// The answer of an earlier receive with the same attempt id, again: the deliveries that are
+    /// still the caller's (the ledger's current ones) are hidden again for `visibility` seconds
+    /// from now (as a retry within the window resets the timeout on SQS) and answered with the
+    /// same handles. Deliveries acknowledged, received by someone else, or visible again by now
+    /// are left out.
+    async fn replay(
+        &self,
+        queue: &str,
+        resolved: &ResolvedQueue,
+        answered: &[Attempted],
+        visibility: u32,
+    ) -> Result<Vec<Delivery>, GatewayError> {
+        let now = self.clock.now();
+        let current: Vec<&Attempted> = answered
+            .iter()
+            .filter(|attempted| {
+                self.ledger.standing(
+                    queue,
+                    &attempted.delivery.message.message_id,
+                    attempted.delivery_id,
+                ) == Standing::Current
+            })
+            .collect();
+        if current.is_empty() {
+            return Ok(Vec::new());
+        }
+        let entries: Vec<(&str, u32)> = current
+            .iter()
+            .map(|attempted| {
+                (
+                    attempted.delivery.message.backend_handle.as_str(),
+                    clamp_visibility(visibility, attempted.received_at, now),
+                )
+            })
+            .collect();
+        let answer = self
+            .backend
+            .change_visibility_batch(&resolved.url, &entries)
+            .await;
+        let outcomes = self.settle(queue, answer).await?;
+        Ok(current
+            .into_iter()
+            .zip(outcomes)
+            .filter(|(_, outcome)| *outcome == EntryOutcome::Ok)
+            .map(|(attempted, _)| Delivery {
+                visible_at: now
+                    + ChronoDuration::seconds(i64::from(clamp_visibility(
+                        visibility,
+                        attempted.received_at,
+                        now,
+                    ))),
+                ..attempted.delivery.clone()
+            })
+            .collect())
+    }
+    /// What this receive needs to name the source of dead-lettered messages, looked up once.
+    async fn dead_letter_source(
+        &self,
+        resolved: &ResolvedQueue,
+        messages: &[BackendMessage],
+    ) -> DeadLetterSource {
+        let mut source = DeadLetterSource::default();
+        if messages.is_empty() {
+            return source;
+        }
+        for arn in messages
+            .iter()
+            .filter_map(|m| m.dead_letter_source_arn.as_ref())
+        {
+            if !source.names_by_arn.contains_key(arn) {
+                let name = match self.registry.name_of_arn(arn).await {
+                    Some(name) => name,
+                    None => arn.rsplit(':').next().unwrap_or(arn).to_owned(),
+                };
+                source.names_by_arn.insert(arn.clone(), name);
+            }
+        }
+        if messages.iter().any(|m| m.dead_letter_source_arn.is_none())
+            && let Some(arn) = resolved.attributes.arn.as_deref()
+        {
+            source.by_redrive = Some(self.registry.dead_letter_sources(arn).await);
+        }
+        source
+    }
+}
+
+/// How often a receive that waits out an over-limit queue looks again.
+const OVER_LIMIT_RETRY: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// The sources of dead-lettered messages of one receive.
+#[derive(Debug, Default)]
+struct DeadLetterSource {
+    /// Source ARN (as the backend records it on a message) -> gateway or backend queue name.
+    names_by_arn: BTreeMap<String, String>,
+    /// Configured queues whose redrive policy targets the receiving queue.
+    by_redrive: Option<Vec<String>>,
+}
+
+impl DeadLetterSource {
+    fn info(&self, message: &BackendMessage) -> Option<DeadLetterInfo> {
+        if let Some(arn) = &message.dead_letter_source_arn {
+            return Some(DeadLetterInfo {
+                source_queue: self.names_by_arn.get(arn).cloned(),
+                reason: DEAD_LETTER_REASON,
+            });
+        }
+        match self.by_redrive.as_deref()? {
+            [] => None,
+            [only] => Some(DeadLetterInfo {
+                source_queue: Some(only.clone()),
+                reason: DEAD_LETTER_REASON,
+            }),
+            _ => Some(DeadLetterInfo {
+                source_queue: None,
+                reason: DEAD_LETTER_REASON,
+            }),
+        }
+    }
+}
+
+/// Releases (visibility 0) what a receive got for a client that went away.
+async fn release_abandoned(backend: &dyn Backend, url: &str, deliveries: Vec<Delivery>) {
+    if deliveries.is_empty() {
+        return;
+    }
+    let messages = deliveries;
+    let entries: Vec<(&str, u32)> = messages
+        .iter()
+        .map(|delivery| (delivery.message.backend_handle.as_str(), 0))
+        .collect();
+    match backend.change_visibility_batch(url, &entries).await {
+        Ok(_) => tracing::info!(
+            count = messages.len(),
+            "released messages of an abandoned receive"
+        ),
+        Err(error) => tracing::warn!(
+            count = messages.len(),
+            %error,
+            "could not release messages of an abandoned receive; they reappear after their visibility timeout"
+        ),
+    }
+}

@@ -1,0 +1,189 @@
+//! The gateway core: receive, acknowledge and change visibility, dialect-neutral.
+//!
+//! It resolves queues through the registry, seals and opens receipt handles, keeps the delivery
+//! ledger honest, and makes one batched backend call per queue. Dialects call only this.
+
+use crate::core::GatewayError;
+use crate::core::access::{Caller, Principal};
+use crate::core::backend::{Backend, BackendError};
+use crate::core::clock::Clock;
+use crate::core::handle::{Keyring, SealedHandle};
+use crate::core::ledger::{DeliveryLedger, UnknownDeliveries};
+use crate::core::model::Delivery;
+use crate::core::operation::Operation;
+use crate::core::registry::QueueRegistry;
+use chrono::{DateTime, Duration as ChronoDuration, Utc};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// How long a receive's answer is kept for a retry with the same attempt id (as SQS promises).
+pub const ATTEMPT_WINDOW: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// A delivery stays in flight at most this long after its receive, whatever extensions ask for.
+pub const MAX_IN_FLIGHT: ChronoDuration = ChronoDuration::hours(12);
+
+/// The reason recorded on dead-lettered messages: SQS moves a message only after too many receives.
+pub const DEAD_LETTER_REASON: &str = "maxReceiveCountExceeded";
+
+/// What a client asked a receive for, already validated by its dialect.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReceiveOptions {
+    /// 1 to 10.
+    pub max_messages: u32,
+    /// Long-poll seconds; `None` takes the queue's default.
+    pub wait_seconds: Option<u32>,
+    /// Visibility seconds; `None` takes the queue's default.
+    pub visibility_timeout_seconds: Option<u32>,
+    /// FIFO receive request attempt id.
+    pub attempt_id: Option<String>,
+    /// When the queue has as many messages in flight as it may: `false` answers `OverLimit` (as
+    /// SQS does), `true` waits out the long poll, answering as soon as room frees (as ezgh does).
+    pub wait_out_over_limit: bool,
+}
+
+/// The core service shared by every dialect.
+pub struct Gateway {
+    backend: Arc<dyn Backend>,
+    registry: QueueRegistry,
+    keyring: Keyring,
+    ledger: DeliveryLedger,
+    unknown_deliveries: UnknownDeliveries,
+    /// Handles given for receives with an attempt id, by backend delivery: a retried attempt that
+    /// gets the same deliveries back from a backend that replays itself gets the same handles.
+    replays: moka::sync::Cache<(String, String), (u64, DateTime<Utc>, SealedHandle)>,
+    /// The answers given to receives with an attempt id, by (queue, attempt id, caller): a retry
+    /// within [`ATTEMPT_WINDOW`] gets the same messages and handles again, on any queue and any
+    /// backend.
+    attempts: moka::sync::Cache<AttemptKey, Arc<Vec<Attempted>>>,
+    clock: Arc<dyn Clock>,
+    shutdown: CancellationToken,
+    tasks: TaskTracker,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("registry", &self.registry)
+            .field("ledger", &self.ledger)
+            .finish_non_exhaustive()
+    }
+}
+
+mod handles;
+mod messages;
+mod queues;
+mod redrive;
+
+pub use handles::clamp_visibility;
+
+impl Gateway {
+    /// Assembles the core. `shutdown` ends waiting long polls with an empty answer.
+    pub fn new(
+        backend: Arc<dyn Backend>,
+        registry: QueueRegistry,
+        keyring: Keyring,
+        ledger: DeliveryLedger,
+        unknown_deliveries: UnknownDeliveries,
+        clock: Arc<dyn Clock>,
+        shutdown: CancellationToken,
+    ) -> Self {
+        Self {
+            backend,
+            registry,
+            keyring,
+            ledger,
+            unknown_deliveries,
+            replays: moka::sync::Cache::builder()
+                .max_capacity(100_000)
+                .time_to_live(ATTEMPT_WINDOW)
+                .build(),
+            attempts: moka::sync::Cache::builder()
+                .max_capacity(100_000)
+                .time_to_live(ATTEMPT_WINDOW)
+                .build(),
+            clock,
+            shutdown,
+            tasks: TaskTracker::new(),
+        }
+    }
+    /// Starts `operation` on `queue` for `caller`: names it on the request's span, and checks that
+    /// the queue is one the gateway knows, then that the caller may do it there. Every operation
+    /// does this itself; a dialect may call it first, to refuse before it parses the rest.
+    pub fn check_access(
+        &self,
+        caller: &Caller,
+        operation: Operation,
+        queue: &str,
+    ) -> Result<(), GatewayError> {
+        // The span gets the operation's name from the operation itself, unless it ends here.
+        self.allowed(caller, operation, queue)
+            .inspect_err(|_| operation.record())
+    }
+    fn admit(
+        &self,
+        caller: &Caller,
+        operation: Operation,
+        queue: &str,
+    ) -> Result<(), GatewayError> {
+        operation.record();
+        self.allowed(caller, operation, queue)
+    }
+    /// The queue is one the gateway knows, and the caller may do `operation` there.
+    fn allowed(
+        &self,
+        caller: &Caller,
+        operation: Operation,
+        queue: &str,
+    ) -> Result<(), GatewayError> {
+        if !self.registry.contains(queue) {
+            return Err(GatewayError::queue_not_found());
+        }
+        caller.authorize(operation.action(), queue)
+    }
+    /// Resolves all configured queues once (at start), logging the ones the backend lacks.
+    pub async fn warm_up(&self) {
+        self.registry.warm_up().await;
+    }
+    /// Whether the backend answers; for readiness.
+    pub async fn ping(&self) -> Result<(), GatewayError> {
+        self.backend.ping().await.map_err(GatewayError::from)
+    }
+    /// Completes when shutdown has begun.
+    pub async fn shutdown_started(&self) {
+        self.shutdown.cancelled().await;
+    }
+    /// Tells the backend the gateway is stopping, so its waiting long polls can end.
+    pub fn shutting_down(&self) {
+        self.backend.shutting_down();
+    }
+    /// Waits until background work (releasing abandoned receives) has finished.
+    pub async fn drain(&self) {
+        self.tasks.close();
+        self.tasks.wait().await;
+    }
+    /// Maps a backend answer about `queue`, forgetting the cached queue when the backend says it is gone.
+    async fn settle<T>(
+        &self,
+        queue: &str,
+        result: Result<T, BackendError>,
+    ) -> Result<T, GatewayError> {
+        if matches!(result, Err(BackendError::QueueNotFound)) {
+            self.registry.invalidate(queue).await;
+        }
+        result.map_err(GatewayError::from)
+    }
+}
+
+/// Which receive an answer belongs to: queue, attempt id, caller.
+type AttemptKey = (String, String, Principal);
+
+/// One delivery of an answer kept for a retry of its attempt.
+#[derive(Debug, Clone)]
+struct Attempted {
+    delivery: Delivery,
+    /// The ledger's id of the delivery: a retry answers it only while it is still current.
+    delivery_id: u64,
+    /// When it was received, for the 12-hour mark.
+    received_at: DateTime<Utc>,
+}

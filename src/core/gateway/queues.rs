@@ -1,0 +1,162 @@
+//! Queues as wholes: addresses, counts, settings, tags, purges and dead-letter sources.
+
+use super::Gateway;
+use crate::core::ErrorKind;
+use crate::core::GatewayError;
+use crate::core::access::Action;
+use crate::core::access::Caller;
+use crate::core::model::QueueSettings;
+use crate::core::model::QueueStats;
+use crate::core::model::ResolvedQueue;
+use crate::core::operation::Operation;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+impl Gateway {
+    /// The backend queue behind `queue`, which must exist.
+    pub async fn resolve_queue(
+        &self,
+        caller: &Caller,
+        queue: &str,
+    ) -> Result<Arc<ResolvedQueue>, GatewayError> {
+        self.admit(caller, Operation::ResolveQueue, queue)?;
+        self.registry.get(queue).await
+    }
+    /// Gateway names of the queues starting with `prefix` that the caller may inspect.
+    pub async fn list_queues(
+        &self,
+        caller: &Caller,
+        prefix: &str,
+    ) -> Result<Vec<String>, GatewayError> {
+        Operation::ListQueues.record();
+        let names = self.registry.names(prefix).await?;
+        Ok(names
+            .into_iter()
+            .filter(|name| caller.may(Action::Inspect, name))
+            .collect())
+    }
+    /// The queue's settings and message counts.
+    pub async fn queue_stats(
+        &self,
+        caller: &Caller,
+        queue: &str,
+    ) -> Result<(Arc<ResolvedQueue>, QueueStats), GatewayError> {
+        self.admit(caller, Operation::QueueStats, queue)?;
+        let resolved = self.registry.get(queue).await?;
+        let answer = self.backend.stats(&resolved.url).await;
+        let stats = self.settle(queue, answer).await?;
+        Ok((resolved, stats))
+    }
+    /// Deletes every message of the queue; every handle of it becomes stale.
+    pub async fn purge(&self, caller: &Caller, queue: &str) -> Result<(), GatewayError> {
+        self.admit(caller, Operation::Purge, queue)?;
+        let resolved = self.registry.get(queue).await?;
+        let answer = self.backend.purge(&resolved.url).await;
+        self.settle(queue, answer).await?;
+        // Every handle of the queue is stale now, whatever the backend does with old receipts.
+        self.ledger.end_queue(queue);
+        Ok(())
+    }
+    /// Creates a queue in the backend (or finds the existing one) under the gateway name `name`.
+    pub async fn create_queue(
+        &self,
+        caller: &Caller,
+        name: &str,
+        settings: &QueueSettings,
+    ) -> Result<Arc<ResolvedQueue>, GatewayError> {
+        Operation::CreateQueue.record();
+        caller.authorize(Action::ManageQueues, name)?;
+        let locator = self
+            .registry
+            .locator_for_new(name)
+            .ok_or_else(|| GatewayError::permission_denied("queue management is off"))?;
+        self.backend
+            .create_queue(&locator, settings)
+            .await
+            .map_err(GatewayError::from)?;
+        self.registry.invalidate(name).await;
+        self.registry.get(name).await
+    }
+    /// Deletes the queue and its messages.
+    pub async fn delete_queue(&self, caller: &Caller, name: &str) -> Result<(), GatewayError> {
+        self.admit(caller, Operation::DeleteQueue, name)?;
+        let resolved = self.registry.get(name).await?;
+        let answer = self.backend.delete_queue(&resolved.url).await;
+        self.registry.invalidate(name).await;
+        self.settle(name, answer).await
+    }
+    /// Changes the settings `changes` gives.
+    pub async fn set_queue_settings(
+        &self,
+        caller: &Caller,
+        name: &str,
+        changes: &QueueSettings,
+    ) -> Result<(), GatewayError> {
+        self.admit(caller, Operation::SetQueueSettings, name)?;
+        let resolved = self.registry.get(name).await?;
+        let answer = self
+            .backend
+            .set_queue_settings(&resolved.url, changes)
+            .await;
+        self.registry.invalidate(name).await;
+        self.settle(name, answer).await
+    }
+    /// Adds the `add` tags and removes the `remove` keys.
+    pub async fn change_tags(
+        &self,
+        caller: &Caller,
+        name: &str,
+        add: &BTreeMap<String, String>,
+        remove: &[String],
+    ) -> Result<(), GatewayError> {
+        self.admit(caller, Operation::Tag, name)?;
+        let resolved = self.registry.get(name).await?;
+        if !add.is_empty() {
+            let answer = self.backend.tag_queue(&resolved.url, add).await;
+            self.settle(name, answer).await?;
+        }
+        if !remove.is_empty() {
+            let answer = self.backend.untag_queue(&resolved.url, remove).await;
+            self.settle(name, answer).await?;
+        }
+        Ok(())
+    }
+    /// The queue's tags.
+    pub async fn list_tags(
+        &self,
+        caller: &Caller,
+        name: &str,
+    ) -> Result<BTreeMap<String, String>, GatewayError> {
+        self.admit(caller, Operation::ListTags, name)?;
+        let resolved = self.registry.get(name).await?;
+        let answer = self.backend.list_queue_tags(&resolved.url).await;
+        self.settle(name, answer).await
+    }
+    /// Gateway names of the queues whose redrive policy targets `name` (those the caller may
+    /// inspect).
+    pub async fn dead_letter_source_queues(
+        &self,
+        caller: &Caller,
+        name: &str,
+    ) -> Result<Vec<String>, GatewayError> {
+        self.admit(caller, Operation::DeadLetterSources, name)?;
+        let resolved = self.registry.get(name).await?;
+        let sources = match resolved.attributes.arn.as_deref() {
+            Some(arn) => self.registry.dead_letter_sources(arn).await,
+            None => Vec::new(),
+        };
+        Ok(sources
+            .into_iter()
+            .filter(|source| caller.may(Action::Inspect, source))
+            .collect())
+    }
+    /// The gateway queue whose backend ARN is `arn` (clients name queues by ARN in redrives).
+    pub async fn queue_named_by_arn(&self, arn: &str) -> Result<String, GatewayError> {
+        self.registry.name_of_arn(arn).await.ok_or_else(|| {
+            GatewayError::new(
+                ErrorKind::ResourceNotFound,
+                "no queue of this gateway has this ARN",
+            )
+        })
+    }
+}
