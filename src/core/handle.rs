@@ -47,7 +47,8 @@ impl std::fmt::Debug for HandleClaims {
 }
 
 /// A sealed handle as given to clients. Its `Debug` never shows the value.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct SealedHandle(String);
 
 impl SealedHandle {

@@ -1,12 +1,17 @@
-//! Rate limits: per-client invalid-handle budget (an exact rolling minute) and per-organization
-//! and per-queue request allowances (GCRA, governor).
+//! Limits on callers: request rates with bursts (GCRA, governor), exact counts over a rolling
+//! minute (the invalid-handle budget), and daily quotas. Keyed by whatever the caller is limited
+//! as (a client address, a key, an organization, a queue, a connection), created on first use,
+//! read against the injected clock, and kept in the [`StateStore`](crate::core::state::StateStore)
+//! so that replicas can share them.
 
 use crate::core::clock::Clock;
-use governor::clock::{Clock as _, DefaultClock};
-use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
-use moka::sync::Cache;
+use crate::core::error::{ErrorKind, GatewayError, LimitScope};
+use crate::core::state::StateStore;
+use governor::clock::Clock as _;
+use governor::middleware::NoOpMiddleware;
+use governor::state::keyed::DefaultKeyedStateStore;
+use governor::{Quota, RateLimiter};
 use std::collections::{HashMap, VecDeque};
-use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -16,111 +21,8 @@ pub fn retry_after_seconds(wait: Duration) -> u64 {
     wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
 }
 
-/// The rolling window of the invalid-handle budget.
-const WINDOW_SECONDS: i64 = 60;
-/// Client addresses tracked at most; the least recently seen are forgotten first.
-const TRACKED_CLIENTS: u64 = 100_000;
-
-/// Counts invalid receipt handles per client address over the last minute: a request that would
-/// take the address past its budget is refused whole, until enough of its minute has passed.
-///
-/// An exact rolling window (per second), not a token bucket: a bucket refills continuously, so a
-/// paced client would get well over the budget through in a minute.
-pub struct InvalidHandleLimiter {
-    per_minute: u32,
-    clock: Arc<dyn Clock>,
-    windows: Cache<IpAddr, Arc<Mutex<Window>>>,
-}
-
-impl std::fmt::Debug for InvalidHandleLimiter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("InvalidHandleLimiter")
-            .field("per_minute", &self.per_minute)
-            .finish_non_exhaustive()
-    }
-}
-
-/// Invalid handles of one address by second (oldest first), within the last minute.
-#[derive(Debug, Default)]
-struct Window {
-    seconds: VecDeque<(i64, u32)>,
-}
-
-impl Window {
-    fn forget_before(&mut self, now: i64) {
-        while self
-            .seconds
-            .front()
-            .is_some_and(|(second, _)| second + WINDOW_SECONDS <= now)
-        {
-            self.seconds.pop_front();
-        }
-    }
-
-    fn total(&self) -> u64 {
-        self.seconds
-            .iter()
-            .map(|(_, count)| u64::from(*count))
-            .sum()
-    }
-
-    /// The second from which `excess` of the counted handles have left the window.
-    fn free_from(&self, mut excess: u64, now: i64) -> i64 {
-        for (second, count) in &self.seconds {
-            if excess <= u64::from(*count) {
-                return second + WINDOW_SECONDS;
-            }
-            excess -= u64::from(*count);
-        }
-        now + WINDOW_SECONDS
-    }
-}
-
-impl InvalidHandleLimiter {
-    /// Allows `per_minute` invalid handles per address in any minute, reading time from `clock`.
-    pub fn new(per_minute: NonZeroU32, clock: Arc<dyn Clock>) -> Self {
-        Self {
-            per_minute: per_minute.get(),
-            clock,
-            windows: Cache::builder()
-                .max_capacity(TRACKED_CLIENTS)
-                .time_to_idle(Duration::from_secs(2 * WINDOW_SECONDS as u64))
-                .build(),
-        }
-    }
-
-    /// Admits a request carrying `invalid` invalid handles from `client` and counts them, or
-    /// answers how long until the address's last minute has room for them.
-    pub fn admit(&self, client: IpAddr, invalid: usize) -> Result<(), Duration> {
-        if invalid == 0 {
-            return Ok(());
-        }
-        let invalid = u32::try_from(invalid).unwrap_or(u32::MAX);
-        let now_ms = self.clock.now().timestamp_millis();
-        let now = now_ms.div_euclid(1000);
-        let window = self
-            .windows
-            .get_with(client, || Arc::new(Mutex::new(Window::default())));
-        let mut window = window
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        window.forget_before(now);
-        let wanted = window.total() + u64::from(invalid);
-        if wanted > u64::from(self.per_minute) {
-            let free_at = window.free_from(wanted - u64::from(self.per_minute), now);
-            let wait_ms = (free_at * 1000 - now_ms).max(1);
-            return Err(Duration::from_millis(u64::try_from(wait_ms).unwrap_or(1)));
-        }
-        match window.seconds.back_mut() {
-            Some((second, count)) if *second == now => *count = count.saturating_add(invalid),
-            _ => window.seconds.push_back((now, invalid)),
-        }
-        Ok(())
-    }
-}
-
 /// A request allowance: a steady rate and a burst (`{ per_second = N, burst = M }` in the config).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Allowance {
     /// Steady requests a second.
@@ -129,136 +31,339 @@ pub struct Allowance {
     pub burst: NonZeroU32,
 }
 
-/// One allowance per organization that has one.
-#[derive(Default)]
-pub struct RequestLimiter {
-    limiters: HashMap<String, DefaultDirectRateLimiter>,
+/// The limits the core and the dialects apply, over the shared state.
+#[derive(Clone)]
+pub struct Limits {
+    state: Arc<dyn StateStore>,
 }
 
-impl std::fmt::Debug for RequestLimiter {
+impl std::fmt::Debug for Limits {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RequestLimiter")
-            .field("organizations", &self.limiters.len())
-            .finish()
+        f.debug_struct("Limits").finish_non_exhaustive()
     }
 }
 
-impl RequestLimiter {
-    /// Limiters for the given organizations.
-    pub fn new(allowances: impl IntoIterator<Item = (String, Allowance)>) -> Self {
-        let limiters = allowances
-            .into_iter()
-            .map(|(organization, allowance)| {
-                let quota = Quota::per_second(allowance.per_second).allow_burst(allowance.burst);
-                (organization, RateLimiter::direct(quota))
-            })
-            .collect();
-        Self { limiters }
+impl Limits {
+    /// Limits kept in `state`.
+    pub fn new(state: Arc<dyn StateStore>) -> Self {
+        Self { state }
     }
 
-    /// `Err(wait)` when the organization is over its allowance.
-    pub fn check(&self, organization: &str) -> Result<(), Duration> {
-        match self.limiters.get(organization) {
-            None => Ok(()),
-            Some(limiter) => limiter
-                .check()
-                .map_err(|not_until| not_until.wait_time_from(DefaultClock::default().now())),
+    /// One request of `key` under `allowance`, or `RateLimited` (rate) with the wait.
+    pub async fn rate(
+        &self,
+        key: &str,
+        allowance: Allowance,
+        message: &str,
+    ) -> Result<(), GatewayError> {
+        self.state
+            .admit_rate(key, allowance)
+            .await
+            .map_err(|wait| limited(wait, LimitScope::Rate, message))
+    }
+
+    /// `amount` more of `key` in its rolling minute, at most `per_minute` in any minute; a count
+    /// that would go past it is refused whole (and not counted).
+    pub async fn per_minute(
+        &self,
+        key: &str,
+        amount: u32,
+        per_minute: u32,
+        message: &str,
+    ) -> Result<(), GatewayError> {
+        if amount == 0 {
+            return Ok(());
         }
+        self.state
+            .admit_window(key, amount, per_minute)
+            .await
+            .map_err(|wait| limited(wait, LimitScope::Rate, message))
+    }
+
+    /// `amount` more of `key` today (UTC), at most `per_day`; past it, `RateLimited` (daily
+    /// quota) until the day rolls over.
+    pub async fn per_day(
+        &self,
+        key: &str,
+        amount: u32,
+        per_day: u64,
+        message: &str,
+    ) -> Result<(), GatewayError> {
+        self.state
+            .admit_daily(key, amount, per_day)
+            .await
+            .map_err(|wait| limited(wait, LimitScope::DailyQuota, message))
+    }
+}
+
+fn limited(retry_after: Duration, scope: LimitScope, message: &str) -> GatewayError {
+    GatewayError::new(ErrorKind::RateLimited { retry_after, scope }, message)
+}
+
+/// The core clock as governor reads time: the time since the epoch.
+#[derive(Clone)]
+struct GovernorClock(Arc<dyn Clock>);
+
+impl governor::clock::Clock for GovernorClock {
+    type Instant = Duration;
+
+    fn now(&self) -> Duration {
+        let millis = self.0.now().timestamp_millis();
+        Duration::from_millis(u64::try_from(millis).unwrap_or(0))
+    }
+}
+
+type KeyedLimiter =
+    RateLimiter<String, DefaultKeyedStateStore<String>, GovernorClock, NoOpMiddleware<Duration>>;
+
+/// Request rates of any keys, one GCRA limiter per distinct allowance, keys created on demand.
+pub(crate) struct Rates {
+    clock: GovernorClock,
+    by_allowance: Mutex<HashMap<Allowance, Arc<KeyedLimiter>>>,
+}
+
+impl Rates {
+    pub(crate) fn new(clock: Arc<dyn Clock>) -> Self {
+        Self {
+            clock: GovernorClock(clock),
+            by_allowance: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub(crate) fn admit(&self, key: &str, allowance: Allowance) -> Result<(), Duration> {
+        let limiter = {
+            let mut limiters = self
+                .by_allowance
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            Arc::clone(limiters.entry(allowance).or_insert_with(|| {
+                let quota = Quota::per_second(allowance.per_second).allow_burst(allowance.burst);
+                Arc::new(RateLimiter::new(
+                    quota,
+                    DefaultKeyedStateStore::default(),
+                    self.clock.clone(),
+                ))
+            }))
+        };
+        limiter
+            .check_key(&key.to_owned())
+            .map_err(|not_until| not_until.wait_time_from(self.clock.now()))
+    }
+
+    /// Forgets keys whose limits have fully refilled.
+    pub(crate) fn housekeeping(&self) {
+        let limiters: Vec<Arc<KeyedLimiter>> = self
+            .by_allowance
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        for limiter in limiters {
+            limiter.retain_recent();
+            limiter.shrink_to_fit();
+        }
+    }
+}
+
+/// The rolling window of per-minute counts.
+const WINDOW_SECONDS: i64 = 60;
+
+/// Counts of one key by second (oldest first), within the last minute: an exact rolling window,
+/// not a token bucket (which refills continuously, and so lets a paced caller through about
+/// twice its budget in a minute).
+#[derive(Debug, Default)]
+pub(crate) struct Window {
+    seconds: VecDeque<(i64, u32)>,
+}
+
+impl Window {
+    /// Admits `amount` at `now_ms` if the last minute has room under `limit`, else answers the
+    /// wait until it has.
+    pub(crate) fn admit(&mut self, amount: u32, limit: u32, now_ms: i64) -> Result<(), Duration> {
+        let now = now_ms.div_euclid(1000);
+        while self
+            .seconds
+            .front()
+            .is_some_and(|(second, _)| second + WINDOW_SECONDS <= now)
+        {
+            self.seconds.pop_front();
+        }
+        let counted: u64 = self
+            .seconds
+            .iter()
+            .map(|(_, count)| u64::from(*count))
+            .sum();
+        let wanted = counted + u64::from(amount);
+        if wanted > u64::from(limit) {
+            let mut excess = wanted - u64::from(limit);
+            let mut free_at = now + WINDOW_SECONDS;
+            for (second, count) in &self.seconds {
+                if excess <= u64::from(*count) {
+                    free_at = second + WINDOW_SECONDS;
+                    break;
+                }
+                excess -= u64::from(*count);
+            }
+            let wait_ms = (free_at * 1000 - now_ms).max(1);
+            return Err(Duration::from_millis(u64::try_from(wait_ms).unwrap_or(1)));
+        }
+        match self.seconds.back_mut() {
+            Some((second, count)) if *second == now => *count = count.saturating_add(amount),
+            _ => self.seconds.push_back((now, amount)),
+        }
+        Ok(())
+    }
+}
+
+/// A count for one UTC day.
+#[derive(Debug, Default)]
+pub(crate) struct Daily {
+    day: i64,
+    count: u64,
+}
+
+impl Daily {
+    /// Admits `amount` at `now_ms` if today's count stays within `limit`, else answers the wait
+    /// until the day rolls over.
+    pub(crate) fn admit(&mut self, amount: u32, limit: u64, now_ms: i64) -> Result<(), Duration> {
+        const DAY_MS: i64 = 24 * 60 * 60 * 1000;
+        let day = now_ms.div_euclid(DAY_MS);
+        if day != self.day {
+            *self = Self { day, count: 0 };
+        }
+        if self.count + u64::from(amount) > limit {
+            let wait_ms = (day + 1) * DAY_MS - now_ms;
+            return Err(Duration::from_millis(u64::try_from(wait_ms).unwrap_or(1)));
+        }
+        self.count += u64::from(amount);
+        Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
     use crate::core::clock::ManualClock;
+    use crate::core::state::InProcessState;
     use chrono::{TimeDelta, TimeZone, Utc};
 
-    fn limiter() -> (InvalidHandleLimiter, Arc<ManualClock>) {
+    fn limits() -> (Limits, Arc<ManualClock>) {
         let start = Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap();
         let clock = Arc::new(ManualClock::new(start));
-        let limiter = InvalidHandleLimiter::new(NonZeroU32::new(100).unwrap(), clock.clone());
-        (limiter, clock)
+        let state = InProcessState::new(1_000, Duration::from_secs(3600), clock.clone());
+        (Limits::new(Arc::new(state)), clock)
     }
 
-    #[test]
-    fn more_than_the_budget_in_a_minute_is_refused_for_that_address_only() {
-        let (limiter, clock) = limiter();
-        let bad: IpAddr = "192.0.2.1".parse().unwrap();
-        let good: IpAddr = "192.0.2.2".parse().unwrap();
+    fn wait_of(error: GatewayError) -> (Duration, LimitScope) {
+        match error.kind {
+            ErrorKind::RateLimited { retry_after, scope } => (retry_after, scope),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn more_than_the_budget_in_a_minute_is_refused_for_that_key_only() {
+        let (limits, clock) = limits();
         for _ in 0..10 {
-            assert_eq!(limiter.admit(bad, 10), Ok(()));
+            assert!(limits.per_minute("bad", 10, 100, "m").await.is_ok());
             clock.advance(TimeDelta::seconds(1));
         }
         // 100 in the last minute: one more is too many, until the first second leaves the window.
-        let wait = limiter.admit(bad, 1).expect_err("the 101st is over");
-        assert_eq!(wait, Duration::from_secs(50));
-        assert_eq!(limiter.admit(good, 10), Ok(()));
-        assert_eq!(
-            limiter.admit(bad, 0),
-            Ok(()),
-            "valid handles are not counted"
+        let error = limits.per_minute("bad", 1, 100, "m").await.unwrap_err();
+        assert_eq!(wait_of(error), (Duration::from_secs(50), LimitScope::Rate));
+        assert!(limits.per_minute("good", 10, 100, "m").await.is_ok());
+        assert!(
+            limits.per_minute("bad", 0, 100, "m").await.is_ok(),
+            "nothing to count"
         );
         clock.advance(TimeDelta::seconds(50));
-        assert_eq!(limiter.admit(bad, 10), Ok(()));
-        assert!(limiter.admit(bad, 1).is_err());
+        assert!(limits.per_minute("bad", 10, 100, "m").await.is_ok());
+        assert!(limits.per_minute("bad", 1, 100, "m").await.is_err());
     }
 
-    #[test]
-    fn a_paced_client_gets_no_more_than_the_budget_in_any_minute() {
-        let (limiter, clock) = limiter();
-        let client: IpAddr = "192.0.2.3".parse().unwrap();
-        // Ten invalid handles every second for ten minutes, as fast as allowed.
-        let mut admitted: Vec<(i64, u32)> = Vec::new();
+    #[tokio::test]
+    async fn a_paced_caller_gets_no_more_than_the_budget_in_any_minute() {
+        let (limits, clock) = limits();
+        let mut admitted: Vec<i64> = Vec::new();
         for second in 0..600 {
-            if limiter.admit(client, 10).is_ok() {
-                admitted.push((second, 10));
+            if limits.per_minute("paced", 10, 100, "m").await.is_ok() {
+                admitted.push(second);
             }
             clock.advance(TimeDelta::seconds(1));
         }
         for start in 0..540 {
-            let in_minute: u32 = admitted
+            let in_minute = admitted
                 .iter()
-                .filter(|(second, _)| (start..start + 60).contains(second))
-                .map(|(_, count)| count)
-                .sum();
+                .filter(|second| (start..start + 60).contains(*second))
+                .count()
+                * 10;
             assert!(in_minute <= 100, "{in_minute} in the minute from {start}");
         }
-        let total: u32 = admitted.iter().map(|(_, count)| count).sum();
-        assert_eq!(total, 1000, "100 a minute over ten minutes");
+        assert_eq!(admitted.len() * 10, 1000, "100 a minute over ten minutes");
     }
 
-    #[test]
-    fn the_wait_counts_to_when_enough_has_left_the_window() {
-        let (limiter, clock) = limiter();
-        let client: IpAddr = "192.0.2.4".parse().unwrap();
-        assert_eq!(limiter.admit(client, 5), Ok(()));
+    #[tokio::test]
+    async fn the_wait_counts_to_when_enough_has_left_the_window() {
+        let (limits, clock) = limits();
+        assert!(limits.per_minute("k", 5, 100, "m").await.is_ok());
         clock.advance(TimeDelta::seconds(10));
         for _ in 0..9 {
-            assert_eq!(limiter.admit(client, 10), Ok(()));
+            assert!(limits.per_minute("k", 10, 100, "m").await.is_ok());
         }
-        assert_eq!(limiter.admit(client, 5), Ok(()));
+        assert!(limits.per_minute("k", 5, 100, "m").await.is_ok());
         clock.advance(TimeDelta::milliseconds(20_500));
         // 100 counted: 5 at 0 s, 95 at 10 s. Ten more need the 10 s second to leave: 60 - 30.5.
-        assert_eq!(
-            limiter.admit(client, 10),
-            Err(Duration::from_millis(39_500))
-        );
-        // Five fit once the first second has left (at 60 s).
-        assert_eq!(limiter.admit(client, 5), Err(Duration::from_millis(29_500)));
+        let error = limits.per_minute("k", 10, 100, "m").await.unwrap_err();
+        assert_eq!(wait_of(error).0, Duration::from_millis(39_500));
+        let error = limits.per_minute("k", 5, 100, "m").await.unwrap_err();
+        assert_eq!(wait_of(error).0, Duration::from_millis(29_500));
     }
 
-    #[test]
-    fn organizations_have_their_own_allowance() {
+    #[tokio::test]
+    async fn rates_are_per_key_created_on_demand_and_follow_the_clock() {
+        let (limits, clock) = limits();
         let allowance = Allowance {
             per_second: NonZeroU32::new(1).unwrap(),
             burst: NonZeroU32::new(2).unwrap(),
         };
-        let limiter = RequestLimiter::new([("acme".to_owned(), allowance)]);
-        assert!(limiter.check("acme").is_ok());
-        assert!(limiter.check("acme").is_ok());
-        assert!(limiter.check("acme").is_err());
-        assert!(limiter.check("other").is_ok());
+        assert!(limits.rate("connection-1", allowance, "m").await.is_ok());
+        assert!(limits.rate("connection-1", allowance, "m").await.is_ok());
+        let error = limits
+            .rate("connection-1", allowance, "m")
+            .await
+            .unwrap_err();
+        let (wait, scope) = wait_of(error);
+        assert_eq!(scope, LimitScope::Rate);
+        assert!(
+            wait > Duration::ZERO && wait <= Duration::from_secs(1),
+            "{wait:?}"
+        );
+        assert!(limits.rate("connection-2", allowance, "m").await.is_ok());
+        clock.advance(TimeDelta::seconds(1));
+        assert!(
+            limits.rate("connection-1", allowance, "m").await.is_ok(),
+            "refilled"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_daily_quota_holds_until_the_day_rolls_over() {
+        let (limits, clock) = limits();
+        for _ in 0..3 {
+            assert!(limits.per_day("tenant", 1, 3, "m").await.is_ok());
+        }
+        let error = limits.per_day("tenant", 1, 3, "m").await.unwrap_err();
+        // 12:00 UTC: twelve hours to midnight.
+        assert_eq!(
+            wait_of(error),
+            (Duration::from_secs(12 * 3600), LimitScope::DailyQuota)
+        );
+        clock.advance(TimeDelta::hours(12));
+        assert!(
+            limits.per_day("tenant", 1, 3, "m").await.is_ok(),
+            "a new day"
+        );
     }
 
     #[test]

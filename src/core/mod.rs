@@ -13,6 +13,7 @@ pub mod message_rules;
 pub mod model;
 pub mod operation;
 pub mod registry;
+pub mod state;
 
 pub use error::{ErrorKind, GatewayError};
 pub use gateway::Gateway;

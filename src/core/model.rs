@@ -80,7 +80,7 @@ pub struct BackendReceive {
 }
 
 /// One delivery of a message, as a backend returns it.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BackendMessage {
     /// The message's id, the same on every delivery.
     pub message_id: String,
@@ -143,17 +143,33 @@ pub enum HandleOutcome {
 }
 
 /// Why a message is in a dead-letter queue, shown to consumers.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DeadLetterInfo {
     /// The gateway name of the queue it came from (or the backend queue name when unregistered);
     /// `None` when several configured queues dead-letter here and the backend does not say which.
     pub source_queue: Option<String>,
     /// Why it moved; SQS only moves messages after too many receives.
-    pub reason: &'static str,
+    pub reason: DeadLetterReason,
+}
+
+/// Why a message was moved to a dead-letter queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum DeadLetterReason {
+    /// Received more often than its queue's redrive policy allows (the only reason SQS moves one).
+    MaxReceiveCountExceeded,
+}
+
+impl DeadLetterReason {
+    /// Its name as consumers see it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeadLetterReason::MaxReceiveCountExceeded => "maxReceiveCountExceeded",
+        }
+    }
 }
 
 /// One message handed to a client, with its sealed receipt handle.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Delivery {
     /// The message as delivered.
     pub message: BackendMessage,

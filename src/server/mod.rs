@@ -11,9 +11,8 @@ use crate::config::{BackendConfig, Config, ConfigError};
 use crate::core::Gateway;
 use crate::core::backend::Backend;
 use crate::core::clock::{Clock, SystemClock};
-use crate::core::ledger::DeliveryLedger;
-use crate::core::limits::InvalidHandleLimiter;
 use crate::core::registry::QueueRegistry;
+use crate::core::state::{InProcessState, StateStore};
 use axum::Router;
 use axum::extract::{MatchedPath, Request};
 use axum::middleware::Next;
@@ -78,15 +77,16 @@ impl App {
             config.sqs_api.manage_queues,
             Duration::from_secs(config.server.queue_cache_seconds),
         );
-        let ledger = DeliveryLedger::new(
+        let state: Arc<dyn StateStore> = Arc::new(InProcessState::new(
             config.ledger.max_entries,
             Duration::from_secs(config.ledger.ttl_seconds),
-        );
+            Arc::clone(&clock),
+        ));
         let gateway = Arc::new(Gateway::new(
             backend,
             registry,
             config.keyring()?,
-            ledger,
+            state,
             config.ledger.unknown_deliveries,
             Arc::clone(&clock),
             shutdown.clone(),
@@ -98,10 +98,7 @@ impl App {
                 &config.ezgh,
                 config.api_keys()?,
                 config.queue_allowances(),
-                InvalidHandleLimiter::new(
-                    config.server.invalid_handles_per_minute,
-                    Arc::clone(&clock),
-                ),
+                config.server.invalid_handles_per_minute,
                 ClientAddressPolicy {
                     trust_forwarded_for: config.server.trust_forwarded_for,
                 },
@@ -164,12 +161,16 @@ impl App {
         let gateway = Arc::clone(&self.gateway);
         tokio::spawn(async move { gateway.warm_up().await });
         let dialects = self.dialects.clone();
+        let gateway = Arc::clone(&self.gateway);
         let upkeep_stop = shutdown.clone();
         tokio::spawn(async move {
             let mut every = tokio::time::interval(HOUSEKEEPING_EVERY);
             loop {
                 tokio::select! {
-                    _ = every.tick() => dialects.iter().for_each(|dialect| dialect.housekeeping()),
+                    _ = every.tick() => {
+                        gateway.housekeeping();
+                        dialects.iter().for_each(|dialect| dialect.housekeeping());
+                    }
                     () = upkeep_stop.cancelled() => break,
                 }
             }

@@ -5,9 +5,8 @@ use super::error::EzghError;
 use super::wire::{self, MessageJson, ReceiveResponse, ResultsResponse};
 use crate::api::{ClientAddressPolicy, read_body};
 use crate::core::access::{Action, Caller, Grants, Principal};
-use crate::core::error::LimitScope;
-use crate::core::limits::{InvalidHandleLimiter, RequestLimiter};
-use crate::core::{ErrorKind, Gateway, GatewayError};
+use crate::core::limits::Allowance;
+use crate::core::{Gateway, GatewayError};
 use crate::credentials::api_keys::{ApiKey, ApiKeys};
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
@@ -17,6 +16,7 @@ use axum::routing::post;
 use axum::{Json, Router};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 use tower_http::cors::{Any, CorsLayer};
@@ -35,11 +35,11 @@ pub struct EzghState {
     /// The API keys, by id.
     pub keys: ApiKeys,
     /// The invalid-handle budget per client address.
-    pub invalid_handles: InvalidHandleLimiter,
+    pub invalid_handles_per_minute: NonZeroU32,
     /// Receive allowances per organization.
-    pub requests: RequestLimiter,
+    pub requests: BTreeMap<String, Allowance>,
     /// Receive allowances per gateway queue.
-    pub queue_requests: RequestLimiter,
+    pub queue_requests: BTreeMap<String, Allowance>,
     /// How a request's client address is found.
     pub client_addresses: ClientAddressPolicy,
 }
@@ -57,16 +57,16 @@ impl EzghState {
         section: &super::config::EzghConfig,
         keys: ApiKeys,
         queue_allowances: Vec<(String, crate::core::limits::Allowance)>,
-        invalid_handles: InvalidHandleLimiter,
+        invalid_handles_per_minute: NonZeroU32,
         client_addresses: ClientAddressPolicy,
     ) -> Self {
         Self {
             gateway,
             organizations: section.organizations.clone(),
             keys,
-            invalid_handles,
-            requests: RequestLimiter::new(section.allowances()),
-            queue_requests: RequestLimiter::new(queue_allowances),
+            invalid_handles_per_minute,
+            requests: section.allowances().into_iter().collect(),
+            queue_requests: queue_allowances.into_iter().collect(),
             client_addresses,
         }
     }
@@ -118,7 +118,7 @@ impl EzghState {
     }
 
     /// The gateway queue behind an ezgh queue path, for a key of the path's organization.
-    fn gateway_queue(
+    async fn gateway_queue(
         &self,
         key: &ApiKey,
         organization: &str,
@@ -136,48 +136,44 @@ impl EzghState {
             .and_then(|org| org.projects.get(project))
             .and_then(|project| project.queues.get(queue))
             .ok_or_else(GatewayError::queue_not_found)?;
-        // The core authorizes the receive itself; the rate limits apply only to permitted ones.
+        // The core authorizes the receive itself; the rate limits count only permitted ones.
         key.caller().authorize(Action::Receive, gateway_queue)?;
-        if let Err(wait) = self.requests.check(organization) {
-            return Err(GatewayError::new(
-                ErrorKind::RateLimited {
-                    retry_after: wait,
-                    scope: LimitScope::Rate,
-                },
-                "over the organization's rate limit",
-            ));
+        let limits = self.gateway.limits();
+        if let Some(allowance) = self.requests.get(organization) {
+            let key = format!("ezgh.organization:{organization}");
+            limits
+                .rate(&key, *allowance, "over the organization's rate limit")
+                .await?;
         }
-        if let Err(wait) = self.queue_requests.check(gateway_queue) {
-            return Err(GatewayError::new(
-                ErrorKind::RateLimited {
-                    retry_after: wait,
-                    scope: LimitScope::Rate,
-                },
-                "over the queue's rate limit",
-            ));
+        if let Some(allowance) = self.queue_requests.get(gateway_queue) {
+            let key = format!("queue.receive:{gateway_queue}");
+            limits
+                .rate(&key, *allowance, "over the queue's rate limit")
+                .await?;
         }
         Ok(gateway_queue.clone())
     }
 
     /// Counts the request's invalid handles against its client address's budget; a request that
     /// would go over it is refused whole (429), before any handle acts.
-    fn admit_handles<'h>(
+    async fn admit_handles<'h>(
         &self,
         headers: &HeaderMap,
         peer: SocketAddr,
         handles: impl Iterator<Item = &'h str>,
     ) -> Result<(), GatewayError> {
         let client = self.client_addresses.client_address(headers, peer);
-        let invalid = self.gateway.count_invalid_handles(handles);
-        self.invalid_handles.admit(client, invalid).map_err(|wait| {
-            GatewayError::new(
-                ErrorKind::RateLimited {
-                    retry_after: wait,
-                    scope: LimitScope::Rate,
-                },
+        let invalid =
+            u32::try_from(self.gateway.count_invalid_handles(handles)).unwrap_or(u32::MAX);
+        self.gateway
+            .limits()
+            .per_minute(
+                &format!("invalid-handles:{client}"),
+                invalid,
+                self.invalid_handles_per_minute.get(),
                 "too many invalid receipt handles from this address",
             )
-        })
+            .await
     }
 }
 
@@ -192,7 +188,9 @@ async fn receive(
     let Path((organization, project, queue)) = path.map_err(|_| {
         GatewayError::invalid_request("the path is not valid: its segments must be UTF-8")
     })?;
-    let gateway_queue = state.gateway_queue(key, &organization, &project, &queue)?;
+    let gateway_queue = state
+        .gateway_queue(key, &organization, &project, &queue)
+        .await?;
     let mut options = wire::parse_receive(&read_body(body, BODY_LIMIT).await?)?;
     // "With many messages in flight it answers no more until some are acknowledged": the core
     // waits out the long poll instead of answering an error, and answers once room frees.
@@ -234,7 +232,9 @@ async fn acknowledge(
     body: Body,
 ) -> Result<Json<ResultsResponse>, EzghError> {
     let handles = wire::parse_ack(&read_body(body, BODY_LIMIT).await?)?;
-    state.admit_handles(&headers, peer, handles.iter().map(String::as_str))?;
+    state
+        .admit_handles(&headers, peer, handles.iter().map(String::as_str))
+        .await?;
     let outcomes = state
         .gateway
         .acknowledge(&handle_holder(), &handles, None)
@@ -249,11 +249,13 @@ async fn change_visibility(
     body: Body,
 ) -> Result<Json<ResultsResponse>, EzghError> {
     let entries = wire::parse_visibility(&read_body(body, BODY_LIMIT).await?)?;
-    state.admit_handles(
-        &headers,
-        peer,
-        entries.iter().map(|(handle, _)| handle.as_str()),
-    )?;
+    state
+        .admit_handles(
+            &headers,
+            peer,
+            entries.iter().map(|(handle, _)| handle.as_str()),
+        )
+        .await?;
     let outcomes = state
         .gateway
         .change_visibility(&handle_holder(), &entries, None)

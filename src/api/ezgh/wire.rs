@@ -247,7 +247,10 @@ impl MessageJson {
             })
             .collect();
         if let Some(dead_letter) = dead_letter {
-            attributes.insert(DEAD_LETTER_REASON.into(), dead_letter.reason.into());
+            attributes.insert(
+                DEAD_LETTER_REASON.into(),
+                dead_letter.reason.as_str().into(),
+            );
             if let Some(source) = dead_letter.source_queue.as_deref().and_then(queue_id) {
                 attributes.insert(DEAD_LETTER_SOURCE.into(), source);
             }

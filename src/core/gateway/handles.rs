@@ -77,13 +77,14 @@ impl Gateway {
                 outcomes[index] = HandleOutcome::Invalid;
                 continue;
             };
-            if self.registry.contains(&claims.queue)
-                && self.may_act(self.ledger.begin_ack(
-                    &claims.queue,
-                    &claims.message_id,
-                    claims.delivery_id,
-                ))
-            {
+            if !self.registry.contains(&claims.queue) {
+                continue;
+            }
+            let standing = self
+                .state
+                .begin_ack(&claims.queue, &claims.message_id, claims.delivery_id)
+                .await;
+            if self.may_act(standing) {
                 by_queue
                     .entry(claims.queue.clone())
                     .or_default()
@@ -122,28 +123,28 @@ impl Gateway {
                     for ((index, claims), result) in entries.iter().zip(results) {
                         match result {
                             EntryOutcome::Ok => {
-                                self.finish_ack(claims);
+                                self.finish_ack(claims).await;
                                 outcomes[*index] = HandleOutcome::Ok;
                             }
                             EntryOutcome::Gone | EntryOutcome::NotInFlight => {
-                                self.finish_ack(claims)
+                                self.finish_ack(claims).await
                             }
                             EntryOutcome::Failed(detail) => {
-                                self.abort_ack(claims);
+                                self.abort_ack(claims).await;
                                 first_error.get_or_insert_with(|| entry_failure(detail));
                             }
                         }
                     }
                 }
                 Err(error) if error.kind == ErrorKind::QueueNotFound => {
-                    entries
-                        .iter()
-                        .for_each(|(_, claims)| self.finish_ack(claims));
+                    for (_, claims) in &entries {
+                        self.finish_ack(claims).await;
+                    }
                 }
                 Err(error) => {
-                    entries
-                        .iter()
-                        .for_each(|(_, claims)| self.abort_ack(claims));
+                    for (_, claims) in &entries {
+                        self.abort_ack(claims).await;
+                    }
                     first_error.get_or_insert(error);
                 }
             }
@@ -174,13 +175,14 @@ impl Gateway {
                 outcomes[index] = HandleOutcome::Invalid;
                 continue;
             };
-            if self.registry.contains(&claims.queue)
-                && self.may_act(self.ledger.standing(
-                    &claims.queue,
-                    &claims.message_id,
-                    claims.delivery_id,
-                ))
-            {
+            if !self.registry.contains(&claims.queue) {
+                continue;
+            }
+            let standing = self
+                .state
+                .standing(&claims.queue, &claims.message_id, claims.delivery_id)
+                .await;
+            if self.may_act(standing) {
                 let timeout = clamp_visibility(*requested, claims.received_at, now);
                 by_queue
                     .entry(claims.queue.clone())
@@ -225,11 +227,7 @@ impl Gateway {
                             EntryOutcome::NotInFlight if *timeout == 0 => HandleOutcome::Ok,
                             EntryOutcome::NotInFlight => HandleOutcome::Stale,
                             EntryOutcome::Gone => {
-                                self.ledger.end(
-                                    &claims.queue,
-                                    &claims.message_id,
-                                    claims.delivery_id,
-                                );
+                                self.finish_ack(claims).await;
                                 HandleOutcome::Stale
                             }
                             EntryOutcome::Failed(detail) => {
@@ -258,13 +256,17 @@ impl Gateway {
             Standing::Unknown => self.unknown_deliveries == UnknownDeliveries::PassThrough,
         }
     }
-    fn finish_ack(&self, claims: &HandleClaims) {
-        self.ledger
-            .end(&claims.queue, &claims.message_id, claims.delivery_id);
+    /// The delivery is over (acknowledged, or gone from the backend).
+    async fn finish_ack(&self, claims: &HandleClaims) {
+        self.state
+            .end_delivery(&claims.queue, &claims.message_id, claims.delivery_id)
+            .await;
     }
-    fn abort_ack(&self, claims: &HandleClaims) {
-        self.ledger
-            .abort_ack(&claims.queue, &claims.message_id, claims.delivery_id);
+    /// The acknowledgement did not happen: the handle may act again.
+    async fn abort_ack(&self, claims: &HandleClaims) {
+        self.state
+            .abort_ack(&claims.queue, &claims.message_id, claims.delivery_id)
+            .await;
     }
 }
 

@@ -2,28 +2,31 @@
 //! sealing, attempt replays, dead-letter sources).
 
 use super::Attempted;
-use super::DEAD_LETTER_REASON;
 use super::Gateway;
 use super::ReceiveOptions;
 use super::clamp_visibility;
 use crate::core::GatewayError;
 use crate::core::access::Caller;
+use crate::core::access::Principal;
 use crate::core::attributes;
 use crate::core::backend::{Backend, BackendError};
 use crate::core::handle::HandleClaims;
+use crate::core::handle::SealedHandle;
 use crate::core::ledger::Standing;
 use crate::core::message_rules;
 use crate::core::model::BackendMessage;
 use crate::core::model::BackendReceive;
-use crate::core::model::DeadLetterInfo;
 use crate::core::model::Delivery;
 use crate::core::model::EntryError;
 use crate::core::model::EntryOutcome;
 use crate::core::model::OutgoingMessage;
 use crate::core::model::ResolvedQueue;
 use crate::core::model::SentMessage;
+use crate::core::model::{DeadLetterInfo, DeadLetterReason};
 use crate::core::operation::Operation;
 use chrono::Duration as ChronoDuration;
+use chrono::{DateTime, Utc};
+use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use tokio::sync::oneshot;
@@ -105,10 +108,10 @@ impl Gateway {
         let resolved = self.registry.get(queue).await?;
         let attempt = options
             .attempt_id
-            .as_ref()
-            .map(|id| (queue.to_owned(), id.clone(), caller.principal().clone()));
+            .as_deref()
+            .map(|id| attempt_key(queue, id, caller.principal()));
         if let Some(key) = &attempt
-            && let Some(answered) = self.attempts.get(key)
+            && let Some(answered) = self.kept_answer(key).await
         {
             let visibility = options
                 .visibility_timeout_seconds
@@ -118,7 +121,7 @@ impl Gateway {
                 return Ok(replayed);
             }
             // Nothing of that answer is still the caller's: this is a new receive.
-            self.attempts.invalidate(key);
+            self.state.forget_answer(key).await;
         }
         let request = BackendReceive {
             max_messages: options.max_messages,
@@ -143,7 +146,7 @@ impl Gateway {
                 && !deliveries.is_empty()
             {
                 // Kept even when nobody waits for the answer: the retry gets it.
-                gateway.attempts.insert(key, Arc::new(attempted.clone()));
+                gateway.keep_answer(&key, attempted).await;
             }
             let result = result.map(|(deliveries, _)| deliveries);
             if let Err(Ok(abandoned)) = answer.send(result) {
@@ -202,21 +205,18 @@ impl Gateway {
         for mut message in messages {
             // As the client sent them, however the backend holds them.
             message.attributes = attributes::unpack(message.attributes);
-            let replay_key = (queue.to_owned(), message.backend_handle.clone());
-            let replayed = request
-                .attempt_id
-                .as_ref()
-                .and_then(|_| self.replays.get(&replay_key))
-                .filter(|(delivery_id, _, _)| {
-                    self.ledger
-                        .standing(queue, &message.message_id, *delivery_id)
-                        == Standing::Current
-                });
+            let replay_key = replay_key(queue, &message.backend_handle);
+            let replayed = match request.attempt_id {
+                Some(_) => self.backend_replay(queue, &message, &replay_key).await,
+                None => None,
+            };
             let (receipt_handle, delivery_id, first_received_at) = match replayed {
                 Some((delivery_id, at, handle)) => (handle, delivery_id, at),
                 None => {
                     let delivery_id = rand::random::<u64>();
-                    self.ledger.record(queue, &message.message_id, delivery_id);
+                    self.state
+                        .record_delivery(queue, &message.message_id, delivery_id)
+                        .await;
                     let handle = self.keyring.seal(&HandleClaims {
                         queue: queue.to_owned(),
                         message_id: message.message_id.clone(),
@@ -226,8 +226,14 @@ impl Gateway {
                         delivery_id,
                     });
                     if request.attempt_id.is_some() {
-                        self.replays
-                            .insert(replay_key, (delivery_id, received_at, handle.clone()));
+                        let replay = Replay {
+                            delivery_id,
+                            received_at,
+                            handle: handle.clone(),
+                        };
+                        if let Ok(bytes) = postcard::to_allocvec(&replay) {
+                            self.state.keep_answer(&replay_key, bytes).await;
+                        }
                     }
                     (handle, delivery_id, received_at)
                 }
@@ -264,16 +270,20 @@ impl Gateway {
         visibility: u32,
     ) -> Result<Vec<Delivery>, GatewayError> {
         let now = self.clock.now();
-        let current: Vec<&Attempted> = answered
-            .iter()
-            .filter(|attempted| {
-                self.ledger.standing(
+        let mut current: Vec<&Attempted> = Vec::new();
+        for attempted in answered {
+            let standing = self
+                .state
+                .standing(
                     queue,
                     &attempted.delivery.message.message_id,
                     attempted.delivery_id,
-                ) == Standing::Current
-            })
-            .collect();
+                )
+                .await;
+            if standing == Standing::Current {
+                current.push(attempted);
+            }
+        }
         if current.is_empty() {
             return Ok(Vec::new());
         }
@@ -354,18 +364,18 @@ impl DeadLetterSource {
         if let Some(arn) = &message.dead_letter_source_arn {
             return Some(DeadLetterInfo {
                 source_queue: self.names_by_arn.get(arn).cloned(),
-                reason: DEAD_LETTER_REASON,
+                reason: DeadLetterReason::MaxReceiveCountExceeded,
             });
         }
         match self.by_redrive.as_deref()? {
             [] => None,
             [only] => Some(DeadLetterInfo {
                 source_queue: Some(only.clone()),
-                reason: DEAD_LETTER_REASON,
+                reason: DeadLetterReason::MaxReceiveCountExceeded,
             }),
             _ => Some(DeadLetterInfo {
                 source_queue: None,
-                reason: DEAD_LETTER_REASON,
+                reason: DeadLetterReason::MaxReceiveCountExceeded,
             }),
         }
     }
@@ -392,4 +402,69 @@ async fn release_abandoned(backend: &dyn Backend, url: &str, deliveries: Vec<Del
             "could not release messages of an abandoned receive; they reappear after their visibility timeout"
         ),
     }
+}
+
+impl Gateway {
+    /// The answer kept for an attempt, if any (and readable).
+    async fn kept_answer(&self, key: &str) -> Option<Vec<Attempted>> {
+        let bytes = self.state.answer(key).await?;
+        postcard::from_bytes(&bytes).ok()
+    }
+
+    /// Keeps an attempt's answer for its retry.
+    async fn keep_answer(&self, key: &str, attempted: &[Attempted]) {
+        match postcard::to_allocvec(attempted) {
+            Ok(bytes) => self.state.keep_answer(key, bytes).await,
+            Err(error) => tracing::warn!(%error, "cannot keep a receive's answer for its retry"),
+        }
+    }
+
+    /// The handle given earlier for a delivery a backend replayed itself (an attempt id it
+    /// honours), if that delivery is still current.
+    async fn backend_replay(
+        &self,
+        queue: &str,
+        message: &BackendMessage,
+        replay_key: &str,
+    ) -> Option<(u64, DateTime<Utc>, SealedHandle)> {
+        let bytes = self.state.answer(replay_key).await?;
+        let replay: Replay = postcard::from_bytes(&bytes).ok()?;
+        let standing = self
+            .state
+            .standing(queue, &message.message_id, replay.delivery_id)
+            .await;
+        (standing == Standing::Current).then_some((
+            replay.delivery_id,
+            replay.received_at,
+            replay.handle,
+        ))
+    }
+}
+
+/// The handle a backend delivery got, for a backend that replays attempts itself.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Replay {
+    delivery_id: u64,
+    received_at: DateTime<Utc>,
+    handle: SealedHandle,
+}
+
+/// Which receive an answer belongs to: queue, attempt id, caller (hashed: keys may travel to a
+/// shared store).
+fn attempt_key(queue: &str, attempt_id: &str, caller: &Principal) -> String {
+    let mut digest = Sha256::new();
+    for part in [queue, attempt_id, &format!("{caller:?}")] {
+        digest.update((part.len() as u64).to_be_bytes());
+        digest.update(part.as_bytes());
+    }
+    format!("attempt:{}", hex::encode(digest.finalize()))
+}
+
+/// The key of a backend delivery's handle (hashed: a backend receipt never leaves the process).
+fn replay_key(queue: &str, backend_handle: &str) -> String {
+    let mut digest = Sha256::new();
+    digest.update((queue.len() as u64).to_be_bytes());
+    digest.update(queue.as_bytes());
+    digest.update(backend_handle.as_bytes());
+    format!("replay:{}", hex::encode(digest.finalize()))
 }

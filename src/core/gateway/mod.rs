@@ -4,14 +4,16 @@
 //! ledger honest, and makes one batched backend call per queue. Dialects call only this.
 
 use crate::core::GatewayError;
-use crate::core::access::{Caller, Principal};
+use crate::core::access::Caller;
 use crate::core::backend::{Backend, BackendError};
 use crate::core::clock::Clock;
-use crate::core::handle::{Keyring, SealedHandle};
-use crate::core::ledger::{DeliveryLedger, UnknownDeliveries};
+use crate::core::handle::Keyring;
+use crate::core::ledger::UnknownDeliveries;
+use crate::core::limits::Limits;
 use crate::core::model::Delivery;
 use crate::core::operation::Operation;
 use crate::core::registry::QueueRegistry;
+use crate::core::state::StateStore;
 use chrono::{DateTime, Duration as ChronoDuration, Utc};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -22,9 +24,6 @@ pub const ATTEMPT_WINDOW: std::time::Duration = std::time::Duration::from_secs(3
 
 /// A delivery stays in flight at most this long after its receive, whatever extensions ask for.
 pub const MAX_IN_FLIGHT: ChronoDuration = ChronoDuration::hours(12);
-
-/// The reason recorded on dead-lettered messages: SQS moves a message only after too many receives.
-pub const DEAD_LETTER_REASON: &str = "maxReceiveCountExceeded";
 
 /// What a client asked a receive for, already validated by its dialect.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -47,15 +46,11 @@ pub struct Gateway {
     backend: Arc<dyn Backend>,
     registry: QueueRegistry,
     keyring: Keyring,
-    ledger: DeliveryLedger,
+    /// The ledger, kept answers and limiter counts (shared by replicas when the store is).
+    state: Arc<dyn StateStore>,
+    limits: Limits,
+    /// What a handle whose delivery the ledger does not know does.
     unknown_deliveries: UnknownDeliveries,
-    /// Handles given for receives with an attempt id, by backend delivery: a retried attempt that
-    /// gets the same deliveries back from a backend that replays itself gets the same handles.
-    replays: moka::sync::Cache<(String, String), (u64, DateTime<Utc>, SealedHandle)>,
-    /// The answers given to receives with an attempt id, by (queue, attempt id, caller): a retry
-    /// within [`ATTEMPT_WINDOW`] gets the same messages and handles again, on any queue and any
-    /// backend.
-    attempts: moka::sync::Cache<AttemptKey, Arc<Vec<Attempted>>>,
     clock: Arc<dyn Clock>,
     shutdown: CancellationToken,
     tasks: TaskTracker,
@@ -65,7 +60,7 @@ impl std::fmt::Debug for Gateway {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gateway")
             .field("registry", &self.registry)
-            .field("ledger", &self.ledger)
+            .field("state", &"<state store>")
             .finish_non_exhaustive()
     }
 }
@@ -83,7 +78,7 @@ impl Gateway {
         backend: Arc<dyn Backend>,
         registry: QueueRegistry,
         keyring: Keyring,
-        ledger: DeliveryLedger,
+        state: Arc<dyn StateStore>,
         unknown_deliveries: UnknownDeliveries,
         clock: Arc<dyn Clock>,
         shutdown: CancellationToken,
@@ -92,16 +87,9 @@ impl Gateway {
             backend,
             registry,
             keyring,
-            ledger,
+            limits: Limits::new(Arc::clone(&state)),
+            state,
             unknown_deliveries,
-            replays: moka::sync::Cache::builder()
-                .max_capacity(100_000)
-                .time_to_live(ATTEMPT_WINDOW)
-                .build(),
-            attempts: moka::sync::Cache::builder()
-                .max_capacity(100_000)
-                .time_to_live(ATTEMPT_WINDOW)
-                .build(),
             clock,
             shutdown,
             tasks: TaskTracker::new(),
@@ -149,6 +137,16 @@ impl Gateway {
     pub async fn ping(&self) -> Result<(), GatewayError> {
         self.backend.ping().await.map_err(GatewayError::from)
     }
+    /// The limits callers are held to (their counts live in the state store).
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Drops state that is no longer needed; the server calls it once a minute.
+    pub fn housekeeping(&self) {
+        self.state.housekeeping();
+    }
+
     /// Completes when shutdown has begun.
     pub async fn shutdown_started(&self) {
         self.shutdown.cancelled().await;
@@ -175,11 +173,8 @@ impl Gateway {
     }
 }
 
-/// Which receive an answer belongs to: queue, attempt id, caller.
-type AttemptKey = (String, String, Principal);
-
 /// One delivery of an answer kept for a retry of its attempt.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Attempted {
     delivery: Delivery,
     /// The ledger's id of the delivery: a retry answers it only while it is still current.

@@ -54,7 +54,7 @@ impl Gateway {
         let answer = self.backend.purge(&resolved.url).await;
         self.settle(queue, answer).await?;
         // Every handle of the queue is stale now, whatever the backend does with old receipts.
-        self.ledger.end_queue(queue);
+        self.state.end_queue(queue).await;
         Ok(())
     }
     /// Creates a queue in the backend (or finds the existing one) under the gateway name `name`.

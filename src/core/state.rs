@@ -1,0 +1,174 @@
+//! The state the core keeps between requests, behind one port: the delivery ledger, the answers
+//! kept for retried attempt ids, and the limiters' counts. [`InProcessState`] keeps it in this
+//! process; a networked store (for several replicas) implements the same trait, and the core does
+//! not change: every method is async, keyed by strings, and carries values as bytes.
+
+use crate::core::clock::Clock;
+use crate::core::ledger::{DeliveryLedger, Standing};
+use crate::core::limits::{Allowance, Daily, Rates, Window};
+use async_trait::async_trait;
+use moka::sync::Cache;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long kept answers live (the attempt-id window).
+pub const ANSWER_TTL: Duration = Duration::from_secs(300);
+/// Keys of windows and daily counts tracked at most; the least recently used go first.
+const TRACKED_KEYS: u64 = 100_000;
+
+/// Where the core keeps what outlives a request.
+#[async_trait]
+pub trait StateStore: Send + Sync + 'static {
+    /// Records a new delivery of a message; every earlier one becomes stale.
+    async fn record_delivery(&self, queue: &str, message_id: &str, delivery_id: u64);
+
+    /// Where a delivery stands.
+    async fn standing(&self, queue: &str, message_id: &str, delivery_id: u64) -> Standing;
+
+    /// Claims the right to acknowledge a delivery; `Current` means claimed (once).
+    async fn begin_ack(&self, queue: &str, message_id: &str, delivery_id: u64) -> Standing;
+
+    /// The delivery is over: later uses of its handle are stale.
+    async fn end_delivery(&self, queue: &str, message_id: &str, delivery_id: u64);
+
+    /// An acknowledgement failed: the handle may act again.
+    async fn abort_ack(&self, queue: &str, message_id: &str, delivery_id: u64);
+
+    /// The queue was purged: every delivery of it so far is over.
+    async fn end_queue(&self, queue: &str);
+
+    /// Keeps `answer` under `key` for [`ANSWER_TTL`].
+    async fn keep_answer(&self, key: &str, answer: Vec<u8>);
+
+    /// The answer kept under `key`, if it is still there.
+    async fn answer(&self, key: &str) -> Option<Vec<u8>>;
+
+    /// Drops the answer kept under `key`.
+    async fn forget_answer(&self, key: &str);
+
+    /// Admits one request of `key` under `allowance`, or answers the wait.
+    async fn admit_rate(&self, key: &str, allowance: Allowance) -> Result<(), Duration>;
+
+    /// Admits `amount` more of `key` in its rolling minute if it stays within `per_minute`.
+    async fn admit_window(&self, key: &str, amount: u32, per_minute: u32) -> Result<(), Duration>;
+
+    /// Admits `amount` more of `key` today (UTC) if it stays within `per_day`.
+    async fn admit_daily(&self, key: &str, amount: u32, per_day: u64) -> Result<(), Duration>;
+
+    /// Drops what is no longer needed; the server calls it once a minute.
+    fn housekeeping(&self) {}
+}
+
+/// The state kept in this process: bounded, and lost at a restart (the ledger's unknown
+/// deliveries policy covers that).
+pub struct InProcessState {
+    ledger: DeliveryLedger,
+    answers: Cache<String, Arc<Vec<u8>>>,
+    rates: Rates,
+    windows: Cache<String, Arc<Mutex<Window>>>,
+    days: Cache<String, Arc<Mutex<Daily>>>,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for InProcessState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InProcessState")
+            .field("ledger", &self.ledger)
+            .finish_non_exhaustive()
+    }
+}
+
+impl InProcessState {
+    /// A ledger of at most `max_deliveries`, each remembered for `delivery_ttl`; time from `clock`.
+    pub fn new(max_deliveries: u64, delivery_ttl: Duration, clock: Arc<dyn Clock>) -> Self {
+        let counts = || {
+            Cache::builder()
+                .max_capacity(TRACKED_KEYS)
+                .time_to_idle(Duration::from_secs(2 * 24 * 3600))
+                .build()
+        };
+        Self {
+            ledger: DeliveryLedger::new(max_deliveries, delivery_ttl),
+            answers: Cache::builder()
+                .max_capacity(100_000)
+                .time_to_live(ANSWER_TTL)
+                .build(),
+            rates: Rates::new(Arc::clone(&clock)),
+            windows: Cache::builder()
+                .max_capacity(TRACKED_KEYS)
+                .time_to_idle(Duration::from_secs(120))
+                .build(),
+            days: counts(),
+            clock,
+        }
+    }
+
+    fn now_ms(&self) -> i64 {
+        self.clock.now().timestamp_millis()
+    }
+}
+
+#[async_trait]
+impl StateStore for InProcessState {
+    async fn record_delivery(&self, queue: &str, message_id: &str, delivery_id: u64) {
+        self.ledger.record(queue, message_id, delivery_id);
+    }
+
+    async fn standing(&self, queue: &str, message_id: &str, delivery_id: u64) -> Standing {
+        self.ledger.standing(queue, message_id, delivery_id)
+    }
+
+    async fn begin_ack(&self, queue: &str, message_id: &str, delivery_id: u64) -> Standing {
+        self.ledger.begin_ack(queue, message_id, delivery_id)
+    }
+
+    async fn end_delivery(&self, queue: &str, message_id: &str, delivery_id: u64) {
+        self.ledger.end(queue, message_id, delivery_id);
+    }
+
+    async fn abort_ack(&self, queue: &str, message_id: &str, delivery_id: u64) {
+        self.ledger.abort_ack(queue, message_id, delivery_id);
+    }
+
+    async fn end_queue(&self, queue: &str) {
+        self.ledger.end_queue(queue);
+    }
+
+    async fn keep_answer(&self, key: &str, answer: Vec<u8>) {
+        self.answers.insert(key.to_owned(), Arc::new(answer));
+    }
+
+    async fn answer(&self, key: &str) -> Option<Vec<u8>> {
+        self.answers.get(key).map(|answer| answer.as_ref().clone())
+    }
+
+    async fn forget_answer(&self, key: &str) {
+        self.answers.invalidate(key);
+    }
+
+    async fn admit_rate(&self, key: &str, allowance: Allowance) -> Result<(), Duration> {
+        self.rates.admit(key, allowance)
+    }
+
+    async fn admit_window(&self, key: &str, amount: u32, per_minute: u32) -> Result<(), Duration> {
+        let window = self
+            .windows
+            .get_with_by_ref(key, || Arc::new(Mutex::new(Window::default())));
+        let mut window = window
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        window.admit(amount, per_minute, self.now_ms())
+    }
+
+    async fn admit_daily(&self, key: &str, amount: u32, per_day: u64) -> Result<(), Duration> {
+        let day = self
+            .days
+            .get_with_by_ref(key, || Arc::new(Mutex::new(Daily::default())));
+        let mut day = day.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        day.admit(amount, per_day, self.now_ms())
+    }
+
+    fn housekeeping(&self) {
+        self.rates.housekeeping();
+    }
+}
