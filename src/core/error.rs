@@ -29,7 +29,6 @@ pub enum ErrorKind {
         scope: LimitScope,
     },
     /// The backend cannot be reached or is throttling; retry after the given time.
-    /// The backend cannot be reached or is throttling; retry after the given time.
     Unavailable {
         /// When the caller may try again.
         retry_after: Duration,

@@ -1,6 +1,7 @@
 //! The gateway's own vocabulary: everything between a dialect and a backend.
 
 pub mod access;
+pub mod alias;
 pub mod attributes;
 pub mod backend;
 pub mod clock;

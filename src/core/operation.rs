@@ -38,6 +38,10 @@ pub enum Operation {
     Tag,
     /// Move messages out of a dead-letter queue.
     Redrive,
+    /// Give a queue a name in an API's namespace.
+    BindAlias,
+    /// Take such a name away.
+    UnbindAlias,
 }
 
 impl Operation {
@@ -60,6 +64,8 @@ impl Operation {
             Operation::SetQueueSettings => "set_queue_settings",
             Operation::Tag => "tag",
             Operation::Redrive => "redrive",
+            Operation::BindAlias => "bind_alias",
+            Operation::UnbindAlias => "unbind_alias",
         }
     }
 
@@ -80,7 +86,9 @@ impl Operation {
             Operation::CreateQueue
             | Operation::DeleteQueue
             | Operation::SetQueueSettings
-            | Operation::Tag => Action::ManageQueues,
+            | Operation::Tag
+            | Operation::BindAlias
+            | Operation::UnbindAlias => Action::ManageQueues,
             Operation::Redrive => Action::Redrive,
         }
     }

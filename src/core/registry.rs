@@ -1,15 +1,43 @@
-//! The queue registry: gateway queue names, the backend queues they map to, and cached attributes.
+//! The queue registry: gateway queue names, the backend queues they map to, cached attributes,
+//! and the aliases each API knows the queues by.
 //!
 //! Configured queues are always known. With queue management on (the SQS endpoint's CreateQueue and
 //! friends), the registry is *open*: any name resolves to the backend queue of that name.
+//!
+//! Aliases come from the config (ezgh's projects) or are bound at runtime; runtime ones are kept as
+//! reserved tags of their backend queue (see [`crate::core::alias`]) and read back at start, when a
+//! lookup misses (at most once per cache period, so other replicas' new aliases are found), and
+//! every [`ALIAS_REFRESH`] (so their removals are too).
 
-use crate::core::GatewayError;
+use crate::core::alias::{ALIAS_TAG_PREFIX, Alias, Namespace};
 use crate::core::backend::{Backend, BackendError};
+use crate::core::clock::Clock;
 use crate::core::model::ResolvedQueue;
+use crate::core::{ErrorKind, GatewayError};
+use chrono::{DateTime, Utc};
 use moka::future::Cache;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
+
+/// Runtime aliases are read again from the backend at least this often.
+pub const ALIAS_REFRESH: Duration = Duration::from_secs(300);
+
+/// The aliases the registry knows: configured ones never change; runtime ones are read back from
+/// the backend queues' tags.
+#[derive(Debug, Default)]
+struct AliasTable {
+    configured: BTreeMap<Alias, String>,
+    runtime: BTreeMap<Alias, String>,
+}
+
+impl AliasTable {
+    fn get(&self, alias: &Alias) -> Option<&String> {
+        self.configured
+            .get(alias)
+            .or_else(|| self.runtime.get(alias))
+    }
+}
 
 /// Maps gateway queue names to backend queues, resolving and caching them on first use.
 pub struct QueueRegistry {
@@ -19,6 +47,12 @@ pub struct QueueRegistry {
     /// Whether names beyond the configured ones map to backend queues of the same name.
     open: bool,
     resolved: Cache<String, Arc<ResolvedQueue>>,
+    /// How long resolved queues are kept, and the least time between two alias reloads on misses.
+    ttl: Duration,
+    aliases: RwLock<AliasTable>,
+    /// Serializes alias loads, binds and unbinds; holds when aliases were last read back.
+    alias_loads: tokio::sync::Mutex<Option<DateTime<Utc>>>,
+    clock: Arc<dyn Clock>,
 }
 
 impl std::fmt::Debug for QueueRegistry {
@@ -26,6 +60,7 @@ impl std::fmt::Debug for QueueRegistry {
         f.debug_struct("QueueRegistry")
             .field("queues", &self.configured)
             .field("open", &self.open)
+            .field("aliases", &self.aliases)
             .finish_non_exhaustive()
     }
 }
@@ -47,13 +82,25 @@ impl QueueRegistry {
         configured: BTreeMap<String, String>,
         open: bool,
         ttl: Duration,
+        clock: Arc<dyn Clock>,
     ) -> Self {
         Self {
             backend,
             configured,
             open,
             resolved: Cache::builder().time_to_live(ttl).build(),
+            ttl,
+            aliases: RwLock::default(),
+            alias_loads: tokio::sync::Mutex::new(None),
+            clock,
         }
+    }
+
+    /// Adds configured aliases (a dialect's config names queues this way); they win over
+    /// runtime ones and cannot be unbound.
+    pub fn with_aliases(self, aliases: impl IntoIterator<Item = (Alias, String)>) -> Self {
+        self.write_aliases().configured.extend(aliases);
+        self
     }
 
     /// Whether queues can be created and found beyond the configured ones.
@@ -111,8 +158,8 @@ impl QueueRegistry {
         self.locator(name)
     }
 
-    /// Resolves every configured queue once and logs the ones the backend cannot find; start-up
-    /// goes on either way (readiness reports an unreachable backend).
+    /// Resolves every configured queue once and logs the ones the backend cannot find, then reads
+    /// the runtime aliases; start-up goes on either way (readiness reports an unreachable backend).
     pub async fn warm_up(&self) {
         for name in self.configured.keys() {
             match self.get(name).await {
@@ -122,11 +169,203 @@ impl QueueRegistry {
                 Err(error) => tracing::warn!(queue = %name, error = %error, "queue not resolved"),
             }
         }
+        self.refresh_aliases().await;
     }
 
     /// Drops what is cached of `name`, after the backend said the queue is gone or changed.
     pub async fn invalidate(&self, name: &str) {
         self.resolved.invalidate(name).await;
+    }
+
+    /// Forgets the queue `name` was deleted: its cached attributes and its runtime aliases (their
+    /// tags went with it).
+    pub async fn forget(&self, name: &str) {
+        self.resolved.invalidate(name).await;
+        self.write_aliases()
+            .runtime
+            .retain(|_, queue| queue.as_str() != name);
+    }
+
+    /// The gateway queue `alias` names. A miss reads the runtime aliases back from the backend
+    /// (at most once per cache period), so aliases bound by another replica are found.
+    pub async fn queue_of_alias(&self, alias: &Alias) -> Option<String> {
+        if let Some(queue) = self.read_aliases().get(alias) {
+            return Some(queue.clone());
+        }
+        let mut loaded = self.alias_loads.lock().await;
+        let now = self.clock.now();
+        let stale = loaded.is_none_or(|at| {
+            now.signed_duration_since(at).to_std().unwrap_or_default() >= self.ttl
+        });
+        if stale {
+            *loaded = Some(now);
+            if let Err(error) = self.load_aliases().await {
+                tracing::warn!(error = %error, source = ?error.source, "runtime aliases not read");
+            }
+        }
+        drop(loaded);
+        self.read_aliases().get(alias).cloned()
+    }
+
+    /// The aliases of `queue` in `namespace`.
+    pub fn aliases_of(&self, queue: &str, namespace: Namespace) -> Vec<Alias> {
+        let table = self.read_aliases();
+        table
+            .configured
+            .iter()
+            .chain(&table.runtime)
+            .filter(|(alias, target)| alias.namespace() == namespace && target.as_str() == queue)
+            .map(|(alias, _)| alias.clone())
+            .collect()
+    }
+
+    /// Reads the runtime aliases back if the last read is older than [`ALIAS_REFRESH`].
+    pub async fn refresh_aliases(&self) {
+        let mut loaded = self.alias_loads.lock().await;
+        let now = self.clock.now();
+        if loaded.is_some_and(|at| {
+            now.signed_duration_since(at).to_std().unwrap_or_default() < ALIAS_REFRESH
+        }) {
+            return;
+        }
+        *loaded = Some(now);
+        if let Err(error) = self.load_aliases().await {
+            tracing::warn!(error = %error, source = ?error.source, "runtime aliases not read");
+        }
+    }
+
+    /// Binds `alias` to the gateway queue `queue`, keeping it on the backend queue. Binding it
+    /// again to the same queue changes nothing; an alias of the config or of another queue is a
+    /// conflict.
+    pub async fn bind(&self, alias: &Alias, queue: &str) -> Result<(), GatewayError> {
+        let _serialized = self.alias_loads.lock().await;
+        {
+            let table = self.read_aliases();
+            if table.configured.contains_key(alias) {
+                return Err(GatewayError::new(
+                    ErrorKind::Conflict,
+                    "the alias is set in the config; change it there",
+                ));
+            }
+            match table.runtime.get(alias) {
+                Some(current) if current == queue => return Ok(()),
+                Some(_) => {
+                    return Err(GatewayError::new(
+                        ErrorKind::Conflict,
+                        "the alias already names another queue",
+                    ));
+                }
+                None => {}
+            }
+        }
+        let resolved = self.get(queue).await?;
+        let tag = BTreeMap::from([(alias.tag_key(), alias.written())]);
+        self.backend
+            .tag_queue(&resolved.url, &tag)
+            .await
+            .map_err(GatewayError::from)?;
+        self.write_aliases()
+            .runtime
+            .insert(alias.clone(), queue.to_owned());
+        tracing::info!(alias = %alias, queue, "alias bound");
+        Ok(())
+    }
+
+    /// Removes the runtime alias `alias`; configured aliases change only with the config.
+    pub async fn unbind(&self, alias: &Alias) -> Result<(), GatewayError> {
+        let _serialized = self.alias_loads.lock().await;
+        if self.read_aliases().configured.contains_key(alias) {
+            return Err(GatewayError::new(
+                ErrorKind::Conflict,
+                "the alias is set in the config; change it there",
+            ));
+        }
+        let queue = self
+            .read_aliases()
+            .runtime
+            .get(alias)
+            .cloned()
+            .ok_or_else(|| GatewayError::new(ErrorKind::ResourceNotFound, "no such alias"))?;
+        match self.get(&queue).await {
+            Ok(resolved) => self
+                .backend
+                .untag_queue(&resolved.url, &[alias.tag_key()])
+                .await
+                .map_err(GatewayError::from)?,
+            // The queue is gone, and its tags with it.
+            Err(error) if error.kind == ErrorKind::QueueNotFound => {}
+            Err(error) => return Err(error),
+        }
+        self.write_aliases().runtime.remove(alias);
+        tracing::info!(alias = %alias, queue, "alias removed");
+        Ok(())
+    }
+
+    /// Reads every runtime alias from the tags of the known queues. Configured queues come first:
+    /// when two queues claim one alias, the first keeps it (and the other is logged).
+    async fn load_aliases(&self) -> Result<(), GatewayError> {
+        let mut names: Vec<String> = self.configured.keys().cloned().collect();
+        if self.open {
+            let listed = self
+                .backend
+                .list_queues("")
+                .await
+                .map_err(GatewayError::from)?;
+            names.extend(
+                listed
+                    .into_iter()
+                    .filter(|name| !self.configured.contains_key(name)),
+            );
+        }
+        let mut runtime = BTreeMap::new();
+        let mut scanned = BTreeSet::new();
+        for name in names {
+            let Ok(queue) = self.get(&name).await else {
+                continue;
+            };
+            // A backend queue behind two gateway names is read once, under the first.
+            if !scanned.insert(queue.url.clone()) {
+                continue;
+            }
+            let tags = match self.backend.list_queue_tags(&queue.url).await {
+                Ok(tags) => tags,
+                // A backend without tags keeps no runtime aliases.
+                Err(BackendError::Unsupported(_)) => return Ok(()),
+                Err(BackendError::QueueNotFound) => continue,
+                Err(error) => return Err(GatewayError::from(error)),
+            };
+            for (key, written) in tags {
+                if !key.starts_with(ALIAS_TAG_PREFIX) {
+                    continue;
+                }
+                match Alias::parse_written(&written) {
+                    Some(alias) if alias.tag_key() == key => {
+                        if let Some(first) = runtime.get(&alias) {
+                            tracing::warn!(alias = %alias, queue = %name, kept = %first, "alias claimed by two queues");
+                        } else {
+                            runtime.insert(alias, name.clone());
+                        }
+                    }
+                    _ => tracing::warn!(queue = %name, tag = %key, "unreadable alias tag ignored"),
+                }
+            }
+        }
+        let mut table = self.write_aliases();
+        runtime.retain(|alias, _| !table.configured.contains_key(alias));
+        table.runtime = runtime;
+        Ok(())
+    }
+
+    fn read_aliases(&self) -> std::sync::RwLockReadGuard<'_, AliasTable> {
+        self.aliases
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn write_aliases(&self) -> std::sync::RwLockWriteGuard<'_, AliasTable> {
+        self.aliases
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The gateway name of the queue whose ARN is `arn`, if one is known and resolvable. An ARN

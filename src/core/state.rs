@@ -63,7 +63,9 @@ pub trait StateStore: Send + Sync + 'static {
 /// deliveries policy covers that).
 pub struct InProcessState {
     ledger: DeliveryLedger,
-    answers: Cache<String, Arc<Vec<u8>>>,
+    /// Kept answers, with when (on the core's clock, in ms) each expires; the cache's own
+    /// time-to-live only bounds memory.
+    answers: Cache<String, Arc<(i64, Vec<u8>)>>,
     rates: Rates,
     windows: Cache<String, Arc<Mutex<Window>>>,
     days: Cache<String, Arc<Mutex<Daily>>>,
@@ -91,7 +93,7 @@ impl InProcessState {
             ledger: DeliveryLedger::new(max_deliveries, delivery_ttl),
             answers: Cache::builder()
                 .max_capacity(100_000)
-                .time_to_live(ANSWER_TTL)
+                .time_to_live(ANSWER_TTL + Duration::from_secs(60))
                 .build(),
             rates: Rates::new(Arc::clone(&clock)),
             windows: Cache::builder()
@@ -135,11 +137,15 @@ impl StateStore for InProcessState {
     }
 
     async fn keep_answer(&self, key: &str, answer: Vec<u8>) {
-        self.answers.insert(key.to_owned(), Arc::new(answer));
+        let ttl_ms = i64::try_from(ANSWER_TTL.as_millis()).unwrap_or(i64::MAX);
+        let expires = self.now_ms().saturating_add(ttl_ms);
+        self.answers
+            .insert(key.to_owned(), Arc::new((expires, answer)));
     }
 
     async fn answer(&self, key: &str) -> Option<Vec<u8>> {
-        self.answers.get(key).map(|answer| answer.as_ref().clone())
+        let kept = self.answers.get(key)?;
+        (self.now_ms() < kept.0).then(|| kept.1.clone())
     }
 
     async fn forget_answer(&self, key: &str) {

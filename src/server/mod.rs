@@ -76,7 +76,9 @@ impl App {
             config.queue_locators(),
             config.sqs_api.manage_queues,
             Duration::from_secs(config.server.queue_cache_seconds),
-        );
+            Arc::clone(&clock),
+        )
+        .with_aliases(config.ezgh.aliases().map_err(ConfigError::from)?);
         let state: Arc<dyn StateStore> = Arc::new(InProcessState::new(
             config.ledger.max_entries,
             Duration::from_secs(config.ledger.ttl_seconds),
@@ -139,6 +141,12 @@ impl App {
         })
     }
 
+    /// The routes with their layers, to serve requests in-process (the in-process test tier):
+    /// everything but the accept loop's connection limits and read deadlines.
+    pub fn router(&self) -> Router {
+        self.router.clone()
+    }
+
     /// The backend the service was built with (tools and tests produce through it).
     pub fn backend(&self) -> Arc<dyn Backend> {
         Arc::clone(&self.backend)
@@ -168,7 +176,7 @@ impl App {
             loop {
                 tokio::select! {
                     _ = every.tick() => {
-                        gateway.housekeeping();
+                        gateway.housekeeping().await;
                         dialects.iter().for_each(|dialect| dialect.housekeeping());
                     }
                     () = upkeep_stop.cancelled() => break,

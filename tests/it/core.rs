@@ -1,88 +1,14 @@
 //! The core through its port: a backend with only the required capabilities (an adapter for a
 //! queue service without tags, peeks or redrives) gets a clear unsupported answer for the rest.
 
+use crate::fake::FakeBackend;
 use crate::harness::*;
-use async_trait::async_trait;
 use aws_sdk_sqs::error::ProvideErrorMetadata;
 use sqs_gateway::backend::embedded::EmbeddedBackend;
-use sqs_gateway::core::backend::{Backend, BackendError};
+use sqs_gateway::core::backend::Backend;
 use sqs_gateway::core::clock::SystemClock;
-use sqs_gateway::core::model::{
-    BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, QueueSettings,
-    QueueStats, ResolvedQueue, SentMessage,
-};
+use sqs_gateway::core::model::QueueSettings;
 use std::sync::Arc;
-
-/// The embedded engine behind the required methods only; with `lazy_purge`, a purge that (as on
-/// SQS, which takes up to a minute) has not removed anything yet when it answers.
-struct RequiredOnly(Arc<EmbeddedBackend>, bool);
-
-#[async_trait]
-impl Backend for RequiredOnly {
-    async fn resolve(&self, locator: &str) -> Result<ResolvedQueue, BackendError> {
-        self.0.resolve(locator).await
-    }
-    async fn receive(
-        &self,
-        url: &str,
-        request: &BackendReceive,
-    ) -> Result<Vec<BackendMessage>, BackendError> {
-        self.0.receive(url, request).await
-    }
-    async fn delete_batch(
-        &self,
-        url: &str,
-        handles: &[&str],
-    ) -> Result<Vec<EntryOutcome>, BackendError> {
-        self.0.delete_batch(url, handles).await
-    }
-    async fn change_visibility_batch(
-        &self,
-        url: &str,
-        entries: &[(&str, u32)],
-    ) -> Result<Vec<EntryOutcome>, BackendError> {
-        self.0.change_visibility_batch(url, entries).await
-    }
-    async fn send_batch(
-        &self,
-        url: &str,
-        messages: &[OutgoingMessage],
-    ) -> Result<Vec<Result<SentMessage, EntryError>>, BackendError> {
-        self.0.send_batch(url, messages).await
-    }
-    async fn purge(&self, url: &str) -> Result<(), BackendError> {
-        if self.1 {
-            return Ok(());
-        }
-        self.0.purge(url).await
-    }
-    async fn stats(&self, url: &str) -> Result<QueueStats, BackendError> {
-        self.0.stats(url).await
-    }
-    async fn create_queue(
-        &self,
-        name: &str,
-        settings: &QueueSettings,
-    ) -> Result<ResolvedQueue, BackendError> {
-        self.0.create_queue(name, settings).await
-    }
-    async fn delete_queue(&self, url: &str) -> Result<(), BackendError> {
-        self.0.delete_queue(url).await
-    }
-    async fn list_queues(&self, prefix: &str) -> Result<Vec<String>, BackendError> {
-        self.0.list_queues(prefix).await
-    }
-    async fn set_queue_settings(
-        &self,
-        url: &str,
-        settings: &QueueSettings,
-    ) -> Result<(), BackendError> {
-        self.0.set_queue_settings(url, settings).await
-    }
-    async fn ping(&self) -> Result<(), BackendError> {
-        self.0.ping().await
-    }
-}
 
 #[tokio::test]
 async fn optional_capabilities_a_backend_lacks_answer_unsupported() {
@@ -103,7 +29,7 @@ async fn optional_capabilities_a_backend_lacks_answer_unsupported() {
         .unwrap();
     let gw = GatewayBuilder::new(Kind::Embedded)
         .with_backend(
-            Arc::new(RequiredOnly(engine, false)),
+            Arc::new(FakeBackend::required_only(engine)),
             &["orders", "orders-dlq"],
         )
         .config("[sqs_api]\nmanage_queues = true\n")
@@ -203,7 +129,10 @@ async fn after_a_purge_old_handles_are_stale_whatever_the_backend_still_holds() 
         .await
         .unwrap();
     let gw = GatewayBuilder::new(Kind::Embedded)
-        .with_backend(Arc::new(RequiredOnly(engine, true)), &["orders"])
+        .with_backend(
+            Arc::new(FakeBackend::required_only(engine).lazy_purge()),
+            &["orders"],
+        )
         .config("[sqs_api]\nmanage_queues = true\n")
         .start()
         .await;

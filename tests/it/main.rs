@@ -7,13 +7,16 @@
 // A test crate: its helpers are `pub` for its own modules, and tests measure real elapsed time.
 #![allow(unreachable_pub, missing_docs, clippy::disallowed_methods)]
 
+mod aliases;
 mod cli;
 mod core;
 mod edge;
 mod embedded;
 mod ezgh_receipts;
 mod ezgh_receive;
+mod fake;
 mod harness;
+mod inprocess;
 mod redrive;
 mod service;
 mod sqs_api;

@@ -1,5 +1,6 @@
 //! The ezgh API's sections of the config (`[ezgh]` and `[[api_keys]]`): tenancy and API keys.
 
+use crate::core::alias::Alias;
 use crate::core::error::SettingError;
 use crate::core::limits::Allowance;
 use crate::credentials::api_keys::{self, ApiKey, ApiKeys};
@@ -59,18 +60,12 @@ impl EzghConfig {
         api_keys: &[ApiKeyConfig],
         queues: &BTreeSet<String>,
     ) -> Result<(), SettingError> {
-        for (org, organization) in &self.organizations {
-            for (project, config) in &organization.projects {
-                for (queue_id, gateway_queue) in &config.queues {
-                    if !queues.contains(gateway_queue) {
-                        return Err(SettingError::new(
-                            format!(
-                                "ezgh.organizations.{org}.projects.{project}.queues.{queue_id}"
-                            ),
-                            format!("`{gateway_queue}` is not a queue listed under [queues]"),
-                        ));
-                    }
-                }
+        for (alias, gateway_queue) in self.aliases()? {
+            if !queues.contains(&gateway_queue) {
+                return Err(SettingError::new(
+                    queue_field(alias.path()),
+                    format!("`{gateway_queue}` is not a queue listed under [queues]"),
+                ));
             }
         }
         self.api_keys(api_keys, queues).map(|_| ())
@@ -130,6 +125,22 @@ impl EzghConfig {
         ApiKeys::new(keys).map_err(|message| SettingError::new("api_keys", message))
     }
 
+    /// The ezgh names of the gateway queues: (organization, project, queue id) -> queue.
+    pub fn aliases(&self) -> Result<Vec<(Alias, String)>, SettingError> {
+        let mut aliases = Vec::new();
+        for (org, organization) in &self.organizations {
+            for (project, config) in &organization.projects {
+                for (queue_id, gateway_queue) in &config.queues {
+                    let alias = Alias::ezgh(org, project, queue_id).map_err(|error| {
+                        SettingError::new(queue_field(&[org, project, queue_id]), error.message)
+                    })?;
+                    aliases.push((alias, gateway_queue.clone()));
+                }
+            }
+        }
+        Ok(aliases)
+    }
+
     /// Request allowances per organization.
     pub fn allowances(&self) -> Vec<(String, Allowance)> {
         self.organizations
@@ -137,4 +148,17 @@ impl EzghConfig {
             .filter_map(|(name, org)| org.rate_limit.map(|limit| (name.clone(), limit)))
             .collect()
     }
+}
+
+/// The setting of one ezgh queue id: organization, project and queue id.
+fn queue_field<S: AsRef<str>>(path: &[S]) -> String {
+    let [org, project, queue_id] = path else {
+        return "ezgh.organizations".to_owned();
+    };
+    format!(
+        "ezgh.organizations.{}.projects.{}.queues.{}",
+        org.as_ref(),
+        project.as_ref(),
+        queue_id.as_ref()
+    )
 }

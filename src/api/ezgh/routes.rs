@@ -1,10 +1,10 @@
 //! ezgh routes: who may call what, and the translation to core calls.
 
-use super::config::OrganizationConfig;
 use super::error::EzghError;
 use super::wire::{self, MessageJson, ReceiveResponse, ResultsResponse};
 use crate::api::{ClientAddressPolicy, read_body};
 use crate::core::access::{Action, Caller, Grants, Principal};
+use crate::core::alias::{Alias, Namespace};
 use crate::core::limits::Allowance;
 use crate::core::{Gateway, GatewayError};
 use crate::credentials::api_keys::{ApiKey, ApiKeys};
@@ -30,8 +30,6 @@ const PREFLIGHT_MAX_AGE: Duration = Duration::from_secs(600);
 pub struct EzghState {
     /// The core.
     pub gateway: Arc<Gateway>,
-    /// Organizations, their projects and queue ids.
-    pub organizations: BTreeMap<String, OrganizationConfig>,
     /// The API keys, by id.
     pub keys: ApiKeys,
     /// The invalid-handle budget per client address.
@@ -62,7 +60,6 @@ impl EzghState {
     ) -> Self {
         Self {
             gateway,
-            organizations: section.organizations.clone(),
             keys,
             invalid_handles_per_minute,
             requests: section.allowances().into_iter().collect(),
@@ -130,14 +127,13 @@ impl EzghState {
                 "the API key does not belong to this organization",
             ));
         }
-        let gateway_queue = self
-            .organizations
-            .get(organization)
-            .and_then(|org| org.projects.get(project))
-            .and_then(|project| project.queues.get(queue))
-            .ok_or_else(GatewayError::queue_not_found)?;
+        // The project's queue ids are the core's ezgh aliases; a path that cannot be one names
+        // no queue.
+        let alias = Alias::ezgh(organization, project, queue)
+            .map_err(|_| GatewayError::queue_not_found())?;
+        let gateway_queue = self.gateway.queue_by_alias(&alias).await?;
         // The core authorizes the receive itself; the rate limits count only permitted ones.
-        key.caller().authorize(Action::Receive, gateway_queue)?;
+        key.caller().authorize(Action::Receive, &gateway_queue)?;
         let limits = self.gateway.limits();
         if let Some(allowance) = self.requests.get(organization) {
             let key = format!("ezgh.organization:{organization}");
@@ -145,13 +141,13 @@ impl EzghState {
                 .rate(&key, *allowance, "over the organization's rate limit")
                 .await?;
         }
-        if let Some(allowance) = self.queue_requests.get(gateway_queue) {
+        if let Some(allowance) = self.queue_requests.get(&gateway_queue) {
             let key = format!("queue.receive:{gateway_queue}");
             limits
                 .rate(&key, *allowance, "over the queue's rate limit")
                 .await?;
         }
-        Ok(gateway_queue.clone())
+        Ok(gateway_queue)
     }
 
     /// Counts the request's invalid handles against its client address's budget; a request that
@@ -200,27 +196,19 @@ async fn receive(
         .receive(&key.caller(), &gateway_queue, options)
         .await?;
     // The consumer knows queues by its project's ids.
-    let queue_ids: BTreeMap<&str, &str> = state
-        .organizations
-        .get(&organization)
-        .and_then(|org| org.projects.get(&project))
-        .map(|project| {
-            project
-                .queues
-                .iter()
-                .map(|(id, gateway_queue)| (gateway_queue.as_str(), id.as_str()))
-                .collect()
-        })
-        .unwrap_or_default();
+    let project_queue_id = |gateway_queue: &str| {
+        state
+            .gateway
+            .aliases_of(gateway_queue, Namespace::Ezgh)
+            .into_iter()
+            .find(|alias| alias.is_under(Namespace::Ezgh, &[&organization, &project]))
+            .and_then(|alias| alias.path().last().cloned())
+    };
     tracing::debug!(queue = %gateway_queue, key = %key.name, count = deliveries.len(), "ezgh receive");
     Ok(Json(ReceiveResponse {
         messages: deliveries
             .into_iter()
-            .map(|delivery| {
-                MessageJson::new(delivery, |gateway_queue| {
-                    queue_ids.get(gateway_queue).map(|id| (*id).to_owned())
-                })
-            })
+            .map(|delivery| MessageJson::new(delivery, project_queue_id))
             .collect(),
     }))
 }

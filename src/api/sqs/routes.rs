@@ -546,6 +546,8 @@ impl Context<'_> {
             ));
         }
         let settings = wire::queue_settings(&request.attributes, true)?;
+        // Refused before the queue exists, not after.
+        crate::core::alias::check_client_tags(request.tags.keys())?;
         self.gateway()
             .create_queue(&self.caller, &name, &settings)
             .await?;

@@ -65,6 +65,7 @@ impl std::fmt::Debug for Gateway {
     }
 }
 
+mod aliases;
 mod handles;
 mod messages;
 mod queues;
@@ -142,9 +143,11 @@ impl Gateway {
         &self.limits
     }
 
-    /// Drops state that is no longer needed; the server calls it once a minute.
-    pub fn housekeeping(&self) {
+    /// Drops state that is no longer needed and reads runtime aliases back when due; the server
+    /// calls it once a minute.
+    pub async fn housekeeping(&self) {
         self.state.housekeeping();
+        self.registry.refresh_aliases().await;
     }
 
     /// Completes when shutdown has begun.

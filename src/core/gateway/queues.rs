@@ -5,6 +5,7 @@ use crate::core::ErrorKind;
 use crate::core::GatewayError;
 use crate::core::access::Action;
 use crate::core::access::Caller;
+use crate::core::alias;
 use crate::core::model::QueueSettings;
 use crate::core::model::QueueStats;
 use crate::core::model::ResolvedQueue;
@@ -82,7 +83,7 @@ impl Gateway {
         self.admit(caller, Operation::DeleteQueue, name)?;
         let resolved = self.registry.get(name).await?;
         let answer = self.backend.delete_queue(&resolved.url).await;
-        self.registry.invalidate(name).await;
+        self.registry.forget(name).await;
         self.settle(name, answer).await
     }
     /// Changes the settings `changes` gives.
@@ -110,6 +111,7 @@ impl Gateway {
         remove: &[String],
     ) -> Result<(), GatewayError> {
         self.admit(caller, Operation::Tag, name)?;
+        alias::check_client_tags(add.keys().chain(remove))?;
         let resolved = self.registry.get(name).await?;
         if !add.is_empty() {
             let answer = self.backend.tag_queue(&resolved.url, add).await;
@@ -130,7 +132,10 @@ impl Gateway {
         self.admit(caller, Operation::ListTags, name)?;
         let resolved = self.registry.get(name).await?;
         let answer = self.backend.list_queue_tags(&resolved.url).await;
-        self.settle(name, answer).await
+        let mut tags = self.settle(name, answer).await?;
+        // The gateway's own tags (aliases) are not the client's.
+        tags.retain(|key, _| !alias::is_reserved_tag(key));
+        Ok(tags)
     }
     /// Gateway names of the queues whose redrive policy targets `name` (those the caller may
     /// inspect).
