@@ -14,9 +14,11 @@
 //!                  credentials        API keys, SigV4 keys: who a caller is, its grants
 //!                      │
 //!                      v
-//!                  core::Gateway      authorizes every operation (access), queue registry, sealed
-//!                      │              receipt handles, delivery ledger, rate limits, SQS content
-//!                      │              rules, one error, and the backend port
+//!                  core::Gateway      authorizes every operation (access), queue registry with
+//!                      │              each API's namespaced aliases, sealed receipt handles,
+//!                      │              attribute codec, rate limits, SQS content rules, one error;
+//!                      │              the state port (ledger, kept answers, limiter counts) and
+//!                      │              the backend port
 //!                      v
 //!                  backend            adapters of the port: `sqs` (Amazon SQS or LocalStack),
 //!                                     `embedded` (the in-process engine)

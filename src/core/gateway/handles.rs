@@ -69,28 +69,16 @@ impl Gateway {
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
         self.admit_handles(caller, Operation::Acknowledge, expected_queue)?;
         let mut outcomes = vec![HandleOutcome::Stale; handles.len()];
-        let mut by_queue: BTreeMap<String, Vec<(usize, HandleClaims)>> = BTreeMap::new();
-        for (index, handle) in handles.iter().enumerate() {
-            let Some(claims) =
-                self.open_handle(caller, Action::Acknowledge, handle, expected_queue)
-            else {
-                outcomes[index] = HandleOutcome::Invalid;
-                continue;
-            };
-            if !self.registry.contains(&claims.queue) {
-                continue;
-            }
-            let standing = self
-                .state
-                .begin_ack(&claims.queue, &claims.message_id, claims.delivery_id)
-                .await;
-            if self.may_act(standing) {
-                by_queue
-                    .entry(claims.queue.clone())
-                    .or_default()
-                    .push((index, claims));
-            }
-        }
+        let entries = handles.iter().map(|handle| (handle.as_str(), ()));
+        let by_queue = self
+            .admitted(
+                caller,
+                Action::Acknowledge,
+                entries,
+                expected_queue,
+                &mut outcomes,
+            )
+            .await;
         let gateway = Arc::clone(self);
         self.tasks
             .spawn(async move { gateway.apply_acks(by_queue, outcomes).await })
@@ -99,14 +87,14 @@ impl Gateway {
     }
     async fn apply_acks(
         &self,
-        by_queue: BTreeMap<String, Vec<(usize, HandleClaims)>>,
+        by_queue: BTreeMap<String, Vec<(usize, HandleClaims, ())>>,
         mut outcomes: Vec<HandleOutcome>,
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
         let mut first_error = None;
         for (queue, entries) in by_queue {
             let backend_handles: Vec<&str> = entries
                 .iter()
-                .map(|(_, c)| c.backend_handle.as_str())
+                .map(|(_, claims, ())| claims.backend_handle.as_str())
                 .collect();
             let result = match self.registry.get(&queue).await {
                 Ok(resolved) => {
@@ -120,7 +108,7 @@ impl Gateway {
             };
             match result {
                 Ok(results) => {
-                    for ((index, claims), result) in entries.iter().zip(results) {
+                    for ((index, claims, ()), result) in entries.iter().zip(results) {
                         match result {
                             EntryOutcome::Ok => {
                                 self.finish_ack(claims).await;
@@ -137,12 +125,12 @@ impl Gateway {
                     }
                 }
                 Err(error) if error.kind == ErrorKind::QueueNotFound => {
-                    for (_, claims) in &entries {
+                    for (_, claims, ()) in &entries {
                         self.finish_ack(claims).await;
                     }
                 }
                 Err(error) => {
-                    for (_, claims) in &entries {
+                    for (_, claims, ()) in &entries {
                         self.abort_ack(claims).await;
                     }
                     first_error.get_or_insert(error);
@@ -165,30 +153,23 @@ impl Gateway {
         expected_queue: Option<&str>,
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
         self.admit_handles(caller, Operation::ChangeVisibility, expected_queue)?;
-        let now = self.clock.now();
         let mut outcomes = vec![HandleOutcome::Stale; entries.len()];
-        let mut by_queue: BTreeMap<String, Vec<(usize, HandleClaims, u32)>> = BTreeMap::new();
-        for (index, (handle, requested)) in entries.iter().enumerate() {
-            let Some(claims) =
-                self.open_handle(caller, Action::ChangeVisibility, handle, expected_queue)
-            else {
-                outcomes[index] = HandleOutcome::Invalid;
-                continue;
-            };
-            if !self.registry.contains(&claims.queue) {
-                continue;
-            }
-            let standing = self
-                .state
-                .standing(&claims.queue, &claims.message_id, claims.delivery_id)
-                .await;
-            if self.may_act(standing) {
-                let timeout = clamp_visibility(*requested, claims.received_at, now);
-                by_queue
-                    .entry(claims.queue.clone())
-                    .or_default()
-                    .push((index, claims, timeout));
-            }
+        let requested = entries
+            .iter()
+            .map(|(handle, seconds)| (handle.as_str(), *seconds));
+        let mut by_queue = self
+            .admitted(
+                caller,
+                Action::ChangeVisibility,
+                requested,
+                expected_queue,
+                &mut outcomes,
+            )
+            .await;
+        // Clamped now: the 12 hours count from each delivery's receive.
+        let now = self.clock.now();
+        for (_, claims, seconds) in by_queue.values_mut().flatten() {
+            *seconds = clamp_visibility(*seconds, claims.received_at, now);
         }
         let gateway = Arc::clone(self);
         self.tasks
@@ -247,6 +228,42 @@ impl Gateway {
             Some(error) => Err(error),
             None => Ok(outcomes),
         }
+    }
+    /// Opens each entry's handle and asks the ledger whether it may act (an acknowledgement
+    /// claims it, once): those that may, grouped by queue with their index and `extra`. A handle
+    /// that is not one of ours (or not for this caller and queue) is `Invalid` in `outcomes`; one
+    /// that may not act keeps the outcome it has (stale).
+    async fn admitted<'h, T>(
+        &self,
+        caller: &Caller,
+        action: Action,
+        entries: impl Iterator<Item = (&'h str, T)>,
+        expected_queue: Option<&str>,
+        outcomes: &mut [HandleOutcome],
+    ) -> BTreeMap<String, Vec<(usize, HandleClaims, T)>> {
+        let mut by_queue: BTreeMap<String, Vec<(usize, HandleClaims, T)>> = BTreeMap::new();
+        for (index, (handle, extra)) in entries.enumerate() {
+            let Some(claims) = self.open_handle(caller, action, handle, expected_queue) else {
+                outcomes[index] = HandleOutcome::Invalid;
+                continue;
+            };
+            if !self.registry.contains(&claims.queue) {
+                continue;
+            }
+            let (queue, message, delivery) =
+                (&claims.queue, &claims.message_id, claims.delivery_id);
+            let standing = match action {
+                Action::Acknowledge => self.state.begin_ack(queue, message, delivery).await,
+                _ => self.state.standing(queue, message, delivery).await,
+            };
+            if self.may_act(standing) {
+                by_queue
+                    .entry(claims.queue.clone())
+                    .or_default()
+                    .push((index, claims, extra));
+            }
+        }
+        by_queue
     }
     /// Whether a handle with this standing may act on the backend.
     fn may_act(&self, standing: Standing) -> bool {
