@@ -338,3 +338,17 @@ impl RedriveStatus {
         })
     }
 }
+
+/// SQS's words for its queue name rule, which queues created through the gateway follow.
+pub const QUEUE_NAME_RULE: &str =
+    "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length";
+
+/// SQS's queue name rule: 1 to 80 of A-Z, a-z, 0-9, `-`, `_`, with an optional `.fifo` suffix.
+pub fn valid_queue_name(name: &str) -> bool {
+    let stem = name.strip_suffix(".fifo").unwrap_or(name);
+    !stem.is_empty()
+        && name.len() <= 80
+        && stem
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}

@@ -12,7 +12,7 @@
 use crate::core::alias::{ALIAS_TAG_PREFIX, Alias, Namespace};
 use crate::core::backend::{Backend, BackendError};
 use crate::core::clock::Clock;
-use crate::core::model::ResolvedQueue;
+use crate::core::model::{ResolvedQueue, valid_queue_name};
 use crate::core::{ErrorKind, GatewayError};
 use chrono::{DateTime, Utc};
 use moka::future::Cache;
@@ -63,16 +63,6 @@ impl std::fmt::Debug for QueueRegistry {
             .field("aliases", &self.aliases)
             .finish_non_exhaustive()
     }
-}
-
-/// SQS's queue name rule: 1 to 80 of A-Z, a-z, 0-9, `-`, `_`, with an optional `.fifo` suffix.
-pub fn valid_queue_name(name: &str) -> bool {
-    let stem = name.strip_suffix(".fifo").unwrap_or(name);
-    !stem.is_empty()
-        && name.len() <= 80
-        && stem
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 impl QueueRegistry {

@@ -89,7 +89,7 @@ impl InProcess {
              [ezgh.organizations.{ORG}.projects.{PROJECT}]\nqueues = {{ orders = \"orders\" }}\n\n\
              [[api_keys]]\nid = \"{}\"\norganization = \"{ORG}\"\nhash = \"{}\"\n\
              grants = {{ \"*\" = [\"queues.messages.receive\"] }}\n\n\
-             [sqs_api]\nallow_unsigned = true\n",
+             [sqs_api]\nallow_unsigned = true\nmanage_queues = true\n",
             Keyring::generate_key(),
             key.id,
             key.hash
@@ -167,9 +167,14 @@ impl InProcess {
         .await
     }
 
-    /// An SQS JSON-protocol call (the endpoint accepts unsigned requests in this config).
+    /// An SQS JSON-protocol call on `orders` (the endpoint accepts unsigned requests here).
     async fn sqs(&self, action: &str, mut body: Value) -> Reply {
         body["QueueUrl"] = json!("http://gateway.test/000000000000/orders");
+        self.sqs_call(action, body).await
+    }
+
+    /// An SQS JSON-protocol call with `body` as it is.
+    async fn sqs_call(&self, action: &str, body: Value) -> Reply {
         self.call(
             Request::builder()
                 .method(Method::POST)
@@ -354,4 +359,45 @@ async fn backend_failures_reach_clients_in_their_dialect_without_backend_text() 
     service.send("after the storm").await;
     let after = service.receive(json!({ "waitSeconds": 0 })).await;
     assert_eq!(messages(&after)[0]["body"], "after the storm");
+}
+
+/// Queues created through the gateway follow SQS's name rule, in SQS's words, and a refused name
+/// creates nothing.
+#[tokio::test(start_paused = true)]
+async fn created_queue_names_follow_the_sqs_rule() {
+    let service = InProcess::start().await;
+    for name in ["bad name!", "", &"x".repeat(81), "jobs.fifo"] {
+        let refused = service
+            .sqs_call("CreateQueue", json!({ "QueueName": name }))
+            .await;
+        assert_eq!(
+            refused.status,
+            StatusCode::BAD_REQUEST,
+            "{name}: {}",
+            refused.text
+        );
+        assert!(
+            refused.body["__type"]
+                .as_str()
+                .is_some_and(|code| code.ends_with("InvalidParameterValue")),
+            "{name}: {}",
+            refused.text
+        );
+        assert!(
+            refused.text.contains("1 to 80 in length"),
+            "{}",
+            refused.text
+        );
+    }
+    let listed = service.sqs_call("ListQueues", json!({})).await;
+    assert_eq!(
+        listed.body["QueueUrls"].as_array().unwrap().len(),
+        1,
+        "{}",
+        listed.text
+    );
+    let created = service
+        .sqs_call("CreateQueue", json!({ "QueueName": "fine_name-1" }))
+        .await;
+    assert_eq!(created.status, StatusCode::OK, "{}", created.text);
 }

@@ -8,7 +8,7 @@ use crate::api::read_body;
 use crate::core::access::{Caller, Grants, Principal};
 use crate::core::clock::Clock;
 use crate::core::gateway::ReceiveOptions;
-use crate::core::model::HandleOutcome;
+use crate::core::model::{HandleOutcome, QUEUE_NAME_RULE};
 use crate::core::operation::Operation;
 use crate::core::{Gateway, GatewayError};
 use crate::credentials::sqs_keys::SqsKey;
@@ -535,10 +535,9 @@ impl Context<'_> {
             .attributes
             .get("FifoQueue")
             .is_some_and(|value| value.eq_ignore_ascii_case("true"));
-        if !crate::core::registry::valid_queue_name(&name) || (!fifo && name.ends_with(".fifo")) {
-            return Err(SqsError::invalid_parameter(
-                "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length",
-            ));
+        // The name's characters and length are the core's rule (it answers the same words).
+        if !fifo && name.ends_with(".fifo") {
+            return Err(SqsError::invalid_parameter(QUEUE_NAME_RULE));
         }
         if fifo && !name.ends_with(".fifo") {
             return Err(SqsError::invalid_parameter(

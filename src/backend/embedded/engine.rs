@@ -75,7 +75,7 @@ impl Settings {
     /// Checks `requested` against SQS's ranges and fills in the defaults.
     pub fn new(name: &str, requested: &QueueSettings) -> Result<Self, String> {
         let fifo = name.ends_with(".fifo");
-        if !crate::core::registry::valid_queue_name(name) {
+        if !crate::core::model::valid_queue_name(name) {
             return Err("queue names are 1 to 80 of A-Z, a-z, 0-9, '-' and '_' (and a .fifo suffix for FIFO queues)".into());
         }
         let ranged = |value: Option<u32>, default: u32, min: u32, max: u32, what: &str| {

@@ -9,6 +9,7 @@ use crate::core::alias;
 use crate::core::model::QueueSettings;
 use crate::core::model::QueueStats;
 use crate::core::model::ResolvedQueue;
+use crate::core::model::{QUEUE_NAME_RULE, valid_queue_name};
 use crate::core::operation::Operation;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -67,6 +68,9 @@ impl Gateway {
     ) -> Result<Arc<ResolvedQueue>, GatewayError> {
         Operation::CreateQueue.record();
         caller.authorize(Action::ManageQueues, name)?;
+        if !valid_queue_name(name) {
+            return Err(GatewayError::invalid_request(QUEUE_NAME_RULE));
+        }
         let locator = self
             .registry
             .locator_for_new(name)
