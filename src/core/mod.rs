@@ -5,6 +5,7 @@ pub mod alias;
 pub mod attributes;
 pub mod backend;
 pub mod clock;
+pub mod counters;
 pub mod error;
 pub mod gateway;
 pub mod handle;

@@ -4,8 +4,8 @@
 //! not change: every method is async, keyed by strings, and carries values as bytes.
 
 use crate::core::clock::Clock;
+use crate::core::counters::{Allowance, Daily, Rates, Window};
 use crate::core::ledger::{DeliveryLedger, Standing};
-use crate::core::limits::{Allowance, Daily, Rates, Window};
 use async_trait::async_trait;
 use moka::sync::Cache;
 use std::sync::{Arc, Mutex};
