@@ -87,8 +87,11 @@ impl Gateway {
         self.admit(caller, Operation::DeleteQueue, name)?;
         let resolved = self.registry.get(name).await?;
         let answer = self.backend.delete_queue(&resolved.url).await;
+        self.registry.invalidate(name).await;
+        self.settle(name, answer).await?;
+        // Its alias tags went with it.
         self.registry.forget(name).await;
-        self.settle(name, answer).await
+        Ok(())
     }
     /// Changes the settings `changes` gives.
     pub async fn set_queue_settings(
