@@ -559,8 +559,6 @@ impl Queue {
             None
         };
 
-        let seq = self.next_seq;
-        self.next_seq += 1;
         let stored = Message {
             body: Body {
                 id: uuid::Uuid::new_v4().to_string(),
@@ -578,24 +576,12 @@ impl Queue {
                 receipt: None,
             },
         };
+        let message_id = stored.body.id.clone();
+        let seq = self.append(stored, now, journal);
         let sent = SentMessage {
-            message_id: stored.body.id.clone(),
+            message_id,
             sequence_number: self.settings.fifo.then(|| sequence_number(seq)),
         };
-        journal.push(Op::PutSeq {
-            queue: self.name.clone(),
-            next: self.next_seq,
-        });
-        journal.push(Op::PutBody {
-            queue: self.name.clone(),
-            seq,
-            body: stored.body.clone(),
-        });
-        journal.push(Op::PutState {
-            queue: self.name.clone(),
-            seq,
-            state: stored.state,
-        });
         if let Some(key) = dedup_key {
             let dedup = Dedup {
                 expires_at: now + FIFO_WINDOW_MS,
@@ -610,9 +596,6 @@ impl Queue {
             self.dedup_expiry.insert((dedup.expires_at, key.clone()));
             self.dedup.insert(key, dedup);
         }
-        self.index(seq, &stored, now);
-        self.by_age.insert((stored.body.sent_at, seq));
-        self.messages.insert(seq, stored);
         Ok(sent)
     }
 
@@ -624,28 +607,10 @@ impl Queue {
         now: i64,
         journal: &mut Vec<Op>,
     ) {
-        let seq = self.next_seq;
-        self.next_seq += 1;
         message.body.dead_letter_source_arn = Some(source_arn.to_owned());
         message.state.visible_at = now;
         message.state.receipt = None;
-        journal.push(Op::PutSeq {
-            queue: self.name.clone(),
-            next: self.next_seq,
-        });
-        journal.push(Op::PutBody {
-            queue: self.name.clone(),
-            seq,
-            body: message.body.clone(),
-        });
-        journal.push(Op::PutState {
-            queue: self.name.clone(),
-            seq,
-            state: message.state,
-        });
-        self.index(seq, &message, now);
-        self.by_age.insert((message.body.sent_at, seq));
-        self.messages.insert(seq, message);
+        self.append(message, now, journal);
     }
 
     /// The first message visible now (not delayed, not in flight), in queue order.
@@ -671,6 +636,12 @@ impl Queue {
             visible_at: now,
             receipt: None,
         };
+        self.append(message, now, journal);
+    }
+
+    /// Adds `message` at the end of the queue under the next sequence number (answered),
+    /// journaling the number, its body and its state.
+    fn append(&mut self, message: Message, now: i64, journal: &mut Vec<Op>) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
         journal.push(Op::PutSeq {
@@ -690,6 +661,7 @@ impl Queue {
         self.index(seq, &message, now);
         self.by_age.insert((message.body.sent_at, seq));
         self.messages.insert(seq, message);
+        seq
     }
 
     /// Receives up to `max` messages, hiding them for `visibility_seconds`.
