@@ -483,21 +483,7 @@ async fn over_the_in_flight_limit_a_receive_waits_and_answers_when_room_frees() 
     );
     // Room frees while a receive waits: it answers then, with the third message.
     let started = std::time::Instant::now();
-    let url = gw.receive_url("orders");
-    let waiting = {
-        let (http, key) = (gw.http.clone(), gw.key.clone());
-        tokio::spawn(async move {
-            http.post(url)
-                .bearer_auth(key)
-                .json(&json!({ "waitSeconds": 10 }))
-                .send()
-                .await
-                .unwrap()
-                .json::<serde_json::Value>()
-                .await
-                .unwrap()
-        })
-    };
+    let waiting = receive_in_background(&gw, "orders");
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     assert_eq!(results(&gw.ack(&[handle_of(&taken[0])]).await), vec![ok()]);
     let answer = waiting.await.unwrap();
@@ -520,21 +506,7 @@ async fn over_the_in_flight_limit_a_receive_waits_and_answers_when_room_frees() 
         )
         .await;
     assert_eq!(first.len(), 1);
-    let url = gw.receive_url("jobs.fifo");
-    let waiting = {
-        let (http, key) = (gw.http.clone(), gw.key.clone());
-        tokio::spawn(async move {
-            http.post(url)
-                .bearer_auth(key)
-                .json(&json!({ "waitSeconds": 10 }))
-                .send()
-                .await
-                .unwrap()
-                .json::<serde_json::Value>()
-                .await
-                .unwrap()
-        })
-    };
+    let waiting = receive_in_background(&gw, "jobs.fifo");
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     let started = std::time::Instant::now();
     assert_eq!(results(&gw.ack(&[handle_of(&first[0])]).await), vec![ok()]);
@@ -590,4 +562,23 @@ async fn the_dead_letter_source_is_the_projects_queue_id(kind: Kind) {
 mod dead_letter_ids {
     use super::*;
     crate::on_both_backends!(the_dead_letter_source_is_the_projects_queue_id);
+}
+
+/// A receive waiting up to 10 s, sent from its own task; the answer's body.
+fn receive_in_background(
+    gw: &TestGateway,
+    queue: &str,
+) -> tokio::task::JoinHandle<serde_json::Value> {
+    let (http, key, url) = (gw.http.clone(), gw.key.clone(), gw.receive_url(queue));
+    tokio::spawn(async move {
+        http.post(url)
+            .bearer_auth(key)
+            .json(&json!({ "waitSeconds": 10 }))
+            .send()
+            .await
+            .unwrap()
+            .json::<serde_json::Value>()
+            .await
+            .unwrap()
+    })
 }
