@@ -5,6 +5,7 @@
 //! hashes only.
 
 use crate::api::ezgh::config::{ApiKeyConfig, EzghConfig};
+use crate::api::sombus::config::SombusConfig;
 use crate::api::sqs::config::SqsApiConfig;
 use crate::backend::embedded::EmbeddedConfig;
 use crate::backend::sqs::SqsConfig;
@@ -88,6 +89,9 @@ pub struct Config {
     /// The SQS wire endpoint (AWS JSON 1.0) for AWS SDKs and tools.
     #[serde(default)]
     pub sqs_api: SqsApiConfig,
+    /// The sombus HTTPS pull API: token service, connections, tiers, admin keys.
+    #[serde(default)]
+    pub sombus: SombusConfig,
 }
 
 /// The HTTP server's settings.
@@ -344,7 +348,20 @@ impl Config {
         let queues = self.queue_names();
         self.ezgh.validate(&self.api_keys, &queues)?;
         self.sqs_api.validate(&queues)?;
+        self.sombus.validate()?;
         Ok(())
+    }
+
+    /// Where the sombus connections are kept: `None` for memory.
+    pub fn credentials_dir(&self) -> Option<PathBuf> {
+        if let Some(dir) = &self.sombus.credentials_dir {
+            return Some(dir.clone());
+        }
+        match &self.backend {
+            BackendConfig::Embedded(embedded) if embedded.in_memory => None,
+            BackendConfig::Embedded(embedded) => Some(embedded.data_dir.join("sombus")),
+            BackendConfig::Sqs(_) => Some(PathBuf::from("sqs-gateway-data").join("sombus")),
+        }
     }
 
     /// The configured gateway queues.

@@ -1,7 +1,8 @@
 //! Answers that arise outside any dialect's handler (no such route, a wrong method, a request line
 //! too long to route, a request that ran too long, a connection over the limit), rendered in the
-//! shape of the dialect whose path the request named: SQS's for its endpoint, the JSON
-//! `{"error", "message"}` of ezgh (and the probes) everywhere else.
+//! shape of the dialect whose path the request named: SQS's for its endpoint, sombus's bus body
+//! (OAuth 2.0's for its token service), the JSON `{"error", "message"}` of ezgh (and the probes)
+//! everywhere else.
 
 use crate::core::{ErrorKind, GatewayError};
 use axum::extract::Request;
@@ -41,6 +42,10 @@ impl RequestHints {
 pub fn error_response(hints: &RequestHints, error: GatewayError) -> Response {
     if super::sqs::serves_path(&hints.path) {
         super::sqs::error_response(hints.sqs_json, error)
+    } else if super::sombus::is_token_path(&hints.path) {
+        super::sombus::error::OAuthError::from(error).into_response()
+    } else if super::sombus::serves_path(&hints.path) {
+        super::sombus::error::SombusError::from(error).into_response()
     } else {
         super::ezgh::EzghError(error).into_response()
     }

@@ -3,6 +3,8 @@
 pub mod edge;
 pub mod ezgh;
 pub mod health;
+pub(crate) mod json;
+pub mod sombus;
 pub mod sqs;
 
 use crate::core::{ErrorKind, GatewayError};

@@ -68,6 +68,8 @@ pub enum Principal {
     AccessKey(String),
     /// A token's subject.
     Token(String),
+    /// An admin key of the sombus admin API, by its label.
+    AdminKey(String),
     /// Whoever holds a receipt handle: the handle itself is the credential (ezgh's ack and
     /// visibility).
     HandleHolder,

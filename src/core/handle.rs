@@ -72,6 +72,8 @@ pub struct InvalidHandle;
 /// The receipt-handle keys: seals with the first, opens with any.
 pub struct Keyring {
     keys: Vec<(u16, XChaCha20Poly1305)>,
+    /// The keys' secrets, to derive other keys from (token signing); never shown.
+    secrets: Vec<(u16, Zeroizing<Vec<u8>>)>,
 }
 
 impl std::fmt::Debug for Keyring {
@@ -102,15 +104,34 @@ impl Keyring {
             return Err(KeyringError::Empty);
         }
         let mut built = Vec::with_capacity(keys.len());
-        for (id, secret) in keys {
-            if built.iter().any(|(existing, _)| *existing == id) {
-                return Err(KeyringError::DuplicateId(id));
+        for (id, secret) in &keys {
+            if built.iter().any(|(existing, _)| existing == id) {
+                return Err(KeyringError::DuplicateId(*id));
             }
             let cipher =
-                XChaCha20Poly1305::new_from_slice(&secret).map_err(|_| KeyringError::BadKey(id))?;
-            built.push((id, cipher));
+                XChaCha20Poly1305::new_from_slice(secret).map_err(|_| KeyringError::BadKey(*id))?;
+            built.push((*id, cipher));
         }
-        Ok(Self { keys: built })
+        Ok(Self {
+            keys: built,
+            secrets: keys,
+        })
+    }
+
+    /// Keys for another purpose, derived from each receipt key (HMAC-SHA256 of `label` under the
+    /// key), in the ring's order and with its ids: they rotate with the receipt keys, and the
+    /// receipt keys cannot be recovered from them.
+    pub fn derive(&self, label: &str) -> Vec<(u16, Zeroizing<[u8; 32]>)> {
+        use hmac::{Hmac, Mac};
+        self.secrets
+            .iter()
+            .map(|(id, secret)| {
+                let mut mac = <Hmac<sha2::Sha256> as Mac>::new_from_slice(secret)
+                    .expect("HMAC takes keys of any length");
+                mac.update(label.as_bytes());
+                (*id, Zeroizing::new(mac.finalize().into_bytes().into()))
+            })
+            .collect()
     }
 
     /// Decodes a base64 key as written in the config.

@@ -46,6 +46,9 @@ pub struct QueueRegistry {
     configured: BTreeMap<String, String>,
     /// Whether names beyond the configured ones map to backend queues of the same name.
     open: bool,
+    /// Name prefixes of queues a dialect manages itself (sombus connections' queues): such names
+    /// map to backend queues of the same name even when the registry is not open.
+    managed_prefixes: Vec<String>,
     resolved: Cache<String, Arc<ResolvedQueue>>,
     /// How long resolved queues are kept, and the least time between two alias reloads on misses.
     ttl: Duration,
@@ -78,6 +81,7 @@ impl QueueRegistry {
             backend,
             configured,
             open,
+            managed_prefixes: Vec::new(),
             resolved: Cache::builder().time_to_live(ttl).build(),
             ttl,
             aliases: RwLock::default(),
@@ -93,6 +97,23 @@ impl QueueRegistry {
         self
     }
 
+    /// Lets names starting with `prefix` map to backend queues of the same name (a dialect that
+    /// creates and deletes its own queues under that prefix).
+    pub fn with_managed_prefix(mut self, prefix: &str) -> Self {
+        self.managed_prefixes.push(prefix.to_owned());
+        self
+    }
+
+    /// Whether `name` is beyond the configured names and still maps to a backend queue.
+    fn maps_unconfigured(&self, name: &str) -> bool {
+        valid_queue_name(name)
+            && (self.open
+                || self
+                    .managed_prefixes
+                    .iter()
+                    .any(|prefix| name.starts_with(prefix.as_str())))
+    }
+
     /// Whether queues can be created and found beyond the configured ones.
     pub fn is_open(&self) -> bool {
         self.open
@@ -100,13 +121,13 @@ impl QueueRegistry {
 
     /// Whether `name` may name a queue here (configured, or any valid name when open).
     pub fn contains(&self, name: &str) -> bool {
-        self.configured.contains_key(name) || (self.open && valid_queue_name(name))
+        self.configured.contains_key(name) || self.maps_unconfigured(name)
     }
 
     fn locator(&self, name: &str) -> Option<String> {
         match self.configured.get(name) {
             Some(locator) => Some(locator.clone()),
-            None => (self.open && valid_queue_name(name)).then(|| name.to_owned()),
+            None => self.maps_unconfigured(name).then(|| name.to_owned()),
         }
     }
 

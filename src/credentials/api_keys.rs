@@ -56,17 +56,11 @@ impl ApiKey {
         hash: &str,
         grants: &BTreeMap<String, BTreeSet<String>>,
     ) -> Result<Self, String> {
-        let digest = hash
-            .strip_prefix("sha256:")
-            .ok_or_else(|| "must start with `sha256:`".to_owned())?;
-        let mut bytes = [0u8; 32];
-        hex::decode_to_slice(digest, &mut bytes)
-            .map_err(|_| "must be `sha256:` and 64 hex digits".to_owned())?;
         Ok(Self {
             id,
             name,
             organization,
-            hash: bytes,
+            hash: parse_hash(hash)?,
             grants: Arc::new(core_grants(grants)?),
         })
     }
@@ -120,15 +114,30 @@ impl ApiKeys {
 
     /// The key a presented secret belongs to, or `None`.
     pub fn verify(&self, presented: &str) -> Option<&ApiKey> {
-        let id = key_id(presented)?;
-        let key = self.by_id.get(id)?;
-        let digest: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
-        bool::from(digest.ct_eq(&key.hash)).then_some(key)
+        let key = self.by_id.get(key_id(presented)?)?;
+        hash_matches(presented, &key.hash).then_some(key)
     }
 }
 
+/// The digest of a config's `sha256:<64 hex digits>`.
+pub fn parse_hash(hash: &str) -> Result<[u8; 32], String> {
+    let digest = hash
+        .strip_prefix("sha256:")
+        .ok_or_else(|| "must start with `sha256:`".to_owned())?;
+    let mut bytes = [0u8; 32];
+    hex::decode_to_slice(digest, &mut bytes)
+        .map_err(|_| "must be `sha256:` and 64 hex digits".to_owned())?;
+    Ok(bytes)
+}
+
+/// Whether a presented key hashes to `hash`, compared in constant time.
+pub fn hash_matches(presented: &str, hash: &[u8; 32]) -> bool {
+    let digest: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
+    bool::from(digest.ct_eq(hash))
+}
+
 /// The public id of a presented key, if it has the key's shape.
-fn key_id(presented: &str) -> Option<&str> {
+pub fn key_id(presented: &str) -> Option<&str> {
     let rest = presented.strip_prefix(KEY_PREFIX)?;
     let (id, secret) = rest.split_once('_')?;
     (!id.is_empty() && !secret.is_empty()).then_some(id)

@@ -525,11 +525,11 @@ impl Watched {
         } else {
             fresh
         };
-        if let Some(end) = fresh.iter().position(|&b| b == b'\n') {
-            if *length + end <= MAX_REQUEST_LINE {
-                self.request_line = None;
-                return true;
-            }
+        if let Some(end) = fresh.iter().position(|&b| b == b'\n')
+            && *length + end <= MAX_REQUEST_LINE
+        {
+            self.request_line = None;
+            return true;
         }
         *length += fresh.len();
         let keep = 256usize.saturating_sub(start.len()).min(fresh.len());

@@ -13,6 +13,7 @@ use crate::core::backend::Backend;
 use crate::core::clock::{Clock, SystemClock};
 use crate::core::registry::QueueRegistry;
 use crate::core::state::{InProcessState, StateStore};
+use crate::credentials::oauth::{ConnectionStore, CredentialCheck, TokenService};
 use axum::Router;
 use axum::extract::{MatchedPath, Request};
 use axum::middleware::Next;
@@ -78,7 +79,8 @@ impl App {
             Duration::from_secs(config.server.queue_cache_seconds),
             Arc::clone(&clock),
         )
-        .with_aliases(config.ezgh.aliases().map_err(ConfigError::from)?);
+        .with_aliases(config.ezgh.aliases().map_err(ConfigError::from)?)
+        .with_managed_prefix(api::sombus::QUEUE_PREFIX);
         let state: Arc<dyn StateStore> = Arc::new(InProcessState::new(
             config.ledger.max_entries,
             Duration::from_secs(config.ledger.ttl_seconds),
@@ -93,7 +95,9 @@ impl App {
             Arc::clone(&clock),
             shutdown.clone(),
         ));
+        let sombus = sombus_state(config, &gateway, &clock)?;
         let dialects: Vec<Arc<dyn Dialect>> = vec![
+            Arc::new(sombus),
             Arc::new(api::health::Health(Arc::clone(&gateway))),
             Arc::new(api::ezgh::EzghState::from_config(
                 Arc::clone(&gateway),
@@ -219,6 +223,38 @@ pub enum BuildError {
     /// The backend could not start (exit code 1).
     #[error("backend: {0}")]
     Backend(String),
+}
+
+/// The sombus API's state: its credential store (a directory, or memory), tokens signed with
+/// keys derived from the receipt keys, and its admin keys.
+fn sombus_state(
+    config: &Config,
+    gateway: &Arc<Gateway>,
+    clock: &Arc<dyn Clock>,
+) -> Result<api::sombus::SombusState, BuildError> {
+    let store = match config.credentials_dir() {
+        Some(dir) => ConnectionStore::open(&dir)
+            .map_err(|error| BuildError::Backend(format!("sombus credential store: {error}")))?,
+        None => ConnectionStore::in_memory(),
+    };
+    let tokens = TokenService::new(
+        &config.keyring()?,
+        &config.sombus.environment,
+        chrono::Duration::seconds(i64::from(config.sombus.token_lifetime_seconds)),
+    );
+    let check = CredentialCheck::new(
+        tokens,
+        Arc::new(store),
+        Duration::from_secs(u64::from(config.sombus.credential_recheck_seconds)),
+        Arc::clone(clock),
+    );
+    Ok(api::sombus::SombusState::new(
+        Arc::clone(gateway),
+        &config.sombus,
+        config.sombus.admin_keys().map_err(ConfigError::from)?,
+        check,
+        Arc::clone(clock),
+    ))
 }
 
 /// Creates (or updates) the configured queues in the embedded backend, dead-letter targets first.

@@ -433,6 +433,11 @@ pub struct Answer {
 }
 
 impl TestGateway {
+    /// The gateway's time (the wall clock plus what the test moved it by).
+    pub fn clock_now(&self) -> chrono::DateTime<chrono::Utc> {
+        sqs_gateway::core::clock::Clock::now(self.clock.as_ref())
+    }
+
     pub fn receive_url(&self, queue: &str) -> String {
         format!(
             "{}/v1/organizations/{ORG}/projects/{PROJECT}/queues/{queue}/messages/receive",

@@ -19,6 +19,9 @@ mod harness;
 mod inprocess;
 mod redrive;
 mod service;
+mod sombus;
+mod sombus_credentials;
+mod sombus_delivery;
 mod sqs_api;
 
 /// Runs each listed `async fn(Kind)` test once against LocalStack and once against the embedded

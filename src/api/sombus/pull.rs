@@ -1,0 +1,222 @@
+//! The pull routes: receive, acknowledge, release (nack) and skills, each for the connection the
+//! token belongs to, checked in the documented order (token, connection, workspace, client id),
+//! then counted against the connection's tier before anything else happens.
+
+use super::error::{SombusError, UNAVAILABLE_RETRY, rule};
+use super::wire::{self, PulledMessage, Received};
+use super::{BODY_LIMIT, SombusState, bearer, registrations};
+use crate::api::read_body;
+use crate::core::access::{Action, Caller, Grants, Principal};
+use crate::core::limits::Allowance;
+use crate::credentials::oauth::{Connection, Refusal};
+use axum::Json;
+use axum::body::Body;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long to wait before reading registrations again after they could not be read.
+const SKILLS_RETRY: Duration = Duration::from_secs(30);
+
+pub(super) fn routes() -> axum::Router<Arc<SombusState>> {
+    axum::Router::new()
+        .route(
+            "/v1/tenants/{tenant}/consumers/{client}/messages",
+            get(receive),
+        )
+        .route(
+            "/v1/tenants/{tenant}/consumers/{client}/ack",
+            post(acknowledge),
+        )
+        .route(
+            "/v1/tenants/{tenant}/consumers/{client}/nack",
+            post(release),
+        )
+        .route(
+            "/v1/tenants/{tenant}/consumers/{client}/skills",
+            get(skills),
+        )
+}
+
+type ConsumerPath = Result<Path<(String, String)>, PathRejection>;
+
+/// An admitted caller of the pull routes: its connection, and the core caller it is.
+struct Consumer {
+    connection: Arc<Connection>,
+    caller: Caller,
+}
+
+impl SombusState {
+    /// Authenticates the token, holds it to the path, and counts the request.
+    async fn consumer(
+        &self,
+        headers: &HeaderMap,
+        path: ConsumerPath,
+    ) -> Result<Consumer, SombusError> {
+        let token = bearer(headers).ok_or_else(|| {
+            SombusError::new(
+                StatusCode::UNAUTHORIZED,
+                rule::UNAUTHENTICATED,
+                "send the access token as `Authorization: Bearer <token>`",
+            )
+        })?;
+        let (claims, connection) = self.check.check(token).map_err(|refusal| match refusal {
+            Refusal::Unauthenticated(why) => {
+                SombusError::new(StatusCode::UNAUTHORIZED, rule::UNAUTHENTICATED, why)
+            }
+            Refusal::NotRegistered(why) => {
+                SombusError::new(StatusCode::FORBIDDEN, rule::NOT_REGISTERED, why)
+            }
+            Refusal::Unavailable => SombusError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                rule::QUEUE_UNAVAILABLE,
+                "your connection couldn't be read; retry after Retry-After",
+            )
+            .retry_after(UNAVAILABLE_RETRY),
+        })?;
+        let Path((tenant, client)) = path.map_err(|_| {
+            SombusError::bad_request("the path is not valid: its segments must be UTF-8")
+        })?;
+        if claims.tenant != tenant {
+            return Err(SombusError::new(
+                StatusCode::FORBIDDEN,
+                rule::TENANT_MISMATCH,
+                "the workspace in the path is not your token's: use its tenant claim",
+            ));
+        }
+        if claims.sub != client {
+            return Err(SombusError::new(
+                StatusCode::FORBIDDEN,
+                rule::NOT_OWNER,
+                "the client id in the path is not your connection's: use your client id",
+            ));
+        }
+        let tier = self
+            .tiers
+            .get(&connection.tier)
+            .or_else(|| self.tiers.get(super::config::DEFAULT_TIER))
+            .copied()
+            .unwrap_or(super::config::TierConfig::STANDARD);
+        let limits = self.gateway.limits();
+        let key = format!("sombus.connection:{}", connection.client_id);
+        limits
+            .rate(
+                &key,
+                Allowance {
+                    per_second: tier.requests_per_second,
+                    burst: tier.burst,
+                },
+                "over the connection's request rate; back off and retry",
+            )
+            .await?;
+        limits
+            .per_day(
+                &key,
+                1,
+                tier.requests_per_day,
+                "over the connection's daily quota; it resets at midnight UTC",
+            )
+            .await?;
+        let grants = Grants::none().allow(
+            &connection.queue,
+            [
+                Action::Receive,
+                Action::Acknowledge,
+                Action::ChangeVisibility,
+            ],
+        );
+        Ok(Consumer {
+            caller: Caller::new(
+                Principal::Token(connection.client_id.clone()),
+                Arc::new(grants),
+            ),
+            connection,
+        })
+    }
+}
+
+async fn receive(
+    State(state): State<Arc<SombusState>>,
+    path: ConsumerPath,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Result<Json<Received>, SombusError> {
+    let consumer = state.consumer(&headers, path).await?;
+    let options = wire::parse_receive_query(query.as_deref())?;
+    let deliveries = state
+        .gateway
+        .receive(&consumer.caller, &consumer.connection.queue, options)
+        .await?;
+    let now = state.clock.now();
+    Ok(Json(Received {
+        messages: deliveries
+            .into_iter()
+            .map(|delivery| PulledMessage::new(delivery, now))
+            .collect(),
+    }))
+}
+
+async fn acknowledge(
+    State(state): State<Arc<SombusState>>,
+    path: ConsumerPath,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Value>, SombusError> {
+    let consumer = state.consumer(&headers, path).await?;
+    let (handles, _) = wire::parse_handles(&read_body(body, BODY_LIMIT).await?, false)?;
+    let outcomes = state
+        .gateway
+        .acknowledge(&consumer.caller, &handles, Some(&consumer.connection.queue))
+        .await?;
+    Ok(Json(wire::handle_results(handles, &outcomes, "acked")))
+}
+
+async fn release(
+    State(state): State<Arc<SombusState>>,
+    path: ConsumerPath,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Value>, SombusError> {
+    let consumer = state.consumer(&headers, path).await?;
+    let (handles, delay) = wire::parse_handles(&read_body(body, BODY_LIMIT).await?, true)?;
+    // A delay past 12 hours from the delivery's receive ends at that mark (SQS's in-flight
+    // cap): the core clamps it.
+    let entries: Vec<(String, u32)> = handles
+        .iter()
+        .map(|handle| (handle.clone(), delay))
+        .collect();
+    let outcomes = state
+        .gateway
+        .change_visibility(&consumer.caller, &entries, Some(&consumer.connection.queue))
+        .await?;
+    Ok(Json(wire::handle_results(handles, &outcomes, "nacked")))
+}
+
+async fn skills(
+    State(state): State<Arc<SombusState>>,
+    path: ConsumerPath,
+    headers: HeaderMap,
+) -> Result<Json<Value>, SombusError> {
+    let consumer = state.consumer(&headers, path).await?;
+    let connection = &consumer.connection;
+    let registrations = registrations::bound_to(
+        state.registrations.as_deref(),
+        &connection.workspace,
+        &connection.client_id,
+    )
+    .await
+    .map_err(|error| {
+        tracing::error!(%error, "skill registrations");
+        SombusError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            rule::SKILLS_UNAVAILABLE,
+            "your skill registrations couldn't be read; keep what you read last",
+        )
+        .retry_after(SKILLS_RETRY)
+    })?;
+    Ok(Json(json!({ "registrations": registrations })))
+}

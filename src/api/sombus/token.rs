@@ -1,0 +1,118 @@
+//! `POST /v1/oauth/token`: the client credentials grant (RFC 6749 §4.4). The client authenticates
+//! with HTTP Basic before its body is read; errors come in OAuth 2.0's shape.
+
+use super::SombusState;
+use super::error::{OAuthError, OAuthErrorCode};
+use crate::api::read_body;
+use crate::credentials::oauth::Refusal;
+use axum::Json;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use base64::Engine as _;
+use serde_json::json;
+use std::sync::Arc;
+
+/// The largest token request body.
+const TOKEN_BODY_LIMIT: usize = 4096;
+
+pub(super) fn routes() -> axum::Router<Arc<SombusState>> {
+    axum::Router::new().route("/v1/oauth/token", post(token))
+}
+
+async fn token(
+    State(state): State<Arc<SombusState>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, OAuthError> {
+    let (client_id, secret) = basic_credentials(&headers).ok_or_else(|| {
+        OAuthError::new(
+            OAuthErrorCode::InvalidClient,
+            "authenticate with HTTP Basic: the client id and secret",
+        )
+    })?;
+    let (connection, serial) = state
+        .check
+        .authenticate_client(&client_id, &secret)
+        .map_err(|refusal| match refusal {
+            Refusal::Unauthenticated(why) | Refusal::NotRegistered(why) => {
+                OAuthError::new(OAuthErrorCode::InvalidClient, why)
+            }
+            Refusal::Unavailable => OAuthError::new(
+                OAuthErrorCode::TemporarilyUnavailable,
+                "the token service is unavailable; retry later",
+            ),
+        })?;
+    let form_encoded = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_none_or(|value| {
+            value.split(';').next().is_some_and(|kind| {
+                kind.trim()
+                    .eq_ignore_ascii_case("application/x-www-form-urlencoded")
+            })
+        });
+    if !form_encoded {
+        return Err(OAuthError::new(
+            OAuthErrorCode::InvalidRequest,
+            "the body must be application/x-www-form-urlencoded",
+        ));
+    }
+    let body = read_body(body, TOKEN_BODY_LIMIT).await?;
+    let mut grant_type = None;
+    for (name, value) in form_urlencoded::parse(&body) {
+        if name == "grant_type" {
+            if grant_type.is_some() {
+                return Err(OAuthError::new(
+                    OAuthErrorCode::InvalidRequest,
+                    "grant_type is given twice",
+                ));
+            }
+            grant_type = Some(value.into_owned());
+        }
+    }
+    match grant_type.as_deref() {
+        Some("client_credentials") => {}
+        Some(_) => {
+            return Err(OAuthError::new(
+                OAuthErrorCode::UnsupportedGrantType,
+                "only grant_type=client_credentials is supported",
+            ));
+        }
+        None => {
+            return Err(OAuthError::new(
+                OAuthErrorCode::InvalidRequest,
+                "grant_type is required",
+            ));
+        }
+    }
+    let access_token = state.check.mint(&connection, serial);
+    tracing::info!(client_id = %connection.client_id, workspace = %connection.workspace, "token issued");
+    let mut response = Json(json!({
+        "access_token": access_token,
+        "token_type": "Bearer",
+        "expires_in": state.check.tokens().lifetime().num_seconds(),
+    }))
+    .into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+    Ok(response)
+}
+
+/// `client_id:client_secret` of an `Authorization: Basic` header.
+fn basic_credentials(headers: &HeaderMap) -> Option<(String, String)> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, encoded) = value.split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .ok()?;
+    let decoded = String::from_utf8(decoded).ok()?;
+    let (id, secret) = decoded.split_once(':')?;
+    (!id.is_empty() && !secret.is_empty()).then(|| (id.to_owned(), secret.to_owned()))
+}

@@ -1,0 +1,132 @@
+//! Admin keys of the sombus admin API: each belongs to workspaces and has a role, so only the
+//! organisation that owns a connection manages it, and only developers or above see secrets.
+//! They have the API keys' shape (`sqsgw_<id>_<secret>`, stored as a SHA-256 hash).
+
+use super::api_keys::{hash_matches, key_id, parse_hash};
+use serde::Deserialize;
+use std::collections::HashMap;
+
+/// What an admin key may do, each role including the ones before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AdminRole {
+    /// Lists and shows connections, reads the audit log.
+    Viewer,
+    /// Also gets, rotates and revokes client secrets, and redrives dead letters.
+    Developer,
+    /// Also creates, revokes, restores and removes connections.
+    Admin,
+}
+
+impl AdminRole {
+    /// Its config name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AdminRole::Viewer => "viewer",
+            AdminRole::Developer => "developer",
+            AdminRole::Admin => "admin",
+        }
+    }
+}
+
+/// One admin key, as configured (`[[sombus.admin_keys]]`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdminKeyConfig {
+    /// The key's public id.
+    pub id: String,
+    /// A label for the audit log; default: the id.
+    pub name: Option<String>,
+    /// `sha256:` and the hex SHA-256 of the whole key.
+    pub hash: String,
+    /// The workspaces it manages (`*` for all).
+    pub workspaces: Vec<String>,
+    /// Its role.
+    pub role: AdminRole,
+}
+
+/// A verified admin key.
+#[derive(Debug, Clone)]
+pub struct AdminKey {
+    /// Its label, written to the audit log.
+    pub name: String,
+    /// Its role.
+    pub role: AdminRole,
+    workspaces: Vec<String>,
+    hash: [u8; 32],
+}
+
+impl AdminKey {
+    /// Whether the key manages `workspace`.
+    pub fn manages(&self, workspace: &str) -> bool {
+        self.workspaces
+            .iter()
+            .any(|managed| managed == "*" || managed == workspace)
+    }
+}
+
+/// The configured admin keys, by id.
+#[derive(Debug, Default)]
+pub struct AdminKeys {
+    by_id: HashMap<String, AdminKey>,
+}
+
+impl AdminKeys {
+    /// The keys from their config entries; the error names the entry's field.
+    pub fn from_config(entries: &[AdminKeyConfig]) -> Result<Self, (String, String)> {
+        let mut by_id = HashMap::new();
+        for (index, entry) in entries.iter().enumerate() {
+            let field = |name: &str| format!("sombus.admin_keys[{index}].{name}");
+            if entry.id.is_empty() || !entry.id.chars().all(|c| c.is_ascii_alphanumeric()) {
+                return Err((field("id"), "must be letters and digits".into()));
+            }
+            if entry.workspaces.is_empty() {
+                return Err((
+                    field("workspaces"),
+                    "name at least one workspace (or `*`)".into(),
+                ));
+            }
+            let hash = parse_hash(&entry.hash).map_err(|message| (field("hash"), message))?;
+            let key = AdminKey {
+                name: entry.name.clone().unwrap_or_else(|| entry.id.clone()),
+                role: entry.role,
+                workspaces: entry.workspaces.clone(),
+                hash,
+            };
+            if by_id.insert(entry.id.clone(), key).is_some() {
+                return Err((field("id"), format!("`{}` is listed twice", entry.id)));
+            }
+        }
+        Ok(Self { by_id })
+    }
+
+    /// The key a presented secret is, or `None`.
+    pub fn verify(&self, presented: &str) -> Option<&AdminKey> {
+        let key = self.by_id.get(key_id(presented)?)?;
+        hash_matches(presented, &key.hash).then_some(key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::credentials::api_keys::generate_key;
+
+    #[test]
+    fn a_key_verifies_only_whole_and_manages_only_its_workspaces() {
+        let generated = generate_key();
+        let keys = AdminKeys::from_config(&[AdminKeyConfig {
+            id: generated.id.clone(),
+            name: Some("ops".into()),
+            hash: generated.hash.clone(),
+            workspaces: vec!["w1".into()],
+            role: AdminRole::Developer,
+        }])
+        .unwrap();
+        let key = keys.verify(&generated.key).unwrap();
+        assert!(key.manages("w1") && !key.manages("w2"));
+        assert!(key.role >= AdminRole::Developer && key.role < AdminRole::Admin);
+        assert!(keys.verify(&format!("{}x", generated.key)).is_none());
+        assert!(keys.verify("sqsgw_nope_x").is_none());
+    }
+}

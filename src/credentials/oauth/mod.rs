@@ -1,0 +1,13 @@
+//! OAuth client credentials of consumer connections (the sombus API): the connection records with
+//! their hashed secrets and credential versions, the audit log of every change, the signed access
+//! tokens, and the check that holds a token to its connection's current state.
+
+pub mod check;
+pub mod connection;
+pub mod store;
+pub mod tokens;
+
+pub use check::{CredentialCheck, Refusal};
+pub use connection::{Connection, ConnectionStatus, Role};
+pub use store::{AuditEntry, ConnectionStore, StoreError};
+pub use tokens::{TokenClaims, TokenService};
