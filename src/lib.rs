@@ -11,7 +11,8 @@
 //!                  api::<dialect>     wire types, routes, the dialect's auth and error shape;
 //!                      │              api::edge answers what no handler does, in that shape
 //!                      v
-//!                  credentials        API keys, SigV4 keys: who a caller is, its grants
+//!                  credentials        API keys, SigV4 keys, admin keys, OAuth clients and
+//!                      │              their tokens (sombus): who a caller is, its grants
 //!                      │
 //!                      v
 //!                  core::Gateway      authorizes every operation (access), queue registry with

@@ -165,13 +165,6 @@ pub fn add_api_key(
     name: &str,
     receive_on: &[String],
 ) -> Result<String, String> {
-    let config_path = data_dir.join(CONFIG_FILE);
-    let text = std::fs::read_to_string(&config_path).map_err(|e| {
-        format!(
-            "cannot read {} (start the gateway in this directory once first): {e}",
-            config_path.display()
-        )
-    })?;
     let generated = api_keys::generate_key();
     let queues: Vec<&str> = if receive_on.is_empty() {
         vec!["*"]
@@ -190,9 +183,23 @@ pub fn add_api_key(
         generated.hash,
         grants.join(", ")
     );
+    append_to_config(data_dir, &entry)?;
+    Ok(generated.key)
+}
+
+/// Appends an entry (a TOML array-of-tables item) to a data directory's config, checked whole
+/// before it replaces the old one.
+pub fn append_to_config(data_dir: &Path, entry: &str) -> Result<(), String> {
+    let config_path = data_dir.join(CONFIG_FILE);
+    let text = std::fs::read_to_string(&config_path).map_err(|e| {
+        format!(
+            "cannot read {} (start the gateway in this directory once first): {e}",
+            config_path.display()
+        )
+    })?;
     let mut updated = text.trim_end().to_owned();
-    updated.push('\n');
-    updated.push_str(&entry);
+    updated.push_str("\n\n");
+    updated.push_str(entry);
     crate::config::Config::parse(&updated)
         .map_err(|error| format!("the new key does not fit: {error}"))?;
     // Replaced whole (a new file renamed over the old), so a crash leaves one or the other.
@@ -200,8 +207,7 @@ pub fn add_api_key(
     let _ = std::fs::remove_file(&staging);
     write_private(&staging, &updated)?;
     std::fs::rename(&staging, &config_path)
-        .map_err(|e| format!("cannot replace {}: {e}", config_path.display()))?;
-    Ok(generated.key)
+        .map_err(|e| format!("cannot replace {}: {e}", config_path.display()))
 }
 
 fn toml_string(value: &str) -> String {
@@ -352,5 +358,23 @@ mod tests {
         assert!(add_api_key(empty.path(), ORGANIZATION, "x", &[]).is_err());
         let unknown = add_api_key(dir.path(), "nobody", "x", &[]).unwrap_err();
         assert!(unknown.contains("organization"), "{unknown}");
+        // An admin key entry after the API keys: the config stays whole and reads it.
+        let admin = api_keys::generate_key();
+        let entry = format!(
+            "[[sombus.admin_keys]]\nid = \"{}\"\nhash = \"{}\"\nworkspaces = [\"*\"]\nrole = \"admin\"\n",
+            admin.id, admin.hash
+        );
+        append_to_config(dir.path(), &entry).unwrap();
+        let config = Config::load(&first.config_path).unwrap();
+        assert!(
+            config
+                .sombus
+                .admin_keys()
+                .unwrap()
+                .verify(&admin.key)
+                .is_some()
+        );
+        assert!(config.api_keys().unwrap().verify(&key).is_some());
+        assert!(append_to_config(dir.path(), "[[sombus.admin_keys]]\nid = 1\n").is_err());
     }
 }

@@ -1,4 +1,4 @@
-//! `sqs-gateway new-api-key` and `new-receipt-key`: the secrets a config needs.
+//! `sqs-gateway new-api-key`, `new-admin-key` and `new-receipt-key`: the secrets a config needs.
 
 use super::EXIT_CONFIG;
 use sqs_gateway::credentials::api_keys;
@@ -45,6 +45,47 @@ pub(super) fn new_api_key(
         .map(|queue| format!("{} = [\"{}\"]", toml_key(queue), api_keys::RECEIVE))
         .collect();
     println!("grants = {{ {} }}", grants.join(", "));
+    ExitCode::SUCCESS
+}
+
+/// Prints a new admin key once, and its config entry (or adds it to a data directory's config).
+pub(super) fn new_admin_key(
+    workspaces: &[String],
+    role: &str,
+    name: Option<String>,
+    data_dir: Option<PathBuf>,
+) -> ExitCode {
+    if !["viewer", "developer", "admin"].contains(&role) {
+        eprintln!("--role must be viewer, developer or admin");
+        return ExitCode::from(EXIT_CONFIG);
+    }
+    let name = name.unwrap_or_else(|| format!("{role}-key"));
+    let generated = api_keys::generate_key();
+    let list: Vec<String> = workspaces.iter().map(|w| toml_string(w)).collect();
+    let entry = format!(
+        "[[sombus.admin_keys]]\nid = \"{}\"\nname = {}\nhash = \"{}\"\nworkspaces = [{}]\nrole = \"{role}\"\n",
+        generated.id,
+        toml_string(&name),
+        generated.hash,
+        list.join(", ")
+    );
+    if let Some(data_dir) = data_dir {
+        return match setup::append_to_config(&data_dir, &entry) {
+            Ok(()) => {
+                println!("# The admin key, shown once; only its hash is in the config.");
+                println!("# The gateway uses it from its next start.");
+                println!("export SQSGW_ADMIN_KEY={}", generated.key);
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("cannot add a key: {error}");
+                ExitCode::from(EXIT_CONFIG)
+            }
+        };
+    }
+    println!("# The admin key, shown once; keep it in a secret store:");
+    println!("#   {}", generated.key);
+    print!("{entry}");
     ExitCode::SUCCESS
 }
 

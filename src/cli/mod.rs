@@ -4,6 +4,7 @@
 mod bench;
 mod keys;
 mod serve;
+mod sombus;
 
 use clap::{Parser, Subcommand};
 use sqs_gateway::config::Config;
@@ -77,6 +78,28 @@ enum Command {
     },
     /// Make a new receipt-handle key (32 random bytes, base64).
     NewReceiptKey,
+    /// Make a new admin key of the sombus admin API: prints the key once and the
+    /// `[[sombus.admin_keys]]` entry to paste; with `--data-dir`, adds it to that zero-config
+    /// directory's config instead (read at the gateway's next start).
+    NewAdminKey {
+        /// A workspace the key manages (repeatable; `*` for all).
+        #[arg(long = "workspace", required = true)]
+        workspaces: Vec<String>,
+        /// viewer, developer or admin.
+        #[arg(long, default_value = "admin")]
+        role: String,
+        /// A label, written to the audit log.
+        #[arg(long)]
+        name: Option<String>,
+        /// A zero-config data directory whose config gets the key.
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+    },
+    /// The sombus API's tools: manage connections, read the audit log, publish an envelope.
+    Sombus {
+        #[command(subcommand)]
+        command: sombus::SombusCommand,
+    },
     /// Measure backend throughput (send, receive+delete; batches of 10; 1 and 8 clients) and memory.
     Bench {
         /// Messages per scenario.
@@ -132,6 +155,16 @@ pub(crate) fn run() -> ExitCode {
             name,
             receive_on,
         } => keys::new_api_key(organization, data_dir, name, receive_on),
+        Command::NewAdminKey {
+            workspaces,
+            role,
+            name,
+            data_dir,
+        } => keys::new_admin_key(&workspaces, &role, name, data_dir),
+        Command::Sombus { command } => block_on(sombus::run(command)).unwrap_or_else(|error| {
+            eprintln!("{error}");
+            ExitCode::from(EXIT_RUNTIME)
+        }),
         Command::NewReceiptKey => {
             println!("{}", Keyring::generate_key());
             ExitCode::SUCCESS

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the real-client scenarios (boto3 JSON 1.0, boto3 Query, aws-cli) three times: against LocalStack
-# directly (the reference), and against the gateway in front of the embedded engine and of LocalStack.
+# directly (the reference), and against the gateway in front of the embedded engine and of LocalStack;
+# against each gateway also the sombus consumer loop (tests/clients/sombus_loop.py) set up with the CLI.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 BIN="${SQSGW_BIN:-target/debug/sqs-gateway}"
@@ -48,6 +49,11 @@ manage_queues = true
 [[sqs_api.credentials]]
 access_key_id = "test"
 secret = "test"
+
+[sombus]
+credentials_dir = "$work/$name-credentials"
+
+$admin_entry
 TOML
   AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_EC2_METADATA_DISABLED=true \
     "$BIN" serve --config "$work/$name.toml" >"$work/$name.log" 2>&1 &
@@ -61,7 +67,41 @@ TOML
   exit 1
 }
 
+# An admin key of the sombus API for the consumer-loop workspace (its hash goes in each config).
+admin_output="$("$BIN" new-admin-key --workspace loop --role admin --name loop)"
+admin_key="$(echo "$admin_output" | sed -n 's/^#   \(sqsgw_.*\)$/\1/p')"
+admin_entry="$(echo "$admin_output" | grep -v '^#')"
+
 passed=0 failed=0
+
+# The sombus consumer loop (tests/clients/sombus_loop.py, a separate program): a connection made
+# with the CLI, three stories published with the CLI through the SQS endpoint, one message
+# released once; the loop receives, acknowledges and releases until all are handled in order.
+sombus_loop() {
+  local label=$1 base=$2 created client secret queue out
+  echo "== sombus consumer loop against $label"
+  export SQSGW_ENDPOINT="$base" SQSGW_ADMIN_KEY="$admin_key" SOMBUS_WORKSPACE=loop
+  if ! created="$("$BIN" sombus connections create --name loop 2>&1)"; then
+    echo "$created"; failed=$((failed + 1)); return
+  fi
+  client="$(echo "$created" | python3 -c 'import json,sys; print(json.load(sys.stdin)["client_id"])')"
+  secret="$(echo "$created" | python3 -c 'import json,sys; print(json.load(sys.stdin)["client_secret"])')"
+  queue="$("$BIN" sombus connections show "$client" | python3 -c 'import json,sys; print(json.load(sys.stdin)["queue"])')"
+  for story in a b c; do
+    for n in 1 2 3; do
+      retry=false; [[ "$story$n" == b2 ]] && retry=true
+      AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test "$BIN" sombus publish --queue "$queue" \
+        --message-type story.context --correlation-id "$story" --topic som.story.context \
+        --payload "{\"n\": $n, \"retry\": $retry}" >/dev/null
+    done
+  done
+  if out="$(python3 tests/clients/sombus_loop.py "$base" loop "$client" "$secret" 9 2>&1)"; then
+    echo "    $out"; passed=$((passed + 1))
+  else
+    echo "$out"; failed=$((failed + 1))
+  fi
+  "$BIN" sombus connections remove "$client" >/dev/null || failed=$((failed + 1))
+}
 run() {
   local label=$1 endpoint=$2 target=$3 out
   echo "== clients against $label ($endpoint)"
@@ -79,10 +119,12 @@ run() {
 run "LocalStack directly (reference)" "$LOCALSTACK" localstack
 start_gateway embedded $'[backend]\nkind = "embedded"\nin_memory = true'
 run "the gateway over the embedded engine" "$endpoint" aws
+sombus_loop "the gateway over the embedded engine" "$endpoint"
 start_gateway localstack "[backend]
 kind = \"sqs\"
 endpoint_url = \"$LOCALSTACK\"
 region = \"us-east-1\""
 run "the gateway over LocalStack" "$endpoint" localstack
+sombus_loop "the gateway over LocalStack" "$endpoint"
 echo "clients: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -20,6 +20,7 @@ mod inprocess;
 mod redrive;
 mod service;
 mod sombus;
+mod sombus_cli;
 mod sombus_credentials;
 mod sombus_delivery;
 mod sqs_api;

@@ -600,6 +600,18 @@ async fn refusals_have_the_documented_rules(kind: Kind) {
     )
     .await;
     assert_eq!(still_theirs.body["acked"].as_array().unwrap().len(), 1);
+    // A queue that is gone (deleted behind the gateway's back) is unavailable, never a 404.
+    let url = bus.gw.backend.resolve(&other.queue).await.unwrap().url;
+    bus.gw.backend.delete_queue(&url).await.unwrap();
+    let unavailable = receive(&bus.gw, &other_token, t, &other.client_id, "wait=0").await;
+    assert_eq!(
+        refused(&unavailable),
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "consumer.queue_unavailable".into()
+        )
+    );
+    assert!(unavailable.headers.contains_key("retry-after"));
     preview.stop().await;
 }
 
