@@ -486,6 +486,51 @@ queues = {{ orders = "orders" }}
     }
 
     #[test]
+    fn sombus_connections_are_kept_beside_the_messages_and_its_ranges_are_checked() {
+        let sqs = Config::parse(&minimal()).unwrap();
+        assert_eq!(
+            sqs.credentials_dir(),
+            Some(PathBuf::from("sqs-gateway-data/sombus"))
+        );
+        assert_eq!(sqs.sombus.tiers()["standard"].requests_per_day, 100_000);
+        let embedded = |backend: &str| {
+            Config::parse(&minimal().replace(
+                "kind = \"sqs\"\nendpoint_url = \"http://127.0.0.1:4566\"",
+                backend,
+            ))
+            .unwrap()
+            .credentials_dir()
+        };
+        assert_eq!(
+            embedded("kind = \"embedded\"\ndata_dir = \"/var/lib/gw\""),
+            Some(PathBuf::from("/var/lib/gw/sombus"))
+        );
+        assert_eq!(embedded("kind = \"embedded\"\nin_memory = true"), None);
+        let chosen = format!(
+            "{}\n[sombus]\ncredentials_dir = \"/shared/creds\"\n",
+            minimal()
+        );
+        assert_eq!(
+            Config::parse(&chosen).unwrap().credentials_dir(),
+            Some(PathBuf::from("/shared/creds"))
+        );
+        for (setting, field) in [
+            (
+                "credential_recheck_seconds = 31",
+                "sombus.credential_recheck_seconds",
+            ),
+            (
+                "token_lifetime_seconds = 59",
+                "sombus.token_lifetime_seconds",
+            ),
+            ("environment = \"a b\"", "sombus.environment"),
+        ] {
+            let text = format!("{}\n[sombus]\n{setting}\n", minimal());
+            assert!(error_of(&text).starts_with(field), "{setting}");
+        }
+    }
+
+    #[test]
     fn unknown_fields_name_their_path() {
         let text = minimal().replace("sqs_queue", "sqs_qeue");
         assert!(

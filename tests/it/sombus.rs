@@ -257,7 +257,7 @@ pub async fn post(
 }
 
 /// The refusal's status and rule.
-fn refused(answer: &Answer) -> (StatusCode, String) {
+pub fn refused(answer: &Answer) -> (StatusCode, String) {
     assert_eq!(answer.body["accepted"], json!(false), "{}", answer.body);
     (
         answer.status,

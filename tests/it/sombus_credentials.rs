@@ -3,7 +3,7 @@
 //! timed with each replica's clock moved by the test; admin roles and the audit log.
 
 use crate::harness::Kind;
-use crate::sombus::{Bus, receive, token, token_answer};
+use crate::sombus::{Bus, receive, refused, token, token_answer};
 use base64::Engine as _;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -19,16 +19,6 @@ fn claims(token: &str) -> Value {
             .unwrap(),
     )
     .unwrap()
-}
-
-fn rule(answer: &crate::harness::Answer) -> (StatusCode, String) {
-    (
-        answer.status,
-        answer.body["violations"][0]["rule"]
-            .as_str()
-            .unwrap_or("")
-            .to_owned(),
-    )
 }
 
 async fn rotation_and_revocation_stop_tokens_on_every_replica(kind: Kind) {
@@ -62,7 +52,7 @@ async fn rotation_and_revocation_stop_tokens_on_every_replica(kind: Kind) {
     let second_secret = rotated.body["client_secret"].as_str().unwrap().to_owned();
     // Here at once; on the replica once it reads the connection again.
     assert_eq!(
-        rule(&receive(&bus.gw, &first, &t, &c, "wait=0").await),
+        refused(&receive(&bus.gw, &first, &t, &c, "wait=0").await),
         (StatusCode::UNAUTHORIZED, "producer.unauthenticated".into())
     );
     assert_eq!(
@@ -72,7 +62,7 @@ async fn rotation_and_revocation_stop_tokens_on_every_replica(kind: Kind) {
     );
     replica.clock.advance(RECHECK);
     assert_eq!(
-        rule(&receive(&replica, &first, &t, &c, "wait=0").await).0,
+        refused(&receive(&replica, &first, &t, &c, "wait=0").await).0,
         StatusCode::UNAUTHORIZED
     );
     // During the overlap the old secret still gets tokens, of the new version, that read.
@@ -99,7 +89,7 @@ async fn rotation_and_revocation_stop_tokens_on_every_replica(kind: Kind) {
     );
     replica.clock.advance(RECHECK);
     assert_eq!(
-        rule(&receive(&replica, &from_old, &t, &c, "wait=0").await).0,
+        refused(&receive(&replica, &from_old, &t, &c, "wait=0").await).0,
         StatusCode::UNAUTHORIZED
     );
     assert_eq!(
@@ -108,7 +98,7 @@ async fn rotation_and_revocation_stop_tokens_on_every_replica(kind: Kind) {
     );
     // Without an old secret in its overlap there is nothing to stop.
     assert_eq!(
-        rule(&bus.step(&c, "/secret/stop-old", None).await),
+        refused(&bus.step(&c, "/secret/stop-old", None).await),
         (StatusCode::CONFLICT, "admin.conflict".into())
     );
 
@@ -121,7 +111,7 @@ async fn rotation_and_revocation_stop_tokens_on_every_replica(kind: Kind) {
     );
     replica.clock.advance(RECHECK);
     assert_eq!(
-        rule(&receive(&replica, &second, &t, &c, "wait=0").await).0,
+        refused(&receive(&replica, &second, &t, &c, "wait=0").await).0,
         StatusCode::UNAUTHORIZED
     );
     let fresh = bus.step(&c, "/secret", None).await;
@@ -133,13 +123,13 @@ async fn rotation_and_revocation_stop_tokens_on_every_replica(kind: Kind) {
         StatusCode::OK
     );
     assert_eq!(
-        rule(&receive(&replica, &second, &t, &c, "wait=0").await).0,
+        refused(&receive(&replica, &second, &t, &c, "wait=0").await).0,
         StatusCode::UNAUTHORIZED,
         "never again"
     );
     // A secret exists: it is not shown again, only rotated.
     assert_eq!(
-        rule(&bus.step(&c, "/secret", None).await),
+        refused(&bus.step(&c, "/secret", None).await),
         (StatusCode::CONFLICT, "admin.conflict".into())
     );
     // A rotation with no overlap ends the old secret at once.
@@ -164,7 +154,7 @@ async fn rotation_and_revocation_stop_tokens_on_every_replica(kind: Kind) {
             .step(&c, "/secret/rotate", Some(json!({ "overlap": overlap })))
             .await;
         assert_eq!(
-            rule(&bad),
+            refused(&bad),
             (StatusCode::BAD_REQUEST, "admin.bad_request".into())
         );
     }
@@ -185,7 +175,7 @@ async fn rotation_and_revocation_stop_tokens_on_every_replica(kind: Kind) {
     );
     replica.clock.advance(RECHECK);
     assert_eq!(
-        rule(&receive(&replica, &fourth, &t, &c, "wait=0").await),
+        refused(&receive(&replica, &fourth, &t, &c, "wait=0").await),
         (StatusCode::FORBIDDEN, "producer.not_registered".into())
     );
     bus.publish(&created.queue, "kept", json!({})).await;
@@ -201,7 +191,7 @@ async fn rotation_and_revocation_stop_tokens_on_every_replica(kind: Kind) {
         "the queue was kept"
     );
     assert_eq!(
-        rule(&bus.step(&c, "/restore", None).await).0,
+        refused(&bus.step(&c, "/restore", None).await).0,
         StatusCode::CONFLICT
     );
 
@@ -225,14 +215,14 @@ async fn rotation_and_revocation_stop_tokens_on_every_replica(kind: Kind) {
     );
     replica.clock.advance(RECHECK);
     assert_eq!(
-        rule(&receive(&replica, &restored, &t, &c, "wait=0").await),
+        refused(&receive(&replica, &restored, &t, &c, "wait=0").await),
         (StatusCode::FORBIDDEN, "producer.not_registered".into())
     );
     let gone = bus
         .admin_call(Method::GET, &format!("/connections/{c}"), &bus.viewer, None)
         .await;
     assert_eq!(
-        rule(&gone),
+        refused(&gone),
         (StatusCode::NOT_FOUND, "admin.not_found".into())
     );
 
@@ -297,7 +287,7 @@ async fn admin_keys_are_scoped_by_workspace_and_role(kind: Kind) {
         )
         .await;
     assert_eq!(
-        rule(&again),
+        refused(&again),
         (StatusCode::CONFLICT, "admin.conflict".into())
     );
     // Roles: a viewer can't touch secrets, a developer can't revoke or remove connections.
@@ -310,7 +300,7 @@ async fn admin_keys_are_scoped_by_workspace_and_role(kind: Kind) {
         )
         .await;
     assert_eq!(
-        rule(&viewer_rotate),
+        refused(&viewer_rotate),
         (StatusCode::FORBIDDEN, "admin.forbidden".into())
     );
     let developer_rotate = bus
@@ -331,11 +321,11 @@ async fn admin_keys_are_scoped_by_workspace_and_role(kind: Kind) {
         (Method::DELETE, format!("/connections/{c}")),
         (Method::POST, "/connections".to_owned()),
     ] {
-        let refused = bus
+        let developer = bus
             .admin_call(method, &route, &bus.developer, Some(json!({})))
             .await;
         assert_eq!(
-            rule(&refused),
+            refused(&developer),
             (StatusCode::FORBIDDEN, "admin.forbidden".into()),
             "{route}"
         );
@@ -345,21 +335,21 @@ async fn admin_keys_are_scoped_by_workspace_and_role(kind: Kind) {
         .admin_call(Method::GET, "/connections", &bus.outsider, None)
         .await;
     assert_eq!(
-        rule(&outsider),
+        refused(&outsider),
         (StatusCode::FORBIDDEN, "admin.forbidden".into())
     );
     let wrong = bus
         .admin_call(Method::GET, "/connections", "sqsgw_nobody_secret", None)
         .await;
     assert_eq!(
-        rule(&wrong),
+        refused(&wrong),
         (StatusCode::UNAUTHORIZED, "admin.unauthenticated".into())
     );
     let missing = bus
         .admin_call(Method::POST, "/connections/nobody/revoke", &bus.admin, None)
         .await;
     assert_eq!(
-        rule(&missing),
+        refused(&missing),
         (StatusCode::NOT_FOUND, "admin.not_found".into())
     );
     for body in [
@@ -373,7 +363,7 @@ async fn admin_keys_are_scoped_by_workspace_and_role(kind: Kind) {
             .admin_call(Method::POST, "/connections", &bus.admin, Some(body.clone()))
             .await;
         assert_eq!(
-            rule(&bad),
+            refused(&bad),
             (StatusCode::BAD_REQUEST, "admin.bad_request".into()),
             "{body}"
         );

@@ -3,7 +3,7 @@
 //! test moves, skill registrations, and the document's curl lines run verbatim.
 
 use crate::harness::Kind;
-use crate::sombus::{Bus, post, receive, token};
+use crate::sombus::{Bus, post, receive, refused, token};
 use chrono::Timelike;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -15,16 +15,6 @@ fn messages(answer: &crate::harness::Answer) -> Vec<Value> {
 
 fn handle(message: &Value) -> String {
     message["receipt_handle"].as_str().unwrap().to_owned()
-}
-
-fn rule(answer: &crate::harness::Answer) -> (StatusCode, String) {
-    (
-        answer.status,
-        answer.body["violations"][0]["rule"]
-            .as_str()
-            .unwrap_or("")
-            .to_owned(),
-    )
 }
 
 /// Two stories interleaved: each keeps its order, and one in flight holds up only its own.
@@ -272,7 +262,7 @@ async fn limits_count_every_pull_route_per_connection(kind: Kind) {
     assert_eq!(nack.status, StatusCode::OK);
     let over = receive(&bus.gw, &token, &t, &c, "wait=0").await;
     assert_eq!(
-        rule(&over),
+        refused(&over),
         (StatusCode::TOO_MANY_REQUESTS, "rate.limited".into())
     );
     assert_eq!(over.headers["retry-after"], "1");
@@ -294,7 +284,7 @@ async fn limits_count_every_pull_route_per_connection(kind: Kind) {
     bus.gw.clock.advance(chrono::Duration::seconds(1));
     let quota = receive(&bus.gw, &token, &t, &c, "wait=0").await;
     assert_eq!(
-        rule(&quota),
+        refused(&quota),
         (StatusCode::TOO_MANY_REQUESTS, "quota.exceeded".into())
     );
     let now = bus.gw.clock_now();
@@ -344,7 +334,7 @@ async fn skills_come_from_the_registrations_file(kind: Kind) {
     };
     let missing = skills(token.clone()).await;
     assert_eq!(
-        rule(&missing),
+        refused(&missing),
         (StatusCode::SERVICE_UNAVAILABLE, "skills.unavailable".into())
     );
     assert!(missing.headers.contains_key("retry-after"));
@@ -358,7 +348,10 @@ async fn skills_come_from_the_registrations_file(kind: Kind) {
     assert_eq!(read.status, StatusCode::OK);
     assert_eq!(read.body, json!({ "registrations": [registration] }));
     std::fs::write(&file, "{ not json").unwrap();
-    assert_eq!(rule(&skills(token.clone()).await).1, "skills.unavailable");
+    assert_eq!(
+        refused(&skills(token.clone()).await).1,
+        "skills.unavailable"
+    );
     std::fs::write(&file, json!({ t.clone(): {} }).to_string()).unwrap();
     assert_eq!(skills(token).await.body, json!({ "registrations": [] }));
 }

@@ -21,7 +21,7 @@ use super::{BODY_LIMIT, SombusState, bearer};
 use crate::api::json::{optional_int, parse_object, reject_unknown};
 use crate::api::read_body;
 use crate::credentials::admin_keys::{AdminKey, AdminRole};
-use crate::credentials::oauth::connection::IssuedSecret;
+use crate::credentials::oauth::connection::{IssuedSecret, NotApplicable};
 use crate::credentials::oauth::{Connection, ConnectionStatus, Role, StoreError};
 use axum::Json;
 use axum::body::Body;
@@ -54,19 +54,19 @@ pub(super) fn routes() -> axum::Router<Arc<SombusState>> {
         )
         .route(
             &format!("{BASE}/connections/{{client}}/secret/stop-old"),
-            post(stop_old_secret),
+            post(step::<STOP_OLD_SECRET>),
         )
         .route(
             &format!("{BASE}/connections/{{client}}/secret/revoke"),
-            post(revoke_secret),
+            post(step::<REVOKE_SECRET>),
         )
         .route(
             &format!("{BASE}/connections/{{client}}/revoke"),
-            post(revoke),
+            post(step::<REVOKE>),
         )
         .route(
             &format!("{BASE}/connections/{{client}}/restore"),
-            post(restore),
+            post(step::<RESTORE>),
         )
         .route(
             &format!("{BASE}/connections/{{client}}/redrive"),
@@ -398,87 +398,45 @@ async fn rotate_secret(
     ))
 }
 
+/// The credential steps without a new secret (the const parameter of [`step`]).
+const STOP_OLD_SECRET: u8 = 0;
+const REVOKE_SECRET: u8 = 1;
+const REVOKE: u8 = 2;
+const RESTORE: u8 = 3;
+
 /// A credential step without a new secret: answers the connection as changed.
-async fn step(
-    state: &SombusState,
-    headers: &HeaderMap,
+async fn step<const STEP: u8>(
+    State(state): State<Arc<SombusState>>,
     path: Result<Path<(String, String)>, PathRejection>,
-    role: AdminRole,
-    action: &str,
-    apply: impl FnOnce(&mut Connection) -> Result<(), &'static str>,
+    headers: HeaderMap,
 ) -> Result<Json<Value>, SombusError> {
+    type Apply = fn(&mut Connection) -> Result<(), NotApplicable>;
+    let (role, action, apply): (AdminRole, &str, Apply) = match STEP {
+        STOP_OLD_SECRET => (
+            AdminRole::Developer,
+            "secret.stop_old",
+            Connection::stop_old_secret,
+        ),
+        REVOKE_SECRET => (
+            AdminRole::Developer,
+            "secret.revoke",
+            Connection::revoke_secret,
+        ),
+        REVOKE => (AdminRole::Admin, "connection.revoke", |connection| {
+            connection.set_status(ConnectionStatus::Revoked)
+        }),
+        _ => (AdminRole::Admin, "connection.restore", |connection| {
+            connection.set_status(ConnectionStatus::Active)
+        }),
+    };
     let Path((workspace, client)) = path.map_err(path_error)?;
-    let actor = state.admin(headers, &workspace, role)?;
+    let actor = state.admin(&headers, &workspace, role)?;
     let ((), connection) = state.change(actor, &workspace, &client, action, |connection| {
-        apply(connection).map_err(StoreError::NotApplicable)?;
+        apply(connection).map_err(|why| StoreError::NotApplicable(why.0))?;
         let detail = format!("credential_version {}", connection.credential_version);
         Ok(((), detail))
     })?;
     Ok(Json(view(&connection, state.clock.now())))
-}
-
-async fn stop_old_secret(
-    State(state): State<Arc<SombusState>>,
-    path: Result<Path<(String, String)>, PathRejection>,
-    headers: HeaderMap,
-) -> Result<Json<Value>, SombusError> {
-    step(
-        &state,
-        &headers,
-        path,
-        AdminRole::Developer,
-        "secret.stop_old",
-        |c| c.stop_old_secret().map_err(|why| why.0),
-    )
-    .await
-}
-
-async fn revoke_secret(
-    State(state): State<Arc<SombusState>>,
-    path: Result<Path<(String, String)>, PathRejection>,
-    headers: HeaderMap,
-) -> Result<Json<Value>, SombusError> {
-    step(
-        &state,
-        &headers,
-        path,
-        AdminRole::Developer,
-        "secret.revoke",
-        |c| c.revoke_secret().map_err(|why| why.0),
-    )
-    .await
-}
-
-async fn revoke(
-    State(state): State<Arc<SombusState>>,
-    path: Result<Path<(String, String)>, PathRejection>,
-    headers: HeaderMap,
-) -> Result<Json<Value>, SombusError> {
-    step(
-        &state,
-        &headers,
-        path,
-        AdminRole::Admin,
-        "connection.revoke",
-        |c| c.set_status(ConnectionStatus::Revoked).map_err(|why| why.0),
-    )
-    .await
-}
-
-async fn restore(
-    State(state): State<Arc<SombusState>>,
-    path: Result<Path<(String, String)>, PathRejection>,
-    headers: HeaderMap,
-) -> Result<Json<Value>, SombusError> {
-    step(
-        &state,
-        &headers,
-        path,
-        AdminRole::Admin,
-        "connection.restore",
-        |c| c.set_status(ConnectionStatus::Active).map_err(|why| why.0),
-    )
-    .await
 }
 
 async fn redrive(

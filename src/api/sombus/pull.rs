@@ -166,13 +166,7 @@ async fn acknowledge(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<Value>, SombusError> {
-    let consumer = state.consumer(&headers, path).await?;
-    let (handles, _) = wire::parse_handles(&read_body(body, BODY_LIMIT).await?, false)?;
-    let outcomes = state
-        .gateway
-        .acknowledge(&consumer.caller, &handles, Some(&consumer.connection.queue))
-        .await?;
-    Ok(Json(wire::handle_results(handles, &outcomes, "acked")))
+    settle(&state, path, &headers, body, false).await
 }
 
 async fn release(
@@ -181,19 +175,38 @@ async fn release(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<Value>, SombusError> {
-    let consumer = state.consumer(&headers, path).await?;
-    let (handles, delay) = wire::parse_handles(&read_body(body, BODY_LIMIT).await?, true)?;
-    // A delay past 12 hours from the delivery's receive ends at that mark (SQS's in-flight
-    // cap): the core clamps it.
-    let entries: Vec<(String, u32)> = handles
-        .iter()
-        .map(|handle| (handle.clone(), delay))
-        .collect();
-    let outcomes = state
-        .gateway
-        .change_visibility(&consumer.caller, &entries, Some(&consumer.connection.queue))
-        .await?;
-    Ok(Json(wire::handle_results(handles, &outcomes, "nacked")))
+    settle(&state, path, &headers, body, true).await
+}
+
+/// Acknowledges the body's handles, or releases them after its `delay_seconds`.
+async fn settle(
+    state: &SombusState,
+    path: ConsumerPath,
+    headers: &HeaderMap,
+    body: Body,
+    release: bool,
+) -> Result<Json<Value>, SombusError> {
+    let consumer = state.consumer(headers, path).await?;
+    let (handles, delay) = wire::parse_handles(&read_body(body, BODY_LIMIT).await?, release)?;
+    let queue = Some(consumer.connection.queue.as_str());
+    let gateway = &state.gateway;
+    let outcomes = if release {
+        // A delay past 12 hours from the delivery's receive ends at that mark (SQS's in-flight
+        // cap): the core clamps it.
+        let entries: Vec<(String, u32)> = handles
+            .iter()
+            .map(|handle| (handle.clone(), delay))
+            .collect();
+        gateway
+            .change_visibility(&consumer.caller, &entries, queue)
+            .await?
+    } else {
+        gateway
+            .acknowledge(&consumer.caller, &handles, queue)
+            .await?
+    };
+    let answered = if release { "nacked" } else { "acked" };
+    Ok(Json(wire::handle_results(handles, &outcomes, answered)))
 }
 
 async fn skills(

@@ -231,29 +231,39 @@ pub fn hash_secret(secret: &str) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(secret.as_bytes())))
 }
 
+/// A connection of workspace `w` with no secret yet, for tests.
+#[cfg(test)]
+pub(crate) fn sample(workspace: &str, client_id: &str) -> Connection {
+    use chrono::TimeZone as _;
+    Connection {
+        workspace: workspace.into(),
+        client_id: client_id.into(),
+        name: "test".into(),
+        role: Role::Consumer,
+        queue: "q".into(),
+        dead_letter_queue: None,
+        fifo: true,
+        attempt_limit: 5,
+        tier: "standard".into(),
+        status: ConnectionStatus::Active,
+        credential_version: 1,
+        secret: None,
+        previous_secret: None,
+        secrets_issued: 0,
+        created_at: Utc
+            .with_ymd_and_hms(2026, 11, 30, 12, 0, 0)
+            .single()
+            .expect("a valid time"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use chrono::TimeZone;
 
     fn connection() -> Connection {
-        Connection {
-            workspace: "w".into(),
-            client_id: "c1".into(),
-            name: "test".into(),
-            role: Role::Consumer,
-            queue: "q".into(),
-            dead_letter_queue: None,
-            fifo: true,
-            attempt_limit: 5,
-            tier: "standard".into(),
-            status: ConnectionStatus::Active,
-            credential_version: 1,
-            secret: None,
-            previous_secret: None,
-            secrets_issued: 0,
-            created_at: Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap(),
-        }
+        sample("w", "c1")
     }
 
     #[test]

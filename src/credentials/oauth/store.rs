@@ -364,27 +364,11 @@ fn private_file(path: &Path, truncate: bool) -> Result<File, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::credentials::oauth::connection::{ConnectionStatus, Role};
+    use crate::credentials::oauth::connection::ConnectionStatus;
     use chrono::TimeZone;
 
     fn connection(workspace: &str, client_id: &str) -> Connection {
-        Connection {
-            workspace: workspace.into(),
-            client_id: client_id.into(),
-            name: "n".into(),
-            role: Role::Consumer,
-            queue: "q".into(),
-            dead_letter_queue: None,
-            fifo: true,
-            attempt_limit: 5,
-            tier: "standard".into(),
-            status: ConnectionStatus::Active,
-            credential_version: 1,
-            secret: None,
-            previous_secret: None,
-            secrets_issued: 0,
-            created_at: Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap(),
-        }
+        crate::credentials::oauth::connection::sample(workspace, client_id)
     }
 
     fn audit(workspace: &str, action: &str) -> AuditEntry {

@@ -166,7 +166,6 @@ impl TokenService {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::credentials::oauth::connection::ConnectionStatus;
     use chrono::TimeZone;
     use zeroize::Zeroizing;
 
@@ -181,21 +180,8 @@ mod tests {
 
     fn connection() -> Connection {
         Connection {
-            workspace: "w".into(),
-            client_id: "c1".into(),
-            name: "n".into(),
-            role: Role::Consumer,
-            queue: "q".into(),
-            dead_letter_queue: None,
-            fifo: true,
-            attempt_limit: 5,
-            tier: "standard".into(),
-            status: ConnectionStatus::Active,
             credential_version: 3,
-            secret: None,
-            previous_secret: None,
-            secrets_issued: 0,
-            created_at: Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap(),
+            ..crate::credentials::oauth::connection::sample("w", "c1")
         }
     }
 
