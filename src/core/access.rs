@@ -77,7 +77,17 @@ pub enum Principal {
     Anonymous,
 }
 
-/// The actions granted on each queue (`*` for every queue).
+/// What the names of queues a dialect keeps for its own callers start with (the sombus
+/// connections' queues): a grant on every queue (`*`) reaches them only to send and to inspect
+/// (address, settings, counts); receiving, acknowledging, releasing, peeking, purging, managing
+/// and redriving take a grant that names the queue. So producers with a `*` key publish into
+/// them, and no other SQS key, ezgh receipt holder or anonymous caller touches their messages.
+pub const RESERVED_QUEUE_PREFIX: &str = "sqsgw_";
+
+/// What a `*` grant still allows on a reserved queue.
+const EVERYWHERE_ON_RESERVED: [Action; 2] = [Action::Send, Action::Inspect];
+
+/// The actions granted on each queue (`*` for every queue but the reserved ones).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Grants {
     everywhere: BTreeSet<Action>,
@@ -108,7 +118,9 @@ impl Grants {
 
     /// Whether `action` is granted on `queue`.
     pub fn allows(&self, action: Action, queue: &str) -> bool {
-        self.everywhere.contains(&action)
+        (self.everywhere.contains(&action)
+            && (!queue.starts_with(RESERVED_QUEUE_PREFIX)
+                || EVERYWHERE_ON_RESERVED.contains(&action)))
             || self
                 .by_queue
                 .get(queue)
@@ -170,6 +182,18 @@ mod tests {
         assert_eq!(denied.kind, crate::core::ErrorKind::PermissionDenied);
         assert!(denied.message.contains("purge"));
         assert!(Grants::everything().allows(Action::Redrive, "any"));
+        // A reserved queue is reached only by a grant that names it.
+        let reserved = "sqsgw_sb_w_c.fifo";
+        assert!(!Grants::everything().allows(Action::Receive, reserved));
+        assert!(!Grants::everything().allows(Action::Acknowledge, reserved));
+        assert!(!Grants::everything().allows(Action::Purge, reserved));
+        assert!(!Grants::everything().allows(Action::ManageQueues, reserved));
+        assert!(Grants::everything().allows(Action::Send, reserved));
+        assert!(
+            Grants::none()
+                .allow(reserved, [Action::Receive])
+                .allows(Action::Receive, reserved)
+        );
         assert!(!Grants::none().allows(Action::Inspect, "any"));
     }
 }

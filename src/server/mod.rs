@@ -80,7 +80,7 @@ impl App {
             Arc::clone(&clock),
         )
         .with_aliases(config.ezgh.aliases().map_err(ConfigError::from)?)
-        .with_managed_prefix(api::sombus::QUEUE_PREFIX);
+        .with_managed_prefix(crate::core::access::RESERVED_QUEUE_PREFIX);
         let state: Arc<dyn StateStore> = Arc::new(InProcessState::new(
             config.ledger.max_entries,
             Duration::from_secs(config.ledger.ttl_seconds),
@@ -233,9 +233,9 @@ fn sombus_state(
     clock: &Arc<dyn Clock>,
 ) -> Result<api::sombus::SombusState, BuildError> {
     let store = match config.credentials_dir() {
-        Some(dir) => ConnectionStore::open(&dir)
+        Some(dir) => ConnectionStore::open(&dir, Arc::clone(clock))
             .map_err(|error| BuildError::Backend(format!("sombus credential store: {error}")))?,
-        None => ConnectionStore::in_memory(),
+        None => ConnectionStore::in_memory(Arc::clone(clock)),
     };
     let tokens = TokenService::new(
         &config.keyring()?,
@@ -253,6 +253,9 @@ fn sombus_state(
         &config.sombus,
         config.sombus.admin_keys().map_err(ConfigError::from)?,
         check,
+        ClientAddressPolicy {
+            trust_forwarded_for: config.server.trust_forwarded_for,
+        },
         Arc::clone(clock),
     ))
 }

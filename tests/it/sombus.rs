@@ -686,6 +686,24 @@ async fn the_token_service_speaks_oauth(kind: Kind) {
     let wrong_method = answer(bus.gw.http.get(&url).send().await.unwrap()).await;
     assert_eq!(wrong_method.status, StatusCode::METHOD_NOT_ALLOWED);
     assert!(wrong_method.body["error"].is_string());
+    // Failures count against the caller's address: 60 a minute (4 so far), then 429.
+    for _ in 0..56 {
+        assert_eq!(
+            token_answer(&bus.gw, "nobody", "x").await.status,
+            StatusCode::UNAUTHORIZED
+        );
+    }
+    let over = token_answer(&bus.gw, &created.client_id, "sbs_guess").await;
+    assert_eq!(over.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(over.body["error"], "temporarily_unavailable");
+    assert!(over.headers.contains_key("retry-after"));
+    // The right secret still gets its token.
+    assert_eq!(
+        token_answer(&bus.gw, &created.client_id, &created.secret)
+            .await
+            .status,
+        StatusCode::OK
+    );
 }
 
 crate::on_both_backends!(

@@ -1,6 +1,7 @@
 //! sombus credentials over HTTP on both backends, on two replicas sharing the credential store:
 //! rotation, stop-old-secret, revocation, restore and removal with exactly the documented effects,
-//! timed with each replica's clock moved by the test; admin roles and the audit log.
+//! timed with each replica's clock moved by the test; admin roles and the audit log; and the
+//! attacks: colliding queue names, other APIs' wide grants, re-created connections, racing creates.
 
 use crate::harness::Kind;
 use crate::sombus::{Bus, receive, refused, token, token_answer};
@@ -388,7 +389,162 @@ async fn admin_keys_are_scoped_by_workspace_and_role(kind: Kind) {
     later.stop().await;
 }
 
+/// Connection queue names cannot meet: `x-dlq` is not `x`'s dead-letter queue, and removing one
+/// connection leaves the other's queues.
+async fn queues_of_two_connections_never_meet(kind: Kind) {
+    let bus = Bus::start(kind).await;
+    let x = bus.create(json!({ "client_id": "x" })).await;
+    let x_dlq = bus.create(json!({ "client_id": "x-dlq" })).await;
+    let shown = bus
+        .admin_call(Method::GET, "/connections/x", &bus.viewer, None)
+        .await;
+    let x_dead_letters = shown.body["dead_letter_queue"].as_str().unwrap().to_owned();
+    assert_ne!(x_dead_letters, x_dlq.queue);
+    assert_ne!(x.queue, x_dlq.queue);
+    let removed = bus
+        .admin_call(Method::DELETE, "/connections/x-dlq", &bus.admin, None)
+        .await;
+    assert_eq!(removed.status, StatusCode::NO_CONTENT);
+    assert!(bus.gw.backend.resolve(&x_dead_letters).await.is_ok());
+    assert!(bus.gw.backend.resolve(&x.queue).await.is_ok());
+}
+
+/// Other APIs' wide grants reach a connection's queue only to publish: an SQS key for every
+/// queue can't receive, delete or purge there, and ezgh's handle-holder ack can't acknowledge a
+/// sombus delivery.
+async fn other_apis_reach_a_connections_queue_only_to_publish(kind: Kind) {
+    let bus = Bus::start(kind).await;
+    let created = bus.create(json!({ "fifo": false })).await;
+    let (t, c) = (bus.workspace.clone(), created.client_id.clone());
+    bus.publish(&created.queue, "s", json!({})).await;
+    let (sqs, url) = bus.gw.sqs_queue(&created.queue).await;
+    let stolen = sqs.receive_message().queue_url(&url).send().await;
+    let code = stolen
+        .err()
+        .and_then(|error| error.into_service_error().meta().code().map(str::to_owned));
+    assert_eq!(code.as_deref(), Some("AccessDenied"));
+    assert!(sqs.purge_queue().queue_url(&url).send().await.is_err());
+    let token = token(&bus.gw, &c, &created.secret).await;
+    let got = receive(&bus.gw, &token, &t, &c, "wait=2").await;
+    let handle = got.body["messages"][0]["receipt_handle"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let ezgh = bus.gw.ack(&[&handle]).await;
+    assert_ne!(
+        ezgh.body["results"][0],
+        json!({ "ok": true }),
+        "{}",
+        ezgh.body
+    );
+    // The delivery is still the consumer's: releasing it brings it back a second time.
+    let nacked = crate::sombus::post(
+        &bus.gw,
+        &token,
+        &t,
+        &c,
+        "nack",
+        json!({ "receipt_handles": [handle] }),
+    )
+    .await;
+    assert_eq!(nacked.body["failed"], json!([]));
+    let again = receive(&bus.gw, &token, &t, &c, "wait=2").await;
+    assert_eq!(again.body["messages"][0]["receive_count"], 2);
+}
+
+/// A connection removed and created again under the same client id is another: tokens of the
+/// first never read the second.
+async fn a_recreated_connection_refuses_the_old_ones_tokens(kind: Kind) {
+    let bus = Bus::start(kind).await;
+    let first = bus.create(json!({ "client_id": "again" })).await;
+    let old = token(&bus.gw, "again", &first.secret).await;
+    let removed = bus
+        .admin_call(Method::DELETE, "/connections/again", &bus.admin, None)
+        .await;
+    assert_eq!(removed.status, StatusCode::NO_CONTENT);
+    let second = bus.create(json!({ "client_id": "again" })).await;
+    let t = bus.workspace.clone();
+    assert_eq!(
+        refused(&receive(&bus.gw, &old, &t, "again", "wait=0").await),
+        (StatusCode::UNAUTHORIZED, "producer.unauthenticated".into())
+    );
+    let new = token(&bus.gw, "again", &second.secret).await;
+    assert_eq!(
+        receive(&bus.gw, &new, &t, "again", "wait=0").await.status,
+        StatusCode::OK
+    );
+}
+
+/// Two creates of one client id at once: one wins, and the loser leaves the winner's queues.
+async fn concurrent_creates_leave_the_winners_queues(kind: Kind) {
+    let bus = Bus::start(kind).await;
+    let body = json!({ "client_id": "twice" });
+    let (a, b) = tokio::join!(
+        bus.admin_call(Method::POST, "/connections", &bus.admin, Some(body.clone())),
+        bus.admin_call(Method::POST, "/connections", &bus.admin, Some(body.clone())),
+    );
+    let mut statuses = [a.status, b.status];
+    statuses.sort();
+    assert_eq!(statuses, [StatusCode::CREATED, StatusCode::CONFLICT]);
+    let winner = if a.status == StatusCode::CREATED {
+        a
+    } else {
+        b
+    };
+    let secret = winner.body["client_secret"].as_str().unwrap();
+    let shown = bus
+        .admin_call(Method::GET, "/connections/twice", &bus.viewer, None)
+        .await;
+    let queue = shown.body["queue"].as_str().unwrap();
+    assert!(
+        bus.gw.backend.resolve(queue).await.is_ok(),
+        "the winner's queue stays"
+    );
+    let token = token(&bus.gw, "twice", secret).await;
+    let t = bus.workspace.clone();
+    assert_eq!(
+        receive(&bus.gw, &token, &t, "twice", "wait=0").await.status,
+        StatusCode::OK
+    );
+}
+
+/// Before a long poll the connection is read at most 10 s earlier, so a change stops deliveries
+/// within 30 s even with a 20 s wait; other routes may use a read up to 25 s old.
+async fn a_long_poll_reads_the_connection_fresh(kind: Kind) {
+    let bus = Bus::start(kind).await;
+    let created = bus.create(json!({})).await;
+    let replica = bus.replica(kind).await;
+    let (t, c) = (bus.workspace.clone(), created.client_id.clone());
+    let token = token(&bus.gw, &c, &created.secret).await;
+    assert_eq!(
+        receive(&replica, &token, &t, &c, "wait=0").await.status,
+        StatusCode::OK
+    );
+    assert_eq!(bus.step(&c, "/revoke", None).await.status, StatusCode::OK);
+    replica.clock.advance(chrono::Duration::seconds(11));
+    let ack = crate::sombus::post(
+        &replica,
+        &token,
+        &t,
+        &c,
+        "ack",
+        json!({ "receipt_handles": ["x"] }),
+    )
+    .await;
+    assert_eq!(ack.status, StatusCode::OK, "within the recheck time");
+    assert_eq!(
+        refused(&receive(&replica, &token, &t, &c, "wait=20").await),
+        (StatusCode::FORBIDDEN, "producer.not_registered".into())
+    );
+    replica.stop().await;
+}
+
 crate::on_both_backends!(
     rotation_and_revocation_stop_tokens_on_every_replica,
     admin_keys_are_scoped_by_workspace_and_role,
+    queues_of_two_connections_never_meet,
+    other_apis_reach_a_connections_queue_only_to_publish,
+    a_recreated_connection_refuses_the_old_ones_tokens,
+    concurrent_creates_leave_the_winners_queues,
+    a_long_poll_reads_the_connection_fresh,
 );

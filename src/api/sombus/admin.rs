@@ -13,14 +13,13 @@
 //! | `POST /connections/{c}/secret/revoke` | developer | revoke secret |
 //! | `POST /connections/{c}/redrive` | developer | dead letters back to the queue |
 
-use super::connections::{
-    ATTEMPT_LIMITS, MAX_CLIENT_ID_LEN, NewConnection, valid_id, valid_workspace,
-};
+use super::connections::{ATTEMPT_LIMITS, NewConnection, valid_workspace};
 use super::error::{SombusError, admin_rule};
 use super::{BODY_LIMIT, SombusState, bearer};
 use crate::api::json::{optional_int, parse_object, reject_unknown};
 use crate::api::read_body;
 use crate::credentials::admin_keys::{AdminKey, AdminRole};
+use crate::credentials::oauth::check::is_client_id;
 use crate::credentials::oauth::connection::{IssuedSecret, NotApplicable};
 use crate::credentials::oauth::{Connection, ConnectionStatus, Role, StoreError};
 use axum::Json;
@@ -224,7 +223,7 @@ async fn create(
     let bad = |message: &str| refusal(StatusCode::BAD_REQUEST, admin_rule::BAD_REQUEST, message);
     if !valid_workspace(&workspace) {
         return Err(bad(
-            "the workspace id must be 1 to 36 letters, digits, `-` or `_`",
+            "the workspace id must be 1 to 36 letters, digits or `-`",
         ));
     }
     let body = read_body(body, BODY_LIMIT)
@@ -249,11 +248,8 @@ async fn create(
         }
     };
     let client_id = text("client_id")?;
-    if client_id
-        .as_deref()
-        .is_some_and(|id| !valid_id(id, MAX_CLIENT_ID_LEN))
-    {
-        return Err(bad("client_id must be 1 to 25 letters, digits, `-` or `_`"));
+    if client_id.as_deref().is_some_and(|id| !is_client_id(id)) {
+        return Err(bad("client_id must be 1 to 25 letters, digits or `-`"));
     }
     let name = text("name")?;
     if name

@@ -14,11 +14,13 @@ use crate::credentials::oauth::{AuditEntry, Connection, ConnectionStatus, Role, 
 use axum::http::StatusCode;
 use std::sync::Arc;
 
-/// What every connection's queue name starts with (the registry lets the gateway manage them).
-pub const QUEUE_PREFIX: &str = "sombus-";
-/// The longest workspace id (a UUID fits) and client id, so queue names stay within 80 characters.
+/// What every connection's queue name starts with: the core's reserved prefix, so only the
+/// connection's own callers reach its queues (no `*` grant of another API does).
+const QUEUE_PREFIX: &str = "sqsgw_sb_";
+/// The longest workspace id (a UUID fits); with the longest client id (25) and the `_` separators
+/// (which no id contains, so no two connections' queue names can meet), a name has at most
+/// 9 + 36 + 1 + 25 + 4 + 5 = 80 characters, SQS's limit.
 const MAX_WORKSPACE_LEN: usize = 36;
-pub(super) const MAX_CLIENT_ID_LEN: usize = 25;
 /// The attempt limit's range (SQS's `maxReceiveCount`).
 pub(super) const ATTEMPT_LIMITS: std::ops::RangeInclusive<u32> = 1..=1000;
 /// How long a delivery stays hidden by default (the pull API passes its own on every receive).
@@ -37,18 +39,22 @@ pub(super) struct NewConnection {
     pub tier: String,
 }
 
-/// Whether an id may be a workspace id (`max` 36) or a client id (`max` 25).
-pub(super) fn valid_id(id: &str, max: usize) -> bool {
-    !id.is_empty()
-        && id.len() <= max
-        && id
+/// Whether a workspace id is one this gateway can hold: 1 to 36 letters, digits or `-`.
+pub(super) fn valid_workspace(workspace: &str) -> bool {
+    !workspace.is_empty()
+        && workspace.len() <= MAX_WORKSPACE_LEN
+        && workspace
             .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-')
 }
 
-/// Whether a workspace id is one this gateway can hold.
-pub(super) fn valid_workspace(workspace: &str) -> bool {
-    valid_id(workspace, MAX_WORKSPACE_LEN)
+/// The connection's queue and dead-letter queue.
+fn queue_names(workspace: &str, client_id: &str, fifo: bool) -> (String, String) {
+    let suffix = if fifo { ".fifo" } else { "" };
+    (
+        format!("{QUEUE_PREFIX}{workspace}_{client_id}{suffix}"),
+        format!("{QUEUE_PREFIX}{workspace}_{client_id}_dlq{suffix}"),
+    )
 }
 
 fn store_error(error: StoreError) -> SombusError {
@@ -157,7 +163,8 @@ impl SombusState {
         Ok((answer, connection))
     }
 
-    /// Creates a connection with its queues, and its first secret.
+    /// Creates a connection: its record first (so a second create of the same client id stops
+    /// there, before any queue), then its queues; a failure undoes both.
     pub(super) async fn create_connection(
         &self,
         actor: &AdminKey,
@@ -171,45 +178,15 @@ impl SombusState {
                 "tier is not one of the configured tiers",
             ));
         }
-        let client_id = match new.client_id {
-            Some(client_id) => client_id,
-            None => format!("c{}", &uuid::Uuid::new_v4().simple().to_string()[..24]),
-        };
-        if self
-            .check
-            .store()
-            .get(&client_id)
-            .map_err(store_error)?
-            .is_some()
-        {
-            return Err(store_error(StoreError::Exists));
-        }
-        let suffix = if new.fifo { ".fifo" } else { "" };
-        let queue = format!("{QUEUE_PREFIX}{workspace}-{client_id}{suffix}");
-        let dead_letter_queue = format!("{QUEUE_PREFIX}{workspace}-{client_id}-dlq{suffix}");
-        let caller = Self::admin_caller(actor, &[&queue, &dead_letter_queue]);
-        let base = QueueSettings {
-            visibility_timeout_seconds: Some(DEFAULT_VISIBILITY),
-            retention_seconds: Some(RETENTION_SECONDS),
-            content_based_deduplication: new.fifo.then_some(true),
-            ..QueueSettings::default()
-        };
-        self.gateway
-            .create_queue(&caller, &dead_letter_queue, &base)
-            .await
-            .map_err(SombusError::admin)?;
-        let settings = QueueSettings {
-            dead_letter: Some((dead_letter_queue.clone(), new.attempt_limit)),
-            ..base
-        };
-        if let Err(error) = self.gateway.create_queue(&caller, &queue, &settings).await {
-            self.delete_queues(&caller, &[&dead_letter_queue]).await;
-            return Err(SombusError::admin(error));
-        }
+        let client_id = new
+            .client_id
+            .unwrap_or_else(|| format!("c{}", &uuid::Uuid::new_v4().simple().to_string()[..20]));
+        let (queue, dead_letter_queue) = queue_names(workspace, &client_id, new.fifo);
         let now = self.clock.now();
         let mut connection = Connection {
             workspace: workspace.to_owned(),
             client_id: client_id.clone(),
+            instance: uuid::Uuid::new_v4().simple().to_string(),
             name: new.name.unwrap_or_else(|| client_id.clone()),
             role: new.role,
             queue: queue.clone(),
@@ -234,13 +211,56 @@ impl SombusState {
             "connection.create",
             format!("queue {queue}; secret {} issued", secret.serial),
         );
-        if let Err(error) = self.check.store().create(connection.clone(), audit) {
-            self.delete_queues(&caller, &[&queue, &dead_letter_queue])
-                .await;
-            return Err(store_error(error));
-        }
+        self.check
+            .store()
+            .create(connection.clone(), audit)
+            .map_err(store_error)?;
         self.check.forget(&client_id);
+        if let Err(error) = self.create_queues(actor, &connection).await {
+            let undo = self.audit(
+                actor,
+                workspace,
+                &client_id,
+                "connection.create_undone",
+                "its queues could not be made".to_owned(),
+            );
+            if let Err(undo_error) = self.check.store().remove(&client_id, undo) {
+                tracing::error!(error = %undo_error, client_id, "a half-made connection's record stays");
+            }
+            self.check.forget(&client_id);
+            return Err(error);
+        }
         Ok((connection, secret))
+    }
+
+    /// Makes the connection's dead-letter queue, then its queue; a failure deletes what was made.
+    async fn create_queues(
+        &self,
+        actor: &AdminKey,
+        connection: &Connection,
+    ) -> Result<(), SombusError> {
+        let queue = connection.queue.as_str();
+        let dead_letter_queue = connection.dead_letter_queue.as_deref().unwrap_or_default();
+        let caller = Self::admin_caller(actor, &[queue, dead_letter_queue]);
+        let base = QueueSettings {
+            visibility_timeout_seconds: Some(DEFAULT_VISIBILITY),
+            retention_seconds: Some(RETENTION_SECONDS),
+            content_based_deduplication: connection.fifo.then_some(true),
+            ..QueueSettings::default()
+        };
+        self.gateway
+            .create_queue(&caller, dead_letter_queue, &base)
+            .await
+            .map_err(SombusError::admin)?;
+        let settings = QueueSettings {
+            dead_letter: Some((dead_letter_queue.to_owned(), connection.attempt_limit)),
+            ..base
+        };
+        if let Err(error) = self.gateway.create_queue(&caller, queue, &settings).await {
+            self.delete_queues(&caller, &[dead_letter_queue]).await;
+            return Err(SombusError::admin(error));
+        }
+        Ok(())
     }
 
     /// Removes a connection: its queues first (a backend that fails leaves everything as it

@@ -239,6 +239,8 @@ pub enum OAuthErrorCode {
     UnsupportedGrantType,
     /// 503: the credential store cannot be read.
     TemporarilyUnavailable,
+    /// 429: too many failed attempts from the client's address (`Retry-After`).
+    TooManyFailures,
 }
 
 /// A token-service refusal.
@@ -248,6 +250,8 @@ pub struct OAuthError {
     description: String,
     /// A routing answer's own status (404, 405) instead of the code's.
     status: Option<StatusCode>,
+    /// When to retry (429, 503).
+    retry_after: Option<Duration>,
 }
 
 impl OAuthError {
@@ -257,7 +261,14 @@ impl OAuthError {
             code,
             description: description.into(),
             status: None,
+            retry_after: None,
         }
+    }
+
+    /// With a `Retry-After` of `wait`.
+    pub fn retry_after(mut self, wait: Option<Duration>) -> Self {
+        self.retry_after = wait;
+        self
     }
 }
 
@@ -296,6 +307,9 @@ impl IntoResponse for OAuthError {
             OAuthErrorCode::TemporarilyUnavailable => {
                 (StatusCode::SERVICE_UNAVAILABLE, "temporarily_unavailable")
             }
+            OAuthErrorCode::TooManyFailures => {
+                (StatusCode::TOO_MANY_REQUESTS, "temporarily_unavailable")
+            }
         };
         let status = self.status.unwrap_or(status);
         tracing::info!(error = code, "token refused");
@@ -313,10 +327,11 @@ impl IntoResponse for OAuthError {
                 HeaderValue::from_static("Basic realm=\"sombus\", charset=\"UTF-8\""),
             );
         }
-        if status == StatusCode::SERVICE_UNAVAILABLE {
+        if status == StatusCode::SERVICE_UNAVAILABLE || status == StatusCode::TOO_MANY_REQUESTS {
+            let wait = self.retry_after.unwrap_or(UNAVAILABLE_RETRY);
             headers.insert(
                 header::RETRY_AFTER,
-                HeaderValue::from(retry_after_seconds(UNAVAILABLE_RETRY)),
+                HeaderValue::from(retry_after_seconds(wait)),
             );
         }
         response

@@ -23,8 +23,6 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub use connections::QUEUE_PREFIX;
-
 /// The largest request body of the pull, token and admin routes.
 const BODY_LIMIT: usize = 64 * 1024;
 
@@ -36,6 +34,7 @@ pub struct SombusState {
     tiers: BTreeMap<String, TierConfig>,
     registrations: Option<PathBuf>,
     public_url: Option<String>,
+    client_addresses: crate::api::ClientAddressPolicy,
     clock: Arc<dyn Clock>,
 }
 
@@ -54,6 +53,7 @@ impl SombusState {
         section: &config::SombusConfig,
         admin_keys: AdminKeys,
         check: CredentialCheck,
+        client_addresses: crate::api::ClientAddressPolicy,
         clock: Arc<dyn Clock>,
     ) -> Self {
         Self {
@@ -63,6 +63,7 @@ impl SombusState {
             tiers: section.tiers(),
             registrations: section.registrations_file.clone(),
             public_url: section.public_url.clone(),
+            client_addresses,
             clock,
         }
     }

@@ -8,6 +8,7 @@ use super::{BODY_LIMIT, SombusState, bearer, registrations};
 use crate::api::read_body;
 use crate::core::access::{Action, Caller, Grants, Principal};
 use crate::core::limits::Allowance;
+use crate::credentials::oauth::check::MAX_RECHECK;
 use crate::credentials::oauth::{Connection, Refusal};
 use axum::Json;
 use axum::body::Body;
@@ -18,6 +19,11 @@ use axum::routing::{get, post};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// How fresh what a replica read of the connection must be before a long poll: a receive may
+/// wait 20 s before it answers, so the connection must have been read at most 10 s earlier for
+/// a change to stop deliveries within 30 s.
+const BEFORE_LONG_POLL: Duration = Duration::from_secs(10);
 
 /// How long to wait before reading registrations again after they could not be read.
 const SKILLS_RETRY: Duration = Duration::from_secs(30);
@@ -56,6 +62,7 @@ impl SombusState {
         &self,
         headers: &HeaderMap,
         path: ConsumerPath,
+        fresh_within: Duration,
     ) -> Result<Consumer, SombusError> {
         let token = bearer(headers).ok_or_else(|| {
             SombusError::new(
@@ -64,20 +71,23 @@ impl SombusState {
                 "send the access token as `Authorization: Bearer <token>`",
             )
         })?;
-        let (claims, connection) = self.check.check(token).map_err(|refusal| match refusal {
-            Refusal::Unauthenticated(why) => {
-                SombusError::new(StatusCode::UNAUTHORIZED, rule::UNAUTHENTICATED, why)
-            }
-            Refusal::NotRegistered(why) => {
-                SombusError::new(StatusCode::FORBIDDEN, rule::NOT_REGISTERED, why)
-            }
-            Refusal::Unavailable => SombusError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                rule::QUEUE_UNAVAILABLE,
-                "your connection couldn't be read; retry after Retry-After",
-            )
-            .retry_after(UNAVAILABLE_RETRY),
-        })?;
+        let (claims, connection) =
+            self.check
+                .check(token, fresh_within)
+                .map_err(|refusal| match refusal {
+                    Refusal::Unauthenticated(why) => {
+                        SombusError::new(StatusCode::UNAUTHORIZED, rule::UNAUTHENTICATED, why)
+                    }
+                    Refusal::NotRegistered(why) => {
+                        SombusError::new(StatusCode::FORBIDDEN, rule::NOT_REGISTERED, why)
+                    }
+                    Refusal::Unavailable => SombusError::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        rule::QUEUE_UNAVAILABLE,
+                        "your connection couldn't be read; retry after Retry-After",
+                    )
+                    .retry_after(UNAVAILABLE_RETRY),
+                })?;
         let Path((tenant, client)) = path.map_err(|_| {
             SombusError::bad_request("the path is not valid: its segments must be UTF-8")
         })?;
@@ -145,7 +155,7 @@ async fn receive(
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Result<Json<Received>, SombusError> {
-    let consumer = state.consumer(&headers, path).await?;
+    let consumer = state.consumer(&headers, path, BEFORE_LONG_POLL).await?;
     let options = wire::parse_receive_query(query.as_deref())?;
     let deliveries = state
         .gateway
@@ -186,7 +196,7 @@ async fn settle(
     body: Body,
     release: bool,
 ) -> Result<Json<Value>, SombusError> {
-    let consumer = state.consumer(headers, path).await?;
+    let consumer = state.consumer(headers, path, MAX_RECHECK).await?;
     let (handles, delay) = wire::parse_handles(&read_body(body, BODY_LIMIT).await?, release)?;
     let queue = Some(consumer.connection.queue.as_str());
     let gateway = &state.gateway;
@@ -214,7 +224,7 @@ async fn skills(
     path: ConsumerPath,
     headers: HeaderMap,
 ) -> Result<Json<Value>, SombusError> {
-    let consumer = state.consumer(&headers, path).await?;
+    let consumer = state.consumer(&headers, path, MAX_RECHECK).await?;
     let connection = &consumer.connection;
     let registrations = registrations::bound_to(
         state.registrations.as_deref(),

@@ -7,16 +7,19 @@ use crate::api::read_body;
 use crate::credentials::oauth::Refusal;
 use axum::Json;
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use base64::Engine as _;
 use serde_json::json;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// The largest token request body.
 const TOKEN_BODY_LIMIT: usize = 4096;
+/// Failed token requests an address may make in any minute before it gets 429.
+const FAILURES_PER_MINUTE: u32 = 60;
 
 pub(super) fn routes() -> axum::Router<Arc<SombusState>> {
     axum::Router::new().route("/v1/oauth/token", post(token))
@@ -24,27 +27,47 @@ pub(super) fn routes() -> axum::Router<Arc<SombusState>> {
 
 async fn token(
     State(state): State<Arc<SombusState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, OAuthError> {
-    let (client_id, secret) = basic_credentials(&headers).ok_or_else(|| {
-        OAuthError::new(
-            OAuthErrorCode::InvalidClient,
+    let authenticated = match basic_credentials(&headers) {
+        Some((client_id, secret)) => state.check.authenticate_client(&client_id, &secret),
+        None => Err(Refusal::Unauthenticated(
             "authenticate with HTTP Basic: the client id and secret",
-        )
-    })?;
-    let (connection, serial) = state
-        .check
-        .authenticate_client(&client_id, &secret)
-        .map_err(|refusal| match refusal {
-            Refusal::Unauthenticated(why) | Refusal::NotRegistered(why) => {
-                OAuthError::new(OAuthErrorCode::InvalidClient, why)
-            }
-            Refusal::Unavailable => OAuthError::new(
+        )),
+    };
+    let (connection, serial) = match authenticated {
+        Ok(found) => found,
+        Err(Refusal::Unavailable) => {
+            return Err(OAuthError::new(
                 OAuthErrorCode::TemporarilyUnavailable,
                 "the token service is unavailable; retry later",
-            ),
-        })?;
+            ));
+        }
+        Err(Refusal::Unauthenticated(why) | Refusal::NotRegistered(why)) => {
+            // Failures count against the caller's address; past the budget, 429.
+            let client = state.client_addresses.client_address(&headers, peer);
+            let budget = state
+                .gateway
+                .limits()
+                .per_minute(
+                    &format!("oauth.failures:{client}"),
+                    1,
+                    FAILURES_PER_MINUTE,
+                    "too many failed token requests from this address",
+                )
+                .await;
+            return Err(match budget {
+                Ok(()) => OAuthError::new(OAuthErrorCode::InvalidClient, why),
+                Err(limited) => OAuthError::new(
+                    OAuthErrorCode::TooManyFailures,
+                    "too many failed token requests from this address; retry later",
+                )
+                .retry_after(limited.retry_after()),
+            });
+        }
+    };
     let form_encoded = headers
         .get(header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())

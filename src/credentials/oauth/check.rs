@@ -93,21 +93,26 @@ impl CredentialCheck {
     ) -> Result<(Connection, u64), Refusal> {
         const WRONG: Refusal = Refusal::Unauthenticated("unknown client or wrong secret");
         let now = self.clock.now();
-        let connection = self.store.get(client_id).map_err(unavailable)?;
-        // What was just read is the freshest view: the token about to be issued is checked
-        // against it, not against an older one this replica kept.
-        self.looked_up.insert(
-            client_id.to_owned(),
-            Looked {
-                at: now,
-                connection: connection.clone().map(Arc::new),
-            },
-        );
+        let connection = if is_client_id(client_id) {
+            self.store.get(client_id).map_err(unavailable)?
+        } else {
+            None
+        };
         let Some(connection) = connection else {
             // The same work as for a known client, so timing doesn't tell ids apart.
             let _ = super::connection::hash_secret(secret);
             return Err(WRONG);
         };
+        // What was just read is the freshest view: the token about to be issued is checked
+        // against it, not against an older one this replica kept. (Only known clients are kept:
+        // callers that authenticate nothing fill nothing.)
+        self.looked_up.insert(
+            client_id.to_owned(),
+            Looked {
+                at: now,
+                connection: Some(Arc::new(connection.clone())),
+            },
+        );
         let serial = connection.secret_serial(secret, now).ok_or(WRONG)?;
         if connection.status != ConnectionStatus::Active {
             return Err(Refusal::Unauthenticated("the connection is revoked"));
@@ -120,15 +125,23 @@ impl CredentialCheck {
         self.tokens.issue(connection, serial, self.clock.now())
     }
 
-    /// The claims of a token that may read now, with its connection.
-    pub fn check(&self, token: &str) -> Result<(TokenClaims, Arc<Connection>), Refusal> {
+    /// The claims of a token that may read now, with its connection, read at most
+    /// `fresh_within` ago (and never longer ago than the recheck time).
+    pub fn check(
+        &self,
+        token: &str,
+        fresh_within: std::time::Duration,
+    ) -> Result<(TokenClaims, Arc<Connection>), Refusal> {
         let now = self.clock.now();
+        let fresh_within = chrono::Duration::from_std(fresh_within)
+            .unwrap_or(self.recheck)
+            .min(self.recheck);
         let claims = self
             .tokens
             .verify(token, now)
             .map_err(|rejected| Refusal::Unauthenticated(rejected.0))?;
         let connection = self
-            .connection(&claims.sub, now)?
+            .connection(&claims.sub, now, fresh_within)?
             .filter(|connection| connection.workspace == claims.tenant)
             .ok_or(Refusal::NotRegistered("the connection was removed"))?;
         if claims.role != Role::Consumer || connection.role != Role::Consumer {
@@ -141,7 +154,7 @@ impl CredentialCheck {
                 "the connection is revoked: restore it to read again",
             ));
         }
-        if !connection.honours(claims.sid, claims.credential_version, now) {
+        if !connection.honours(&claims.cin, claims.sid, claims.credential_version, now) {
             return Err(Refusal::Unauthenticated(
                 "the token was issued before the connection's credentials changed: get a new token",
             ));
@@ -158,9 +171,10 @@ impl CredentialCheck {
         &self,
         client_id: &str,
         now: DateTime<Utc>,
+        fresh_within: chrono::Duration,
     ) -> Result<Option<Arc<Connection>>, Refusal> {
         if let Some(looked) = self.looked_up.get(client_id)
-            && now - looked.at < self.recheck
+            && now - looked.at < fresh_within
             && looked.at <= now
         {
             return Ok(looked.connection);
@@ -180,6 +194,19 @@ impl CredentialCheck {
         Ok(connection)
     }
 }
+
+/// Whether a presented client id has the shape of one (1 to 25 letters, digits or `-`): others
+/// are refused without a lookup.
+pub fn is_client_id(client_id: &str) -> bool {
+    !client_id.is_empty()
+        && client_id.len() <= MAX_CLIENT_ID_LEN
+        && client_id
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-')
+}
+
+/// The longest client id.
+pub const MAX_CLIENT_ID_LEN: usize = 25;
 
 fn unavailable(error: StoreError) -> Refusal {
     tracing::error!(%error, "credential store");

@@ -65,6 +65,9 @@ pub struct Connection {
     pub workspace: String,
     /// The client id, `{c}` of the URLs.
     pub client_id: String,
+    /// Random, per creation: a connection removed and created again under the same client id
+    /// is another instance, and the old one's tokens (`cin`) never read the new one.
+    pub instance: String,
     /// A label.
     pub name: String,
     /// What its tokens may do.
@@ -187,9 +190,17 @@ impl Connection {
         found
     }
 
-    /// Whether tokens naming the secret `serial` and `credential_version` still read.
-    pub fn honours(&self, serial: u64, credential_version: u64, now: DateTime<Utc>) -> bool {
-        credential_version == self.credential_version
+    /// Whether tokens of instance `instance` naming the secret `serial` and
+    /// `credential_version` still read.
+    pub fn honours(
+        &self,
+        instance: &str,
+        serial: u64,
+        credential_version: u64,
+        now: DateTime<Utc>,
+    ) -> bool {
+        instance == self.instance
+            && credential_version == self.credential_version
             && self.live_secrets(now).any(|secret| secret.serial == serial)
     }
 
@@ -238,6 +249,7 @@ pub(crate) fn sample(workspace: &str, client_id: &str) -> Connection {
     Connection {
         workspace: workspace.into(),
         client_id: client_id.into(),
+        instance: "i1".into(),
         name: "test".into(),
         role: Role::Consumer,
         queue: "q".into(),
@@ -276,16 +288,19 @@ mod tests {
             "a second secret is a rotation"
         );
         assert_eq!(c.secret_serial(&first.secret, now), Some(first.serial));
-        assert!(c.honours(first.serial, 1, now));
+        assert!(c.honours("i1", first.serial, 1, now));
         let second = c.rotate(chrono::Duration::hours(1), now).unwrap();
         assert_eq!(c.credential_version, 2);
         // The old secret still gets tokens (of the new version) for an hour.
         assert_eq!(c.secret_serial(&first.secret, now), Some(first.serial));
-        assert!(!c.honours(first.serial, 1, now), "earlier tokens stop");
-        assert!(c.honours(first.serial, 2, now));
+        assert!(
+            !c.honours("i1", first.serial, 1, now),
+            "earlier tokens stop"
+        );
+        assert!(c.honours("i1", first.serial, 2, now));
         let later = now + chrono::Duration::minutes(61);
         assert_eq!(c.secret_serial(&first.secret, later), None);
-        assert!(!c.honours(first.serial, 2, later));
+        assert!(!c.honours("i1", first.serial, 2, later));
         assert_eq!(c.secret_serial(&second.secret, later), Some(second.serial));
         assert_eq!(c.secret_serial("sbs_guess", now), None);
     }
@@ -301,13 +316,13 @@ mod tests {
         assert!(c.stop_old_secret().is_err());
         c.revoke_secret().unwrap();
         assert_eq!(c.secret_serial(&second.secret, now), None);
-        assert!(!c.honours(second.serial, c.credential_version, now));
+        assert!(!c.honours("i1", second.serial, c.credential_version, now));
         let third = c.issue_secret(now).unwrap();
         assert!(third.serial > second.serial);
-        assert!(!c.honours(second.serial, c.credential_version, now));
+        assert!(!c.honours("i1", second.serial, c.credential_version, now));
         let none = c.rotate(chrono::Duration::zero(), now).unwrap();
         assert_eq!(c.secret_serial(&third.secret, now), None, "no overlap");
-        assert!(c.honours(none.serial, c.credential_version, now));
+        assert!(c.honours("i1", none.serial, c.credential_version, now));
     }
 
     #[test]

@@ -5,13 +5,14 @@
 //! The audit log is one JSON line per change, appended under the same lock.
 
 use super::connection::Connection;
+use crate::core::clock::Clock;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 const CONNECTIONS_FILE: &str = "connections.json";
 const AUDIT_FILE: &str = "audit.jsonl";
@@ -71,32 +72,46 @@ struct FileStamp {
 /// Client ids are unique across workspaces (the token service knows a client by its id alone).
 type Key = String;
 
+/// A file whose stamp did not change is still read again after this long: a shared directory
+/// (NFS) may cache attributes, so the stamp alone could hide another replica's change.
+const REREAD_AFTER: chrono::TimeDelta = chrono::TimeDelta::seconds(5);
+
 #[derive(Debug, Default)]
 struct Loaded {
     connections: BTreeMap<Key, Connection>,
     stamp: Option<FileStamp>,
+    read_at: Option<DateTime<Utc>>,
     /// The audit log when the store is in memory.
     audit: Vec<AuditEntry>,
 }
 
 /// The connections and the audit log.
-#[derive(Debug)]
 pub struct ConnectionStore {
     dir: Option<PathBuf>,
     loaded: Mutex<Loaded>,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for ConnectionStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectionStore")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ConnectionStore {
     /// A store in memory (nothing survives a restart: the in-memory embedded engine's companion).
-    pub fn in_memory() -> Self {
+    pub fn in_memory(clock: Arc<dyn Clock>) -> Self {
         Self {
             dir: None,
             loaded: Mutex::default(),
+            clock,
         }
     }
 
     /// A store in `dir` (created, private to the user), read now.
-    pub fn open(dir: &Path) -> Result<Self, StoreError> {
+    pub fn open(dir: &Path, clock: Arc<dyn Clock>) -> Result<Self, StoreError> {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         #[cfg(unix)]
         {
@@ -107,6 +122,7 @@ impl ConnectionStore {
         let store = Self {
             dir: Some(dir.to_owned()),
             loaded: Mutex::default(),
+            clock,
         };
         store.refresh()?;
         Ok(store)
@@ -221,13 +237,21 @@ impl ConnectionStore {
         };
         let path = dir.join(CONNECTIONS_FILE);
         let stamp = stamp_of(&path)?;
-        if self.lock().stamp == stamp && stamp.is_some() {
-            return Ok(());
+        {
+            let loaded = self.lock();
+            let now = self.clock.now();
+            let recent = loaded
+                .read_at
+                .is_some_and(|at| at <= now && now - at < REREAD_AFTER);
+            if loaded.stamp == stamp && stamp.is_some() && recent {
+                return Ok(());
+            }
         }
         let connections = read_connections(&path)?;
         let mut loaded = self.lock();
         loaded.connections = connections;
         loaded.stamp = stamp;
+        loaded.read_at = Some(self.clock.now());
         Ok(())
     }
 
@@ -261,11 +285,16 @@ impl ConnectionStore {
         let mut connections = read_connections(&path)?;
         let answer = apply(&mut connections)?;
         write_connections(dir, &path, &connections)?;
-        append_audit(dir, &audit)?;
+        // The change is made: a failed audit line is logged, not turned into a failed change
+        // (whose caller would retry something already done, or never see a new secret).
+        if let Err(error) = append_audit(dir, &audit) {
+            tracing::error!(%error, action = %audit.action, client_id = %audit.client_id, "the audit log missed a change");
+        }
         let stamp = stamp_of(&path)?;
         let mut loaded = self.lock();
         loaded.connections = connections;
         loaded.stamp = stamp;
+        loaded.read_at = Some(self.clock.now());
         drop(loaded);
         // Dropping the file releases the lock.
         drop(lock);
@@ -364,6 +393,7 @@ fn private_file(path: &Path, truncate: bool) -> Result<File, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::clock::SystemClock;
     use crate::credentials::oauth::connection::ConnectionStatus;
     use chrono::TimeZone;
 
@@ -385,8 +415,8 @@ mod tests {
     #[test]
     fn two_stores_on_one_directory_see_each_others_changes() {
         let dir = tempfile::tempdir().unwrap();
-        let a = ConnectionStore::open(dir.path()).unwrap();
-        let b = ConnectionStore::open(dir.path()).unwrap();
+        let a = ConnectionStore::open(dir.path(), Arc::new(SystemClock)).unwrap();
+        let b = ConnectionStore::open(dir.path(), Arc::new(SystemClock)).unwrap();
         a.create(connection("w", "c1"), audit("w", "connection.create"))
             .unwrap();
         assert!(b.get("c1").unwrap().is_some());
@@ -414,7 +444,7 @@ mod tests {
         assert_eq!(a.audit("w", 1).unwrap().len(), 1);
         // A restart reads it all back.
         drop((a, b));
-        let reopened = ConnectionStore::open(dir.path()).unwrap();
+        let reopened = ConnectionStore::open(dir.path(), Arc::new(SystemClock)).unwrap();
         assert_eq!(reopened.list("w").unwrap().len(), 1);
         assert!(
             reopened
@@ -426,7 +456,7 @@ mod tests {
 
     #[test]
     fn a_refused_change_writes_nothing() {
-        let store = ConnectionStore::in_memory();
+        let store = ConnectionStore::in_memory(Arc::new(SystemClock));
         assert!(matches!(
             store.update("nope", audit("w", "x"), |_| Ok(())),
             Err(StoreError::NotFound)

@@ -32,6 +32,8 @@ pub struct TokenClaims {
     pub credential_version: u64,
     /// The serial of the secret the token was issued for.
     pub sid: u64,
+    /// The connection's instance (a re-created connection is another).
+    pub cin: String,
     /// The environment it is valid in.
     pub env: String,
     /// Issued at, seconds since the epoch.
@@ -115,6 +117,7 @@ impl TokenService {
             role: connection.role,
             credential_version: connection.credential_version,
             sid: serial,
+            cin: connection.instance.clone(),
             env: self.environment.clone(),
             iat: now.timestamp(),
             exp: (now + self.lifetime).timestamp(),
