@@ -4,6 +4,7 @@
 //! inline for development, or come from an environment variable or a file; API keys are stored as
 //! hashes only.
 
+use crate::api::basaltic::config::BasalticConfig;
 use crate::api::ezgh::config::{ApiKeyConfig, EzghConfig};
 use crate::api::sombus::config::SombusConfig;
 use crate::api::sqs::config::SqsApiConfig;
@@ -92,6 +93,9 @@ pub struct Config {
     /// The sombus HTTPS pull API: token service, connections, tiers, admin keys.
     #[serde(default)]
     pub sombus: SombusConfig,
+    /// The basaltic queue API: its keys.
+    #[serde(default)]
+    pub basaltic: BasalticConfig,
 }
 
 /// The HTTP server's settings.
@@ -349,6 +353,7 @@ impl Config {
         self.ezgh.validate(&self.api_keys, &queues)?;
         self.sqs_api.validate(&queues)?;
         self.sombus.validate()?;
+        self.basaltic.keys()?;
         Ok(())
     }
 

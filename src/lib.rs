@@ -11,7 +11,7 @@
 //!                  api::<dialect>     wire types, routes, the dialect's auth and error shape;
 //!                      │              api::edge answers what no handler does, in that shape
 //!                      v
-//!                  credentials        API keys, SigV4 keys, admin keys, OAuth clients and
+//!                  credentials        API keys (ezgh, basaltic), SigV4 keys, admin keys, OAuth clients and
 //!                      │              their tokens (sombus): who a caller is, its grants
 //!                      │
 //!                      v

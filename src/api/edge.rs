@@ -42,6 +42,8 @@ impl RequestHints {
 pub fn error_response(hints: &RequestHints, error: GatewayError) -> Response {
     if super::sqs::serves_path(&hints.path) {
         super::sqs::error_response(hints.sqs_json, error)
+    } else if super::basaltic::serves_path(&hints.path) {
+        super::basaltic::BasalticError::from(error).into_response()
     } else if super::sombus::is_token_path(&hints.path) {
         super::sombus::error::OAuthError::from(error).into_response()
     } else if super::sombus::serves_path(&hints.path) {

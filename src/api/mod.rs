@@ -1,5 +1,6 @@
 //! The HTTP dialects: each turns its wire format into core calls and renders the answers.
 
+pub mod basaltic;
 pub mod edge;
 pub mod ezgh;
 pub mod health;

@@ -28,13 +28,16 @@ pub const PACKED: &str = "sqsgw.attributes";
 pub const BACKEND_MAX: usize = 10;
 /// The attributes a message may have through the core (the most any API promises).
 pub const MAX_ATTRIBUTES: usize = 20;
+/// The longest attribute name every backend takes as it is: AWS takes 256 bytes, LocalStack
+/// only 255, so a message with a 256-byte name is packed too.
+pub const BACKEND_MAX_NAME: usize = 255;
 /// The current format version.
 const VERSION: u8 = 1;
 
-/// The attributes as the backend stores them: unchanged up to [`BACKEND_MAX`], else all packed
-/// into [`PACKED`].
+/// The attributes as the backend stores them: unchanged up to [`BACKEND_MAX`] (with names of at
+/// most [`BACKEND_MAX_NAME`] bytes), else all packed into [`PACKED`].
 pub fn pack(attributes: &BTreeMap<String, MessageAttribute>) -> BTreeMap<String, MessageAttribute> {
-    if attributes.len() <= BACKEND_MAX {
+    if !needs_packing(attributes) {
         return attributes.clone();
     }
     let mut bytes = vec![VERSION];
@@ -59,6 +62,12 @@ pub fn pack(attributes: &BTreeMap<String, MessageAttribute>) -> BTreeMap<String,
             value: AttributeValue::Bytes(bytes),
         },
     )])
+}
+
+/// Whether the attributes go to the backend packed (more than [`BACKEND_MAX`], or a name longer
+/// than [`BACKEND_MAX_NAME`]).
+pub fn needs_packing(attributes: &BTreeMap<String, MessageAttribute>) -> bool {
+    attributes.len() > BACKEND_MAX || attributes.keys().any(|name| name.len() > BACKEND_MAX_NAME)
 }
 
 /// The attributes as the client sent them: a packed set is unpacked. One that cannot be read
@@ -181,6 +190,18 @@ mod tests {
         assert_eq!(packed.len(), 1);
         assert_eq!(packed[PACKED].data_type, "Binary");
         assert_eq!(unpack(packed), twenty);
+    }
+
+    #[test]
+    fn a_256_byte_name_travels_packed() {
+        let mut long = attributes(1);
+        long.insert("n".repeat(256), long["a00"].clone());
+        let packed = pack(&long);
+        assert_eq!(packed.keys().collect::<Vec<_>>(), [PACKED]);
+        assert_eq!(unpack(packed), long);
+        let mut fits = attributes(1);
+        fits.insert("n".repeat(255), fits["a00"].clone());
+        assert_eq!(pack(&fits), fits);
     }
 
     /// The format is part of what is stored: this is version 1, byte for byte.

@@ -230,6 +230,18 @@ impl QueueRegistry {
             .collect()
     }
 
+    /// Every alias of `namespace` with its queue (configured and runtime).
+    pub fn aliases_in(&self, namespace: Namespace) -> Vec<(Alias, String)> {
+        let table = self.read_aliases();
+        let mut found: BTreeMap<Alias, String> = BTreeMap::new();
+        for (alias, queue) in table.runtime.iter().chain(&table.configured) {
+            if alias.namespace() == namespace {
+                found.insert(alias.clone(), queue.clone());
+            }
+        }
+        found.into_iter().collect()
+    }
+
     /// Reads the runtime aliases back if the last read is older than [`ALIAS_REFRESH`].
     pub async fn refresh_aliases(&self) {
         let mut loaded = self.alias_loads.lock().await;
@@ -316,10 +328,16 @@ impl QueueRegistry {
     /// when two queues claim one alias, the first keeps it (and the other is logged).
     async fn load_aliases(&self) -> Result<(), GatewayError> {
         let mut names: Vec<String> = self.configured.keys().cloned().collect();
-        if self.open {
+        // Open: every backend queue; closed: the ones under the managed prefixes.
+        let prefixes: Vec<&str> = if self.open {
+            vec![""]
+        } else {
+            self.managed_prefixes.iter().map(String::as_str).collect()
+        };
+        for prefix in prefixes {
             let listed = self
                 .backend
-                .list_queues("")
+                .list_queues(prefix)
                 .await
                 .map_err(GatewayError::from)?;
             names.extend(
@@ -390,7 +408,7 @@ impl QueueRegistry {
             .filter(|(_, locator)| locator.rsplit('/').next() == Some(backend_name))
             .map(|(name, _)| name.clone())
             .collect();
-        if self.open && valid_queue_name(backend_name) {
+        if self.maps_unconfigured(backend_name) {
             candidates.push(backend_name.to_owned());
         }
         for name in candidates {

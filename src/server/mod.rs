@@ -98,6 +98,10 @@ impl App {
         let sombus = sombus_state(config, &gateway, &clock)?;
         let dialects: Vec<Arc<dyn Dialect>> = vec![
             Arc::new(sombus),
+            Arc::new(api::basaltic::BasalticState::new(
+                Arc::clone(&gateway),
+                config.basaltic.keys().map_err(ConfigError::from)?,
+            )),
             Arc::new(api::health::Health(Arc::clone(&gateway))),
             Arc::new(api::ezgh::EzghState::from_config(
                 Arc::clone(&gateway),

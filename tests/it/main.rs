@@ -8,6 +8,7 @@
 #![allow(unreachable_pub, missing_docs, clippy::disallowed_methods)]
 
 mod aliases;
+mod basaltic;
 mod cli;
 mod core;
 mod edge;

@@ -17,6 +17,12 @@ impl Gateway {
             .ok_or_else(GatewayError::queue_not_found)
     }
 
+    /// Every alias of `namespace` with the gateway queue it names (as this replica knows them:
+    /// runtime aliases bound elsewhere arrive with the next read-back).
+    pub fn aliases_in(&self, namespace: Namespace) -> Vec<(Alias, String)> {
+        self.registry.aliases_in(namespace)
+    }
+
     /// The aliases of `queue` in `namespace` (configured and runtime).
     pub fn aliases_of(&self, queue: &str, namespace: Namespace) -> Vec<Alias> {
         self.registry.aliases_of(queue, namespace)

@@ -59,7 +59,7 @@ impl Gateway {
             .collect();
         let packing = messages
             .iter()
-            .any(|message| message.attributes.len() > attributes::BACKEND_MAX);
+            .any(|message| attributes::needs_packing(&message.attributes));
         if checks.iter().all(Result::is_ok) && !packing {
             let answer = self.backend.send_batch(&resolved.url, messages).await;
             return self.settle(queue, answer).await;

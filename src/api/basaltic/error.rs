@@ -1,0 +1,96 @@
+//! Renders the domain error in basaltic's one shape, `{"error": {"code", "message"}}`, with a
+//! stable code per kind (and `Retry-After` where one helps).
+
+use crate::core::limits::retry_after_seconds;
+use crate::core::{ErrorKind, GatewayError};
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// A [`GatewayError`] on its way out of the basaltic API, with an optional code of its own
+/// (`receipt_handle_invalid`, `receipt_handle_stale`).
+#[derive(Debug)]
+pub struct BasalticError {
+    error: Box<GatewayError>,
+    code: Option<(StatusCode, &'static str)>,
+}
+
+impl From<GatewayError> for BasalticError {
+    fn from(error: GatewayError) -> Self {
+        Self {
+            error: Box::new(error),
+            code: None,
+        }
+    }
+}
+
+impl BasalticError {
+    /// An error with a code of its own.
+    pub(super) fn coded(status: StatusCode, code: &'static str, message: &str) -> Self {
+        Self {
+            error: Box::new(GatewayError::invalid_request(message)),
+            code: Some((status, code)),
+        }
+    }
+}
+
+/// The stable status and code of each error kind.
+fn status_and_code(kind: &ErrorKind) -> (StatusCode, &'static str) {
+    match kind {
+        ErrorKind::InvalidRequest | ErrorKind::OutOfRange => {
+            (StatusCode::BAD_REQUEST, "invalid_argument")
+        }
+        ErrorKind::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
+        ErrorKind::Unauthenticated => (StatusCode::UNAUTHORIZED, "unauthenticated"),
+        ErrorKind::PermissionDenied => (StatusCode::FORBIDDEN, "permission_denied"),
+        ErrorKind::QueueNotFound => (StatusCode::NOT_FOUND, "queue_not_found"),
+        ErrorKind::ResourceNotFound | ErrorKind::RouteNotFound => {
+            (StatusCode::NOT_FOUND, "not_found")
+        }
+        ErrorKind::AlreadyExists | ErrorKind::Conflict => (StatusCode::CONFLICT, "conflict"),
+        ErrorKind::OverLimit => (StatusCode::TOO_MANY_REQUESTS, "over_limit"),
+        ErrorKind::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
+        ErrorKind::Unsupported => (StatusCode::NOT_IMPLEMENTED, "unsupported"),
+        ErrorKind::Unavailable { .. } | ErrorKind::Internal => {
+            (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
+        }
+        ErrorKind::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
+        ErrorKind::RequestTimeout => (StatusCode::REQUEST_TIMEOUT, "request_timeout"),
+        ErrorKind::UriTooLong => (StatusCode::URI_TOO_LONG, "uri_too_long"),
+    }
+}
+
+impl IntoResponse for BasalticError {
+    fn into_response(self) -> Response {
+        let error = self.error;
+        let (status, code) = self.code.unwrap_or_else(|| status_and_code(&error.kind));
+        error.log("basaltic");
+        let message = if status == StatusCode::SERVICE_UNAVAILABLE {
+            "the queue service is unavailable; retry after Retry-After".to_owned()
+        } else {
+            error.message.clone()
+        };
+        let mut response = (
+            status,
+            Json(json!({ "error": { "code": code, "message": message } })),
+        )
+            .into_response();
+        let wait = error.retry_after().or_else(|| {
+            (status == StatusCode::SERVICE_UNAVAILABLE)
+                .then_some(crate::core::backend::DEFAULT_RETRY_AFTER)
+        });
+        if let Some(wait) = wait {
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from(retry_after_seconds(wait)),
+            );
+        }
+        if status == StatusCode::UNAUTHORIZED {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}

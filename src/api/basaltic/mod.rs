@@ -1,0 +1,90 @@
+//! The basaltic queue API (`../shared/seeds/004_…`): queues as resources addressed by UUID (the
+//! core's basaltic aliases), and their messages: send, receive, delete by receipt, visibility.
+//! Authentication is a Bearer key with permissions per queue.
+
+pub mod config;
+mod error;
+mod messages;
+mod queues;
+mod wire;
+
+pub use error::BasalticError;
+
+use crate::core::Gateway;
+use crate::core::alias::{Alias, Namespace};
+use crate::core::{ErrorKind, GatewayError};
+use crate::credentials::basaltic_keys::{BasalticKey, BasalticKeys};
+use axum::Router;
+use axum::http::{HeaderMap, header};
+use std::sync::Arc;
+
+/// The largest request body: a 256 KiB message, its attributes, JSON escaping and envelope.
+const BODY_LIMIT: usize = 1024 * 1024;
+/// What the backend names of basaltic queues start with (the core's reserved prefix: only
+/// basaltic keys' grants, which name the queue, reach their messages).
+const QUEUE_PREFIX: &str = "sqsgw_bq_";
+
+/// What the basaltic routes share.
+pub struct BasalticState {
+    gateway: Arc<Gateway>,
+    keys: BasalticKeys,
+}
+
+impl std::fmt::Debug for BasalticState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BasalticState").finish_non_exhaustive()
+    }
+}
+
+impl BasalticState {
+    /// The dialect's state.
+    pub fn new(gateway: Arc<Gateway>, keys: BasalticKeys) -> Self {
+        Self { gateway, keys }
+    }
+
+    /// The key of the `Authorization: Bearer` header, or 401 (before any body is read).
+    fn authenticate(&self, headers: &HeaderMap) -> Result<&BasalticKey, GatewayError> {
+        headers
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| {
+                let (scheme, token) = value.split_once(' ')?;
+                scheme
+                    .eq_ignore_ascii_case("bearer")
+                    .then_some(token.trim())
+            })
+            .and_then(|presented| self.keys.verify(presented))
+            .ok_or_else(GatewayError::unauthenticated)
+    }
+
+    /// The gateway queue of the queue id `queue_id`; 404 for an id that names none (or is not
+    /// a UUID), and for a key with no permission on it (so ids can't be probed).
+    async fn queue_of(&self, key: &BasalticKey, queue_id: &str) -> Result<String, GatewayError> {
+        let not_found = || GatewayError::new(ErrorKind::QueueNotFound, "no such queue");
+        let id = uuid::Uuid::parse_str(queue_id).map_err(|_| not_found())?;
+        if !key.sees(queue_id) {
+            return Err(not_found());
+        }
+        let alias = Alias::new(Namespace::Basaltic, [id.hyphenated().to_string()])
+            .map_err(|_| not_found())?;
+        self.gateway
+            .queue_by_alias(&alias)
+            .await
+            .map_err(|_| not_found())
+    }
+}
+
+impl crate::api::Dialect for BasalticState {
+    fn router(self: Arc<Self>) -> Router {
+        Router::new()
+            .merge(queues::routes())
+            .merge(messages::routes())
+            .method_not_allowed_fallback(crate::api::edge::method_not_allowed)
+            .with_state(self)
+    }
+}
+
+/// Whether a path belongs to this API (its edge answers come in its shape).
+pub fn serves_path(path: &str) -> bool {
+    path == "/v1/queues" || path.starts_with("/v1/queues/")
+}

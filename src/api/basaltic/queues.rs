@@ -1,0 +1,195 @@
+//! Queue resources: create (name, type, settings), list, show, delete. A queue is a gateway queue
+//! named `sqsgw_bq_<name>` (`.fifo` for FIFO) with a basaltic alias, its UUID.
+
+use super::wire::{self, NewQueue};
+use super::{BODY_LIMIT, BasalticError, BasalticState, QUEUE_PREFIX};
+use crate::api::read_body;
+use crate::core::access::Action;
+use crate::core::alias::{Alias, Namespace};
+use crate::core::model::{QueueSettings, ResolvedQueue};
+use crate::core::{ErrorKind, GatewayError};
+use crate::credentials::basaltic_keys::BasalticKey;
+use axum::Json;
+use axum::body::Body;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::get;
+use chrono::{SecondsFormat, TimeZone, Utc};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+pub(super) fn routes() -> axum::Router<Arc<BasalticState>> {
+    axum::Router::new()
+        .route("/v1/queues", get(list).post(create))
+        .route("/v1/queues/{queue_id}", get(show).delete(remove))
+}
+
+/// The path's queue id (its shape is checked where it is looked up).
+pub(super) fn queue_id(path: Result<Path<String>, PathRejection>) -> Result<String, GatewayError> {
+    path.map(|Path(id)| id)
+        .map_err(|_| GatewayError::new(ErrorKind::QueueNotFound, "no such queue"))
+}
+
+impl BasalticState {
+    /// A queue as basaltic shows it.
+    async fn render(&self, id: &str, queue: &str, resolved: &ResolvedQueue) -> Value {
+        let attributes = &resolved.attributes;
+        let name = queue
+            .strip_prefix(QUEUE_PREFIX)
+            .unwrap_or(queue)
+            .trim_end_matches(".fifo");
+        let mut dead_letter_queue = Value::Null;
+        if let Some(policy) = &attributes.redrive {
+            let target = self
+                .gateway
+                .queue_named_by_arn(&policy.dead_letter_target_arn)
+                .await
+                .ok()
+                .and_then(|target| {
+                    self.gateway
+                        .aliases_of(&target, Namespace::Basaltic)
+                        .into_iter()
+                        .next()
+                })
+                .and_then(|alias| alias.path().first().cloned());
+            dead_letter_queue = json!({
+                "queue_id": target,
+                "max_receive_count": policy.max_receive_count,
+            });
+        }
+        let mut settings = json!({
+            "delay_seconds": attributes.delay_seconds,
+            "receive_wait_time_seconds": attributes.receive_wait_seconds,
+            "visibility_timeout_seconds": attributes.visibility_timeout_seconds,
+            "max_message_bytes": attributes.max_message_bytes,
+            "retention_seconds": attributes.retention_seconds,
+            "dead_letter_queue": dead_letter_queue,
+        });
+        if attributes.fifo {
+            settings["content_based_deduplication"] = json!(attributes.content_based_deduplication);
+        }
+        let created_at = attributes
+            .created_timestamp
+            .and_then(|seconds| Utc.timestamp_opt(i64::try_from(seconds).ok()?, 0).single())
+            .map(|at| at.to_rfc3339_opts(SecondsFormat::Secs, true));
+        json!({
+            "id": id,
+            "name": name,
+            "type": if attributes.fifo { "fifo" } else { "standard" },
+            "settings": settings,
+            "created_at": created_at,
+        })
+    }
+
+    async fn create_queue(&self, key: &BasalticKey, new: NewQueue) -> Result<Value, GatewayError> {
+        if !key.holds(Action::ManageQueues, "*") {
+            return Err(GatewayError::permission_denied(
+                "creating queues takes the manage_queues permission on every queue (`*`)",
+            ));
+        }
+        let suffix = if new.fifo { ".fifo" } else { "" };
+        let queue = format!("{QUEUE_PREFIX}{}{suffix}", new.name);
+        let caller = key.creator_of(&queue);
+        if self.gateway.resolve_queue(&caller, &queue).await.is_ok() {
+            return Err(GatewayError::new(
+                ErrorKind::AlreadyExists,
+                "a queue of that name exists",
+            ));
+        }
+        let settings = &new.settings;
+        let dead_letter = match &settings.dead_letter_queue {
+            Some((target, count)) => Some((self.queue_of(key, target).await?, *count)),
+            None => None,
+        };
+        let wanted = QueueSettings {
+            visibility_timeout_seconds: settings.visibility_timeout_seconds,
+            delay_seconds: settings.delay_seconds,
+            receive_wait_seconds: settings.receive_wait_time_seconds,
+            retention_seconds: settings.retention_seconds,
+            max_message_bytes: settings.max_message_bytes,
+            content_based_deduplication: settings.content_based_deduplication,
+            dead_letter,
+        };
+        self.gateway.create_queue(&caller, &queue, &wanted).await?;
+        let id = uuid::Uuid::new_v4().hyphenated().to_string();
+        let alias = Alias::new(Namespace::Basaltic, [id.clone()])?;
+        if let Err(error) = self.gateway.bind_alias(&caller, &alias, &queue).await {
+            if let Err(undo) = self.gateway.delete_queue(&caller, &queue).await {
+                tracing::warn!(queue, error = %undo.message, "could not delete a queue left without its id");
+            }
+            return Err(error);
+        }
+        let resolved = self.gateway.resolve_queue(&caller, &queue).await?;
+        Ok(self.render(&id, &queue, &resolved).await)
+    }
+}
+
+async fn create(
+    State(state): State<Arc<BasalticState>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<(StatusCode, Json<Value>), BasalticError> {
+    let key = state.authenticate(&headers)?;
+    let new = wire::parse_new_queue(&read_body(body, BODY_LIMIT).await?)?;
+    let queue = state.create_queue(key, new).await?;
+    Ok((StatusCode::CREATED, Json(json!({ "result": queue }))))
+}
+
+async fn list(
+    State(state): State<Arc<BasalticState>>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, BasalticError> {
+    let key = state.authenticate(&headers)?;
+    let mut queues = Vec::new();
+    for (alias, queue) in state.gateway.aliases_in(Namespace::Basaltic) {
+        let Some(id) = alias.path().first() else {
+            continue;
+        };
+        if !key.sees(id) {
+            continue;
+        }
+        // A queue deleted behind the gateway's back is left out, not an error.
+        if let Ok(resolved) = state
+            .gateway
+            .resolve_queue(&key.caller_on(id, &queue), &queue)
+            .await
+        {
+            queues.push(state.render(id, &queue, &resolved).await);
+        }
+    }
+    queues.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    Ok(Json(json!({ "queues": queues })))
+}
+
+async fn show(
+    State(state): State<Arc<BasalticState>>,
+    path: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, BasalticError> {
+    let key = state.authenticate(&headers)?;
+    let id = queue_id(path)?;
+    let queue = state.queue_of(key, &id).await?;
+    let resolved = state
+        .gateway
+        .resolve_queue(&key.caller_on(&id, &queue), &queue)
+        .await?;
+    Ok(Json(
+        json!({ "result": state.render(&id, &queue, &resolved).await }),
+    ))
+}
+
+async fn remove(
+    State(state): State<Arc<BasalticState>>,
+    path: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+) -> Result<StatusCode, BasalticError> {
+    let key = state.authenticate(&headers)?;
+    let id = queue_id(path)?;
+    let queue = state.queue_of(key, &id).await?;
+    state
+        .gateway
+        .delete_queue(&key.caller_on(&id, &queue), &queue)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,595 @@
+//! The basaltic queue API over HTTP on both backends: queues by UUID, the document's two request
+//! bodies verbatim, receipts (current, stale, of another queue), attribute limits at their edges,
+//! FIFO rules, permissions, and the one error shape.
+
+use crate::harness::{Answer, GatewayBuilder, Kind, TestGateway, answer};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use sqs_gateway::credentials::api_keys;
+
+/// The document's `request-1.json` and `request-2.json`, verbatim.
+pub const REQUEST_1: &str = r#"{
+  "body": "{\"order_id\":\"A-1001\"}",
+  "attributes": {
+    "event": { "type": "String", "value": "order.paid" }
+  }
+}"#;
+pub const REQUEST_2: &str = r#"{
+  "max_messages": 10,
+  "wait_time_seconds": 20,
+  "visibility_timeout_seconds": 60
+}"#;
+
+/// A gateway with the basaltic API: an all-powerful key, and keys with less.
+pub struct Basaltic {
+    pub gw: TestGateway,
+    /// Every permission on every queue.
+    pub admin: String,
+    /// Receive only, on every queue.
+    pub reader: String,
+}
+
+impl Basaltic {
+    pub async fn start(kind: Kind) -> Self {
+        let admin = api_keys::generate_key();
+        let reader = api_keys::generate_key();
+        let toml = format!(
+            "[[basaltic.keys]]\nid = \"{}\"\nname = \"admin\"\nhash = \"{}\"\ngrants = {{ \"*\" = [\"*\"] }}\n\n[[basaltic.keys]]\nid = \"{}\"\nhash = \"{}\"\ngrants = {{ \"*\" = [\"receive\"] }}\n",
+            admin.id, admin.hash, reader.id, reader.hash
+        );
+        Self {
+            gw: GatewayBuilder::new(kind).config(&toml).start().await,
+            admin: admin.key,
+            reader: reader.key,
+        }
+    }
+
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        key: Option<&str>,
+        body: Option<&str>,
+    ) -> Answer {
+        let mut request = self
+            .gw
+            .http
+            .request(method, format!("{}{path}", self.gw.base));
+        if let Some(key) = key {
+            request = request.bearer_auth(key);
+        }
+        if let Some(body) = body {
+            request = request
+                .header("content-type", "application/json")
+                .body(body.to_owned());
+        }
+        answer(request.send().await.unwrap()).await
+    }
+
+    /// Creates a queue; answers its id.
+    pub async fn create(&self, body: Value) -> String {
+        let created = self
+            .call(
+                Method::POST,
+                "/v1/queues",
+                Some(&self.admin),
+                Some(&body.to_string()),
+            )
+            .await;
+        assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+        created.body["result"]["id"].as_str().unwrap().to_owned()
+    }
+
+    pub async fn send(&self, id: &str, body: &str) -> Answer {
+        self.call(
+            Method::POST,
+            &format!("/v1/queues/{id}/messages"),
+            Some(&self.admin),
+            Some(body),
+        )
+        .await
+    }
+
+    pub async fn receive(&self, id: &str, body: &str) -> Vec<Value> {
+        let got = self
+            .call(
+                Method::POST,
+                &format!("/v1/queues/{id}/messages/receive"),
+                Some(&self.admin),
+                Some(body),
+            )
+            .await;
+        assert_eq!(got.status, StatusCode::OK, "{}", got.body);
+        got.body["messages"].as_array().unwrap().clone()
+    }
+
+    pub async fn delete(&self, id: &str, handle: &str) -> Answer {
+        let encoded: String = form_urlencoded::byte_serialize(handle.as_bytes()).collect();
+        self.call(
+            Method::DELETE,
+            &format!("/v1/queues/{id}/messages?receipt_handle={encoded}"),
+            Some(&self.admin),
+            None,
+        )
+        .await
+    }
+
+    pub async fn visibility(&self, id: &str, handle: &str, seconds: u32) -> Answer {
+        let body =
+            json!({ "receipt_handle": handle, "visibility_timeout_seconds": seconds }).to_string();
+        self.call(
+            Method::POST,
+            &format!("/v1/queues/{id}/messages/visibility"),
+            Some(&self.admin),
+            Some(&body),
+        )
+        .await
+    }
+}
+
+fn name() -> String {
+    format!("q-{:08x}", rand::random::<u32>())
+}
+
+pub fn code(answer: &Answer) -> (StatusCode, String) {
+    (
+        answer.status,
+        answer.body["error"]["code"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned(),
+    )
+}
+
+/// The document's flow: send request-1, receive with request-2, delete with the current receipt.
+async fn the_documents_requests_send_receive_and_delete(kind: Kind) {
+    let api = Basaltic::start(kind).await;
+    let id = api.create(json!({ "name": name() })).await;
+    assert!(uuid::Uuid::parse_str(&id).is_ok());
+    let sent = api.send(&id, REQUEST_1).await;
+    assert_eq!(sent.status, StatusCode::CREATED, "{}", sent.body);
+    let message_id = sent.body["result"]["message_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let messages = api.receive(&id, REQUEST_2).await;
+    assert_eq!(messages.len(), 1);
+    let message = &messages[0];
+    assert_eq!(message["message_id"], message_id.as_str());
+    assert_eq!(message["body"], r#"{"order_id":"A-1001"}"#);
+    assert_eq!(
+        message["attributes"],
+        json!({ "event": { "type": "String", "value": "order.paid" } })
+    );
+    assert_eq!(message["receive_count"], 1);
+    let visible_at =
+        chrono::DateTime::parse_from_rfc3339(message["visible_at"].as_str().unwrap()).unwrap();
+    let lease = visible_at
+        .signed_duration_since(api.gw.clock_now())
+        .num_seconds();
+    assert!(
+        (55..=60).contains(&lease),
+        "visible again in about 60 s: {lease}"
+    );
+    let handle = message["receipt_handle"].as_str().unwrap();
+    let deleted = api.delete(&id, handle).await;
+    assert_eq!(deleted.status, StatusCode::NO_CONTENT);
+    assert_eq!(
+        code(&api.delete(&id, handle).await),
+        (StatusCode::CONFLICT, "receipt_handle_stale".into())
+    );
+    // Fewer than ten, even none, is a valid answer.
+    assert!(
+        api.receive(&id, r#"{"wait_time_seconds": 0}"#)
+            .await
+            .is_empty()
+    );
+}
+
+/// Visibility counts from the change, 0 releases; an old receipt after another receive, or a
+/// receipt of another queue, can neither delete nor extend, and nothing changes.
+async fn only_the_current_receipt_of_the_queue_acts(kind: Kind) {
+    let api = Basaltic::start(kind).await;
+    let id = api.create(json!({ "name": name() })).await;
+    let other = api.create(json!({ "name": name() })).await;
+    api.send(&id, r#"{"body": "work"}"#).await;
+    let first = api
+        .receive(&id, r#"{"visibility_timeout_seconds": 30}"#)
+        .await;
+    let old = first[0]["receipt_handle"].as_str().unwrap().to_owned();
+    assert_eq!(
+        api.visibility(&id, &old, 0).await.status,
+        StatusCode::NO_CONTENT
+    );
+    let second = api
+        .receive(
+            &id,
+            r#"{"visibility_timeout_seconds": 30, "wait_time_seconds": 2}"#,
+        )
+        .await;
+    assert_eq!(second[0]["receive_count"], 2);
+    let current = second[0]["receipt_handle"].as_str().unwrap().to_owned();
+    assert_eq!(
+        code(&api.delete(&id, &old).await),
+        (StatusCode::CONFLICT, "receipt_handle_stale".into())
+    );
+    assert_eq!(
+        code(&api.visibility(&id, &old, 600).await).0,
+        StatusCode::CONFLICT
+    );
+    assert_eq!(
+        code(&api.delete(&other, &current).await),
+        (StatusCode::BAD_REQUEST, "receipt_handle_invalid".into())
+    );
+    assert_eq!(
+        code(&api.delete(&id, "not-a-receipt").await).1,
+        "receipt_handle_invalid"
+    );
+    // Nothing changed: the current receipt still holds the message, and deletes it.
+    assert!(
+        api.receive(&id, r#"{"wait_time_seconds": 0}"#)
+            .await
+            .is_empty()
+    );
+    assert_eq!(
+        api.delete(&id, &current).await.status,
+        StatusCode::NO_CONTENT
+    );
+}
+
+/// 20 attributes but not 21; names of 256 bytes but not 257; values of 1,024 bytes but not
+/// 1,025; Binary in standard base64 both ways; body and attributes within max_message_bytes.
+async fn attribute_and_size_limits_hold_at_their_edges(kind: Kind) {
+    let api = Basaltic::start(kind).await;
+    let id = api
+        .create(json!({ "name": name(), "settings": { "max_message_bytes": 1024 } }))
+        .await;
+    let attributes = |count: usize| -> Value {
+        (0..count)
+            .map(|i| {
+                (
+                    format!("a{i}"),
+                    json!({ "type": "Number", "value": i.to_string() }),
+                )
+            })
+            .collect::<serde_json::Map<_, _>>()
+            .into()
+    };
+    let send = |attributes: Value, body: String| {
+        let request = json!({ "body": body, "attributes": attributes }).to_string();
+        let api = &api;
+        let id = id.clone();
+        async move { api.send(&id, &request).await }
+    };
+    assert_eq!(
+        send(attributes(20), "x".into()).await.status,
+        StatusCode::CREATED
+    );
+    assert_eq!(
+        code(&send(attributes(21), "x".into()).await),
+        (StatusCode::BAD_REQUEST, "invalid_argument".into())
+    );
+    let named = |length: usize| json!({ "n".repeat(length): { "type": "String", "value": "v" } });
+    let long_name = send(named(256), "x".into()).await;
+    assert_eq!(long_name.status, StatusCode::CREATED, "{}", long_name.body);
+    assert_eq!(
+        send(named(257), "x".into()).await.status,
+        StatusCode::BAD_REQUEST
+    );
+    let valued = |length: usize| json!({ "v": { "type": "String", "value": "v".repeat(length) } });
+    let big = api.create(json!({ "name": name() })).await;
+    let to_big = |attributes: Value| {
+        let request = json!({ "body": "x", "attributes": attributes }).to_string();
+        let api = &api;
+        let big = big.clone();
+        async move { api.send(&big, &request).await }
+    };
+    assert_eq!(to_big(valued(1024)).await.status, StatusCode::CREATED);
+    assert_eq!(to_big(valued(1025)).await.status, StatusCode::BAD_REQUEST);
+    // Exactly max_message_bytes fits; one more byte does not.
+    assert_eq!(
+        send(json!({}), "b".repeat(1024)).await.status,
+        StatusCode::CREATED
+    );
+    assert_eq!(
+        code(&send(json!({}), "b".repeat(1025)).await).0,
+        StatusCode::BAD_REQUEST
+    );
+    let binary = json!({ "blob": { "type": "Binary", "value": "AAEC/w==" } });
+    assert_eq!(to_big(binary.clone()).await.status, StatusCode::CREATED);
+    assert_eq!(
+        to_big(json!({ "blob": { "type": "Binary", "value": "not base64!" } }))
+            .await
+            .status,
+        StatusCode::BAD_REQUEST
+    );
+    assert_eq!(
+        to_big(json!({ "t": { "type": "Date", "value": "x" } }))
+            .await
+            .status,
+        StatusCode::BAD_REQUEST
+    );
+    let mut got = Vec::new();
+    for _ in 0..5 {
+        got.extend(
+            api.receive(&big, r#"{"max_messages": 10, "wait_time_seconds": 1}"#)
+                .await,
+        );
+        if got.len() >= 3 {
+            break;
+        }
+    }
+    let with_blob = got
+        .iter()
+        .find(|m| m["attributes"].get("blob").is_some())
+        .expect("the binary message");
+    assert_eq!(with_blob["attributes"]["blob"], binary["blob"]);
+}
+
+/// FIFO queues: a per-message delay is refused (they use the queue's delay); a group id is needed;
+/// content-based deduplication drops a repeat.
+async fn fifo_queues_refuse_per_message_delay(kind: Kind) {
+    let api = Basaltic::start(kind).await;
+    let id = api.create(json!({ "name": name(), "type": "fifo", "settings": { "content_based_deduplication": true } })).await;
+    let delayed = api
+        .send(&id, r#"{"body": "x", "group_id": "g", "delay_seconds": 5}"#)
+        .await;
+    assert_eq!(
+        code(&delayed),
+        (StatusCode::BAD_REQUEST, "invalid_argument".into())
+    );
+    assert!(
+        delayed.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("delay_seconds")
+    );
+    assert_eq!(
+        api.send(&id, r#"{"body": "x"}"#).await.status,
+        StatusCode::BAD_REQUEST,
+        "group_id needed"
+    );
+    assert_eq!(
+        api.send(&id, r#"{"body": "x", "group_id": "g"}"#)
+            .await
+            .status,
+        StatusCode::CREATED
+    );
+    assert_eq!(
+        api.send(&id, r#"{"body": "x", "group_id": "g"}"#)
+            .await
+            .status,
+        StatusCode::CREATED
+    );
+    let got = api
+        .receive(&id, r#"{"max_messages": 10, "wait_time_seconds": 1}"#)
+        .await;
+    assert_eq!(got.len(), 1, "deduplicated by content");
+    let standard = api.create(json!({ "name": name() })).await;
+    assert_eq!(
+        api.send(&standard, r#"{"body": "x", "delay_seconds": 1}"#)
+            .await
+            .status,
+        StatusCode::CREATED
+    );
+}
+
+/// Queues as resources: list, show with their settings, delete (their messages go too).
+async fn queues_are_resources_with_settings(kind: Kind) {
+    let api = Basaltic::start(kind).await;
+    let dead = api.create(json!({ "name": name() })).await;
+    let queue_name = name();
+    let id = api
+        .create(json!({ "name": queue_name, "settings": {
+            "visibility_timeout_seconds": 45, "receive_wait_time_seconds": 2, "delay_seconds": 0,
+            "retention_seconds": 3600, "max_message_bytes": 2048,
+            "dead_letter_queue": { "queue_id": dead, "max_receive_count": 3 } } }))
+        .await;
+    let shown = api
+        .call(
+            Method::GET,
+            &format!("/v1/queues/{id}"),
+            Some(&api.admin),
+            None,
+        )
+        .await;
+    let queue = &shown.body["result"];
+    assert_eq!(queue["name"], queue_name.as_str());
+    assert_eq!(queue["type"], "standard");
+    assert_eq!(queue["settings"]["visibility_timeout_seconds"], 45);
+    assert_eq!(queue["settings"]["receive_wait_time_seconds"], 2);
+    assert_eq!(queue["settings"]["max_message_bytes"], 2048);
+    assert_eq!(queue["settings"]["retention_seconds"], 3600);
+    assert_eq!(
+        queue["settings"]["dead_letter_queue"],
+        json!({ "queue_id": dead, "max_receive_count": 3 })
+    );
+    let listed = api
+        .call(Method::GET, "/v1/queues", Some(&api.admin), None)
+        .await;
+    let ids: Vec<&str> = listed.body["queues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&id.as_str()) && ids.contains(&dead.as_str()));
+    let again = api
+        .call(
+            Method::POST,
+            "/v1/queues",
+            Some(&api.admin),
+            Some(&json!({ "name": queue_name }).to_string()),
+        )
+        .await;
+    assert_eq!(code(&again), (StatusCode::CONFLICT, "conflict".into()));
+    api.send(&id, r#"{"body": "x"}"#).await;
+    let removed = api
+        .call(
+            Method::DELETE,
+            &format!("/v1/queues/{id}"),
+            Some(&api.admin),
+            None,
+        )
+        .await;
+    assert_eq!(removed.status, StatusCode::NO_CONTENT);
+    let gone = api
+        .call(
+            Method::GET,
+            &format!("/v1/queues/{id}"),
+            Some(&api.admin),
+            None,
+        )
+        .await;
+    assert_eq!(
+        code(&gone),
+        (StatusCode::NOT_FOUND, "queue_not_found".into())
+    );
+    assert_eq!(
+        code(&api.send(&id, r#"{"body": "x"}"#).await).0,
+        StatusCode::NOT_FOUND
+    );
+}
+
+/// Keys and permissions; every refusal in the one shape.
+async fn keys_and_permissions_are_enforced(kind: Kind) {
+    let api = Basaltic::start(kind).await;
+    let id = api.create(json!({ "name": name() })).await;
+    let no_key = api
+        .call(
+            Method::POST,
+            &format!("/v1/queues/{id}/messages"),
+            None,
+            Some(REQUEST_1),
+        )
+        .await;
+    assert_eq!(
+        code(&no_key),
+        (StatusCode::UNAUTHORIZED, "unauthenticated".into())
+    );
+    assert_eq!(no_key.headers["www-authenticate"], "Bearer");
+    let wrong = api
+        .call(Method::GET, "/v1/queues", Some("sqsgw_nobody_x"), None)
+        .await;
+    assert_eq!(code(&wrong).0, StatusCode::UNAUTHORIZED);
+    let reader_send = api
+        .call(
+            Method::POST,
+            &format!("/v1/queues/{id}/messages"),
+            Some(&api.reader),
+            Some(REQUEST_1),
+        )
+        .await;
+    assert_eq!(
+        code(&reader_send),
+        (StatusCode::FORBIDDEN, "permission_denied".into())
+    );
+    let reader_receive = api
+        .call(
+            Method::POST,
+            &format!("/v1/queues/{id}/messages/receive"),
+            Some(&api.reader),
+            Some(r#"{"wait_time_seconds": 0}"#),
+        )
+        .await;
+    assert_eq!(reader_receive.status, StatusCode::OK);
+    let reader_create = api
+        .call(
+            Method::POST,
+            "/v1/queues",
+            Some(&api.reader),
+            Some(r#"{"name": "nope"}"#),
+        )
+        .await;
+    assert_eq!(code(&reader_create).0, StatusCode::FORBIDDEN);
+    let reader_delete = api
+        .call(
+            Method::DELETE,
+            &format!("/v1/queues/{id}"),
+            Some(&api.reader),
+            None,
+        )
+        .await;
+    assert_eq!(code(&reader_delete).0, StatusCode::FORBIDDEN);
+    for missing in ["00000000-0000-4000-8000-000000000000", "not-a-uuid"] {
+        let answer = api
+            .call(
+                Method::POST,
+                &format!("/v1/queues/{missing}/messages"),
+                Some(&api.admin),
+                Some(REQUEST_1),
+            )
+            .await;
+        assert_eq!(
+            code(&answer),
+            (StatusCode::NOT_FOUND, "queue_not_found".into())
+        );
+    }
+    for bad in [
+        "not json",
+        r#"{"body": 1}"#,
+        r#"{"body": "x", "extra": 1}"#,
+        r#"{"body": "x", "delay_seconds": 901}"#,
+    ] {
+        let answer = api.send(&id, bad).await;
+        assert_eq!(
+            code(&answer),
+            (StatusCode::BAD_REQUEST, "invalid_argument".into()),
+            "{bad}"
+        );
+    }
+    for bad in [
+        r#"{"max_messages": 11}"#,
+        r#"{"wait_time_seconds": 21}"#,
+        r#"{"visibility_timeout_seconds": 43201}"#,
+    ] {
+        let answer = api
+            .call(
+                Method::POST,
+                &format!("/v1/queues/{id}/messages/receive"),
+                Some(&api.admin),
+                Some(bad),
+            )
+            .await;
+        assert_eq!(code(&answer).1, "invalid_argument", "{bad}");
+    }
+    let no_route = api
+        .call(
+            Method::GET,
+            &format!("/v1/queues/{id}/nothing"),
+            Some(&api.admin),
+            None,
+        )
+        .await;
+    assert_eq!(code(&no_route), (StatusCode::NOT_FOUND, "not_found".into()));
+    let wrong_method = api
+        .call(
+            Method::PUT,
+            &format!("/v1/queues/{id}/messages/receive"),
+            Some(&api.admin),
+            None,
+        )
+        .await;
+    assert_eq!(
+        code(&wrong_method),
+        (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed".into())
+    );
+    let missing_handle = api
+        .call(
+            Method::DELETE,
+            &format!("/v1/queues/{id}/messages"),
+            Some(&api.admin),
+            None,
+        )
+        .await;
+    assert_eq!(code(&missing_handle).1, "invalid_argument");
+}
+
+crate::on_both_backends!(
+    the_documents_requests_send_receive_and_delete,
+    only_the_current_receipt_of_the_queue_acts,
+    attribute_and_size_limits_hold_at_their_edges,
+    fifo_queues_refuse_per_message_delay,
+    queues_are_resources_with_settings,
+    keys_and_permissions_are_enforced,
+);
