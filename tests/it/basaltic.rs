@@ -585,7 +585,259 @@ async fn keys_and_permissions_are_enforced(kind: Kind) {
     assert_eq!(code(&missing_handle).1, "invalid_argument");
 }
 
+/// Batches: one result per entry, by its id; only the failures need a retry.
+async fn batches_answer_each_entry(kind: Kind) {
+    let api = Basaltic::start(kind).await;
+    let id = api.create(json!({ "name": name() })).await;
+    let path = |rest: &str| format!("/v1/queues/{id}/messages/{rest}");
+    let many: serde_json::Map<String, Value> = (0..21)
+        .map(|i| (format!("a{i}"), json!({ "type": "String", "value": "v" })))
+        .collect();
+    let batch = json!({ "entries": [
+        { "id": "one", "body": "first" },
+        { "id": "two", "body": "second", "attributes": many },
+        { "id": "three", "body": "third", "attributes": { "k": { "type": "Number", "value": "3" } } },
+    ] });
+    let sent = api
+        .call(
+            Method::POST,
+            &path("batch"),
+            Some(&api.admin),
+            Some(&batch.to_string()),
+        )
+        .await;
+    assert_eq!(sent.status, StatusCode::OK, "{}", sent.body);
+    let ok: Vec<&str> = sent.body["successful"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ok, ["one", "three"]);
+    assert_eq!(sent.body["failed"][0]["id"], "two");
+    assert_eq!(sent.body["failed"][0]["code"], "invalid_argument");
+    assert!(sent.body["successful"][0]["message_id"].is_string());
+    let twice = json!({ "entries": [{ "id": "a", "body": "x" }, { "id": "a", "body": "y" }] });
+    assert_eq!(
+        code(
+            &api.call(
+                Method::POST,
+                &path("batch"),
+                Some(&api.admin),
+                Some(&twice.to_string())
+            )
+            .await
+        )
+        .0,
+        StatusCode::BAD_REQUEST
+    );
+    let eleven: Vec<Value> = (0..11)
+        .map(|i| json!({ "id": format!("e{i}"), "body": "x" }))
+        .collect();
+    let too_many = json!({ "entries": eleven }).to_string();
+    assert_eq!(
+        code(
+            &api.call(
+                Method::POST,
+                &path("batch"),
+                Some(&api.admin),
+                Some(&too_many)
+            )
+            .await
+        )
+        .0,
+        StatusCode::BAD_REQUEST
+    );
+    let mut got = Vec::new();
+    for _ in 0..5 {
+        got.extend(
+            api.receive(&id, r#"{"max_messages": 10, "wait_time_seconds": 1}"#)
+                .await,
+        );
+        if got.len() == 2 {
+            break;
+        }
+    }
+    assert_eq!(got.len(), 2);
+    let h = |i: usize| got[i]["receipt_handle"].as_str().unwrap().to_owned();
+    let extend = json!({ "entries": [
+        { "id": "x", "receipt_handle": h(0), "visibility_timeout_seconds": 120 },
+        { "id": "y", "receipt_handle": "bogus", "visibility_timeout_seconds": 120 },
+    ] });
+    let extended = api
+        .call(
+            Method::POST,
+            &path("visibility-batch"),
+            Some(&api.admin),
+            Some(&extend.to_string()),
+        )
+        .await;
+    assert_eq!(extended.body["successful"], json!([{ "id": "x" }]));
+    assert_eq!(extended.body["failed"][0]["code"], "receipt_handle_invalid");
+    let delete = json!({ "entries": [
+        { "id": "p", "receipt_handle": h(0) },
+        { "id": "q", "receipt_handle": h(1) },
+        { "id": "r" },
+    ] });
+    let deleted = api
+        .call(
+            Method::POST,
+            &path("delete-batch"),
+            Some(&api.admin),
+            Some(&delete.to_string()),
+        )
+        .await;
+    assert_eq!(
+        deleted.body["successful"],
+        json!([{ "id": "p" }, { "id": "q" }])
+    );
+    assert_eq!(deleted.body["failed"][0]["id"], "r");
+    let again = api
+        .call(
+            Method::POST,
+            &path("delete-batch"),
+            Some(&api.admin),
+            Some(&delete.to_string()),
+        )
+        .await;
+    let stale: Vec<&Value> = again.body["failed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|entry| entry["code"] == "receipt_handle_stale")
+        .collect();
+    assert_eq!(stale.len(), 2, "{}", again.body);
+}
+
+/// Inspect reads without a lease (receive counts unchanged) on the embedded engine, and says the
+/// sqs backend can't (501) rather than receiving in disguise; purge takes in-flight messages too.
+async fn inspect_and_purge(kind: Kind) {
+    let api = Basaltic::start(kind).await;
+    let id = api.create(json!({ "name": name() })).await;
+    api.send(&id, r#"{"body": "look"}"#).await;
+    let inspected = api
+        .call(
+            Method::GET,
+            &format!("/v1/queues/{id}/messages?max_messages=5"),
+            Some(&api.admin),
+            None,
+        )
+        .await;
+    match kind {
+        Kind::Embedded => {
+            assert_eq!(inspected.status, StatusCode::OK, "{}", inspected.body);
+            assert_eq!(inspected.body["messages"][0]["body"], "look");
+            assert_eq!(inspected.body["messages"][0]["receive_count"], 0);
+            assert!(
+                inspected.body["messages"][0]
+                    .get("receipt_handle")
+                    .is_none()
+            );
+            let again = api
+                .call(
+                    Method::GET,
+                    &format!("/v1/queues/{id}/messages"),
+                    Some(&api.admin),
+                    None,
+                )
+                .await;
+            assert_eq!(
+                again.body["messages"][0]["receive_count"], 0,
+                "inspect changes nothing"
+            );
+        }
+        Kind::LocalStack => {
+            assert_eq!(
+                code(&inspected),
+                (StatusCode::NOT_IMPLEMENTED, "unsupported".into())
+            );
+            assert!(
+                inspected.body["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("Amazon SQS")
+            );
+        }
+    }
+    let reader = api
+        .call(
+            Method::GET,
+            &format!("/v1/queues/{id}/messages"),
+            Some(&api.reader),
+            None,
+        )
+        .await;
+    assert_eq!(
+        code(&reader).0,
+        StatusCode::FORBIDDEN,
+        "inspect is its own permission"
+    );
+    let got = api.receive(&id, r#"{"wait_time_seconds": 1}"#).await;
+    assert_eq!(got[0]["receive_count"], 1, "inspect left the receive count");
+    let in_flight = got[0]["receipt_handle"].as_str().unwrap().to_owned();
+    api.send(&id, r#"{"body": "waiting"}"#).await;
+    let purged = api
+        .call(
+            Method::POST,
+            &format!("/v1/queues/{id}/purge"),
+            Some(&api.admin),
+            None,
+        )
+        .await;
+    assert_eq!(purged.status, StatusCode::NO_CONTENT, "{}", purged.body);
+    assert_eq!(
+        code(&api.delete(&id, &in_flight).await),
+        (StatusCode::CONFLICT, "receipt_handle_stale".into())
+    );
+    assert!(
+        api.receive(&id, r#"{"wait_time_seconds": 1}"#)
+            .await
+            .is_empty()
+    );
+}
+
+/// Settings change in place; the rest stay.
+async fn settings_change_in_place(kind: Kind) {
+    let api = Basaltic::start(kind).await;
+    let id = api.create(json!({ "name": name(), "settings": { "visibility_timeout_seconds": 30, "delay_seconds": 1 } })).await;
+    let changed = api
+        .call(
+            Method::PATCH,
+            &format!("/v1/queues/{id}"),
+            Some(&api.admin),
+            Some(r#"{"settings": {"visibility_timeout_seconds": 90}}"#),
+        )
+        .await;
+    assert_eq!(changed.status, StatusCode::OK, "{}", changed.body);
+    assert_eq!(
+        changed.body["result"]["settings"]["visibility_timeout_seconds"],
+        90
+    );
+    assert_eq!(changed.body["result"]["settings"]["delay_seconds"], 1);
+    let bad = api
+        .call(
+            Method::PATCH,
+            &format!("/v1/queues/{id}"),
+            Some(&api.admin),
+            Some(r#"{"settings": {"max_message_bytes": 262145}}"#),
+        )
+        .await;
+    assert_eq!(code(&bad).1, "invalid_argument");
+    let reader = api
+        .call(
+            Method::PATCH,
+            &format!("/v1/queues/{id}"),
+            Some(&api.reader),
+            Some(r#"{"settings": {"delay_seconds": 0}}"#),
+        )
+        .await;
+    assert_eq!(code(&reader).0, StatusCode::FORBIDDEN);
+}
+
 crate::on_both_backends!(
+    batches_answer_each_entry,
+    inspect_and_purge,
+    settings_change_in_place,
     the_documents_requests_send_receive_and_delete,
     only_the_current_receipt_of_the_queue_acts,
     attribute_and_size_limits_hold_at_their_edges,

@@ -19,7 +19,11 @@ use std::sync::Arc;
 
 pub(super) fn routes() -> axum::Router<Arc<BasalticState>> {
     axum::Router::new()
-        .route("/v1/queues/{queue_id}/messages", post(send).delete(delete))
+        .route(
+            "/v1/queues/{queue_id}/messages",
+            post(send).delete(delete).get(inspect),
+        )
+        .route("/v1/queues/{queue_id}/purge", post(purge))
         .route("/v1/queues/{queue_id}/messages/receive", post(receive))
         .route(
             "/v1/queues/{queue_id}/messages/visibility",
@@ -141,4 +145,64 @@ async fn visibility(
         .change_visibility(&key.caller_on(&id, &queue), &[entry], Some(&queue))
         .await?;
     settled(&outcomes)
+}
+
+/// `GET /v1/queues/{id}/messages?max_messages=N` (1–10, default 10): messages read without a
+/// lease, visibility and receive counts unchanged. The sqs backend cannot: `501`.
+async fn inspect(
+    State(state): State<Arc<BasalticState>>,
+    path: QueuePath,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Result<Json<Value>, BasalticError> {
+    let key = state.authenticate(&headers)?;
+    let id = queue_id(path)?;
+    let queue = state.queue_of(key, &id).await?;
+    let mut max = 10;
+    for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        match (name.as_ref(), value.parse::<usize>()) {
+            ("max_messages", Ok(number)) if (1..=10).contains(&number) => max = number,
+            _ => {
+                return Err(GatewayError::out_of_range(
+                    "the only query parameter is max_messages, 1 to 10",
+                )
+                .into());
+            }
+        }
+    }
+    let messages = state
+        .gateway
+        .peek(&key.caller_on(&id, &queue), &queue, max)
+        .await
+        .map_err(|error| {
+            if error.kind == ErrorKind::Unsupported {
+                GatewayError::new(
+                    ErrorKind::Unsupported,
+                    "inspecting needs a backend that reads messages without a lease; Amazon SQS \
+                     (the sqs backend) cannot, and a receive would change visibility and \
+                     receive counts",
+                )
+            } else {
+                error
+            }
+        })?;
+    let messages: Vec<Value> = messages.into_iter().map(wire::inspected).collect();
+    Ok(Json(json!({ "messages": messages })))
+}
+
+/// `POST /v1/queues/{id}/purge`: deletes every message, in flight included (their receipts
+/// become stale).
+async fn purge(
+    State(state): State<Arc<BasalticState>>,
+    path: QueuePath,
+    headers: HeaderMap,
+) -> Result<StatusCode, BasalticError> {
+    let key = state.authenticate(&headers)?;
+    let id = queue_id(path)?;
+    let queue = state.queue_of(key, &id).await?;
+    state
+        .gateway
+        .purge(&key.caller_on(&id, &queue), &queue)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
 }

@@ -1,7 +1,9 @@
 //! The basaltic queue API (`../shared/seeds/004_…`): queues as resources addressed by UUID (the
-//! core's basaltic aliases), and their messages: send, receive, delete by receipt, visibility.
+//! core's basaltic aliases) with their settings, and their messages: send, receive, delete by
+//! receipt, visibility, batches of each, inspect without a lease, purge.
 //! Authentication is a Bearer key with permissions per queue.
 
+mod batches;
 pub mod config;
 mod error;
 mod messages;
@@ -79,6 +81,7 @@ impl crate::api::Dialect for BasalticState {
         Router::new()
             .merge(queues::routes())
             .merge(messages::routes())
+            .merge(batches::routes())
             .method_not_allowed_fallback(crate::api::edge::method_not_allowed)
             .with_state(self)
     }

@@ -6,7 +6,7 @@ use super::{BODY_LIMIT, BasalticError, BasalticState, QUEUE_PREFIX};
 use crate::api::read_body;
 use crate::core::access::Action;
 use crate::core::alias::{Alias, Namespace};
-use crate::core::model::{QueueSettings, ResolvedQueue};
+use crate::core::model::ResolvedQueue;
 use crate::core::{ErrorKind, GatewayError};
 use crate::credentials::basaltic_keys::BasalticKey;
 use axum::Json;
@@ -22,7 +22,10 @@ use std::sync::Arc;
 pub(super) fn routes() -> axum::Router<Arc<BasalticState>> {
     axum::Router::new()
         .route("/v1/queues", get(list).post(create))
-        .route("/v1/queues/{queue_id}", get(show).delete(remove))
+        .route(
+            "/v1/queues/{queue_id}",
+            get(show).delete(remove).patch(change),
+        )
 }
 
 /// The path's queue id (its shape is checked where it is looked up).
@@ -102,15 +105,7 @@ impl BasalticState {
             Some((target, count)) => Some((self.queue_of(key, target).await?, *count)),
             None => None,
         };
-        let wanted = QueueSettings {
-            visibility_timeout_seconds: settings.visibility_timeout_seconds,
-            delay_seconds: settings.delay_seconds,
-            receive_wait_seconds: settings.receive_wait_time_seconds,
-            retention_seconds: settings.retention_seconds,
-            max_message_bytes: settings.max_message_bytes,
-            content_based_deduplication: settings.content_based_deduplication,
-            dead_letter,
-        };
+        let wanted = settings.to_core(dead_letter);
         self.gateway.create_queue(&caller, &queue, &wanted).await?;
         let id = uuid::Uuid::new_v4().hyphenated().to_string();
         let alias = Alias::new(Namespace::Basaltic, [id.clone()])?;
@@ -192,4 +187,43 @@ async fn remove(
         .delete_queue(&key.caller_on(&id, &queue), &queue)
         .await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// `PATCH /v1/queues/{id}` `{"settings": {…}}`: changes the settings given, keeps the others.
+async fn change(
+    State(state): State<Arc<BasalticState>>,
+    path: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Value>, BasalticError> {
+    let key = state.authenticate(&headers)?;
+    let id = queue_id(path)?;
+    let queue = state.queue_of(key, &id).await?;
+    let settings = wire::parse_settings_change(&read_body(body, BODY_LIMIT).await?)?;
+    let caller = key.caller_on(&id, &queue);
+    let fifo = state
+        .gateway
+        .resolve_queue(&caller, &queue)
+        .await?
+        .attributes
+        .fifo;
+    if settings.content_based_deduplication.is_some() && !fifo {
+        return Err(GatewayError::invalid_request(
+            "content_based_deduplication applies to fifo queues only",
+        )
+        .into());
+    }
+    let dead_letter = match &settings.dead_letter_queue {
+        Some((target, count)) => Some((state.queue_of(key, target).await?, *count)),
+        None => None,
+    };
+    let changes = settings.to_core(dead_letter);
+    state
+        .gateway
+        .set_queue_settings(&caller, &queue, &changes)
+        .await?;
+    let resolved = state.gateway.resolve_queue(&caller, &queue).await?;
+    Ok(Json(
+        json!({ "result": state.render(&id, &queue, &resolved).await }),
+    ))
 }

@@ -5,7 +5,9 @@
 use crate::api::json::{optional_int, parse_object, reject_unknown};
 use crate::core::GatewayError;
 use crate::core::gateway::ReceiveOptions;
-use crate::core::model::{AttributeValue, Delivery, MessageAttribute, OutgoingMessage};
+use crate::core::model::{
+    AttributeValue, Delivery, MessageAttribute, OutgoingMessage, QueueSettings,
+};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use chrono::SecondsFormat;
@@ -39,6 +41,21 @@ pub(super) struct Settings {
     pub content_based_deduplication: Option<bool>,
     /// The dead-letter queue's id and the receives after which messages move there.
     pub dead_letter_queue: Option<(String, u32)>,
+}
+
+impl Settings {
+    /// The core's settings, with the dead-letter queue already found (`dead_letter`).
+    pub(super) fn to_core(&self, dead_letter: Option<(String, u32)>) -> QueueSettings {
+        QueueSettings {
+            visibility_timeout_seconds: self.visibility_timeout_seconds,
+            delay_seconds: self.delay_seconds,
+            receive_wait_seconds: self.receive_wait_time_seconds,
+            retention_seconds: self.retention_seconds,
+            max_message_bytes: self.max_message_bytes,
+            content_based_deduplication: self.content_based_deduplication,
+            dead_letter,
+        }
+    }
 }
 
 fn invalid(message: impl Into<String>) -> GatewayError {
@@ -150,18 +167,25 @@ fn prefixed(mut error: GatewayError, prefix: &str) -> GatewayError {
 /// Parses a send body: `{"body", "attributes"?, "delay_seconds"?, "group_id"?,
 /// "deduplication_id"?}`; `fifo` says which of the last three apply.
 pub(super) fn parse_send(body: &[u8], fifo: bool) -> Result<OutgoingMessage, GatewayError> {
-    let object = parse_object(body, false)?;
-    reject_unknown(
-        &object,
-        &[
-            "body",
-            "attributes",
-            "delay_seconds",
-            "group_id",
-            "deduplication_id",
-        ],
-        "",
-    )?;
+    send_of(&parse_object(body, false)?, fifo, None)
+}
+
+/// One message to send, from its object (`also` names an extra field its caller reads, such as
+/// a batch entry's `id`).
+fn send_of(
+    object: &Map<String, Value>,
+    fifo: bool,
+    also: Option<&str>,
+) -> Result<OutgoingMessage, GatewayError> {
+    let mut known = vec![
+        "body",
+        "attributes",
+        "delay_seconds",
+        "group_id",
+        "deduplication_id",
+    ];
+    known.extend(also);
+    reject_unknown(object, &known, "")?;
     let text = object
         .get("body")
         .and_then(Value::as_str)
@@ -171,7 +195,7 @@ pub(super) fn parse_send(body: &[u8], fifo: bool) -> Result<OutgoingMessage, Gat
         Some(Value::Object(attributes)) => parse_attributes(attributes)?,
         Some(_) => return Err(invalid("attributes must be an object")),
     };
-    let delay_seconds = optional_int(&object, "delay_seconds", 0, 900)?;
+    let delay_seconds = optional_int(object, "delay_seconds", 0, 900)?;
     if fifo && delay_seconds.is_some() {
         return Err(invalid(
             "delay_seconds is refused on fifo queues: they use the queue's delay",
@@ -284,14 +308,121 @@ pub(super) fn parse_visibility(body: &[u8]) -> Result<(String, u32), GatewayErro
         &["receipt_handle", "visibility_timeout_seconds"],
         "",
     )?;
-    let handle = object
+    visibility_of(&object)
+}
+
+/// A batch entry: its caller-chosen id, and its fields.
+pub(super) type BatchEntry = (String, Map<String, Value>);
+
+/// A batch's entries: 1 to 10 objects, each with a caller-chosen `id` (1 to 80 letters, digits,
+/// `-`, `_`), unique in the batch.
+pub(super) fn batch_entries(
+    body: &[u8],
+) -> Result<Vec<BatchEntry>, GatewayError> {
+    let object = parse_object(body, false)?;
+    reject_unknown(&object, &["entries"], "")?;
+    let entries = crate::api::json::batch(&object, "entries")?;
+    let mut seen = std::collections::BTreeSet::new();
+    let mut parsed = Vec::with_capacity(entries.len());
+    for (index, entry) in entries.iter().enumerate() {
+        let Value::Object(entry) = entry else {
+            return Err(invalid(format!("entries[{index}] must be an object")));
+        };
+        let id = entry
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| {
+                !id.is_empty()
+                    && id.len() <= 80
+                    && id
+                        .bytes()
+                        .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
+            })
+            .ok_or_else(|| {
+                invalid(format!(
+                    "entries[{index}].id must be 1 to 80 letters, digits, `-` or `_`"
+                ))
+            })?;
+        if !seen.insert(id.to_owned()) {
+            return Err(invalid(format!("entries[{index}].id is used twice")));
+        }
+        parsed.push((id.to_owned(), entry.clone()));
+    }
+    Ok(parsed)
+}
+
+/// A send batch entry's message.
+pub(super) fn batch_send(
+    entry: &Map<String, Value>,
+    fifo: bool,
+) -> Result<OutgoingMessage, GatewayError> {
+    send_of(entry, fifo, Some("id"))
+}
+
+/// A delete batch entry's receipt.
+pub(super) fn batch_receipt(entry: &Map<String, Value>) -> Result<String, GatewayError> {
+    reject_unknown(entry, &["id", "receipt_handle"], "")?;
+    receipt_of(entry)
+}
+
+/// A visibility batch entry's receipt and timeout.
+pub(super) fn batch_visibility(entry: &Map<String, Value>) -> Result<(String, u32), GatewayError> {
+    reject_unknown(
+        entry,
+        &["id", "receipt_handle", "visibility_timeout_seconds"],
+        "",
+    )?;
+    visibility_of(entry)
+}
+
+fn receipt_of(object: &Map<String, Value>) -> Result<String, GatewayError> {
+    object
         .get("receipt_handle")
         .and_then(Value::as_str)
         .filter(|handle| !handle.is_empty())
-        .ok_or_else(|| invalid("receipt_handle is required, a string"))?;
-    let seconds = optional_int(&object, "visibility_timeout_seconds", 0, 43_200)?
+        .map(str::to_owned)
+        .ok_or_else(|| invalid("receipt_handle is required, a string"))
+}
+
+fn visibility_of(object: &Map<String, Value>) -> Result<(String, u32), GatewayError> {
+    let handle = receipt_of(object)?;
+    let seconds = optional_int(object, "visibility_timeout_seconds", 0, 43_200)?
         .ok_or_else(|| invalid("visibility_timeout_seconds is required"))?;
-    Ok((handle.to_owned(), seconds))
+    Ok((handle, seconds))
+}
+
+/// Parses `{"settings": {…}}` of a settings change.
+pub(super) fn parse_settings_change(body: &[u8]) -> Result<Settings, GatewayError> {
+    let object = parse_object(body, false)?;
+    reject_unknown(&object, &["settings"], "")?;
+    match object.get("settings") {
+        Some(Value::Object(settings)) => parse_settings(settings),
+        _ => Err(invalid("settings is required, an object")),
+    }
+}
+
+/// A message read without a lease: no receipt.
+pub(super) fn inspected(message: crate::core::model::BackendMessage) -> Value {
+    json!({
+        "message_id": message.message_id,
+        "body": message.body,
+        "attributes": typed(message.attributes),
+        "receive_count": message.receive_count,
+        "sent_at": message.sent_at.map(|at| at.to_rfc3339_opts(SecondsFormat::Millis, true)),
+    })
+}
+
+fn typed(attributes: BTreeMap<String, MessageAttribute>) -> Map<String, Value> {
+    attributes
+        .into_iter()
+        .map(|(name, attribute)| {
+            let value = match attribute.value {
+                AttributeValue::Text(text) => text,
+                AttributeValue::Bytes(bytes) => STANDARD.encode(bytes),
+            };
+            (name, json!({ "type": attribute.data_type, "value": value }))
+        })
+        .collect()
 }
 
 /// A received message as basaltic shows it.
@@ -302,17 +433,7 @@ pub(super) fn message(delivery: Delivery) -> Value {
         visible_at,
         ..
     } = delivery;
-    let attributes: Map<String, Value> = message
-        .attributes
-        .into_iter()
-        .map(|(name, attribute)| {
-            let value = match attribute.value {
-                AttributeValue::Text(text) => text,
-                AttributeValue::Bytes(bytes) => STANDARD.encode(bytes),
-            };
-            (name, json!({ "type": attribute.data_type, "value": value }))
-        })
-        .collect();
+    let attributes = typed(message.attributes);
     json!({
         "message_id": message.message_id,
         "body": message.body,

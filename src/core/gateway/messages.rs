@@ -90,6 +90,24 @@ impl Gateway {
             })
             .collect()
     }
+    /// Up to `max` messages of `queue` without a lease: visibility and receive counts stay as
+    /// they are. A backend that cannot (SQS) answers `Unsupported`, never a receive in disguise.
+    pub async fn peek(
+        &self,
+        caller: &Caller,
+        queue: &str,
+        max: usize,
+    ) -> Result<Vec<BackendMessage>, GatewayError> {
+        self.admit(caller, Operation::Peek, queue)?;
+        let resolved = self.registry.get(queue).await?;
+        let answer = self.backend.peek(&resolved.url, max).await;
+        let mut messages = self.settle(queue, answer).await?;
+        for message in &mut messages {
+            message.attributes = attributes::unpack(std::mem::take(&mut message.attributes));
+        }
+        Ok(messages)
+    }
+
     /// Receives messages from the gateway queue `queue`.
     ///
     /// The backend call, the ledger records and the sealing run as one task: if nobody waits for its
