@@ -33,6 +33,7 @@
 
 pub mod api;
 pub mod backend;
+pub mod client;
 pub mod config;
 pub mod core;
 pub mod credentials;

@@ -10,6 +10,7 @@
 mod aliases;
 mod basaltic;
 mod cli;
+mod clis;
 mod core;
 mod edge;
 mod embedded;

@@ -316,9 +316,7 @@ pub(super) type BatchEntry = (String, Map<String, Value>);
 
 /// A batch's entries: 1 to 10 objects, each with a caller-chosen `id` (1 to 80 letters, digits,
 /// `-`, `_`), unique in the batch.
-pub(super) fn batch_entries(
-    body: &[u8],
-) -> Result<Vec<BatchEntry>, GatewayError> {
+pub(super) fn batch_entries(body: &[u8]) -> Result<Vec<BatchEntry>, GatewayError> {
     let object = parse_object(body, false)?;
     reject_unknown(&object, &["entries"], "")?;
     let entries = crate::api::json::batch(&object, "entries")?;

@@ -1,0 +1,252 @@
+//! `ezgh`: the ezgh pull-consumer API's command-line client, as its document shows it:
+//! `ezgh queues receive --max N --wait S --visibility-timeout S [--ack]`, `ezgh queues ack
+//! HANDLE…`, `ezgh queues change-visibility HANDLE… --visibility-timeout S`. An HTTP client of
+//! the gateway; `EZGH_API_KEY`, `ORG_ID`, `PROJECT_ID`, `QUEUE_ID` and `EZGH_ENDPOINT`.
+
+use clap::{Args, Parser, Subcommand};
+use serde_json::{Value, json};
+use sqs_gateway::client::{Client, Failure, Output};
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "ezgh",
+    version,
+    about = "Receive, acknowledge and extend messages of an ezgh queue",
+    after_help = "Examples:\n  export EZGH_API_KEY=sqsgw_… ORG_ID=acme PROJECT_ID=shop QUEUE_ID=orders\n  ezgh queues receive --max 10 --wait 20 --visibility-timeout 60\n  ezgh queues receive --max 1 --ack\n  ezgh queues change-visibility AQAB… --visibility-timeout 120\n  ezgh queues ack AQAB…"
+)]
+struct Cli {
+    #[command(flatten)]
+    target: Target,
+    /// text for people, json for scripts.
+    #[arg(long, global = true, value_enum, default_value = "text")]
+    output: Output,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Where the queue is, and the key.
+#[derive(Debug, Args)]
+struct Target {
+    /// The gateway's base URL.
+    #[arg(
+        long,
+        global = true,
+        env = "EZGH_ENDPOINT",
+        default_value = "http://127.0.0.1:8787"
+    )]
+    endpoint: String,
+    /// The API key.
+    #[arg(long, global = true, env = "EZGH_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
+    /// The organization.
+    #[arg(long, global = true, env = "ORG_ID")]
+    org: Option<String>,
+    /// The project.
+    #[arg(long, global = true, env = "PROJECT_ID")]
+    project: Option<String>,
+    /// The queue.
+    #[arg(long, global = true, env = "QUEUE_ID")]
+    queue: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// The queue's messages.
+    #[command(subcommand)]
+    Queues(Queues),
+}
+
+#[derive(Debug, Subcommand)]
+enum Queues {
+    /// Receive messages (a lease); prints each with its receipt handle.
+    Receive {
+        /// At most this many messages (1–10).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10))]
+        max: u32,
+        /// Long poll: seconds to wait when none is ready (0–20).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(0..=20))]
+        wait: Option<u32>,
+        /// Seconds the messages stay hidden (0–43200).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(0..=43200))]
+        visibility_timeout: Option<u32>,
+        /// Acknowledge the messages once printed.
+        #[arg(long)]
+        ack: bool,
+    },
+    /// Acknowledge (delete) messages by their receipt handles.
+    Ack {
+        /// 1 to 10 receipt handles.
+        #[arg(required = true, num_args = 1..=10)]
+        handles: Vec<String>,
+    },
+    /// Extend or shorten the lease of messages, counted from now.
+    ChangeVisibility {
+        /// 1 to 10 receipt handles.
+        #[arg(required = true, num_args = 1..=10)]
+        handles: Vec<String>,
+        /// Seconds from now (0–43200; 0 releases at once).
+        #[arg(long, required = true, value_parser = clap::value_parser!(u32).range(0..=43200))]
+        visibility_timeout: u32,
+    },
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli).await {
+        Ok(code) => code,
+        Err(failure) => failure.exit(),
+    }
+}
+
+fn required(value: &Option<String>, name: &str) -> Result<String, Failure> {
+    value
+        .clone()
+        .filter(|value| !value.is_empty())
+        .ok_or_else(|| Failure::Transport(format!("{name} is not set")))
+}
+
+async fn run(cli: Cli) -> Result<ExitCode, Failure> {
+    let target = &cli.target;
+    let key = required(&target.api_key, "EZGH_API_KEY (or --api-key)")?;
+    let client = Client::new(&target.endpoint, &key)?;
+    let Command::Queues(command) = cli.command;
+    match command {
+        Queues::Receive {
+            max,
+            wait,
+            visibility_timeout,
+            ack,
+        } => {
+            let path = format!(
+                "/v1/organizations/{}/projects/{}/queues/{}/messages/receive",
+                segment(&required(&target.org, "ORG_ID (or --org)")?),
+                segment(&required(&target.project, "PROJECT_ID (or --project)")?),
+                segment(&required(&target.queue, "QUEUE_ID (or --queue)")?),
+            );
+            let mut body = json!({ "maxMessages": max });
+            if let Some(wait) = wait {
+                body["waitSeconds"] = json!(wait);
+            }
+            if let Some(seconds) = visibility_timeout {
+                body["visibilityTimeoutSeconds"] = json!(seconds);
+            }
+            let answer = client
+                .call(reqwest::Method::POST, &path, Some(&body))
+                .await?;
+            let messages = answer["messages"].as_array().cloned().unwrap_or_default();
+            print_messages(cli.output, &answer, &messages);
+            if ack && !messages.is_empty() {
+                let handles: Vec<Value> = messages
+                    .iter()
+                    .map(|message| message["receiptHandle"].clone())
+                    .collect();
+                let acked = client
+                    .call(
+                        reqwest::Method::POST,
+                        "/v1/receipts/ack",
+                        Some(&json!({ "receiptHandles": handles })),
+                    )
+                    .await?;
+                return Ok(report_results(cli.output, &acked, &handles, "acknowledged"));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Queues::Ack { handles } => {
+            let acked = client
+                .call(
+                    reqwest::Method::POST,
+                    "/v1/receipts/ack",
+                    Some(&json!({ "receiptHandles": handles })),
+                )
+                .await?;
+            let handles: Vec<Value> = handles.into_iter().map(Value::String).collect();
+            Ok(report_results(cli.output, &acked, &handles, "acknowledged"))
+        }
+        Queues::ChangeVisibility {
+            handles,
+            visibility_timeout,
+        } => {
+            let entries: Vec<Value> = handles
+                .iter()
+                .map(|handle| {
+                    json!({ "receiptHandle": handle, "visibilityTimeoutSeconds": visibility_timeout })
+                })
+                .collect();
+            let changed = client
+                .call(
+                    reqwest::Method::POST,
+                    "/v1/receipts/visibility",
+                    Some(&json!({ "entries": entries })),
+                )
+                .await?;
+            let handles: Vec<Value> = handles.into_iter().map(Value::String).collect();
+            Ok(report_results(cli.output, &changed, &handles, "changed"))
+        }
+    }
+}
+
+/// A path segment, percent-encoded.
+fn segment(text: &str) -> String {
+    form_urlencoded::byte_serialize(text.as_bytes())
+        .collect::<String>()
+        .replace('+', "%20")
+}
+
+fn print_messages(output: Output, answer: &Value, messages: &[Value]) {
+    if output == Output::Json {
+        println!("{answer}");
+        return;
+    }
+    if messages.is_empty() {
+        println!("no messages");
+    }
+    for message in messages {
+        println!(
+            "message {}  receive count {}",
+            message["messageId"].as_str().unwrap_or("?"),
+            message["receiveCount"]
+        );
+        println!("  body: {}", message["body"].as_str().unwrap_or(""));
+        if let Some(attributes) = message["attributes"].as_object()
+            && !attributes.is_empty()
+        {
+            println!("  attributes: {}", Value::Object(attributes.clone()));
+        }
+        println!(
+            "  receipt handle: {}",
+            message["receiptHandle"].as_str().unwrap_or("")
+        );
+    }
+}
+
+/// Prints `{"results": [...]}` per handle; exit 1 when any failed.
+fn report_results(output: Output, answer: &Value, handles: &[Value], done: &str) -> ExitCode {
+    let results = answer["results"].as_array().cloned().unwrap_or_default();
+    let failed = results
+        .iter()
+        .filter(|result| result["ok"] != json!(true))
+        .count();
+    if output == Output::Json {
+        println!("{answer}");
+    } else {
+        for (handle, result) in handles.iter().zip(&results) {
+            let handle = handle.as_str().unwrap_or("");
+            let short: String = handle.chars().take(16).collect();
+            match result["error"].as_str() {
+                None => println!("{done} {short}…"),
+                Some(error) => println!("failed {short}…: {error}"),
+            }
+        }
+    }
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!(
+            "error: {failed} of {} receipt handles failed",
+            results.len()
+        );
+        ExitCode::from(sqs_gateway::client::EXIT_REFUSED)
+    }
+}
