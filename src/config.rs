@@ -353,7 +353,7 @@ impl Config {
         self.ezgh.validate(&self.api_keys, &queues)?;
         self.sqs_api.validate(&queues)?;
         self.sombus.validate()?;
-        self.basaltic.keys()?;
+        self.basaltic.validate()?;
         Ok(())
     }
 

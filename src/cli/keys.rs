@@ -1,4 +1,5 @@
-//! `sqs-gateway new-api-key`, `new-admin-key` and `new-receipt-key`: the secrets a config needs.
+//! `sqs-gateway new-api-key`, `new-basaltic-key`, `new-admin-key` and `new-receipt-key`: the secrets
+//! a config needs.
 
 use super::EXIT_CONFIG;
 use sqs_gateway::credentials::api_keys;
@@ -84,6 +85,76 @@ pub(super) fn new_admin_key(
         };
     }
     println!("# The admin key, shown once; keep it in a secret store:");
+    println!("#   {}", generated.key);
+    print!("{entry}");
+    ExitCode::SUCCESS
+}
+
+/// Prints a new basaltic key once, and its config entry (or adds it to a data directory's
+/// config). Grants read `QUEUE=PERMISSION,…`.
+pub(super) fn new_basaltic_key(
+    grants: &[String],
+    name: Option<String>,
+    data_dir: Option<PathBuf>,
+) -> ExitCode {
+    let mut table = Vec::new();
+    let defaults = ["*=*".to_owned()];
+    let grants = if grants.is_empty() {
+        &defaults[..]
+    } else {
+        grants
+    };
+    for grant in grants {
+        let Some((queue, permissions)) = grant.split_once('=') else {
+            eprintln!("--grant takes QUEUE=PERMISSION,… (got `{grant}`)");
+            return ExitCode::from(EXIT_CONFIG);
+        };
+        let permissions: Vec<String> = permissions
+            .split(',')
+            .filter(|permission| !permission.is_empty())
+            .map(toml_string)
+            .collect();
+        table.push(format!(
+            "{} = [{}]",
+            toml_string(queue),
+            permissions.join(", ")
+        ));
+    }
+    let generated = api_keys::generate_key();
+    let name = name.unwrap_or_else(|| "basaltic".to_owned());
+    let entry = format!(
+        "[[basaltic.keys]]\nid = \"{}\"\nname = {}\nhash = \"{}\"\ngrants = {{ {} }}\n",
+        generated.id,
+        toml_string(&name),
+        generated.hash,
+        table.join(", ")
+    );
+    // The entry must be one the gateway takes (known permissions, queue UUIDs).
+    let parsed = toml::from_str::<sqs_gateway::api::basaltic::config::BasalticConfig>(
+        &entry.replace("[[basaltic.keys]]", "[[keys]]"),
+    );
+    let checked = parsed
+        .map_err(|error| error.to_string())
+        .and_then(|config| config.validate().map_err(|error| error.to_string()));
+    if let Err(error) = checked {
+        eprintln!("the key does not fit: {error}");
+        return ExitCode::from(EXIT_CONFIG);
+    }
+    if let Some(data_dir) = data_dir {
+        return match setup::append_to_config(&data_dir, &entry) {
+            Ok(()) => {
+                println!("# The basaltic key, shown once; only its hash is in the config.");
+                println!("# The gateway uses it from its next start.");
+                println!("export BASALTIC_API_KEY={}", generated.key);
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("cannot add a key: {error}");
+                ExitCode::from(EXIT_CONFIG)
+            }
+        };
+    }
+    println!("# The basaltic key, shown once; give it to the client and keep it nowhere else:");
     println!("#   {}", generated.key);
     print!("{entry}");
     ExitCode::SUCCESS

@@ -95,6 +95,21 @@ enum Command {
         #[arg(long)]
         data_dir: Option<PathBuf>,
     },
+    /// Make a new basaltic API key: prints the key once and the `[[basaltic.keys]]` entry to
+    /// paste; with `--data-dir`, adds it to that zero-config directory's config instead.
+    NewBasalticKey {
+        /// A grant, `QUEUE=PERMISSION,…` (a queue UUID or `*`; permissions send, receive,
+        /// delete, change_visibility, inspect, purge, read_metrics, manage_queues or `*`);
+        /// repeatable. Default: `*=*`.
+        #[arg(long = "grant")]
+        grants: Vec<String>,
+        /// A label for logs.
+        #[arg(long)]
+        name: Option<String>,
+        /// A zero-config data directory whose config gets the key.
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+    },
     /// The sombus API's tools: manage connections, read the audit log, publish an envelope.
     Sombus {
         #[command(subcommand)]
@@ -161,6 +176,11 @@ pub(crate) fn run() -> ExitCode {
             name,
             data_dir,
         } => keys::new_admin_key(&workspaces, &role, name, data_dir),
+        Command::NewBasalticKey {
+            grants,
+            name,
+            data_dir,
+        } => keys::new_basaltic_key(&grants, name, data_dir),
         Command::Sombus { command } => block_on(sombus::run(command)).unwrap_or_else(|error| {
             eprintln!("{error}");
             ExitCode::from(EXIT_RUNTIME)

@@ -75,6 +75,8 @@ pub enum Principal {
     HandleHolder,
     /// Nobody proved anything (`sqs_api.allow_unsigned`, local development).
     Anonymous,
+    /// The gateway itself (sampling queue metrics).
+    System,
 }
 
 /// What the names of queues a dialect keeps for its own callers start with (the sombus

@@ -50,6 +50,9 @@ pub struct BasalticKey {
     hash: [u8; 32],
     /// Queue UUID (or `*`) -> core actions.
     grants: BTreeMap<String, BTreeSet<Action>>,
+    /// Queue UUID (or `*`) -> permission names (for the ones that are not a core action:
+    /// `read_metrics`).
+    permissions: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl BasalticKey {
@@ -59,6 +62,14 @@ impl BasalticKey {
             .iter()
             .filter_map(|key| self.grants.get(*key))
             .any(|actions| actions.contains(&action))
+    }
+
+    /// Whether the key holds the permission `name` on `queue_id` (or on `*`).
+    pub fn has_permission(&self, name: &str, queue_id: &str) -> bool {
+        [queue_id, "*"]
+            .iter()
+            .filter_map(|key| self.permissions.get(*key))
+            .any(|names| names.contains(name) || names.contains("*"))
     }
 
     /// Whether the key holds anything on `queue_id`.
@@ -111,7 +122,9 @@ impl BasalticKeys {
             }
             let hash = parse_hash(&entry.hash).map_err(|message| (field("hash"), message))?;
             let mut grants = BTreeMap::new();
+            let mut permissions = BTreeMap::new();
             for (queue, names) in &entry.grants {
+                permissions.insert(queue.clone(), names.iter().cloned().collect());
                 if queue != "*" && uuid::Uuid::parse_str(queue).is_err() {
                     return Err((
                         field("grants"),
@@ -141,6 +154,7 @@ impl BasalticKeys {
                 id: entry.id.clone(),
                 hash,
                 grants,
+                permissions,
             };
             if by_id.insert(entry.id.clone(), key).is_some() {
                 return Err((field("id"), format!("`{}` is listed twice", entry.id)));
@@ -180,6 +194,8 @@ mod tests {
         assert!(found.holds(Action::Send, queue_id));
         assert!(!found.holds(Action::Purge, queue_id));
         assert!(!found.holds(Action::Send, "another"));
+        assert!(found.has_permission("receive", queue_id));
+        assert!(!found.has_permission("read_metrics", queue_id));
         let caller = found.caller_on(queue_id, "orders");
         assert!(caller.may(Action::Receive, "orders"));
         assert!(!caller.may(Action::Receive, "billing"));

@@ -101,6 +101,7 @@ impl App {
             Arc::new(api::basaltic::BasalticState::new(
                 Arc::clone(&gateway),
                 config.basaltic.keys().map_err(ConfigError::from)?,
+                Duration::from_secs(config.basaltic.metrics_interval_seconds),
             )),
             Arc::new(api::health::Health(Arc::clone(&gateway))),
             Arc::new(api::ezgh::EzghState::from_config(

@@ -31,10 +31,15 @@ pub struct Basaltic {
 
 impl Basaltic {
     pub async fn start(kind: Kind) -> Self {
+        Self::start_with(kind, "").await
+    }
+
+    /// With lines for the `[basaltic]` table.
+    pub async fn start_with(kind: Kind, basaltic: &str) -> Self {
         let admin = api_keys::generate_key();
         let reader = api_keys::generate_key();
         let toml = format!(
-            "[[basaltic.keys]]\nid = \"{}\"\nname = \"admin\"\nhash = \"{}\"\ngrants = {{ \"*\" = [\"*\"] }}\n\n[[basaltic.keys]]\nid = \"{}\"\nhash = \"{}\"\ngrants = {{ \"*\" = [\"receive\"] }}\n",
+            "[basaltic]\n{basaltic}\n[[basaltic.keys]]\nid = \"{}\"\nname = \"admin\"\nhash = \"{}\"\ngrants = {{ \"*\" = [\"*\"] }}\n\n[[basaltic.keys]]\nid = \"{}\"\nhash = \"{}\"\ngrants = {{ \"*\" = [\"receive\"] }}\n",
             admin.id, admin.hash, reader.id, reader.hash
         );
         Self {
@@ -834,7 +839,107 @@ async fn settings_change_in_place(kind: Kind) {
     assert_eq!(code(&reader).0, StatusCode::FORBIDDEN);
 }
 
+/// Metrics sampled by the gateway: counts, repeated receives, and a gap (nulls, never zeros)
+/// when a sample could not be taken.
+async fn metrics_are_sampled_with_gaps_for_failed_samples(kind: Kind) {
+    let api = Basaltic::start_with(kind, "metrics_interval_seconds = 1").await;
+    let queue_name = name();
+    let id = api.create(json!({ "name": queue_name })).await;
+    api.send(&id, r#"{"body": "a"}"#).await;
+    api.send(&id, r#"{"body": "b"}"#).await;
+    let samples = || async {
+        let answer = api
+            .call(
+                Method::GET,
+                &format!("/v1/queues/{id}/metrics"),
+                Some(&api.admin),
+                None,
+            )
+            .await;
+        assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+        assert_eq!(answer.body["interval_seconds"], 1);
+        answer.body["samples"].as_array().unwrap().clone()
+    };
+    let wait_for = |what: &'static str, check: fn(&Value) -> bool| {
+        let samples = &samples;
+        async move {
+            for _ in 0..100 {
+                if let Some(found) = samples().await.into_iter().rev().find(&check) {
+                    return found;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            panic!("no sample with {what}: {:?}", samples().await);
+        }
+    };
+    let two = wait_for("two visible", |s| s["visible"] == 2).await;
+    assert_eq!(two["in_flight"], 0);
+    // SQS's API does not tell the oldest message's age (CloudWatch does): the embedded engine does.
+    if kind == Kind::Embedded {
+        assert!(two["oldest_message_age_seconds"].is_u64(), "{two}");
+    }
+    // A delivery handed out again counts as a repeated receive.
+    let got = api
+        .receive(
+            &id,
+            r#"{"visibility_timeout_seconds": 30, "wait_time_seconds": 1}"#,
+        )
+        .await;
+    api.visibility(&id, got[0]["receipt_handle"].as_str().unwrap(), 0)
+        .await;
+    let mut again = Vec::new();
+    for _ in 0..5 {
+        again = api
+            .receive(
+                &id,
+                r#"{"max_messages": 10, "visibility_timeout_seconds": 30, "wait_time_seconds": 1}"#,
+            )
+            .await;
+        if again.iter().any(|m| m["receive_count"] == 2) {
+            break;
+        }
+    }
+    assert!(again.iter().any(|m| m["receive_count"] == 2));
+    wait_for("a repeated receive", |s| {
+        s["repeated_receives"].as_u64() >= Some(1)
+    })
+    .await;
+    wait_for("messages in flight", |s| s["in_flight"].as_u64() >= Some(1)).await;
+    // The queue gone behind the gateway's back: samples can't be taken, and show as gaps.
+    let url = api
+        .gw
+        .backend
+        .resolve(&format!("sqsgw_bq_{queue_name}"))
+        .await
+        .unwrap()
+        .url;
+    api.gw.backend.delete_queue(&url).await.unwrap();
+    let gap = wait_for("a gap", |s| s["visible"].is_null()).await;
+    for field in [
+        "in_flight",
+        "delayed",
+        "oldest_message_age_seconds",
+        "repeated_receives",
+    ] {
+        assert!(gap[field].is_null(), "{field} is a gap, not a zero: {gap}");
+    }
+    let reader = api
+        .call(
+            Method::GET,
+            &format!("/v1/queues/{id}/metrics"),
+            Some(&api.reader),
+            None,
+        )
+        .await;
+    assert_eq!(
+        code(&reader).0,
+        StatusCode::FORBIDDEN,
+        "read_metrics is its own permission"
+    );
+}
+
 crate::on_both_backends!(
+    metrics_are_sampled_with_gaps_for_failed_samples,
     batches_answer_each_entry,
     inspect_and_purge,
     settings_change_in_place,

@@ -249,3 +249,62 @@ async fn ezgh_receives_extends_and_acknowledges() {
         refused.stderr
     );
 }
+
+#[tokio::test]
+async fn a_basaltic_key_from_the_cli_creates_and_uses_queues() {
+    const GATEWAY: &str = env!("CARGO_BIN_EXE_sqs-gateway");
+    let made = tokio::process::Command::new(GATEWAY)
+        .args([
+            "new-basaltic-key",
+            "--grant",
+            "*=manage_queues,send,receive",
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert!(made.status.success());
+    let printed = String::from_utf8(made.stdout).unwrap();
+    let key = printed
+        .lines()
+        .find_map(|line| line.strip_prefix("#   "))
+        .unwrap()
+        .to_owned();
+    let entry: Vec<&str> = printed
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .collect();
+    let entry = entry.join("\n");
+    assert!(!entry.contains(&key), "only the hash goes in the config");
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .config(&entry)
+        .start()
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let env = [
+        ("BASALTIC_ENDPOINT", gw.base.as_str()),
+        ("BASALTIC_API_KEY", key.as_str()),
+    ];
+    let created = shell(
+        dir.path(),
+        "basaltic queue create --name from-cli --fifo --output json",
+        &env,
+    )
+    .await;
+    assert_eq!(created.code, Some(0), "{}", created.stderr);
+    let created: Value = serde_json::from_str(&created.stdout).unwrap();
+    assert_eq!(created["result"]["type"], "fifo");
+    let id = created["result"]["id"].as_str().unwrap();
+    let purge = shell(dir.path(), &format!("basaltic queue purge {id}"), &env).await;
+    assert_eq!(purge.code, Some(1), "purge was not granted");
+    assert!(
+        purge.stderr.contains("permission_denied"),
+        "{}",
+        purge.stderr
+    );
+    let bad = tokio::process::Command::new(GATEWAY)
+        .args(["new-basaltic-key", "--grant", "*=fly"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -5,14 +5,36 @@ use crate::credentials::basaltic_keys::{BasalticKeyConfig, BasalticKeys};
 use serde::Deserialize;
 
 /// `[basaltic]`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BasalticConfig {
     /// Bearer keys with permissions per queue UUID (or `*`).
     pub keys: Vec<BasalticKeyConfig>,
+    /// Seconds between two metrics samples of every queue (1 to 3600).
+    pub metrics_interval_seconds: u64,
+}
+
+impl Default for BasalticConfig {
+    fn default() -> Self {
+        Self {
+            keys: Vec::new(),
+            metrics_interval_seconds: 10,
+        }
+    }
 }
 
 impl BasalticConfig {
+    /// Checks the section.
+    pub fn validate(&self) -> Result<(), SettingError> {
+        if !(1..=3600).contains(&self.metrics_interval_seconds) {
+            return Err(SettingError::new(
+                "basaltic.metrics_interval_seconds",
+                "must be 1 to 3600",
+            ));
+        }
+        self.keys().map(|_| ())
+    }
+
     /// The keys, checked.
     pub fn keys(&self) -> Result<BasalticKeys, SettingError> {
         BasalticKeys::from_config(&self.keys)

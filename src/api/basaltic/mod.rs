@@ -1,12 +1,14 @@
 //! The basaltic queue API (`../shared/seeds/004_…`): queues as resources addressed by UUID (the
 //! core's basaltic aliases) with their settings, and their messages: send, receive, delete by
-//! receipt, visibility, batches of each, inspect without a lease, purge.
+//! receipt, visibility, batches of each, inspect without a lease, purge; and metrics the gateway
+//! samples.
 //! Authentication is a Bearer key with permissions per queue.
 
 mod batches;
 pub mod config;
 mod error;
 mod messages;
+mod metrics;
 mod queues;
 mod wire;
 
@@ -19,6 +21,7 @@ use crate::credentials::basaltic_keys::{BasalticKey, BasalticKeys};
 use axum::Router;
 use axum::http::{HeaderMap, header};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The largest request body: a 256 KiB message, its attributes, JSON escaping and envelope.
 const BODY_LIMIT: usize = 1024 * 1024;
@@ -30,6 +33,7 @@ const QUEUE_PREFIX: &str = "sqsgw_bq_";
 pub struct BasalticState {
     gateway: Arc<Gateway>,
     keys: BasalticKeys,
+    metrics: metrics::Metrics,
 }
 
 impl std::fmt::Debug for BasalticState {
@@ -40,8 +44,12 @@ impl std::fmt::Debug for BasalticState {
 
 impl BasalticState {
     /// The dialect's state.
-    pub fn new(gateway: Arc<Gateway>, keys: BasalticKeys) -> Self {
-        Self { gateway, keys }
+    pub fn new(gateway: Arc<Gateway>, keys: BasalticKeys, metrics_interval: Duration) -> Self {
+        Self {
+            gateway,
+            keys,
+            metrics: metrics::Metrics::new(metrics_interval),
+        }
     }
 
     /// The key of the `Authorization: Bearer` header, or 401 (before any body is read).
@@ -78,7 +86,9 @@ impl BasalticState {
 
 impl crate::api::Dialect for BasalticState {
     fn router(self: Arc<Self>) -> Router {
+        metrics::start_sampling(&self);
         Router::new()
+            .merge(metrics::routes())
             .merge(queues::routes())
             .merge(messages::routes())
             .merge(batches::routes())

@@ -167,6 +167,9 @@ impl Gateway {
                 gateway.keep_answer(&key, attempted).await;
             }
             let result = result.map(|(deliveries, _)| deliveries);
+            if let Ok(deliveries) = &result {
+                gateway.count_redeliveries(&queue, deliveries);
+            }
             if let Err(Ok(abandoned)) = answer.send(result) {
                 // With an attempt id the client retries to get these same deliveries back.
                 if request.attempt_id.is_none() {

@@ -54,6 +54,8 @@ pub struct Gateway {
     clock: Arc<dyn Clock>,
     shutdown: CancellationToken,
     tasks: TaskTracker,
+    /// Deliveries with a receive count above 1, per gateway queue, since start (metrics).
+    redeliveries: std::sync::Mutex<std::collections::HashMap<String, u64>>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -94,6 +96,38 @@ impl Gateway {
             clock,
             shutdown,
             tasks: TaskTracker::new(),
+            redeliveries: std::sync::Mutex::default(),
+        }
+    }
+
+    /// The core's time (dialects stamp what they record with it).
+    pub fn now(&self) -> DateTime<Utc> {
+        self.clock.now()
+    }
+
+    /// Deliveries of `queue` with a receive count above 1 this process handed out since it
+    /// started (a counter; metrics take differences).
+    pub fn redeliveries(&self, queue: &str) -> u64 {
+        self.redeliveries
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .get(queue)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    fn count_redeliveries(&self, queue: &str, deliveries: &[Delivery]) {
+        let repeated = deliveries
+            .iter()
+            .filter(|delivery| delivery.message.receive_count > 1)
+            .count() as u64;
+        if repeated > 0 {
+            *self
+                .redeliveries
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .entry(queue.to_owned())
+                .or_default() += repeated;
         }
     }
     /// Starts `operation` on `queue` for `caller`: names it on the request's span, and checks that
