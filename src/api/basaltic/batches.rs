@@ -2,7 +2,6 @@
 //! result per entry (`successful` or `failed` with a code), so a caller retries only the
 //! failures; the HTTP success of the whole says nothing of each entry.
 
-use super::queues::queue_id;
 use super::wire;
 use super::{BODY_LIMIT, BasalticError, BasalticState};
 use crate::api::read_body;
@@ -61,9 +60,36 @@ impl Results {
         }
     }
 
+    fn settle_all(&mut self, ids: &[&str], outcomes: &[HandleOutcome]) {
+        for (entry_id, outcome) in ids.iter().zip(outcomes) {
+            self.settle(entry_id, outcome);
+        }
+    }
+
     fn answer(self) -> Json<Value> {
         Json(json!({ "successful": self.successful, "failed": self.failed }))
     }
+}
+
+/// Each entry parsed with `parse`: the ones that fail are answered at once; the others come back
+/// with their ids, in order.
+fn parse_each<'e, T>(
+    entries: &'e [wire::BatchEntry],
+    results: &mut Results,
+    parse: impl Fn(&serde_json::Map<String, Value>) -> Result<T, crate::core::GatewayError>,
+) -> (Vec<&'e str>, Vec<T>) {
+    let mut ids = Vec::new();
+    let mut parsed = Vec::new();
+    for (entry_id, entry) in entries {
+        match parse(entry) {
+            Ok(item) => {
+                ids.push(entry_id.as_str());
+                parsed.push(item);
+            }
+            Err(error) => results.fail(entry_id, "invalid_argument", &error.message),
+        }
+    }
+    (ids, parsed)
 }
 
 async fn send_batch(
@@ -72,32 +98,19 @@ async fn send_batch(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<Value>, BasalticError> {
-    let key = state.authenticate(&headers)?;
-    let id = queue_id(path)?;
-    let queue = state.queue_of(key, &id).await?;
-    let caller = key.caller_on(&id, &queue);
-    let fifo = state
-        .gateway
-        .resolve_queue(&caller, &queue)
-        .await?
-        .attributes
-        .fifo;
+    let target = state.target(&headers, path).await?;
+    let gateway = &state.gateway;
+    let resolved = gateway.resolve_queue(&target.caller, &target.queue).await?;
     let entries = wire::batch_entries(&read_body(body, BODY_LIMIT).await?)?;
     let mut results = Results::default();
-    let mut sending = Vec::new();
-    let mut messages = Vec::new();
-    for (entry_id, entry) in &entries {
-        match wire::batch_send(entry, fifo) {
-            Ok(message) => {
-                sending.push(entry_id.as_str());
-                messages.push(message);
-            }
-            Err(error) => results.fail(entry_id, "invalid_argument", &error.message),
-        }
-    }
+    let (ids, messages) = parse_each(&entries, &mut results, |entry| {
+        wire::batch_send(entry, resolved.attributes.fifo)
+    });
     if !messages.is_empty() {
-        let sent = state.gateway.send(&caller, &queue, &messages).await?;
-        for (entry_id, outcome) in sending.into_iter().zip(sent) {
+        let sent = gateway
+            .send(&target.caller, &target.queue, &messages)
+            .await?;
+        for (entry_id, outcome) in ids.into_iter().zip(sent) {
             match outcome {
                 Ok(sent) => results
                     .successful
@@ -115,30 +128,16 @@ async fn delete_batch(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<Value>, BasalticError> {
-    let key = state.authenticate(&headers)?;
-    let id = queue_id(path)?;
-    let queue = state.queue_of(key, &id).await?;
+    let target = state.target(&headers, path).await?;
     let entries = wire::batch_entries(&read_body(body, BODY_LIMIT).await?)?;
     let mut results = Results::default();
-    let mut ids = Vec::new();
-    let mut handles = Vec::new();
-    for (entry_id, entry) in &entries {
-        match wire::batch_receipt(entry) {
-            Ok(handle) => {
-                ids.push(entry_id.as_str());
-                handles.push(handle);
-            }
-            Err(error) => results.fail(entry_id, "invalid_argument", &error.message),
-        }
-    }
+    let (ids, handles) = parse_each(&entries, &mut results, wire::batch_receipt);
     if !handles.is_empty() {
         let outcomes = state
             .gateway
-            .acknowledge(&key.caller_on(&id, &queue), &handles, Some(&queue))
+            .acknowledge(&target.caller, &handles, Some(&target.queue))
             .await?;
-        for (entry_id, outcome) in ids.into_iter().zip(&outcomes) {
-            results.settle(entry_id, outcome);
-        }
+        results.settle_all(&ids, &outcomes);
     }
     Ok(results.answer())
 }
@@ -149,30 +148,16 @@ async fn visibility_batch(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<Value>, BasalticError> {
-    let key = state.authenticate(&headers)?;
-    let id = queue_id(path)?;
-    let queue = state.queue_of(key, &id).await?;
+    let target = state.target(&headers, path).await?;
     let entries = wire::batch_entries(&read_body(body, BODY_LIMIT).await?)?;
     let mut results = Results::default();
-    let mut ids = Vec::new();
-    let mut changes = Vec::new();
-    for (entry_id, entry) in &entries {
-        match wire::batch_visibility(entry) {
-            Ok(change) => {
-                ids.push(entry_id.as_str());
-                changes.push(change);
-            }
-            Err(error) => results.fail(entry_id, "invalid_argument", &error.message),
-        }
-    }
+    let (ids, changes) = parse_each(&entries, &mut results, wire::batch_visibility);
     if !changes.is_empty() {
         let outcomes = state
             .gateway
-            .change_visibility(&key.caller_on(&id, &queue), &changes, Some(&queue))
+            .change_visibility(&target.caller, &changes, Some(&target.queue))
             .await?;
-        for (entry_id, outcome) in ids.into_iter().zip(&outcomes) {
-            results.settle(entry_id, outcome);
-        }
+        results.settle_all(&ids, &outcomes);
     }
     Ok(results.answer())
 }

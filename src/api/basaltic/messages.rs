@@ -2,7 +2,6 @@
 //! current receipt (`204`), and visibility (counted from the change; 0 releases). A receipt of
 //! another queue, or from before another receive, changes nothing and says so.
 
-use super::queues::queue_id;
 use super::wire;
 use super::{BODY_LIMIT, BasalticError, BasalticState};
 use crate::api::read_body;
@@ -39,20 +38,19 @@ async fn send(
     headers: HeaderMap,
     body: Body,
 ) -> Result<(StatusCode, Json<Value>), BasalticError> {
-    let key = state.authenticate(&headers)?;
-    let id = queue_id(path)?;
-    let queue = state.queue_of(key, &id).await?;
-    let caller = key.caller_on(&id, &queue);
+    let target = state.target(&headers, path).await?;
+    let queue = target.queue.as_str();
+    let caller = &target.caller;
     let fifo = state
         .gateway
-        .resolve_queue(&caller, &queue)
+        .resolve_queue(caller, queue)
         .await?
         .attributes
         .fifo;
     let message = wire::parse_send(&read_body(body, BODY_LIMIT).await?, fifo)?;
     let mut results = state
         .gateway
-        .send(&caller, &queue, std::slice::from_ref(&message))
+        .send(caller, queue, std::slice::from_ref(&message))
         .await?;
     match results.pop() {
         Some(Ok(sent)) => Ok((
@@ -70,13 +68,12 @@ async fn receive(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<Value>, BasalticError> {
-    let key = state.authenticate(&headers)?;
-    let id = queue_id(path)?;
-    let queue = state.queue_of(key, &id).await?;
+    let target = state.target(&headers, path).await?;
+    let queue = target.queue.as_str();
     let options = wire::parse_receive(&read_body(body, BODY_LIMIT).await?)?;
     let deliveries = state
         .gateway
-        .receive(&key.caller_on(&id, &queue), &queue, options)
+        .receive(&target.caller, queue, options)
         .await?;
     let messages: Vec<Value> = deliveries.into_iter().map(wire::message).collect();
     Ok(Json(json!({ "messages": messages })))
@@ -106,9 +103,8 @@ async fn delete(
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Result<StatusCode, BasalticError> {
-    let key = state.authenticate(&headers)?;
-    let id = queue_id(path)?;
-    let queue = state.queue_of(key, &id).await?;
+    let target = state.target(&headers, path).await?;
+    let queue = target.queue.as_str();
     let mut handle = None;
     for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
         if name != "receipt_handle" || handle.is_some() {
@@ -125,7 +121,7 @@ async fn delete(
         .ok_or_else(|| GatewayError::invalid_request("receipt_handle is required"))?;
     let outcomes = state
         .gateway
-        .acknowledge(&key.caller_on(&id, &queue), &[handle], Some(&queue))
+        .acknowledge(&target.caller, &[handle], Some(queue))
         .await?;
     settled(&outcomes)
 }
@@ -136,13 +132,12 @@ async fn visibility(
     headers: HeaderMap,
     body: Body,
 ) -> Result<StatusCode, BasalticError> {
-    let key = state.authenticate(&headers)?;
-    let id = queue_id(path)?;
-    let queue = state.queue_of(key, &id).await?;
+    let target = state.target(&headers, path).await?;
+    let queue = target.queue.as_str();
     let entry = wire::parse_visibility(&read_body(body, BODY_LIMIT).await?)?;
     let outcomes = state
         .gateway
-        .change_visibility(&key.caller_on(&id, &queue), &[entry], Some(&queue))
+        .change_visibility(&target.caller, &[entry], Some(queue))
         .await?;
     settled(&outcomes)
 }
@@ -155,9 +150,8 @@ async fn inspect(
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Result<Json<Value>, BasalticError> {
-    let key = state.authenticate(&headers)?;
-    let id = queue_id(path)?;
-    let queue = state.queue_of(key, &id).await?;
+    let target = state.target(&headers, path).await?;
+    let queue = target.queue.as_str();
     let mut max = 10;
     for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
         match (name.as_ref(), value.parse::<usize>()) {
@@ -172,7 +166,7 @@ async fn inspect(
     }
     let messages = state
         .gateway
-        .peek(&key.caller_on(&id, &queue), &queue, max)
+        .peek(&target.caller, queue, max)
         .await
         .map_err(|error| {
             if error.kind == ErrorKind::Unsupported {
@@ -197,12 +191,8 @@ async fn purge(
     path: QueuePath,
     headers: HeaderMap,
 ) -> Result<StatusCode, BasalticError> {
-    let key = state.authenticate(&headers)?;
-    let id = queue_id(path)?;
-    let queue = state.queue_of(key, &id).await?;
-    state
-        .gateway
-        .purge(&key.caller_on(&id, &queue), &queue)
-        .await?;
+    let target = state.target(&headers, path).await?;
+    let queue = target.queue.as_str();
+    state.gateway.purge(&target.caller, queue).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -3,7 +3,6 @@
 //! oldest message, and the deliveries handed out again since the last sample; kept a day in
 //! memory. A sample the gateway could not take is a gap (`null`s), never a zero.
 
-use super::queues::queue_id;
 use super::{BasalticError, BasalticState};
 use crate::core::Gateway;
 use crate::core::access::{Action, Caller, Grants, Principal};
@@ -156,10 +155,9 @@ async fn metrics(
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Result<Json<Value>, BasalticError> {
-    let key = state.authenticate(&headers)?;
-    let id = queue_id(path)?;
-    state.queue_of(key, &id).await?;
-    if !key.has_permission("read_metrics", &id) {
+    let target = state.target(&headers, path).await?;
+    let id = target.id.as_str();
+    if !target.key.has_permission("read_metrics", id) {
         return Err(crate::core::GatewayError::permission_denied(
             "reading metrics takes the read_metrics permission",
         )
@@ -179,7 +177,7 @@ async fn metrics(
     }
     let samples: Vec<Value> = state
         .metrics
-        .samples(&id, since)
+        .samples(id, since)
         .into_iter()
         .map(|sample| {
             let at = sample.at.to_rfc3339_opts(SecondsFormat::Secs, true);

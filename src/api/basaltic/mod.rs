@@ -10,6 +10,7 @@ mod error;
 mod messages;
 mod metrics;
 mod queues;
+mod router;
 mod wire;
 
 pub use error::BasalticError;
@@ -18,7 +19,6 @@ use crate::core::Gateway;
 use crate::core::alias::{Alias, Namespace};
 use crate::core::{ErrorKind, GatewayError};
 use crate::credentials::basaltic_keys::{BasalticKey, BasalticKeys};
-use axum::Router;
 use axum::http::{HeaderMap, header};
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,7 +42,34 @@ impl std::fmt::Debug for BasalticState {
     }
 }
 
+/// The queue a request names, found for its key: the queue's id, the gateway queue, and the key
+/// as a caller there.
+struct Target<'k> {
+    key: &'k BasalticKey,
+    id: String,
+    queue: String,
+    caller: crate::core::access::Caller,
+}
+
 impl BasalticState {
+    /// Authenticates the request (before any body is read) and finds the queue its path names.
+    async fn target(
+        &self,
+        headers: &HeaderMap,
+        path: Result<axum::extract::Path<String>, axum::extract::rejection::PathRejection>,
+    ) -> Result<Target<'_>, GatewayError> {
+        let key = self.authenticate(headers)?;
+        let id = queues::queue_id(path)?;
+        let queue = self.queue_of(key, &id).await?;
+        let caller = key.caller_on(&id, &queue);
+        Ok(Target {
+            key,
+            id,
+            queue,
+            caller,
+        })
+    }
+
     /// The dialect's state.
     pub fn new(gateway: Arc<Gateway>, keys: BasalticKeys, metrics_interval: Duration) -> Self {
         Self {
@@ -81,19 +108,6 @@ impl BasalticState {
             .queue_by_alias(&alias)
             .await
             .map_err(|_| not_found())
-    }
-}
-
-impl crate::api::Dialect for BasalticState {
-    fn router(self: Arc<Self>) -> Router {
-        metrics::start_sampling(&self);
-        Router::new()
-            .merge(metrics::routes())
-            .merge(queues::routes())
-            .merge(messages::routes())
-            .merge(batches::routes())
-            .method_not_allowed_fallback(crate::api::edge::method_not_allowed)
-            .with_state(self)
     }
 }
 

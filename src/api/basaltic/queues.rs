@@ -162,15 +162,11 @@ async fn show(
     path: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, BasalticError> {
-    let key = state.authenticate(&headers)?;
-    let id = queue_id(path)?;
-    let queue = state.queue_of(key, &id).await?;
-    let resolved = state
-        .gateway
-        .resolve_queue(&key.caller_on(&id, &queue), &queue)
-        .await?;
+    let target = state.target(&headers, path).await?;
+    let queue = target.queue.as_str();
+    let resolved = state.gateway.resolve_queue(&target.caller, queue).await?;
     Ok(Json(
-        json!({ "result": state.render(&id, &queue, &resolved).await }),
+        json!({ "result": state.render(&target.id, queue, &resolved).await }),
     ))
 }
 
@@ -179,13 +175,9 @@ async fn remove(
     path: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Result<StatusCode, BasalticError> {
-    let key = state.authenticate(&headers)?;
-    let id = queue_id(path)?;
-    let queue = state.queue_of(key, &id).await?;
-    state
-        .gateway
-        .delete_queue(&key.caller_on(&id, &queue), &queue)
-        .await?;
+    let target = state.target(&headers, path).await?;
+    let queue = target.queue.as_str();
+    state.gateway.delete_queue(&target.caller, queue).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -196,14 +188,13 @@ async fn change(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<Value>, BasalticError> {
-    let key = state.authenticate(&headers)?;
-    let id = queue_id(path)?;
-    let queue = state.queue_of(key, &id).await?;
+    let target = state.target(&headers, path).await?;
+    let queue = target.queue.as_str();
     let settings = wire::parse_settings_change(&read_body(body, BODY_LIMIT).await?)?;
-    let caller = key.caller_on(&id, &queue);
+    let caller = &target.caller;
     let fifo = state
         .gateway
-        .resolve_queue(&caller, &queue)
+        .resolve_queue(caller, queue)
         .await?
         .attributes
         .fifo;
@@ -214,16 +205,16 @@ async fn change(
         .into());
     }
     let dead_letter = match &settings.dead_letter_queue {
-        Some((target, count)) => Some((state.queue_of(key, target).await?, *count)),
+        Some((dead_id, count)) => Some((state.queue_of(target.key, dead_id).await?, *count)),
         None => None,
     };
     let changes = settings.to_core(dead_letter);
     state
         .gateway
-        .set_queue_settings(&caller, &queue, &changes)
+        .set_queue_settings(caller, queue, &changes)
         .await?;
-    let resolved = state.gateway.resolve_queue(&caller, &queue).await?;
+    let resolved = state.gateway.resolve_queue(caller, queue).await?;
     Ok(Json(
-        json!({ "result": state.render(&id, &queue, &resolved).await }),
+        json!({ "result": state.render(&target.id, queue, &resolved).await }),
     ))
 }

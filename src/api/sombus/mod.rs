@@ -9,6 +9,7 @@ mod connections;
 pub mod error;
 mod pull;
 mod registrations;
+mod router;
 mod token;
 pub mod wire;
 
@@ -16,7 +17,6 @@ use crate::core::Gateway;
 use crate::core::clock::Clock;
 use crate::credentials::admin_keys::AdminKeys;
 use crate::credentials::oauth::CredentialCheck;
-use axum::Router;
 use axum::http::{HeaderMap, header};
 use config::TierConfig;
 use std::collections::BTreeMap;
@@ -66,17 +66,6 @@ impl SombusState {
             client_addresses,
             clock,
         }
-    }
-}
-
-impl crate::api::Dialect for SombusState {
-    fn router(self: Arc<Self>) -> Router {
-        Router::new()
-            .merge(token::routes())
-            .merge(pull::routes())
-            .merge(admin::routes())
-            .method_not_allowed_fallback(crate::api::edge::method_not_allowed)
-            .with_state(self)
     }
 }
 
