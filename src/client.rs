@@ -1,13 +1,16 @@
 //! What the documented command-line clients (`basaltic`, `ezgh`) share: one HTTP call to the
 //! gateway with a Bearer key, the answer or the API's error (its code and message), and the exit
-//! codes (1 for a refused or failed request; clap uses 2 for usage errors).
+//! codes (1 for a refused or failed request; 2 for a command that can't be made, as clap's usage
+//! errors).
 
 use serde_json::Value;
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// Exit code of a request the API refused, or that could not be made.
+/// Exit code of a request the API refused, or that failed on its way.
 pub const EXIT_REFUSED: u8 = 1;
+/// Exit code of a command that can't be made as given (as clap's for bad arguments).
+pub const EXIT_USAGE: u8 = 2;
 /// Longer than the longest long poll (20 s) plus the gateway's own deadline.
 const TIMEOUT: Duration = Duration::from_secs(70);
 
@@ -33,6 +36,8 @@ pub enum Failure {
     },
     /// No answer (connection refused, timeout) or one that is not the API's.
     Transport(String),
+    /// The command can't be made as given (no key, an unreadable request file): exit 2.
+    Usage(String),
 }
 
 impl std::fmt::Display for Failure {
@@ -43,7 +48,7 @@ impl std::fmt::Display for Failure {
                 code,
                 message,
             } => write!(f, "{code}: {message} (HTTP {status})"),
-            Failure::Transport(detail) => write!(f, "{detail}"),
+            Failure::Transport(detail) | Failure::Usage(detail) => write!(f, "{detail}"),
         }
     }
 }
@@ -52,7 +57,10 @@ impl Failure {
     /// Prints the failure and answers the exit code.
     pub fn exit(&self) -> ExitCode {
         eprintln!("error: {self}");
-        ExitCode::from(EXIT_REFUSED)
+        match self {
+            Failure::Usage(_) => ExitCode::from(EXIT_USAGE),
+            _ => ExitCode::from(EXIT_REFUSED),
+        }
     }
 }
 
@@ -84,8 +92,13 @@ impl Client {
         if let Some(body) = body {
             request = request.json(body);
         }
+        // Without the URL: a query string may carry a receipt handle.
         let response = request.send().await.map_err(|error| {
-            Failure::Transport(format!("cannot reach {}: {error}", self.endpoint))
+            Failure::Transport(format!(
+                "cannot reach {}: {}",
+                self.endpoint,
+                error.without_url()
+            ))
         })?;
         let status = response.status();
         let text = response

@@ -65,11 +65,15 @@ enum Queue {
     Message(Message),
     /// Create a queue: `--name` (and `--fifo`), or the API's body from a file.
     Create {
-        /// The name (1–66 letters, digits, `-`, `_`).
-        #[arg(long, required_unless_present = "from_file")]
+        /// The name (1–57 letters, digits, `-`).
+        #[arg(
+            long,
+            required_unless_present = "from_file",
+            conflicts_with = "from_file"
+        )]
         name: Option<String>,
         /// A FIFO queue.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "from_file")]
         fifo: bool,
         /// The create request's JSON (`{"name", "type", "settings"}`).
         #[arg(long)]
@@ -94,7 +98,7 @@ enum Message {
         #[arg(long, required_unless_present = "body")]
         from_file: Option<PathBuf>,
         /// The message body (no attributes).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "from_file")]
         body: Option<String>,
     },
     /// Receive messages (a lease): the API's body from a file, or flags.
@@ -157,19 +161,26 @@ fn file_settings(path: Option<&Path>) -> Result<toml::Table, Failure> {
     match std::fs::read_to_string(&path) {
         Ok(text) => text
             .parse::<toml::Table>()
-            .map_err(|error| Failure::Transport(format!("{}: {error}", path.display()))),
+            .map_err(|error| Failure::Usage(format!("{}: {error}", path.display()))),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound && !explicit => {
             Ok(toml::Table::new())
         }
-        Err(error) => Err(Failure::Transport(format!("{}: {error}", path.display()))),
+        Err(error) => Err(Failure::Usage(format!("{}: {error}", path.display()))),
     }
 }
 
 fn read_json(path: &Path) -> Result<Value, Failure> {
     let text = std::fs::read_to_string(path)
-        .map_err(|error| Failure::Transport(format!("{}: {error}", path.display())))?;
-    serde_json::from_str(&text)
-        .map_err(|error| Failure::Transport(format!("{}: not JSON: {error}", path.display())))
+        .map_err(|error| Failure::Usage(format!("{}: {error}", path.display())))?;
+    let value: Value = serde_json::from_str(&text)
+        .map_err(|error| Failure::Usage(format!("{}: not JSON: {error}", path.display())))?;
+    if !value.is_object() {
+        return Err(Failure::Usage(format!(
+            "{}: the request must be a JSON object",
+            path.display()
+        )));
+    }
+    Ok(value)
 }
 
 /// A path segment, percent-encoded.
@@ -180,7 +191,15 @@ fn segment(text: &str) -> String {
 }
 
 async fn run(cli: Cli) -> Result<(), Failure> {
-    let file = file_settings(cli.settings.config_file.as_deref())?;
+    // The file is read only when a flag or the environment leaves something to find.
+    let needs_file = cli.settings.config_file.is_some()
+        || cli.settings.endpoint.is_none()
+        || cli.settings.api_key.is_none();
+    let file = if needs_file {
+        file_settings(cli.settings.config_file.as_deref())?
+    } else {
+        toml::Table::new()
+    };
     let from_file = |name: &str| {
         file.get(name)
             .and_then(|value| value.as_str())
@@ -198,7 +217,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         .clone()
         .or_else(|| from_file("api_key"))
         .ok_or_else(|| {
-            Failure::Transport(
+            Failure::Usage(
                 "no API key: set BASALTIC_API_KEY, --api-key, or api_key in the config file".into(),
             )
         })?;

@@ -104,7 +104,7 @@ fn required(value: &Option<String>, name: &str) -> Result<String, Failure> {
     value
         .clone()
         .filter(|value| !value.is_empty())
-        .ok_or_else(|| Failure::Transport(format!("{name} is not set")))
+        .ok_or_else(|| Failure::Usage(format!("{name} is not set")))
 }
 
 async fn run(cli: Cli) -> Result<ExitCode, Failure> {

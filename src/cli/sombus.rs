@@ -242,7 +242,7 @@ async fn call(
     let response = request
         .send()
         .await
-        .map_err(|error| format!("cannot reach {}: {error}", admin.endpoint))?;
+        .map_err(|error| format!("cannot reach {}: {}", admin.endpoint, error.without_url()))?;
     let status = response.status();
     let text = response.text().await.map_err(|error| error.to_string())?;
     let answer: Value = if text.is_empty() {

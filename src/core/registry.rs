@@ -348,9 +348,18 @@ impl QueueRegistry {
         }
         let mut runtime = BTreeMap::new();
         let mut scanned = BTreeSet::new();
+        // Queues that could not be read this time keep the aliases they had: one failed lookup
+        // must not make a queue unreachable by its alias until the next read.
+        let mut unread = BTreeSet::new();
         for name in names {
-            let Ok(queue) = self.get(&name).await else {
-                continue;
+            let queue = match self.get(&name).await {
+                Ok(queue) => queue,
+                Err(error) => {
+                    if error.kind != ErrorKind::QueueNotFound {
+                        unread.insert(name);
+                    }
+                    continue;
+                }
             };
             // A backend queue behind two gateway names is read once, under the first.
             if !scanned.insert(queue.url.clone()) {
@@ -361,7 +370,11 @@ impl QueueRegistry {
                 // A backend without tags keeps no runtime aliases.
                 Err(BackendError::Unsupported(_)) => return Ok(()),
                 Err(BackendError::QueueNotFound) => continue,
-                Err(error) => return Err(GatewayError::from(error)),
+                Err(error) => {
+                    tracing::warn!(queue = %name, %error, "tags not read; its aliases are kept");
+                    unread.insert(name);
+                    continue;
+                }
             };
             for (key, written) in tags {
                 if !key.starts_with(ALIAS_TAG_PREFIX) {
@@ -380,6 +393,13 @@ impl QueueRegistry {
             }
         }
         let mut table = self.write_aliases();
+        for (alias, queue) in &table.runtime {
+            if unread.contains(queue) {
+                runtime
+                    .entry(alias.clone())
+                    .or_insert_with(|| queue.clone());
+            }
+        }
         runtime.retain(|alias, _| !table.configured.contains_key(alias));
         table.runtime = runtime;
         Ok(())

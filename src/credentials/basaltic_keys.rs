@@ -123,14 +123,22 @@ impl BasalticKeys {
             let hash = parse_hash(&entry.hash).map_err(|message| (field("hash"), message))?;
             let mut grants = BTreeMap::new();
             let mut permissions = BTreeMap::new();
-            for (queue, names) in &entry.grants {
+            for (written, names) in &entry.grants {
+                // Queue ids in their one written form (lowercase, hyphenated), as requests are.
+                let queue = if written == "*" {
+                    written.clone()
+                } else {
+                    uuid::Uuid::try_parse(written)
+                        .map(|id| id.hyphenated().to_string())
+                        .map_err(|_| {
+                            (
+                                field("grants"),
+                                format!("`{written}` is not a queue UUID or `*`"),
+                            )
+                        })?
+                };
+                let queue = &queue;
                 permissions.insert(queue.clone(), names.iter().cloned().collect());
-                if queue != "*" && uuid::Uuid::parse_str(queue).is_err() {
-                    return Err((
-                        field("grants"),
-                        format!("`{queue}` is not a queue UUID or `*`"),
-                    ));
-                }
                 let mut actions = BTreeSet::new();
                 for name in names {
                     match PERMISSIONS.iter().find(|(known, _)| known == name) {

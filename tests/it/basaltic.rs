@@ -27,6 +27,9 @@ pub struct Basaltic {
     pub admin: String,
     /// Receive only, on every queue.
     pub reader: String,
+    /// Manage queues only, on every queue.
+    pub manager: String,
+    toml: String,
 }
 
 impl Basaltic {
@@ -38,15 +41,27 @@ impl Basaltic {
     pub async fn start_with(kind: Kind, basaltic: &str) -> Self {
         let admin = api_keys::generate_key();
         let reader = api_keys::generate_key();
+        let manager = api_keys::generate_key();
         let toml = format!(
-            "[basaltic]\n{basaltic}\n[[basaltic.keys]]\nid = \"{}\"\nname = \"admin\"\nhash = \"{}\"\ngrants = {{ \"*\" = [\"*\"] }}\n\n[[basaltic.keys]]\nid = \"{}\"\nhash = \"{}\"\ngrants = {{ \"*\" = [\"receive\"] }}\n",
-            admin.id, admin.hash, reader.id, reader.hash
+            "[basaltic]\n{basaltic}\n[[basaltic.keys]]\nid = \"{}\"\nname = \"admin\"\nhash = \"{}\"\ngrants = {{ \"*\" = [\"*\"] }}\n\n[[basaltic.keys]]\nid = \"{}\"\nhash = \"{}\"\ngrants = {{ \"*\" = [\"receive\"] }}\n\n[[basaltic.keys]]\nid = \"{}\"\nhash = \"{}\"\ngrants = {{ \"*\" = [\"manage_queues\"] }}\n",
+            admin.id, admin.hash, reader.id, reader.hash, manager.id, manager.hash
         );
         Self {
             gw: GatewayBuilder::new(kind).config(&toml).start().await,
             admin: admin.key,
             reader: reader.key,
+            manager: manager.key,
+            toml,
         }
+    }
+
+    /// A second replica: the same backend, receipt key and keys; its own alias table.
+    pub async fn replica(&self, kind: Kind) -> crate::harness::TestGateway {
+        GatewayBuilder::new(kind)
+            .replica_of(&self.gw)
+            .config(&self.toml)
+            .start()
+            .await
     }
 
     pub async fn call(
@@ -69,6 +84,18 @@ impl Basaltic {
                 .body(body.to_owned());
         }
         answer(request.send().await.unwrap()).await
+    }
+
+    /// The backend name of the queue named `name` (`sqsgw_bq_<name>_<8 hex>`).
+    pub async fn backend_name(&self, name: &str) -> String {
+        let listed = self
+            .gw
+            .backend
+            .list_queues(&format!("sqsgw_bq_{name}_"))
+            .await
+            .unwrap();
+        assert_eq!(listed.len(), 1, "{listed:?}");
+        listed[0].clone()
     }
 
     /// Creates a queue; answers its id.
@@ -906,13 +933,8 @@ async fn metrics_are_sampled_with_gaps_for_failed_samples(kind: Kind) {
     .await;
     wait_for("messages in flight", |s| s["in_flight"].as_u64() >= Some(1)).await;
     // The queue gone behind the gateway's back: samples can't be taken, and show as gaps.
-    let url = api
-        .gw
-        .backend
-        .resolve(&format!("sqsgw_bq_{queue_name}"))
-        .await
-        .unwrap()
-        .url;
+    let backend_name = api.backend_name(&queue_name).await;
+    let url = api.gw.backend.resolve(&backend_name).await.unwrap().url;
     api.gw.backend.delete_queue(&url).await.unwrap();
     let gap = wait_for("a gap", |s| s["visible"].is_null()).await;
     for field in [
@@ -938,7 +960,102 @@ async fn metrics_are_sampled_with_gaps_for_failed_samples(kind: Kind) {
     );
 }
 
+/// A queue deleted and created again under its name is another backend queue: a replica that
+/// still knows the old id reaches nothing of the new one.
+async fn a_recreated_name_is_a_new_queue_for_old_ids_everywhere(kind: Kind) {
+    let api = Basaltic::start(kind).await;
+    let queue_name = name();
+    let old = api.create(json!({ "name": queue_name })).await;
+    let replica = api.replica(kind).await;
+    let on_replica = |id: String, body: &'static str| {
+        let url = format!("{}/v1/queues/{id}/messages", replica.base);
+        let http = replica.http.clone();
+        let key = api.admin.clone();
+        async move {
+            answer(
+                http.post(url)
+                    .bearer_auth(key)
+                    .header("content-type", "application/json")
+                    .body(body)
+                    .send()
+                    .await
+                    .unwrap(),
+            )
+            .await
+        }
+    };
+    assert_eq!(
+        on_replica(old.clone(), r#"{"body": "before"}"#)
+            .await
+            .status,
+        StatusCode::CREATED
+    );
+    let removed = api
+        .call(
+            Method::DELETE,
+            &format!("/v1/queues/{old}"),
+            Some(&api.admin),
+            None,
+        )
+        .await;
+    assert_eq!(removed.status, StatusCode::NO_CONTENT);
+    let new = api.create(json!({ "name": queue_name })).await;
+    assert_ne!(old, new);
+    // The replica still maps the old id (until its aliases are read back): to a queue that's gone.
+    let stale = on_replica(old.clone(), r#"{"body": "through an old id"}"#).await;
+    assert_ne!(stale.status, StatusCode::CREATED, "{}", stale.body);
+    assert!(
+        api.receive(&new, r#"{"max_messages": 10, "wait_time_seconds": 1}"#)
+            .await
+            .is_empty()
+    );
+    replica.stop().await;
+}
+
+/// Ids are UUIDs in any written form; a dead-letter target takes the send permission; a Binary
+/// value's limit counts its decoded bytes.
+async fn ids_dead_letter_targets_and_binary_values(kind: Kind) {
+    let api = Basaltic::start(kind).await;
+    let id = api.create(json!({ "name": name() })).await;
+    let upper = id.to_uppercase();
+    let shown = api
+        .call(
+            Method::GET,
+            &format!("/v1/queues/{upper}"),
+            Some(&api.admin),
+            None,
+        )
+        .await;
+    assert_eq!(shown.status, StatusCode::OK, "{}", shown.body);
+    assert_eq!(shown.body["result"]["id"], id.as_str());
+    let routed = api
+        .call(
+            Method::POST,
+            "/v1/queues",
+            Some(&api.manager),
+            Some(
+                &json!({ "name": name(), "settings": { "dead_letter_queue": { "queue_id": id } } })
+                    .to_string(),
+            ),
+        )
+        .await;
+    assert_eq!(code(&routed).0, StatusCode::FORBIDDEN, "{}", routed.body);
+    use base64::Engine as _;
+    let blob = |length: usize| {
+        let value = base64::engine::general_purpose::STANDARD.encode(vec![7u8; length]);
+        json!({ "body": "x", "attributes": { "b": { "type": "Binary", "value": value } } })
+            .to_string()
+    };
+    assert_eq!(api.send(&id, &blob(1024)).await.status, StatusCode::CREATED);
+    assert_eq!(
+        code(&api.send(&id, &blob(1025)).await).0,
+        StatusCode::BAD_REQUEST
+    );
+}
+
 crate::on_both_backends!(
+    a_recreated_name_is_a_new_queue_for_old_ids_everywhere,
+    ids_dead_letter_targets_and_binary_values,
     metrics_are_sampled_with_gaps_for_failed_samples,
     batches_answer_each_entry,
     inspect_and_purge,

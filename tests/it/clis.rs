@@ -144,12 +144,36 @@ async fn the_basaltic_documents_lines_run_verbatim() {
         &[("HOME", "/nonexistent")],
     )
     .await;
-    assert_eq!(no_key.code, Some(1));
+    assert_eq!(
+        no_key.code,
+        Some(2),
+        "a command that can't be made is a usage error"
+    );
     assert!(
         no_key.stderr.contains("BASALTIC_API_KEY"),
         "{}",
         no_key.stderr
     );
+    std::fs::write(dir.path().join("list.json"), "[1, 2]").unwrap();
+    let not_object = shell(
+        dir.path(),
+        r#"basaltic queue message receive "$QUEUE_ID" --from-file list.json --max 5"#,
+        &env,
+    )
+    .await;
+    assert_eq!(not_object.code, Some(2), "{}", not_object.stderr);
+    assert!(
+        not_object.stderr.contains("JSON object"),
+        "{}",
+        not_object.stderr
+    );
+    let both = shell(
+        dir.path(),
+        r#"basaltic queue message send "$QUEUE_ID" --from-file request-1.json --body x"#,
+        &env,
+    )
+    .await;
+    assert_eq!(both.code, Some(2), "--body and --from-file conflict");
     let help = shell(dir.path(), "basaltic --help", &[]).await;
     assert!(
         help.stdout.contains("--from-file request-1.json"),
@@ -226,7 +250,7 @@ async fn ezgh_receives_extends_and_acknowledges() {
         &[("EZGH_API_KEY", gw.key.as_str())],
     )
     .await;
-    assert_eq!(missing.code, Some(1));
+    assert_eq!(missing.code, Some(2));
     assert!(missing.stderr.contains("ORG_ID"), "{}", missing.stderr);
     let usage = shell(dir.path(), "ezgh queues receive --max 11", &env).await;
     assert_eq!(usage.code, Some(2));

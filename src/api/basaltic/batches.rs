@@ -5,7 +5,7 @@
 use super::wire;
 use super::{BODY_LIMIT, BasalticError, BasalticState};
 use crate::api::read_body;
-use crate::core::model::HandleOutcome;
+use crate::core::model::{EntryErrorKind, HandleOutcome};
 use axum::Json;
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
@@ -115,6 +115,9 @@ async fn send_batch(
                 Ok(sent) => results
                     .successful
                     .push(json!({ "id": entry_id, "message_id": sent.message_id })),
+                Err(refused) if refused.kind == EntryErrorKind::Refused => {
+                    results.fail(entry_id, "unavailable", &refused.message)
+                }
                 Err(refused) => results.fail(entry_id, "invalid_argument", &refused.message),
             }
         }

@@ -5,7 +5,7 @@
 use super::wire;
 use super::{BODY_LIMIT, BasalticError, BasalticState};
 use crate::api::read_body;
-use crate::core::model::HandleOutcome;
+use crate::core::model::{EntryErrorKind, HandleOutcome};
 use crate::core::{ErrorKind, GatewayError};
 use axum::Json;
 use axum::body::Body;
@@ -57,6 +57,14 @@ async fn send(
             StatusCode::CREATED,
             Json(json!({ "result": { "message_id": sent.message_id } })),
         )),
+        // The backend's own refusal (its reason logged) is not the caller's fault: retry.
+        Some(Err(refused)) if refused.kind == EntryErrorKind::Refused => Err(GatewayError::new(
+            ErrorKind::Unavailable {
+                retry_after: crate::core::backend::DEFAULT_RETRY_AFTER,
+            },
+            refused.message,
+        )
+        .into()),
         Some(Err(refused)) => Err(GatewayError::invalid_request(refused.message).into()),
         None => Err(GatewayError::internal("the backend answered no result").into()),
     }

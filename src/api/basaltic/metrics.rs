@@ -20,6 +20,8 @@ use std::time::Duration;
 
 /// How long samples are kept.
 const KEPT_FOR: Duration = Duration::from_secs(24 * 3600);
+/// The most samples kept a queue, whatever the interval.
+const MAX_SAMPLES: usize = 8640;
 
 /// One sample of one queue; `None` everywhere for a gap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,8 +61,11 @@ impl Metrics {
         }
     }
 
+    /// Samples kept a queue: a day's, at most 8,640 (a day at the default interval).
     fn kept(&self) -> usize {
-        usize::try_from(KEPT_FOR.as_secs() / self.interval.as_secs().max(1)).unwrap_or(8640)
+        usize::try_from(KEPT_FOR.as_secs() / self.interval.as_secs().max(1))
+            .unwrap_or(MAX_SAMPLES)
+            .min(MAX_SAMPLES)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Series>> {

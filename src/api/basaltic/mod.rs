@@ -23,8 +23,9 @@ use axum::http::{HeaderMap, header};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The largest request body: a 256 KiB message, its attributes, JSON escaping and envelope.
-const BODY_LIMIT: usize = 1024 * 1024;
+/// The largest request body: a batch of ten 256 KiB messages with their attributes, JSON
+/// escaping and envelope (as SQS's endpoint takes).
+const BODY_LIMIT: usize = 3 * 1024 * 1024 + 64 * 1024;
 /// What the backend names of basaltic queues start with (the core's reserved prefix: only
 /// basaltic keys' grants, which name the queue, reach their messages).
 const QUEUE_PREFIX: &str = "sqsgw_bq_";
@@ -61,6 +62,7 @@ impl BasalticState {
         let key = self.authenticate(headers)?;
         let id = queues::queue_id(path)?;
         let queue = self.queue_of(key, &id).await?;
+        let id = canonical_id(&id).unwrap_or(id);
         let caller = key.caller_on(&id, &queue);
         Ok(Target {
             key,
@@ -98,17 +100,39 @@ impl BasalticState {
     /// a UUID), and for a key with no permission on it (so ids can't be probed).
     async fn queue_of(&self, key: &BasalticKey, queue_id: &str) -> Result<String, GatewayError> {
         let not_found = || GatewayError::new(ErrorKind::QueueNotFound, "no such queue");
-        let id = uuid::Uuid::parse_str(queue_id).map_err(|_| not_found())?;
-        if !key.sees(queue_id) {
+        let id = canonical_id(queue_id).ok_or_else(not_found)?;
+        if !key.sees(&id) {
             return Err(not_found());
         }
-        let alias = Alias::new(Namespace::Basaltic, [id.hyphenated().to_string()])
-            .map_err(|_| not_found())?;
+        let alias = Alias::new(Namespace::Basaltic, [id]).map_err(|_| not_found())?;
         self.gateway
             .queue_by_alias(&alias)
             .await
             .map_err(|_| not_found())
     }
+
+    /// The gateway queue of a dead-letter target: one the key may send to.
+    async fn dead_letter_target(
+        &self,
+        key: &BasalticKey,
+        queue_id: &str,
+    ) -> Result<String, GatewayError> {
+        let queue = self.queue_of(key, queue_id).await?;
+        let id = canonical_id(queue_id).unwrap_or_default();
+        if !key.holds(crate::core::access::Action::Send, &id) {
+            return Err(GatewayError::permission_denied(
+                "a dead-letter queue takes the send permission on it",
+            ));
+        }
+        Ok(queue)
+    }
+}
+
+/// A queue id in its one written form (lowercase, hyphenated), if it is a UUID.
+pub(crate) fn canonical_id(queue_id: &str) -> Option<String> {
+    uuid::Uuid::try_parse(queue_id)
+        .ok()
+        .map(|id| id.hyphenated().to_string())
 }
 
 /// Whether a path belongs to this API (its edge answers come in its shape).

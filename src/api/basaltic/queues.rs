@@ -28,6 +28,15 @@ pub(super) fn routes() -> axum::Router<Arc<BasalticState>> {
         )
 }
 
+/// A basaltic queue's name, from its backend name `sqsgw_bq_<name>_<8 hex>[.fifo]`.
+fn name_of(queue: &str) -> &str {
+    let base = queue
+        .strip_prefix(QUEUE_PREFIX)
+        .unwrap_or(queue)
+        .trim_end_matches(".fifo");
+    base.rsplit_once('_').map_or(base, |(name, _)| name)
+}
+
 /// The path's queue id (its shape is checked where it is looked up).
 pub(super) fn queue_id(path: Result<Path<String>, PathRejection>) -> Result<String, GatewayError> {
     path.map(|Path(id)| id)
@@ -38,10 +47,7 @@ impl BasalticState {
     /// A queue as basaltic shows it.
     async fn render(&self, id: &str, queue: &str, resolved: &ResolvedQueue) -> Value {
         let attributes = &resolved.attributes;
-        let name = queue
-            .strip_prefix(QUEUE_PREFIX)
-            .unwrap_or(queue)
-            .trim_end_matches(".fifo");
+        let name = name_of(queue);
         let mut dead_letter_queue = Value::Null;
         if let Some(policy) = &attributes.redrive {
             let target = self
@@ -91,18 +97,27 @@ impl BasalticState {
                 "creating queues takes the manage_queues permission on every queue (`*`)",
             ));
         }
-        let suffix = if new.fifo { ".fifo" } else { "" };
-        let queue = format!("{QUEUE_PREFIX}{}{suffix}", new.name);
-        let caller = key.creator_of(&queue);
-        if self.gateway.resolve_queue(&caller, &queue).await.is_ok() {
+        let in_use = self
+            .gateway
+            .aliases_in(Namespace::Basaltic)
+            .iter()
+            .any(|(_, queue)| name_of(queue) == new.name);
+        if in_use {
             return Err(GatewayError::new(
                 ErrorKind::AlreadyExists,
                 "a queue of that name exists",
             ));
         }
+        // A fresh backend queue for every queue created: a queue deleted and created again under
+        // its name is another backend queue, which no id of the old one (still known to another
+        // replica for a while) can reach.
+        let suffix = if new.fifo { ".fifo" } else { "" };
+        let unique = &uuid::Uuid::new_v4().simple().to_string()[..8];
+        let queue = format!("{QUEUE_PREFIX}{}_{unique}{suffix}", new.name);
+        let caller = key.creator_of(&queue);
         let settings = &new.settings;
         let dead_letter = match &settings.dead_letter_queue {
-            Some((target, count)) => Some((self.queue_of(key, target).await?, *count)),
+            Some((target, count)) => Some((self.dead_letter_target(key, target).await?, *count)),
             None => None,
         };
         let wanted = settings.to_core(dead_letter);
@@ -205,7 +220,9 @@ async fn change(
         .into());
     }
     let dead_letter = match &settings.dead_letter_queue {
-        Some((dead_id, count)) => Some((state.queue_of(target.key, dead_id).await?, *count)),
+        Some((dead_id, count)) => {
+            Some((state.dead_letter_target(target.key, dead_id).await?, *count))
+        }
         None => None,
     };
     let changes = settings.to_core(dead_letter);

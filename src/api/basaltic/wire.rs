@@ -19,6 +19,9 @@ const MAX_ATTRIBUTES: usize = 20;
 /// Longest attribute name and value, in bytes.
 const MAX_ATTRIBUTE_NAME: usize = 256;
 const MAX_ATTRIBUTE_VALUE: usize = 1024;
+/// The longest queue name: the backend name adds `sqsgw_bq_`, `_` and 8 hex digits (and `.fifo`)
+/// within SQS's 80 characters.
+pub(super) const MAX_NAME: usize = 57;
 /// The largest `max_message_bytes` (256 KiB).
 pub(super) const MAX_MESSAGE_BYTES: i64 = 262_144;
 
@@ -71,12 +74,12 @@ pub(super) fn parse_new_queue(body: &[u8]) -> Result<NewQueue, GatewayError> {
         .and_then(Value::as_str)
         .filter(|name| {
             !name.is_empty()
-                && name.len() <= 66
+                && name.len() <= MAX_NAME
                 && name
                     .bytes()
-                    .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
+                    .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-')
         })
-        .ok_or_else(|| invalid("name must be 1 to 66 letters, digits, `-` or `_`"))?
+        .ok_or_else(|| invalid("name must be 1 to 57 letters, digits or `-`"))?
         .to_owned();
     let fifo = match object.get("type").and_then(Value::as_str) {
         None if !object.contains_key("type") => false,
@@ -89,10 +92,16 @@ pub(super) fn parse_new_queue(body: &[u8]) -> Result<NewQueue, GatewayError> {
         Some(Value::Object(settings)) => parse_settings(settings)?,
         Some(_) => return Err(invalid("settings must be an object")),
     };
-    if settings.content_based_deduplication == Some(true) && !fifo {
-        return Err(invalid(
-            "content_based_deduplication applies to fifo queues only",
-        ));
+    let mut settings = settings;
+    match settings.content_based_deduplication {
+        Some(true) if !fifo => {
+            return Err(invalid(
+                "content_based_deduplication applies to fifo queues only",
+            ));
+        }
+        // "false" on a standard queue is what it is anyway; SQS refuses the attribute there.
+        Some(false) if !fifo => settings.content_based_deduplication = None,
+        _ => {}
     }
     Ok(NewQueue {
         name,
@@ -253,10 +262,9 @@ fn parse_attributes(
             .get("value")
             .and_then(Value::as_str)
             .ok_or_else(|| invalid(format!("{at}: value must be a string")))?;
-        if value.len() > MAX_ATTRIBUTE_VALUE {
-            return Err(invalid(format!(
-                "{at}: values are at most {MAX_ATTRIBUTE_VALUE} bytes"
-            )));
+        // The base64 of 1,024 bytes is at most 1,368 characters: nothing longer is decoded.
+        if value.len() > MAX_ATTRIBUTE_VALUE.div_ceil(3) * 4 {
+            return Err(too_long(&at));
         }
         let value = match kind {
             "String" | "Number" => AttributeValue::Text(value.to_owned()),
@@ -267,6 +275,14 @@ fn parse_attributes(
             ),
             _ => return Err(invalid(format!("{at}: type is String, Number or Binary"))),
         };
+        // The limit is on the value itself: a Binary one once decoded, not its base64.
+        let length = match &value {
+            AttributeValue::Text(text) => text.len(),
+            AttributeValue::Bytes(bytes) => bytes.len(),
+        };
+        if length > MAX_ATTRIBUTE_VALUE {
+            return Err(too_long(&at));
+        }
         attributes.insert(
             name.clone(),
             MessageAttribute {
@@ -276,6 +292,12 @@ fn parse_attributes(
         );
     }
     Ok(attributes)
+}
+
+fn too_long(at: &str) -> GatewayError {
+    invalid(format!(
+        "{at}: values are at most {MAX_ATTRIBUTE_VALUE} bytes"
+    ))
 }
 
 /// Parses `{"max_messages"?, "wait_time_seconds"?, "visibility_timeout_seconds"?}` (an empty body

@@ -88,10 +88,14 @@ impl Gateway {
         let resolved = self.registry.get(name).await?;
         let answer = self.backend.delete_queue(&resolved.url).await;
         self.registry.invalidate(name).await;
-        self.settle(name, answer).await?;
-        // Its alias tags went with it.
-        self.registry.forget(name).await;
-        Ok(())
+        let settled = self.settle(name, answer).await;
+        // Its alias tags went with it (also when it was gone already: a retried delete).
+        if settled.is_ok()
+            || matches!(&settled, Err(error) if error.kind == ErrorKind::QueueNotFound)
+        {
+            self.registry.forget(name).await;
+        }
+        settled
     }
     /// Changes the settings `changes` gives.
     pub async fn set_queue_settings(
