@@ -8,12 +8,13 @@
 //!  HTTP clients ──> server           accept loop: connection limit, head/idle/body deadlines
 //!                      │
 //!                      v
-//!                  api::<dialect>     wire types, routes, the dialect's auth and error shape;
-//!                      │              api::edge answers what no handler does, in that shape
+//!                  api::<dialect>     ezgh, sombus, basaltic, sqs: wire types, routes, the
+//!                      │              dialect's auth and error shape; api::edge answers what
+//!                      │              no handler does, in that shape
 //!                      v
-//!                  credentials        API keys (ezgh, basaltic), SigV4 keys, admin keys, OAuth clients and
-//!                      │              their tokens (sombus): who a caller is, its grants
-//!                      │
+//!                  credentials        API keys (ezgh, basaltic), SigV4 keys, admin keys, OAuth
+//!                      │              clients and their tokens (sombus): who a caller is, its
+//!                      │              grants
 //!                      v
 //!                  core::Gateway      authorizes every operation (access), queue registry with
 //!                      │              each API's namespaced aliases, sealed receipt handles,
@@ -24,6 +25,9 @@
 //!                  backend            adapters of the port: `sqs` (Amazon SQS or LocalStack),
 //!                                     `embedded` (the in-process engine)
 //! ```
+//!
+//! Beside the service, `client` is what the documented command-line clients (`src/bin/basaltic.rs`,
+//! `src/bin/ezgh.rs`) share: HTTP calls to the gateway, never its internals.
 //!
 //! Data flows down and back up once: a dialect parses its wire request into core types, the core
 //! authorizes, translates handles and consults the ledger, the backend makes one batched call, and
