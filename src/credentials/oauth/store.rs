@@ -110,15 +110,9 @@ impl ConnectionStore {
         }
     }
 
-    /// A store in `dir` (created, private to the user), read now.
+    /// A store in `dir`, read now. The directory is made (private to the user) by the first
+    /// change, so a gateway that never manages a connection leaves nothing on disk.
     pub fn open(dir: &Path, clock: Arc<dyn Clock>) -> Result<Self, StoreError> {
-        std::fs::create_dir_all(dir).map_err(io(dir))?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-                .map_err(io(dir))?;
-        }
         let store = Self {
             dir: Some(dir.to_owned()),
             loaded: Mutex::default(),
@@ -255,8 +249,18 @@ impl ConnectionStore {
         Ok(())
     }
 
-    /// Takes the directory's exclusive lock (released when the file is dropped).
+    /// Takes the directory's exclusive lock (released when the file is dropped), making the
+    /// directory first if it isn't there.
     fn lock_dir(dir: &Path) -> Result<File, StoreError> {
+        if !dir.is_dir() {
+            std::fs::create_dir_all(dir).map_err(io(dir))?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt as _;
+                std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                    .map_err(io(dir))?;
+            }
+        }
         let lock_path = dir.join(LOCK_FILE);
         let lock = OpenOptions::new()
             .create(true)
@@ -452,6 +456,27 @@ mod tests {
                 .is_ok()
         );
         assert!(reopened.get("c1").unwrap().is_none());
+    }
+
+    #[test]
+    fn the_directory_is_made_by_the_first_change_only() {
+        let parent = tempfile::tempdir().unwrap();
+        let dir = parent.path().join("sombus");
+        let store = ConnectionStore::open(&dir, Arc::new(SystemClock)).unwrap();
+        assert!(store.get("c1").unwrap().is_none());
+        assert!(store.list("w").unwrap().is_empty());
+        assert!(store.audit("w", 10).unwrap().is_empty());
+        assert!(!dir.exists(), "reading makes nothing");
+        store
+            .create(connection("w", "c1"), audit("w", "connection.create"))
+            .unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700);
+        }
+        assert!(store.get("c1").unwrap().is_some());
     }
 
     #[test]
