@@ -23,6 +23,20 @@ pub trait Dialect: Send + Sync + 'static {
     fn housekeeping(&self) {}
 }
 
+/// The token of an `Authorization: Bearer <token>` header (scheme case-insensitive), if it
+/// carries a non-empty one. Every Bearer dialect (ezgh, sombus, basaltic) reads it here.
+pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    let value = headers
+        .get(axum::http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
+        .filter(|token| !token.is_empty())
+}
+
 /// A request body did not arrive whole before its deadline (the server sets one on every body).
 #[derive(Debug, Clone, Copy, thiserror::Error)]
 #[error("the request body did not arrive in time")]

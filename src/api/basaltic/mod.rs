@@ -19,7 +19,7 @@ use crate::core::Gateway;
 use crate::core::alias::{Alias, Namespace};
 use crate::core::{ErrorKind, GatewayError};
 use crate::credentials::basaltic_keys::{BasalticKey, BasalticKeys};
-use axum::http::{HeaderMap, header};
+use axum::http::HeaderMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -83,15 +83,7 @@ impl BasalticState {
 
     /// The key of the `Authorization: Bearer` header, or 401 (before any body is read).
     fn authenticate(&self, headers: &HeaderMap) -> Result<&BasalticKey, GatewayError> {
-        headers
-            .get(header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| {
-                let (scheme, token) = value.split_once(' ')?;
-                scheme
-                    .eq_ignore_ascii_case("bearer")
-                    .then_some(token.trim())
-            })
+        crate::api::bearer_token(headers)
             .and_then(|presented| self.keys.verify(presented))
             .ok_or_else(GatewayError::unauthenticated)
     }

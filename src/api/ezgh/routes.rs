@@ -99,16 +99,8 @@ fn router(state: Arc<EzghState>) -> Router {
 impl EzghState {
     /// The key in the `Authorization: Bearer` header, or 401.
     fn authenticate(&self, headers: &HeaderMap) -> Result<&ApiKey, GatewayError> {
-        let presented = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| {
-                let (scheme, token) = value.split_once(' ')?;
-                scheme
-                    .eq_ignore_ascii_case("bearer")
-                    .then_some(token.trim())
-            })
-            .ok_or_else(GatewayError::unauthenticated)?;
+        let presented =
+            crate::api::bearer_token(headers).ok_or_else(GatewayError::unauthenticated)?;
         self.keys
             .verify(presented)
             .ok_or_else(GatewayError::unauthenticated)

@@ -15,7 +15,7 @@
 
 use super::connections::{ATTEMPT_LIMITS, NewConnection, valid_workspace};
 use super::error::{SombusError, admin_rule};
-use super::{BODY_LIMIT, SombusState, bearer};
+use super::{BODY_LIMIT, SombusState};
 use crate::api::json::{optional_int, parse_object, reject_unknown};
 use crate::api::read_body;
 use crate::credentials::admin_keys::{AdminKey, AdminRole};
@@ -86,7 +86,7 @@ impl SombusState {
         workspace: &str,
         role: AdminRole,
     ) -> Result<&AdminKey, SombusError> {
-        let key = bearer(headers)
+        let key = crate::api::bearer_token(headers)
             .and_then(|presented| self.admin_keys.verify(presented))
             .ok_or_else(|| {
                 refusal(

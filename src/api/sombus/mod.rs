@@ -17,7 +17,6 @@ use crate::core::Gateway;
 use crate::core::clock::Clock;
 use crate::credentials::admin_keys::AdminKeys;
 use crate::credentials::oauth::CredentialCheck;
-use axum::http::{HeaderMap, header};
 use config::TierConfig;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -77,14 +76,4 @@ pub fn serves_path(path: &str) -> bool {
 /// Whether a path is the token service's (its answers come in OAuth 2.0's shape).
 pub fn is_token_path(path: &str) -> bool {
     path == "/v1/oauth/token" || path.starts_with("/v1/oauth/")
-}
-
-/// The token of an `Authorization: Bearer` header.
-fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = value.split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then_some(token.trim())
-        .filter(|token| !token.is_empty())
 }

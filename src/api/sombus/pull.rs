@@ -4,7 +4,7 @@
 
 use super::error::{SombusError, UNAVAILABLE_RETRY, rule};
 use super::wire::{self, PulledMessage, Received};
-use super::{BODY_LIMIT, SombusState, bearer, registrations};
+use super::{BODY_LIMIT, SombusState, registrations};
 use crate::api::read_body;
 use crate::core::access::{Action, Caller, Grants, Principal};
 use crate::core::limits::Allowance;
@@ -64,7 +64,7 @@ impl SombusState {
         path: ConsumerPath,
         fresh_within: Duration,
     ) -> Result<Consumer, SombusError> {
-        let token = bearer(headers).ok_or_else(|| {
+        let token = crate::api::bearer_token(headers).ok_or_else(|| {
             SombusError::new(
                 StatusCode::UNAUTHORIZED,
                 rule::UNAUTHENTICATED,
