@@ -96,6 +96,52 @@ pub struct Config {
     /// The basaltic queue API: its keys.
     #[serde(default)]
     pub basaltic: BasalticConfig,
+    /// The Prometheus scrape: where, and how often gauges are sampled.
+    #[serde(default)]
+    pub metrics: MetricsConfig,
+}
+
+/// The Prometheus scrape (`GET /metrics`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetricsConfig {
+    /// Serve `/metrics` at all.
+    pub enabled: bool,
+    /// Serve it on this address only (plain HTTP, meant for a private network), not on the API
+    /// listener. Unset: on the API listener.
+    pub listen: Option<SocketAddr>,
+    /// Seconds between samples of the gauges (queue depths, the ledger), 1 to 3,600.
+    pub sample_seconds: u64,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            listen: None,
+            sample_seconds: 15,
+        }
+    }
+}
+
+/// TLS termination in the gateway: a certificate chain and its key, PEM files, re-read on
+/// SIGHUP and when they change.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsConfig {
+    /// The certificate chain, leaf first (PEM).
+    pub certificate_file: PathBuf,
+    /// The private key of the leaf (PEM: PKCS#8, PKCS#1 or SEC1).
+    pub private_key_file: PathBuf,
+    /// Seconds between looks at the files for a change, 1 to 3,600 (SIGHUP re-reads at once).
+    #[serde(default = "TlsConfig::default_check_seconds")]
+    pub reload_check_seconds: u64,
+}
+
+impl TlsConfig {
+    fn default_check_seconds() -> u64 {
+        10
+    }
 }
 
 /// The HTTP server's settings.
@@ -121,6 +167,8 @@ pub struct ServerConfig {
     pub idle_timeout_seconds: u64,
     /// Seconds a request gets to send its whole body.
     pub body_timeout_seconds: u64,
+    /// Terminate TLS here (HTTPS on `listen`); unset: plain HTTP.
+    pub tls: Option<TlsConfig>,
 }
 
 impl Default for ServerConfig {
@@ -135,6 +183,7 @@ impl Default for ServerConfig {
             header_timeout_seconds: 10,
             idle_timeout_seconds: 60,
             body_timeout_seconds: 30,
+            tls: None,
         }
     }
 }
@@ -304,6 +353,20 @@ impl Config {
                     format!("must be 1 to {max} seconds"),
                 ));
             }
+        }
+        if !(1..=3600).contains(&self.metrics.sample_seconds) {
+            return Err(ConfigError::invalid(
+                "metrics.sample_seconds",
+                "must be 1 to 3600 seconds",
+            ));
+        }
+        if let Some(tls) = &self.server.tls
+            && !(1..=3600).contains(&tls.reload_check_seconds)
+        {
+            return Err(ConfigError::invalid(
+                "server.tls.reload_check_seconds",
+                "must be 1 to 3600 seconds",
+            ));
         }
         if self.server.max_connections == 0 {
             return Err(ConfigError::invalid(

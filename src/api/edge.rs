@@ -26,6 +26,26 @@ impl RequestHints {
         }
     }
 
+    /// The dialect the path belongs to, as metrics label it (a closed set).
+    pub fn dialect(&self) -> &'static str {
+        let path = self.path.as_str();
+        if super::sqs::serves_path(path) {
+            "sqs"
+        } else if super::basaltic::serves_path(path) {
+            "basaltic"
+        } else if super::sombus::serves_path(path) {
+            "sombus"
+        } else if path.starts_with("/v1/organizations/") || path.starts_with("/v1/receipts/") {
+            "ezgh"
+        } else if matches!(path, "/healthz" | "/readyz" | "/metrics") {
+            "service"
+        } else if path.starts_with("/openapi/") {
+            "openapi"
+        } else {
+            "unknown"
+        }
+    }
+
     /// The hints of the first bytes of a request line (`METHOD target HTTP/1.1`): its path.
     pub fn from_request_line(line: &[u8]) -> Self {
         let text = String::from_utf8_lossy(line);

@@ -60,6 +60,9 @@ enum ZeroConfig {
 }
 
 async fn serve(config: Config, zero_config: Option<ZeroConfig>) -> ExitCode {
+    // In place before the gateway says it listens: a SIGTERM right after must stop it gently,
+    // not end the process with the default action.
+    let stop_signal = stop_signal();
     let app = match App::build(&config, Overrides::default()).await {
         Ok(app) => app,
         Err(BuildError::Config(error)) => {
@@ -119,7 +122,7 @@ async fn serve(config: Config, zero_config: Option<ZeroConfig>) -> ExitCode {
     }
     let shutdown = app.shutdown_token();
     tokio::spawn(async move {
-        wait_for_signal().await;
+        stop_signal.await;
         tracing::info!("shutting down: ending long polls, draining requests");
         shutdown.cancel();
     });
@@ -135,25 +138,37 @@ async fn serve(config: Config, zero_config: Option<ZeroConfig>) -> ExitCode {
     }
 }
 
-async fn wait_for_signal() {
-    let ctrl_c = async {
+/// Completes on Ctrl-C or SIGTERM; the handlers are installed when this returns.
+fn stop_signal() -> impl Future<Output = ()> + Send + 'static {
+    #[cfg(unix)]
+    let mut terminate =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    #[cfg(unix)]
+    let mut interrupt =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();
+    async move {
+        #[cfg(unix)]
+        {
+            let terminated = async {
+                match terminate.as_mut() {
+                    Some(signal) => signal.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            let interrupted = async {
+                match interrupt.as_mut() {
+                    Some(signal) => signal.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = terminated => {}
+                _ = interrupted => {}
+            }
+        }
+        #[cfg(not(unix))]
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = terminate => {}
     }
 }

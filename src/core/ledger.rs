@@ -62,6 +62,8 @@ pub struct DeliveryLedger {
     entries: Cache<Key, Entry>,
     /// Purges per queue: a delivery handed out before its queue's latest purge is over.
     generations: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, u64>>>,
+    /// Deliveries dropped to stay within `max_entries` (not those that expired), since start.
+    evictions: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl std::fmt::Debug for DeliveryLedger {
@@ -75,6 +77,8 @@ impl std::fmt::Debug for DeliveryLedger {
 impl DeliveryLedger {
     /// A ledger holding at most `max_entries` deliveries, each for at most `ttl`.
     pub fn new(max_entries: u64, ttl: Duration) -> Self {
+        let evictions = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let evicted = std::sync::Arc::clone(&evictions);
         Self {
             // LRU, not moka's default TinyLFU: every delivery is a key never seen before, and
             // TinyLFU may refuse such keys once the cache is full.
@@ -82,8 +86,14 @@ impl DeliveryLedger {
                 .eviction_policy(EvictionPolicy::lru())
                 .max_capacity(max_entries)
                 .time_to_live(ttl)
+                .eviction_listener(move |_, _, cause| {
+                    if cause == moka::notification::RemovalCause::Size {
+                        evicted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                })
                 .build(),
             generations: Default::default(),
+            evictions,
         }
     }
 
@@ -190,6 +200,16 @@ impl DeliveryLedger {
     /// Number of deliveries held (approximate, for metrics).
     pub fn len(&self) -> u64 {
         self.entries.entry_count()
+    }
+
+    /// Runs the cache's pending upkeep (evictions, with their count) now.
+    pub fn run_pending_tasks(&self) {
+        self.entries.run_pending_tasks();
+    }
+
+    /// Deliveries dropped to stay within its size, since start.
+    pub fn evictions(&self) -> u64 {
+        self.evictions.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether the ledger holds no delivery (approximate).

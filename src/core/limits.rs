@@ -6,6 +6,7 @@
 
 pub use crate::core::counters::Allowance;
 use crate::core::error::{ErrorKind, GatewayError, LimitScope};
+use crate::core::meters::Meters;
 use crate::core::state::StateStore;
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +20,7 @@ pub fn retry_after_seconds(wait: Duration) -> u64 {
 #[derive(Clone)]
 pub struct Limits {
     state: Arc<dyn StateStore>,
+    meters: Meters,
 }
 
 impl std::fmt::Debug for Limits {
@@ -28,9 +30,14 @@ impl std::fmt::Debug for Limits {
 }
 
 impl Limits {
-    /// Limits kept in `state`.
-    pub fn new(state: Arc<dyn StateStore>) -> Self {
-        Self { state }
+    /// Limits kept in `state`; refusals are counted in `meters`.
+    pub fn new(state: Arc<dyn StateStore>, meters: Meters) -> Self {
+        Self { state, meters }
+    }
+
+    fn refused(&self, wait: Duration, scope: LimitScope, message: &str) -> GatewayError {
+        self.meters.rate_limited(scope);
+        limited(wait, scope, message)
     }
 
     /// One request of `key` under `allowance`, or `RateLimited` (rate) with the wait.
@@ -43,7 +50,7 @@ impl Limits {
         self.state
             .admit_rate(key, allowance)
             .await
-            .map_err(|wait| limited(wait, LimitScope::Rate, message))
+            .map_err(|wait| self.refused(wait, LimitScope::Rate, message))
     }
 
     /// `amount` more of `key` in its rolling minute, at most `per_minute` in any minute; a count
@@ -61,7 +68,7 @@ impl Limits {
         self.state
             .admit_window(key, amount, per_minute)
             .await
-            .map_err(|wait| limited(wait, LimitScope::Rate, message))
+            .map_err(|wait| self.refused(wait, LimitScope::Rate, message))
     }
 
     /// `amount` more of `key` today (UTC), at most `per_day`; past it, `RateLimited` (daily
@@ -76,7 +83,7 @@ impl Limits {
         self.state
             .admit_daily(key, amount, per_day)
             .await
-            .map_err(|wait| limited(wait, LimitScope::DailyQuota, message))
+            .map_err(|wait| self.refused(wait, LimitScope::DailyQuota, message))
     }
 }
 
@@ -96,7 +103,7 @@ mod tests {
         let start = Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap();
         let clock = Arc::new(ManualClock::new(start));
         let state = InProcessState::new(1_000, Duration::from_secs(3600), clock.clone());
-        (Limits::new(Arc::new(state)), clock)
+        (Limits::new(Arc::new(state), Meters::default()), clock)
     }
 
     fn wait_of(error: GatewayError) -> (Duration, LimitScope) {

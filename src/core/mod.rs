@@ -12,6 +12,8 @@ pub mod handle;
 pub mod ledger;
 pub mod limits;
 pub mod message_rules;
+pub mod metered;
+pub mod meters;
 pub mod model;
 pub mod operation;
 pub mod registry;

@@ -1,7 +1,23 @@
 //! Every operation the core performs, by name: what each needs of the caller, and the name spans
-//! (and, later, metrics) carry, whichever dialect asked.
+//! and metrics carry, whichever dialect asked.
 
 use crate::core::access::Action;
+use std::cell::Cell;
+
+tokio::task_local! {
+    /// The operation the request being served named, for the server's request metrics.
+    static NAMED: Cell<Option<Operation>>;
+}
+
+/// Runs a request's work, answering with the operation it named (if it got that far).
+pub async fn named_by<F: Future>(work: F) -> (F::Output, Option<Operation>) {
+    NAMED
+        .scope(Cell::new(None), async {
+            let output = work.await;
+            (output, NAMED.with(Cell::get))
+        })
+        .await
+}
 
 /// One core operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -97,5 +113,7 @@ impl Operation {
     /// says what it did.
     pub fn record(self) {
         tracing::Span::current().record("operation", self.name());
+        // Outside a request (tools, upkeep) there is nothing to name.
+        let _ = NAMED.try_with(|named| named.set(Some(self)));
     }
 }

@@ -57,6 +57,20 @@ pub trait StateStore: Send + Sync + 'static {
 
     /// Drops what is no longer needed; the server calls it once a minute.
     fn housekeeping(&self) {}
+
+    /// The ledger's size and evictions, for metrics (a shared store may not count them).
+    fn ledger_stats(&self) -> LedgerStats {
+        LedgerStats::default()
+    }
+}
+
+/// What metrics show of the ledger.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LedgerStats {
+    /// Deliveries held now (approximate).
+    pub deliveries: u64,
+    /// Deliveries dropped to stay within its size, since start.
+    pub evictions: u64,
 }
 
 /// The state kept in this process: bounded, and lost at a restart (the ledger's unknown
@@ -176,5 +190,13 @@ impl StateStore for InProcessState {
 
     fn housekeeping(&self) {
         self.rates.housekeeping();
+        self.ledger.run_pending_tasks();
+    }
+
+    fn ledger_stats(&self) -> LedgerStats {
+        LedgerStats {
+            deliveries: self.ledger.len(),
+            evictions: self.ledger.evictions(),
+        }
     }
 }

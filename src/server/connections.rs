@@ -2,6 +2,7 @@
 //! a cap on open connections (refused with a clear 503), a deadline for each request head, an
 //! idle timeout between requests, a deadline for each request body, and request lines too long to
 //! route answered in their dialect's shape. A waiting long poll is a request in flight, not idle.
+//! With TLS, the handshake comes first, within the request-head deadline; the rest is the same.
 
 use crate::api::edge::{self, RequestHints};
 use crate::core::GatewayError;
@@ -21,9 +22,14 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, Semaphore};
 use tokio::time::Instant;
+use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower::ServiceExt as _;
+
+/// What a connection's bytes travel over: TCP, or TLS over TCP.
+trait Transport: AsyncRead + AsyncWrite + Unpin + Send + 'static {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send + 'static> Transport for T {}
 
 /// Connections over the limit that are still answered (with 503) rather than dropped at once.
 const REFUSALS_ANSWERED: usize = 64;
@@ -81,6 +87,7 @@ pub async fn serve(
     listener: TcpListener,
     router: Router,
     settings: ConnectionSettings,
+    tls: Option<TlsAcceptor>,
     shutdown: CancellationToken,
 ) -> io::Result<()> {
     let open = Arc::new(Semaphore::new(settings.max_connections));
@@ -107,8 +114,9 @@ pub async fn serve(
                 refuse: false,
                 shutdown: shutdown.clone(),
             };
+            let tls = tls.clone();
             connections.spawn(async move {
-                connection.run(stream).await;
+                connection.start(stream, tls).await;
                 drop(permit);
             });
         } else if let Ok(permit) = Arc::clone(&refusing).try_acquire_owned() {
@@ -127,8 +135,9 @@ pub async fn serve(
                 refuse: true,
                 shutdown: shutdown.clone(),
             };
+            let tls = tls.clone();
             connections.spawn(async move {
-                connection.run(stream).await;
+                connection.start(stream, tls).await;
                 drop(permit);
             });
         } else {
@@ -179,7 +188,23 @@ enum Ending {
 }
 
 impl Connection {
-    async fn run(self, stream: TcpStream) {
+    /// Serves the connection, after a TLS handshake when the listener has TLS.
+    async fn start(self, stream: TcpStream, tls: Option<TlsAcceptor>) {
+        let Some(acceptor) = tls else {
+            return self.run(stream).await;
+        };
+        match tokio::time::timeout(self.settings.header_timeout, acceptor.accept(stream)).await {
+            Ok(Ok(stream)) => self.run(stream).await,
+            Ok(Err(error)) => {
+                tracing::debug!(peer = %self.peer, %error, "TLS handshake failed");
+            }
+            Err(_) => {
+                tracing::debug!(peer = %self.peer, "no TLS handshake in time");
+            }
+        }
+    }
+
+    async fn run<S: Transport>(self, stream: S) {
         let activity = Arc::new(Activity::new());
         let io = TokioIo::new(Watched::new(stream, Arc::clone(&activity)));
         let service = self.service(Arc::clone(&activity));
@@ -311,7 +336,7 @@ async fn sleep_until(deadline: Option<Instant>) {
 /// Writes one answer on a connection hyper gave up, then closes it gently: the write side first,
 /// then the rest of what the client sends is read and dropped for a moment, so the client gets the
 /// answer instead of a reset.
-async fn answer_and_close(mut stream: TcpStream, response: axum::response::Response) {
+async fn answer_and_close<S: Transport>(mut stream: S, response: axum::response::Response) {
     let bytes = serialize(response).await;
     let written = tokio::time::timeout(LINGER, stream.write_all(&bytes)).await;
     if !matches!(written, Ok(Ok(()))) {
@@ -485,8 +510,8 @@ impl Drop for InFlight {
 
 /// The TCP stream as hyper sees it, reporting activity, and refusing a request line too long to
 /// route (hyper would answer a bare 414 with an empty body).
-struct Watched {
-    stream: TcpStream,
+struct Watched<S> {
+    stream: S,
     activity: Arc<Activity>,
     /// Bytes of the current request line so far (its first bytes kept), while one is arriving.
     request_line: Option<(usize, Vec<u8>)>,
@@ -494,8 +519,8 @@ struct Watched {
     overlong_request_line: Option<Vec<u8>>,
 }
 
-impl Watched {
-    fn new(stream: TcpStream, activity: Arc<Activity>) -> Self {
+impl<S> Watched<S> {
+    fn new(stream: S, activity: Arc<Activity>) -> Self {
         Self {
             stream,
             activity,
@@ -542,7 +567,7 @@ impl Watched {
     }
 }
 
-impl AsyncRead for Watched {
+impl<S: Transport> AsyncRead for Watched<S> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -569,7 +594,7 @@ impl AsyncRead for Watched {
     }
 }
 
-impl AsyncWrite for Watched {
+impl<S: Transport> AsyncWrite for Watched<S> {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,

@@ -2,6 +2,9 @@
 
 pub mod connections;
 mod deadline;
+pub mod observe;
+pub mod scrape;
+pub mod tls;
 
 use crate::api::edge::{self, RequestHints};
 use crate::api::{self, ClientAddressPolicy, Dialect};
@@ -11,20 +14,22 @@ use crate::config::{BackendConfig, Config, ConfigError};
 use crate::core::Gateway;
 use crate::core::backend::Backend;
 use crate::core::clock::{Clock, SystemClock};
+use crate::core::metered::MeteredBackend;
 use crate::core::registry::QueueRegistry;
 use crate::core::state::{InProcessState, StateStore};
 use crate::credentials::oauth::{ConnectionStore, CredentialCheck, TokenService};
 use axum::Router;
-use axum::extract::{MatchedPath, Request};
+use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::Response;
 use connections::ConnectionSettings;
+use scrape::Scrape;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
+use tls::Tls;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use tower_http::trace::{DefaultOnResponse, TraceLayer};
-use tracing::Level;
 
 /// Longest time a request may take: a 20 s long poll plus backend latency and retries.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -52,12 +57,27 @@ pub struct App {
     connections: ConnectionSettings,
     /// For their upkeep.
     dialects: Vec<Arc<dyn Dialect>>,
+    /// The Prometheus side of the meters.
+    scrape: Scrape,
+    /// `/metrics` on an address of its own, if configured (else on the API listener, if enabled).
+    metrics_listen: Option<SocketAddr>,
+    /// TLS on the API listener, if configured.
+    tls: Option<Tls>,
 }
 
 impl App {
     /// Builds the service from a checked config.
     pub async fn build(config: &Config, overrides: Overrides) -> Result<Self, BuildError> {
         let clock = overrides.clock.unwrap_or_else(|| Arc::new(SystemClock));
+        let tls = match &config.server.tls {
+            Some(tls) => Some(Tls::load(tls).map_err(|error| ConfigError::Invalid {
+                field: "server.tls".into(),
+                message: error.to_string(),
+            })?),
+            None => None,
+        };
+        let scrape = Scrape::new(Duration::from_secs(config.metrics.sample_seconds));
+        let meters = scrape.meters();
         let backend: Arc<dyn Backend> = match overrides.backend {
             Some(backend) => backend,
             None => match &config.backend {
@@ -72,6 +92,12 @@ impl App {
         };
         let shutdown = CancellationToken::new();
         let backend_handle = Arc::clone(&backend);
+        let backend_name = match &config.backend {
+            BackendConfig::Sqs(_) => "sqs",
+            BackendConfig::Embedded(_) => "embedded",
+        };
+        let backend: Arc<dyn Backend> =
+            Arc::new(MeteredBackend::new(backend, backend_name, meters.clone()));
         let registry = QueueRegistry::new(
             Arc::clone(&backend),
             config.queue_locators(),
@@ -86,15 +112,18 @@ impl App {
             Duration::from_secs(config.ledger.ttl_seconds),
             Arc::clone(&clock),
         ));
-        let gateway = Arc::new(Gateway::new(
-            backend,
-            registry,
-            config.keyring()?,
-            state,
-            config.ledger.unknown_deliveries,
-            Arc::clone(&clock),
-            shutdown.clone(),
-        ));
+        let gateway = Arc::new(
+            Gateway::new(
+                backend,
+                registry,
+                config.keyring()?,
+                state,
+                config.ledger.unknown_deliveries,
+                Arc::clone(&clock),
+                shutdown.clone(),
+            )
+            .with_meters(meters.clone()),
+        );
         let sombus = sombus_state(config, &gateway, &clock)?;
         let dialects: Vec<Arc<dyn Dialect>> = vec![
             Arc::new(sombus),
@@ -121,19 +150,27 @@ impl App {
                 Arc::clone(&clock),
             )),
         ];
-        let router = dialects
-            .iter()
-            .fold(Router::new(), |router, dialect| {
-                router.merge(Arc::clone(dialect).router())
-            })
+        let mut router = dialects.iter().fold(Router::new(), |router, dialect| {
+            router.merge(Arc::clone(dialect).router())
+        });
+        if config.metrics.enabled && config.metrics.listen.is_none() {
+            router = router.merge(scrape.router());
+        }
+        let router = router
             .fallback(edge::not_found)
             .layer(axum::middleware::from_fn(request_deadline))
-            .layer(
-                TraceLayer::new_for_http()
-                    .make_span_with(request_span)
-                    .on_response(DefaultOnResponse::new().level(Level::INFO)),
-            );
+            .layer(axum::middleware::from_fn_with_state(
+                meters,
+                observe::observe,
+            ));
         Ok(Self {
+            scrape,
+            metrics_listen: config
+                .metrics
+                .enabled
+                .then_some(config.metrics.listen)
+                .flatten(),
+            tls,
             router,
             dialects,
             backend: Arc::clone(&backend_handle),
@@ -199,7 +236,36 @@ impl App {
             gateway.shutting_down();
         });
 
-        let server = connections::serve(listener, self.router, self.connections, shutdown.clone());
+        tokio::spawn(
+            self.scrape
+                .clone()
+                .sample(Arc::clone(&self.gateway), shutdown.clone()),
+        );
+        if let Some(address) = self.metrics_listen {
+            let metrics = TcpListener::bind(address).await?;
+            tracing::info!(address = %metrics.local_addr()?, "metrics listening");
+            let router = self.scrape.router();
+            let stop = shutdown.clone();
+            tokio::spawn(async move {
+                let served = axum::serve(metrics, router)
+                    .with_graceful_shutdown(async move { stop.cancelled().await })
+                    .await;
+                if let Err(error) = served {
+                    tracing::error!(%error, "the metrics listener failed");
+                }
+            });
+        }
+        if let Some(tls) = &self.tls {
+            tokio::spawn(tls.clone().watch(shutdown.clone()));
+        }
+        let acceptor = self.tls.as_ref().map(|tls| tls.acceptor().clone());
+        let server = connections::serve(
+            listener,
+            self.router,
+            self.connections,
+            acceptor,
+            shutdown.clone(),
+        );
         let grace = self.grace;
         tokio::select! {
             result = server => result?,
@@ -303,21 +369,6 @@ async fn create_configured_queues(
         pending = waiting;
     }
     Ok(())
-}
-
-/// A request span naming the route, never the raw URI (query strings may carry receipt handles).
-fn request_span(request: &Request) -> tracing::Span {
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map(MatchedPath::as_str)
-        .unwrap_or("unmatched");
-    tracing::info_span!(
-        "request",
-        method = %request.method(),
-        route,
-        operation = tracing::field::Empty
-    )
 }
 
 /// Ends a request that runs past [`REQUEST_TIMEOUT`] with an answer in its dialect's shape.

@@ -19,6 +19,7 @@ mod ezgh_receive;
 mod fake;
 mod harness;
 mod inprocess;
+mod operating;
 mod redrive;
 mod service;
 mod sombus;

@@ -81,7 +81,9 @@ impl Gateway {
             .await;
         let gateway = Arc::clone(self);
         self.tasks
-            .spawn(async move { gateway.apply_acks(by_queue, outcomes).await })
+            .spawn(tracing::Instrument::in_current_span(async move {
+                gateway.apply_acks(by_queue, outcomes).await
+            }))
             .await
             .map_err(GatewayError::internal)?
     }
@@ -173,7 +175,9 @@ impl Gateway {
         }
         let gateway = Arc::clone(self);
         self.tasks
-            .spawn(async move { gateway.apply_visibility(by_queue, outcomes).await })
+            .spawn(tracing::Instrument::in_current_span(async move {
+                gateway.apply_visibility(by_queue, outcomes).await
+            }))
             .await
             .map_err(GatewayError::internal)?
     }
@@ -245,6 +249,7 @@ impl Gateway {
         for (index, (handle, extra)) in entries.enumerate() {
             let Some(claims) = self.open_handle(caller, action, handle, expected_queue) else {
                 outcomes[index] = HandleOutcome::Invalid;
+                self.meters.invalid_handles(action_name(action), 1);
                 continue;
             };
             if !self.registry.contains(&claims.queue) {
@@ -270,7 +275,12 @@ impl Gateway {
         match standing {
             Standing::Current => true,
             Standing::Stale => false,
-            Standing::Unknown => self.unknown_deliveries == UnknownDeliveries::PassThrough,
+            Standing::Unknown => {
+                let pass = self.unknown_deliveries == UnknownDeliveries::PassThrough;
+                let policy = if pass { "pass_through" } else { "stale" };
+                self.meters.unknown_deliveries(policy, 1);
+                pass
+            }
         }
     }
     /// The delivery is over (acknowledged, or gone from the backend).
@@ -284,6 +294,14 @@ impl Gateway {
         self.state
             .abort_ack(&claims.queue, &claims.message_id, claims.delivery_id)
             .await;
+    }
+}
+
+/// The operation label of a handle action.
+fn action_name(action: Action) -> &'static str {
+    match action {
+        Action::Acknowledge => Operation::Acknowledge.name(),
+        _ => Operation::ChangeVisibility.name(),
     }
 }
 

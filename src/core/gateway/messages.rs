@@ -156,27 +156,30 @@ impl Gateway {
         let gateway = Arc::clone(self);
         let queue = queue.to_owned();
         let wait_out_over_limit = options.wait_out_over_limit;
-        self.tasks.spawn(async move {
-            let result = gateway
-                .receive_and_seal(&queue, &resolved, &request, wait_out_over_limit)
-                .await;
-            if let (Some(key), Ok((deliveries, attempted))) = (attempt, &result)
-                && !deliveries.is_empty()
-            {
-                // Kept even when nobody waits for the answer: the retry gets it.
-                gateway.keep_answer(&key, attempted).await;
-            }
-            let result = result.map(|(deliveries, _)| deliveries);
-            if let Ok(deliveries) = &result {
-                gateway.count_redeliveries(&queue, deliveries);
-            }
-            if let Err(Ok(abandoned)) = answer.send(result) {
-                // With an attempt id the client retries to get these same deliveries back.
-                if request.attempt_id.is_none() {
-                    release_abandoned(gateway.backend.as_ref(), &resolved.url, abandoned).await;
+        self.tasks.spawn(tracing::Instrument::instrument(
+            async move {
+                let result = gateway
+                    .receive_and_seal(&queue, &resolved, &request, wait_out_over_limit)
+                    .await;
+                if let (Some(key), Ok((deliveries, attempted))) = (attempt, &result)
+                    && !deliveries.is_empty()
+                {
+                    // Kept even when nobody waits for the answer: the retry gets it.
+                    gateway.keep_answer(&key, attempted).await;
                 }
-            }
-        });
+                let result = result.map(|(deliveries, _)| deliveries);
+                if let Ok(deliveries) = &result {
+                    gateway.count_redeliveries(&queue, deliveries);
+                }
+                if let Err(Ok(abandoned)) = answer.send(result) {
+                    // With an attempt id the client retries to get these same deliveries back.
+                    if request.attempt_id.is_none() {
+                        release_abandoned(gateway.backend.as_ref(), &resolved.url, abandoned).await;
+                    }
+                }
+            },
+            tracing::Span::current(),
+        ));
         tokio::select! {
             biased;
             result = answered => result.map_err(|_| GatewayError::internal("receive task ended without an answer"))?,
@@ -194,6 +197,7 @@ impl Gateway {
     ) -> Result<(Vec<Delivery>, Vec<Attempted>), GatewayError> {
         let deadline = tokio::time::Instant::now()
             + std::time::Duration::from_secs(request.wait_seconds.into());
+        let _waiting = (request.wait_seconds > 0).then(|| self.meters.long_poll());
         let (received_at, answer) = loop {
             // Taken before the backend call, so our 12-hour mark is never later than the backend's.
             let received_at = self.clock.now();

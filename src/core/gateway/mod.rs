@@ -10,6 +10,7 @@ use crate::core::clock::Clock;
 use crate::core::handle::Keyring;
 use crate::core::ledger::UnknownDeliveries;
 use crate::core::limits::Limits;
+use crate::core::meters::Meters;
 use crate::core::model::Delivery;
 use crate::core::operation::Operation;
 use crate::core::registry::QueueRegistry;
@@ -21,6 +22,9 @@ use tokio_util::task::TaskTracker;
 
 /// How long a receive's answer is kept for a retry with the same attempt id (as SQS promises).
 pub const ATTEMPT_WINDOW: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Queues whose depth one sampling reads at most (label values stay bounded).
+pub const SAMPLED_QUEUES: usize = 1_000;
 
 /// A delivery stays in flight at most this long after its receive, whatever extensions ask for.
 pub const MAX_IN_FLIGHT: ChronoDuration = ChronoDuration::hours(12);
@@ -56,6 +60,8 @@ pub struct Gateway {
     tasks: TaskTracker,
     /// Deliveries with a receive count above 1, per gateway queue, since start (metrics).
     redeliveries: std::sync::Mutex<std::collections::HashMap<String, u64>>,
+    /// What operators see of it.
+    meters: Meters,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -90,13 +96,44 @@ impl Gateway {
             backend,
             registry,
             keyring,
-            limits: Limits::new(Arc::clone(&state)),
+            limits: Limits::new(Arc::clone(&state), Meters::default()),
             state,
             unknown_deliveries,
             clock,
             shutdown,
             tasks: TaskTracker::new(),
             redeliveries: std::sync::Mutex::default(),
+            meters: Meters::default(),
+        }
+    }
+
+    /// Counts what the core does in `meters` (the backend is metered where it is built).
+    pub fn with_meters(mut self, meters: Meters) -> Self {
+        self.limits = Limits::new(Arc::clone(&self.state), meters.clone());
+        self.meters = meters;
+        self
+    }
+
+    /// The meters the core counts in (the server counts requests in them too).
+    pub fn meters(&self) -> &Meters {
+        &self.meters
+    }
+
+    /// Samples what gauges show: the ledger, and the depth of each queue the registry knows (at
+    /// most [`SAMPLED_QUEUES`]); a queue the backend cannot count now is skipped this time.
+    pub async fn sample_meters(&self) {
+        let ledger = self.state.ledger_stats();
+        self.meters.ledger(ledger.deliveries, ledger.evictions);
+        let Ok(names) = self.registry.names("").await else {
+            return;
+        };
+        for name in names.iter().take(SAMPLED_QUEUES) {
+            let Ok(resolved) = self.registry.get(name).await else {
+                continue;
+            };
+            if let Ok(stats) = self.backend.stats(&resolved.url).await {
+                self.meters.queue_depth(name, &stats);
+            }
         }
     }
 

@@ -1,0 +1,304 @@
+//! What the gateway counts for its operators: one typed method per event, so every label value
+//! comes from a closed set (dialects, operations, statuses, backend calls, scopes, queue names) and
+//! never from a handle, an id or message data. The meters write to a `metrics` recorder the server
+//! owns (one per service, not the process-global one, so services in one process count apart); the
+//! server renders it for Prometheus.
+
+use crate::core::backend::BackendError;
+use crate::core::error::LimitScope;
+use crate::core::model::QueueStats;
+use metrics::{Key, Label, Metadata, Recorder};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+/// Requests answered, by dialect, operation and status.
+pub const REQUESTS: &str = "sqsgw_http_requests_total";
+/// Request latency, by dialect and operation.
+pub const REQUEST_SECONDS: &str = "sqsgw_http_request_duration_seconds";
+/// Backend calls, by backend, call and outcome.
+pub const BACKEND_CALLS: &str = "sqsgw_backend_calls_total";
+/// Backend call latency, by backend and call.
+pub const BACKEND_SECONDS: &str = "sqsgw_backend_call_duration_seconds";
+/// Receives waiting in a long poll now.
+pub const LONG_POLLS: &str = "sqsgw_long_polls_waiting";
+/// Deliveries the ledger holds now.
+pub const LEDGER_DELIVERIES: &str = "sqsgw_ledger_deliveries";
+/// Deliveries the ledger dropped to stay within its size.
+pub const LEDGER_EVICTIONS: &str = "sqsgw_ledger_evictions_total";
+/// Handles of deliveries the ledger did not know, by the policy that answered them.
+pub const UNKNOWN_DELIVERIES: &str = "sqsgw_unknown_deliveries_total";
+/// Handles that were not this gateway's (or altered, or of another queue), by operation.
+pub const INVALID_HANDLES: &str = "sqsgw_invalid_handles_total";
+/// Requests refused by a limit, by scope.
+pub const RATE_LIMITED: &str = "sqsgw_rate_limited_total";
+/// Messages ready to receive, by queue (sampled).
+pub const QUEUE_VISIBLE: &str = "sqsgw_queue_visible_messages";
+/// Messages received and not yet visible again, by queue (sampled).
+pub const QUEUE_IN_FLIGHT: &str = "sqsgw_queue_in_flight_messages";
+/// Messages sent with a delay still running, by queue (sampled).
+pub const QUEUE_DELAYED: &str = "sqsgw_queue_delayed_messages";
+/// Age of the oldest message, by queue (sampled; absent where the backend does not tell).
+pub const QUEUE_OLDEST_AGE: &str = "sqsgw_queue_oldest_message_age_seconds";
+
+/// The label a request gets when it ended before naming an operation (refused at the door, a
+/// token request, an unknown route).
+pub const NO_OPERATION: &str = "none";
+
+static METADATA: Metadata<'static> =
+    Metadata::new(module_path!(), metrics::Level::INFO, Some(module_path!()));
+
+/// The gateway's meters over a recorder.
+#[derive(Clone)]
+pub struct Meters {
+    recorder: Arc<dyn Recorder + Send + Sync>,
+    long_polls: Arc<AtomicI64>,
+}
+
+impl std::fmt::Debug for Meters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Meters").finish_non_exhaustive()
+    }
+}
+
+impl Default for Meters {
+    /// Meters that count nowhere (tools and tests that build a core without a server).
+    fn default() -> Self {
+        Self::new(Arc::new(metrics::NoopRecorder))
+    }
+}
+
+impl Meters {
+    /// Meters writing to `recorder`.
+    pub fn new(recorder: Arc<dyn Recorder + Send + Sync>) -> Self {
+        let meters = Self {
+            recorder,
+            long_polls: Arc::default(),
+        };
+        meters.describe();
+        meters
+    }
+
+    fn describe(&self) {
+        use metrics::Unit;
+        let describe = |name: &'static str, unit: Option<Unit>, help: &'static str| {
+            self.recorder
+                .describe_counter(name.into(), unit, help.into());
+        };
+        describe(
+            REQUESTS,
+            None,
+            "HTTP requests answered, by dialect, operation and status.",
+        );
+        describe(
+            BACKEND_CALLS,
+            None,
+            "Backend calls, by backend, call and outcome.",
+        );
+        describe(
+            LEDGER_EVICTIONS,
+            None,
+            "Deliveries the ledger dropped to stay within max_entries.",
+        );
+        describe(
+            UNKNOWN_DELIVERIES,
+            None,
+            "Handles whose delivery the ledger did not know, by the policy that answered.",
+        );
+        describe(
+            INVALID_HANDLES,
+            None,
+            "Receipt handles that were not this gateway's, altered, or of another queue.",
+        );
+        describe(RATE_LIMITED, None, "Requests refused by a limit, by scope.");
+        let histogram = |name: &'static str, help: &'static str| {
+            self.recorder
+                .describe_histogram(name.into(), Some(Unit::Seconds), help.into());
+        };
+        histogram(
+            REQUEST_SECONDS,
+            "HTTP request latency, by dialect and operation.",
+        );
+        histogram(
+            BACKEND_SECONDS,
+            "Backend call latency, by backend and call.",
+        );
+        let gauge = |name: &'static str, help: &'static str| {
+            self.recorder.describe_gauge(name.into(), None, help.into());
+        };
+        gauge(LONG_POLLS, "Receives waiting in a long poll.");
+        gauge(LEDGER_DELIVERIES, "Deliveries the ledger holds.");
+        gauge(QUEUE_VISIBLE, "Messages ready to receive (sampled).");
+        gauge(QUEUE_IN_FLIGHT, "Messages in flight (sampled).");
+        gauge(QUEUE_DELAYED, "Messages delayed (sampled).");
+        gauge(
+            QUEUE_OLDEST_AGE,
+            "Age of the oldest message in seconds (sampled; not on the sqs backend).",
+        );
+    }
+
+    fn counter(&self, name: &'static str, labels: Vec<Label>) -> metrics::Counter {
+        self.recorder
+            .register_counter(&Key::from_parts(name, labels), &METADATA)
+    }
+
+    fn gauge(&self, name: &'static str, labels: Vec<Label>) -> metrics::Gauge {
+        self.recorder
+            .register_gauge(&Key::from_parts(name, labels), &METADATA)
+    }
+
+    fn histogram(&self, name: &'static str, labels: Vec<Label>) -> metrics::Histogram {
+        self.recorder
+            .register_histogram(&Key::from_parts(name, labels), &METADATA)
+    }
+
+    /// One answered HTTP request.
+    pub fn request(
+        &self,
+        dialect: &'static str,
+        operation: &'static str,
+        status: u16,
+        elapsed: Duration,
+    ) {
+        self.counter(
+            REQUESTS,
+            vec![
+                Label::from_static_parts("dialect", dialect),
+                Label::from_static_parts("operation", operation),
+                Label::new("status", status.to_string()),
+            ],
+        )
+        .increment(1);
+        self.histogram(
+            REQUEST_SECONDS,
+            vec![
+                Label::from_static_parts("dialect", dialect),
+                Label::from_static_parts("operation", operation),
+            ],
+        )
+        .record(elapsed.as_secs_f64());
+    }
+
+    /// One backend call and how it ended.
+    pub fn backend_call(
+        &self,
+        backend: &'static str,
+        call: &'static str,
+        error: Option<&BackendError>,
+        elapsed: Duration,
+    ) {
+        let outcome = error.map_or("ok", backend_outcome);
+        self.counter(
+            BACKEND_CALLS,
+            vec![
+                Label::from_static_parts("backend", backend),
+                Label::from_static_parts("call", call),
+                Label::from_static_parts("outcome", outcome),
+            ],
+        )
+        .increment(1);
+        self.histogram(
+            BACKEND_SECONDS,
+            vec![
+                Label::from_static_parts("backend", backend),
+                Label::from_static_parts("call", call),
+            ],
+        )
+        .record(elapsed.as_secs_f64());
+    }
+
+    /// A receive starts waiting; the gauge goes down when the guard drops.
+    pub fn long_poll(&self) -> LongPollWaiting {
+        let now = self.long_polls.fetch_add(1, Ordering::Relaxed) + 1;
+        self.set_long_polls(now);
+        LongPollWaiting {
+            meters: self.clone(),
+        }
+    }
+
+    fn set_long_polls(&self, waiting: i64) {
+        self.gauge(LONG_POLLS, Vec::new()).set(waiting as f64);
+    }
+
+    /// Handles of deliveries the ledger did not know, answered under `policy`.
+    pub fn unknown_deliveries(&self, policy: &'static str, count: u64) {
+        if count > 0 {
+            self.counter(
+                UNKNOWN_DELIVERIES,
+                vec![Label::from_static_parts("policy", policy)],
+            )
+            .increment(count);
+        }
+    }
+
+    /// Handles that acted nowhere for `operation`.
+    pub fn invalid_handles(&self, operation: &'static str, count: u64) {
+        if count > 0 {
+            self.counter(
+                INVALID_HANDLES,
+                vec![Label::from_static_parts("operation", operation)],
+            )
+            .increment(count);
+        }
+    }
+
+    /// A request refused by a limit.
+    pub fn rate_limited(&self, scope: LimitScope) {
+        let scope = match scope {
+            LimitScope::Rate => "rate",
+            LimitScope::DailyQuota => "daily_quota",
+        };
+        self.counter(RATE_LIMITED, vec![Label::from_static_parts("scope", scope)])
+            .increment(1);
+    }
+
+    /// The ledger's size and its evictions since start (sampled).
+    pub fn ledger(&self, deliveries: u64, evictions: u64) {
+        self.gauge(LEDGER_DELIVERIES, Vec::new())
+            .set(deliveries as f64);
+        self.counter(LEDGER_EVICTIONS, Vec::new())
+            .absolute(evictions);
+        // Sampled with the rest, so the gauge stays while it does not change.
+        self.set_long_polls(self.long_polls.load(Ordering::Relaxed));
+    }
+
+    /// A queue's depth (sampled).
+    pub fn queue_depth(&self, queue: &str, stats: &QueueStats) {
+        let label = || vec![Label::new("queue", queue.to_owned())];
+        self.gauge(QUEUE_VISIBLE, label()).set(stats.visible as f64);
+        self.gauge(QUEUE_IN_FLIGHT, label())
+            .set(stats.in_flight as f64);
+        self.gauge(QUEUE_DELAYED, label()).set(stats.delayed as f64);
+        if let Some(age) = stats.oldest_age_seconds {
+            self.gauge(QUEUE_OLDEST_AGE, label()).set(age as f64);
+        }
+    }
+}
+
+/// A receive waiting in a long poll; counted while it lives.
+#[derive(Debug)]
+pub struct LongPollWaiting {
+    meters: Meters,
+}
+
+impl Drop for LongPollWaiting {
+    fn drop(&mut self) {
+        let now = self.meters.long_polls.fetch_sub(1, Ordering::Relaxed) - 1;
+        self.meters.set_long_polls(now);
+    }
+}
+
+/// A backend error's outcome label.
+fn backend_outcome(error: &BackendError) -> &'static str {
+    match error {
+        BackendError::QueueNotFound => "queue_not_found",
+        BackendError::OverLimit => "over_limit",
+        BackendError::Unavailable(_) => "unavailable",
+        BackendError::AlreadyExists(_) => "already_exists",
+        BackendError::Invalid(_) => "invalid",
+        BackendError::Rejected(_) => "rejected",
+        BackendError::ResourceNotFound(_) => "resource_not_found",
+        BackendError::Unsupported(_) => "unsupported",
+        BackendError::Other(_) => "error",
+    }
+}

@@ -1,0 +1,135 @@
+//! What every request leaves behind for operators: a request id (the client's `X-Request-Id` when it
+//! is a sane token, else a fresh one; echoed in the answer), a span that names the route, the
+//! operation and an incoming W3C `traceparent` on every log line of the request, and a count and a
+//! latency in the metrics by dialect, operation and status.
+
+use crate::api::edge::RequestHints;
+use crate::core::meters::{Meters, NO_OPERATION};
+use crate::core::operation::{self, Operation};
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{HeaderName, HeaderValue};
+use axum::middleware::Next;
+use axum::response::Response;
+use tokio::time::Instant;
+use tracing::Instrument as _;
+
+/// The request id header, in and out.
+pub static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+/// The longest client-given request id kept.
+const MAX_REQUEST_ID: usize = 128;
+
+/// Gives the request its id, span and metrics (outermost layer: everything inside is in the span).
+pub async fn observe(State(meters): State<Meters>, mut request: Request, next: Next) -> Response {
+    let request_id = request
+        .headers()
+        .get(&REQUEST_ID)
+        .and_then(|value| value.to_str().ok())
+        .filter(|id| is_token(id))
+        .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
+    let id_value = HeaderValue::from_str(&request_id).ok();
+    if let Some(value) = &id_value {
+        request
+            .headers_mut()
+            .insert(REQUEST_ID.clone(), value.clone());
+    }
+    let traceparent = request
+        .headers()
+        .get("traceparent")
+        .and_then(|value| value.to_str().ok())
+        .filter(|value| is_traceparent(value));
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("unmatched", MatchedPath::as_str);
+    // The route, never the raw URI: query strings may carry receipt handles.
+    let span = tracing::info_span!(
+        "request",
+        request_id = %request_id,
+        method = %request.method(),
+        route,
+        operation = tracing::field::Empty,
+        traceparent = traceparent.map(tracing::field::display),
+    );
+    let dialect = RequestHints::of(&request).dialect();
+    let started = Instant::now();
+    let (mut response, named) = operation::named_by(next.run(request))
+        .instrument(span.clone())
+        .await;
+    let elapsed = started.elapsed();
+    let status = response.status().as_u16();
+    let operation = named.map_or(NO_OPERATION, Operation::name);
+    span.in_scope(|| {
+        tracing::info!(
+            status,
+            latency_ms = elapsed.as_secs_f64() * 1000.0,
+            "answered"
+        );
+    });
+    meters.request(dialect, operation, status, elapsed);
+    if let Some(value) = id_value {
+        response.headers_mut().insert(REQUEST_ID.clone(), value);
+    }
+    response
+}
+
+/// A request id worth keeping: 1 to 128 characters of letters, digits and `-_.:`.
+fn is_token(id: &str) -> bool {
+    (1..=MAX_REQUEST_ID).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+}
+
+/// A W3C trace context `traceparent` (version 00 layout; later versions may append fields):
+/// `vv-<32 hex trace id, not all zero>-<16 hex parent id, not all zero>-<2 hex flags>`.
+fn is_traceparent(value: &str) -> bool {
+    let parts: Vec<&str> = value.split('-').collect();
+    let hex = |part: &str, length: usize| {
+        part.len() == length && part.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    };
+    let not_zero = |part: &str| part.bytes().any(|b| b != b'0');
+    match parts.as_slice() {
+        [version, trace, parent, flags, rest @ ..] => {
+            hex(version, 2)
+                && *version != "ff"
+                && (*version != "00" || rest.is_empty())
+                && hex(trace, 32)
+                && not_zero(trace)
+                && hex(parent, 16)
+                && not_zero(parent)
+                && hex(flags, 2)
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_well_formed_trace_contexts_are_kept() {
+        assert!(is_traceparent(
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        ));
+        for bad in [
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
+            "hello\nworld",
+        ] {
+            assert!(!is_traceparent(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn request_ids_are_short_plain_tokens() {
+        assert!(is_token("req-1.a:b_c"));
+        assert!(!is_token(""));
+        assert!(!is_token("has space"));
+        assert!(!is_token(&"a".repeat(129)));
+    }
+}
