@@ -3,6 +3,7 @@
 
 mod bench;
 mod keys;
+mod probe;
 mod serve;
 mod sombus;
 
@@ -78,6 +79,13 @@ enum Command {
     },
     /// Make a new receipt-handle key (32 random bytes, base64).
     NewReceiptKey,
+    /// Health check without curl (the container image's HEALTHCHECK): GET the URL once, exit 0 on
+    /// a 2xx answer, 1 otherwise (3 s timeout).
+    Probe {
+        /// The URL to request.
+        #[arg(long, default_value = probe::DEFAULT_URL)]
+        url: String,
+    },
     /// Make a new admin key of the sombus admin API: prints the key once and the
     /// `[[sombus.admin_keys]]` entry to paste; with `--data-dir`, adds it to that zero-config
     /// directory's config instead (read at the gateway's next start).
@@ -185,6 +193,7 @@ pub(crate) fn run() -> ExitCode {
             eprintln!("{error}");
             ExitCode::from(EXIT_RUNTIME)
         }),
+        Command::Probe { url } => probe::run(&url),
         Command::NewReceiptKey => {
             println!("{}", Keyring::generate_key());
             ExitCode::SUCCESS
