@@ -5,7 +5,9 @@
 //! # Architecture
 //!
 //! ```text
-//!  HTTP clients ──> server           accept loop: connection limit, head/idle/body deadlines
+//!  HTTP clients ──> server           accept loop: connection limit, head/idle/body deadlines,
+//!                      │              TLS (reloaded on SIGHUP or file change); each request's
+//!                      │              id, span and metrics (observe); the Prometheus scrape
 //!                      │
 //!                      v
 //!                  api::<dialect>     ezgh, sombus, basaltic, sqs: wire types, routes, the
@@ -20,7 +22,7 @@
 //!                      │              each API's namespaced aliases, sealed receipt handles,
 //!                      │              attribute codec, rate limits, SQS content rules, one error;
 //!                      │              the state port (ledger, kept answers, limiter counts) and
-//!                      │              the backend port
+//!                      │              the backend port (metered); the meters every layer counts in
 //!                      v
 //!                  backend            adapters of the port: `sqs` (Amazon SQS or LocalStack),
 //!                                     `embedded` (the in-process engine)
