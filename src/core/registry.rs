@@ -50,6 +50,9 @@ pub struct QueueRegistry {
     /// map to backend queues of the same name even when the registry is not open.
     managed_prefixes: Vec<String>,
     resolved: Cache<String, Arc<ResolvedQueue>>,
+    /// Dead-letter queue ARN -> the queues whose redrive policy targets it (a receive asks on
+    /// every call; the answer takes a listing), kept as long as resolved queues.
+    dead_letter_sources: Cache<String, Arc<Vec<String>>>,
     /// How long resolved queues are kept, and the least time between two alias reloads on misses.
     ttl: Duration,
     aliases: RwLock<AliasTable>,
@@ -83,6 +86,10 @@ impl QueueRegistry {
             open,
             managed_prefixes: Vec::new(),
             resolved: Cache::builder().time_to_live(ttl).build(),
+            dead_letter_sources: Cache::builder()
+                .time_to_live(ttl)
+                .max_capacity(10_000)
+                .build(),
             ttl,
             aliases: RwLock::default(),
             alias_loads: tokio::sync::Mutex::new(None),
@@ -186,12 +193,15 @@ impl QueueRegistry {
     /// Drops what is cached of `name`, after the backend said the queue is gone or changed.
     pub async fn invalidate(&self, name: &str) {
         self.resolved.invalidate(name).await;
+        // Its redrive policy may be what changed.
+        self.dead_letter_sources.invalidate_all();
     }
 
     /// Forgets the queue `name` was deleted: its cached attributes and its runtime aliases (their
     /// tags went with it).
     pub async fn forget(&self, name: &str) {
         self.resolved.invalidate(name).await;
+        self.dead_letter_sources.invalidate_all();
         self.write_aliases()
             .runtime
             .retain(|_, queue| queue.as_str() != name);
@@ -442,7 +452,16 @@ impl QueueRegistry {
     }
 
     /// Gateway names of the known queues that dead-letter into the queue with `arn`.
-    pub async fn dead_letter_sources(&self, arn: &str) -> Vec<String> {
+    pub async fn dead_letter_sources(&self, arn: &str) -> Arc<Vec<String>> {
+        self.dead_letter_sources
+            .get_with_by_ref(arn, async {
+                Arc::new(self.read_dead_letter_sources(arn).await)
+            })
+            .await
+    }
+
+    /// The queues whose redrive policy targets `arn`, read now.
+    pub async fn read_dead_letter_sources(&self, arn: &str) -> Vec<String> {
         let mut sources = Vec::new();
         for name in self.names("").await.unwrap_or_default() {
             if let Ok(queue) = self.get(&name).await

@@ -359,3 +359,63 @@ async fn a_full_disk_answers_503_and_heals_when_space_returns() {
     shutdown.cancel();
     server.await.unwrap().unwrap();
 }
+
+/// Waiting receives are woken one at a time, each taker waking the next: a batch of ten sends
+/// reaches ten waiters asking for one message each, and the rest keep waiting.
+#[tokio::test]
+async fn a_send_reaches_as_many_waiting_receives_as_it_has_messages() {
+    let backend = EmbeddedBackend::in_memory(Arc::new(SkewClock::default()));
+    let url = backend
+        .create_queue("waited", &QueueSettings::default())
+        .await
+        .unwrap()
+        .url;
+    let (answers, mut answered) = tokio::sync::mpsc::unbounded_channel();
+    let mut waiters = Vec::new();
+    for _ in 0..50 {
+        let backend = Arc::clone(&backend);
+        let url = url.clone();
+        let answers = answers.clone();
+        waiters.push(tokio::spawn(async move {
+            let request = BackendReceive {
+                wait_seconds: 20,
+                ..receive(1, 30)
+            };
+            let got = backend.receive(&url, &request).await.unwrap();
+            let _ = answers.send(got.len());
+        }));
+    }
+    // Let every receive start waiting.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let batch: Vec<OutgoingMessage> = (0..10)
+        .map(|n| OutgoingMessage {
+            body: format!("m{n}"),
+            ..Default::default()
+        })
+        .collect();
+    backend.send_batch(&url, &batch).await.unwrap();
+    let mut delivered = 0;
+    while delivered < 10 {
+        let got = tokio::time::timeout(Duration::from_secs(5), answered.recv())
+            .await
+            .expect("every message reaches a waiter")
+            .unwrap();
+        assert_eq!(got, 1, "a woken receive takes what it asked for");
+        delivered += got;
+    }
+    // Nothing more to take: the others go on waiting.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(answered.try_recv().is_err());
+    assert_eq!(waiters.iter().filter(|w| w.is_finished()).count(), 10);
+    // A later single send wakes one more.
+    backend.send_batch(&url, &batch[..1]).await.unwrap();
+    let got = tokio::time::timeout(Duration::from_secs(5), answered.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got, 1);
+    backend.shutting_down();
+    for waiter in waiters {
+        let _ = waiter.await;
+    }
+}

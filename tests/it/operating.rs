@@ -188,7 +188,54 @@ async fn the_scrape_counts_what_a_workload_did(kind: Kind) {
     gw.stop().await;
 }
 
-crate::on_both_backends!(the_scrape_counts_what_a_workload_did);
+/// Backend calls by call name, from a scrape.
+fn backend_calls(scrape: &str) -> std::collections::BTreeMap<String, f64> {
+    scrape
+        .lines()
+        .filter(|line| line.starts_with("sqsgw_backend_calls_total{"))
+        .filter_map(|line| {
+            let call = line.split("call=\"").nth(1)?.split('"').next()?;
+            let (_, value) = line.rsplit_once(' ')?;
+            Some((call.to_owned(), value.parse::<f64>().ok()?))
+        })
+        .fold(Default::default(), |mut calls, (call, value)| {
+            *calls.entry(call).or_default() += value;
+            calls
+        })
+}
+
+/// A receive is one backend call once the queue is known: no listing of the account's queues to
+/// find dead-letter sources on every call (the gateway over SQS paid a ListQueues per receive).
+async fn a_receive_is_one_backend_call(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
+        .queue(QueueSpec::standard("orders"))
+        .config("[sqs_api]\nmanage_queues = true\n\n[metrics]\nsample_seconds = 3600")
+        .start()
+        .await;
+    for n in 0..4 {
+        gw.send("orders", &format!("m{n}")).await;
+    }
+    let body = json!({ "maxMessages": 1, "waitSeconds": 1, "visibilityTimeoutSeconds": 60 });
+    gw.receive_ok("orders", body.clone()).await;
+    let before = backend_calls(&scrape(&gw).await);
+    for _ in 0..3 {
+        assert_eq!(gw.receive_ok("orders", body.clone()).await.len(), 1);
+    }
+    let after = backend_calls(&scrape(&gw).await);
+    let made = |call: &str| {
+        after.get(call).copied().unwrap_or(0.0) - before.get(call).copied().unwrap_or(0.0)
+    };
+    assert_eq!(made("receive"), 3.0, "{before:?} -> {after:?}");
+    // (Samplers in the background may read stats and tags meanwhile; none of them lists queues
+    // after the start.)
+    assert_eq!(made("list_queues"), 0.0, "{before:?} -> {after:?}");
+    gw.stop().await;
+}
+
+crate::on_both_backends!(
+    the_scrape_counts_what_a_workload_did,
+    a_receive_is_one_backend_call
+);
 
 #[tokio::test]
 async fn metrics_can_move_to_their_own_listener_or_be_turned_off() {

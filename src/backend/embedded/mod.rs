@@ -3,7 +3,8 @@
 //! Each queue is an [`engine::Queue`] behind its own mutex, with a [`Notify`] that wakes long polls
 //! the moment a message may have become available (a send, a release, a deleted FIFO message that
 //! unblocks its group); a waiting receive otherwise sleeps exactly until the next hidden message's
-//! visibility time, so nothing polls on a timer. Mutations are journaled to the [`store::Store`]
+//! visibility time, so nothing polls on a timer. A change wakes one waiter, and every receive that
+//! takes messages wakes the next: ten thousand idle polls cost one wake per send, not ten thousand. Mutations are journaled to the [`store::Store`]
 //! while the queue's lock is held (so the disk sees them in order) and answered after the commit.
 
 pub mod engine;
@@ -367,7 +368,7 @@ impl EmbeddedBackend {
         let slot = self.slot(queue_url)?;
         let (result, commit) = self.mutate(&slot, change)?;
         commit.wait().await.map_err(unavailable)?;
-        slot.notify.notify_waiters();
+        slot.notify.notify_one();
         Ok(result)
     }
 
@@ -647,9 +648,11 @@ impl Backend for EmbeddedBackend {
                 && let Some(target) = &target
             {
                 tracing::debug!(count = moved, "messages dead-lettered");
-                target.notify.notify_waiters();
+                target.notify.notify_one();
             }
             if !deliveries.is_empty() {
+                // More may be there: the next waiter looks (and wakes the one after, if it takes).
+                slot.notify.notify_one();
                 return Ok(deliveries.into_iter().map(delivered).collect());
             }
             let rest = deadline.saturating_duration_since(tokio::time::Instant::now());
@@ -725,7 +728,7 @@ impl Backend for EmbeddedBackend {
             // Only deduplicated resends: answer once the original sends are on disk too.
             self.barrier().wait().await.map_err(unavailable)?;
         }
-        slot.notify.notify_waiters();
+        slot.notify.notify_one();
         Ok(results)
     }
 

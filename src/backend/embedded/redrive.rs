@@ -280,7 +280,7 @@ impl EmbeddedBackend {
             self.submit(journal)
         };
         commit.wait().await.map_err(|error| error.to_string())?;
-        target.notify.notify_waiters();
+        target.notify.notify_one();
         Ok(Step::Moved)
     }
 }

@@ -381,7 +381,7 @@ struct DeadLetterSource {
     /// Source ARN (as the backend records it on a message) -> gateway or backend queue name.
     names_by_arn: BTreeMap<String, String>,
     /// Configured queues whose redrive policy targets the receiving queue.
-    by_redrive: Option<Vec<String>>,
+    by_redrive: Option<Arc<Vec<String>>>,
 }
 
 impl DeadLetterSource {
@@ -392,7 +392,7 @@ impl DeadLetterSource {
                 reason: DeadLetterReason::MaxReceiveCountExceeded,
             });
         }
-        match self.by_redrive.as_deref()? {
+        match self.by_redrive.as_deref()?.as_slice() {
             [] => None,
             [only] => Some(DeadLetterInfo {
                 source_queue: Some(only.clone()),

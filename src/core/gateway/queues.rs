@@ -158,7 +158,8 @@ impl Gateway {
         self.admit(caller, Operation::DeadLetterSources, name)?;
         let resolved = self.registry.get(name).await?;
         let sources = match resolved.attributes.arn.as_deref() {
-            Some(arn) => self.registry.dead_letter_sources(arn).await,
+            // Asked for by name: read now, not from what receives keep.
+            Some(arn) => self.registry.read_dead_letter_sources(arn).await,
             None => Vec::new(),
         };
         Ok(sources
