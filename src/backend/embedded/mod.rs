@@ -4,8 +4,12 @@
 //! the moment a message may have become available (a send, a release, a deleted FIFO message that
 //! unblocks its group); a waiting receive otherwise sleeps exactly until the next hidden message's
 //! visibility time, so nothing polls on a timer. A change wakes one waiter, and every receive that
-//! takes messages wakes the next: ten thousand idle polls cost one wake per send, not ten thousand. Mutations are journaled to the [`store::Store`]
-//! while the queue's lock is held (so the disk sees them in order) and answered after the commit.
+//! takes messages wakes the next: ten thousand idle polls cost one wake per send, not ten thousand.
+//!
+//! Mutations are journaled to the [`store::Store`] while the queue's lock is held (so the disk sees
+//! them in order). Sends, deletes, visibility changes and queue changes are answered after their
+//! commit; a receive is answered at once (its loss in a crash only makes its messages visible
+//! again, and the queue's next answered write commits after it).
 
 pub mod engine;
 mod records;
@@ -641,9 +645,14 @@ impl Backend for EmbeddedBackend {
                 .as_ref()
                 .map(|(target, _)| target.clone());
             let target = target_name.as_deref().and_then(|name| self.slot(name).ok());
-            let (deliveries, moved, next_visible_at, now, commit) =
+            let (deliveries, moved, next_visible_at, now, mut commit) =
                 self.receive_once(&slot, target.as_deref(), request)?;
-            commit.wait().await.map_err(unavailable)?;
+            // Not waited for: losing a receive in a crash only makes its messages visible again
+            // (at least once holds), and every later write of the queue commits after it. A store
+            // already down still answers 503.
+            if commit.failed_already() {
+                return Err(store_down());
+            }
             if moved > 0
                 && let Some(target) = &target
             {

@@ -101,6 +101,15 @@ impl Commit {
         Self(Some(receiver))
     }
 
+    /// Whether the commit has already failed (the store was down when it was submitted); a
+    /// pending commit is not waited for.
+    pub fn failed_already(&mut self) -> bool {
+        matches!(
+            self.0.as_mut().map(oneshot::Receiver::try_recv),
+            Some(Ok(Err(_)))
+        )
+    }
+
     /// Waits until the submission is on disk.
     pub async fn wait(self) -> Result<(), StoreError> {
         match self.0 {
