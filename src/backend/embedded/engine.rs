@@ -353,6 +353,11 @@ pub struct Queue {
     by_age: BTreeSet<(i64, u64)>,
     /// FIFO: in-flight deliveries per group.
     group_in_flight: HashMap<String, usize>,
+    /// FIFO: each group's messages in queue order, so a receive steps from group to group
+    /// instead of scanning every message (a blocked group's backlog costs nothing).
+    groups: HashMap<String, BTreeSet<u64>>,
+    /// FIFO: every group by its first message, in queue order.
+    group_heads: BTreeSet<(u64, String)>,
     dedup: HashMap<String, Dedup>,
     /// Deduplication records by expiry, so expiring them costs nothing per operation.
     dedup_expiry: BTreeSet<(i64, String)>,
@@ -373,6 +378,8 @@ impl Queue {
             in_flight: BTreeSet::new(),
             by_age: BTreeSet::new(),
             group_in_flight: HashMap::new(),
+            groups: HashMap::new(),
+            group_heads: BTreeSet::new(),
             dedup: HashMap::new(),
             dedup_expiry: BTreeSet::new(),
             attempts: HashMap::new(),
@@ -385,7 +392,47 @@ impl Queue {
         self.next_seq = self.next_seq.max(seq + 1);
         self.index(seq, &message, now);
         self.by_age.insert((message.body.sent_at, seq));
+        self.join_group(seq, &message);
         self.messages.insert(seq, message);
+    }
+
+    /// FIFO: files `seq` under its group.
+    fn join_group(&mut self, seq: u64, message: &Message) {
+        let Some(group) = &message.body.group_id else {
+            return;
+        };
+        let members = self.groups.entry(group.clone()).or_default();
+        let old_head = members.first().copied();
+        members.insert(seq);
+        if old_head.is_none_or(|head| seq < head) {
+            if let Some(head) = old_head {
+                self.group_heads.remove(&(head, group.clone()));
+            }
+            self.group_heads.insert((seq, group.clone()));
+        }
+    }
+
+    /// FIFO: takes `seq` out of its group.
+    fn quit_group(&mut self, seq: u64, message: &Message) {
+        let Some(group) = &message.body.group_id else {
+            return;
+        };
+        let Some(members) = self.groups.get_mut(group) else {
+            return;
+        };
+        let was_head = members.first() == Some(&seq);
+        members.remove(&seq);
+        if was_head {
+            self.group_heads.remove(&(seq, group.clone()));
+            match members.first() {
+                Some(&next) => {
+                    self.group_heads.insert((next, group.clone()));
+                }
+                None => {
+                    self.groups.remove(group);
+                }
+            }
+        }
     }
 
     /// Restores a deduplication record read back from the store.
@@ -483,6 +530,7 @@ impl Queue {
         let message = self.messages.remove(&seq)?;
         self.unindex(seq, &message);
         self.by_age.remove(&(message.body.sent_at, seq));
+        self.quit_group(seq, &message);
         journal.push(Op::DeleteMessage {
             queue: self.name.clone(),
             seq,
@@ -660,6 +708,7 @@ impl Queue {
         });
         self.index(seq, &message, now);
         self.by_age.insert((message.body.sent_at, seq));
+        self.join_group(seq, &message);
         self.messages.insert(seq, message);
         seq
     }
@@ -814,21 +863,54 @@ impl Queue {
 
     /// FIFO: the messages a receive may take, in order, never passing a group's earlier message
     /// and never from a group with a message in flight.
+    ///
+    /// A merge over the groups' own orders: the next candidate is the lowest of the next group
+    /// head and the next message of the groups already being taken from; a group stops at its
+    /// first message that is not visible. Groups with a message in flight are skipped whole.
     fn fifo_candidates(&self, max: usize, now: i64) -> Vec<u64> {
-        let mut blocked: BTreeSet<&str> = self.group_in_flight.keys().map(String::as_str).collect();
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let visible = |seq: u64| {
+            self.messages
+                .get(&seq)
+                .is_some_and(|message| message.state.visible_at <= now)
+        };
         let mut taken = Vec::new();
-        for (seq, message) in &self.messages {
-            if taken.len() >= max {
-                break;
-            }
-            let group = message.body.group_id.as_deref().unwrap_or_default();
-            if blocked.contains(group) {
+        let mut heads = self
+            .group_heads
+            .iter()
+            .filter(|(_, group)| !self.group_in_flight.contains_key(group))
+            .peekable();
+        // Groups being taken from, by their next message.
+        let mut next: BinaryHeap<Reverse<(u64, &str)>> = BinaryHeap::new();
+        while taken.len() < max {
+            let from_heads = match (heads.peek(), next.peek()) {
+                (Some((head, _)), Some(Reverse((seq, _)))) => head < seq,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            let (seq, group) = if from_heads {
+                let Some((head, group)) = heads.next() else {
+                    break;
+                };
+                (*head, group.as_str())
+            } else {
+                let Some(Reverse(entry)) = next.pop() else {
+                    break;
+                };
+                entry
+            };
+            if !visible(seq) {
                 continue;
             }
-            if message.state.visible_at <= now {
-                taken.push(*seq);
-            } else {
-                blocked.insert(group);
+            taken.push(seq);
+            if let Some(&after) = self
+                .groups
+                .get(group)
+                .and_then(|members| members.range(seq + 1..).next())
+            {
+                next.push(Reverse((after, group)));
             }
         }
         taken
@@ -892,6 +974,8 @@ impl Queue {
         self.in_flight.clear();
         self.by_age.clear();
         self.group_in_flight.clear();
+        self.groups.clear();
+        self.group_heads.clear();
         self.attempts.clear();
         journal.push(Op::Purge {
             queue: self.name.clone(),
@@ -1478,5 +1562,105 @@ mod tests {
             ),
             (30, 345_600, 1_048_576)
         );
+    }
+
+    /// The scan the group index replaced: every message in order, skipping blocked groups.
+    fn scanned_fifo_candidates(queue: &Queue, max: usize, now: i64) -> Vec<u64> {
+        let mut blocked: BTreeSet<&str> =
+            queue.group_in_flight.keys().map(String::as_str).collect();
+        let mut taken = Vec::new();
+        for (seq, message) in &queue.messages {
+            if taken.len() >= max {
+                break;
+            }
+            let group = message.body.group_id.as_deref().unwrap_or_default();
+            if blocked.contains(group) {
+                continue;
+            }
+            if message.state.visible_at <= now {
+                taken.push(*seq);
+            } else {
+                blocked.insert(group);
+            }
+        }
+        taken
+    }
+
+    #[test]
+    fn fifo_candidates_follow_the_queue_order_through_random_histories() {
+        use rand::{Rng as _, SeedableRng as _};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        for round in 0..40 {
+            let mut q = queue("rand.fifo", QueueSettings::default());
+            let mut now = T0;
+            let mut handles: Vec<(u64, u64)> = Vec::new();
+            let mut journal = Vec::new();
+            for step in 0..400 {
+                match rng.random_range(0..10) {
+                    0..=3 => {
+                        let group = format!("g{}", rng.random_range(0..6));
+                        let _ = q.send(
+                            grouped("b", &group, &format!("{round}-{step}")),
+                            now,
+                            &mut journal,
+                        );
+                    }
+                    4..=5 => {
+                        let max = rng.random_range(1..=10);
+                        let received =
+                            q.receive(max, rng.random_range(0..5), None, false, now, &mut journal);
+                        handles.extend(received.delivered.iter().map(|d| (d.seq, d.receipt)));
+                    }
+                    6 if !handles.is_empty() => {
+                        let (seq, receipt) =
+                            handles.swap_remove(rng.random_range(0..handles.len()));
+                        q.delete(seq, receipt, &mut journal);
+                    }
+                    7 if !handles.is_empty() => {
+                        let (seq, receipt) = handles[rng.random_range(0..handles.len())];
+                        q.change_visibility(
+                            seq,
+                            receipt,
+                            rng.random_range(0..3),
+                            now,
+                            &mut journal,
+                        );
+                    }
+                    8 if rng.random_range(0..20) == 0 => q.purge(&mut journal),
+                    _ => now += rng.random_range(0..1500),
+                }
+                q.expire(now, &mut journal);
+                for max in [1, 3, 10] {
+                    assert_eq!(
+                        q.fifo_candidates(max, now),
+                        scanned_fifo_candidates(&q, max, now),
+                        "round {round}, step {step}, max {max}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_blocked_groups_backlog_is_not_scanned() {
+        let mut q = queue("deep.fifo", QueueSettings::default());
+        let mut journal = Vec::new();
+        for n in 0..50_000 {
+            q.send(grouped("b", "hot", &format!("h{n}")), T0, &mut journal)
+                .unwrap();
+        }
+        q.send(grouped("b", "cold", "c0"), T0, &mut journal)
+            .unwrap();
+        // The hot group's first message goes in flight: the group is blocked.
+        let first = q.receive(1, 30, None, false, T0, &mut journal);
+        assert_eq!(first.delivered.len(), 1);
+        let next = q.receive(10, 30, None, false, T0, &mut journal);
+        assert_eq!(bodies(&next).len(), 1, "only the cold group's message");
+        assert_eq!(
+            next.delivered[0].message.body.group_id.as_deref(),
+            Some("cold")
+        );
+        // (The group index visits two heads here, where the scan read 50,001 messages.)
+        assert_eq!(q.group_heads.len(), 2);
     }
 }
