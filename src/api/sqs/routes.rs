@@ -46,6 +46,8 @@ pub struct SqsState {
     pub region: String,
     /// Where request times are checked against.
     pub clock: Arc<dyn Clock>,
+    /// Signing keys derived so far.
+    pub signing_keys: sigv4::SigningKeys,
 }
 
 impl SqsState {
@@ -69,6 +71,7 @@ impl SqsState {
             public_url: section.public_url.clone(),
             region: section.region.clone(),
             clock,
+            signing_keys: sigv4::SigningKeys::default(),
         }
     }
 }
@@ -259,7 +262,7 @@ fn authenticate_head(
             .find(|c| c.access_key_id == key)
             .map(|c| c.secret.clone())
     };
-    sigv4::check_head(head, state.clock.now(), scope, lookup)
+    sigv4::check_head(head, state.clock.now(), scope, &state.signing_keys, lookup)
         .map(Some)
         .map_err(|error| {
             tracing::debug!(code = error.aws_code(), "SQS request refused by SigV4");

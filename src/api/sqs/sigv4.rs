@@ -4,6 +4,7 @@ use axum::http::{HeaderMap, Method, Uri};
 use chrono::{DateTime, NaiveDateTime, Utc};
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
+use std::sync::Arc;
 use subtle::ConstantTimeEq;
 
 const ALGORITHM: &str = "AWS4-HMAC-SHA256";
@@ -120,8 +121,55 @@ pub struct PendingSignature {
     claimed_payload_hash: Option<String>,
     /// The string to sign up to the canonical request's digest (algorithm, date, scope).
     string_to_sign_head: String,
-    signing_key: zeroize::Zeroizing<Vec<u8>>,
+    signing_key: Arc<zeroize::Zeroizing<Vec<u8>>>,
     signature: Vec<u8>,
+}
+
+/// Signing keys already derived, by access key id, date, region and service: a key's day's
+/// signing key is four HMACs of its secret, computed once a day instead of on every request. Only
+/// keys that exist are kept, for dates within the allowed skew, so the cache stays small.
+pub struct SigningKeys(moka::sync::Cache<[String; 4], Arc<zeroize::Zeroizing<Vec<u8>>>>);
+
+impl Default for SigningKeys {
+    fn default() -> Self {
+        Self(
+            moka::sync::Cache::builder()
+                .max_capacity(10_000)
+                .time_to_live(std::time::Duration::from_secs(2 * 24 * 3600))
+                .build(),
+        )
+    }
+}
+
+impl std::fmt::Debug for SigningKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SigningKeys").finish_non_exhaustive()
+    }
+}
+
+impl SigningKeys {
+    /// The signing key of `key_id` for `date` (YYYYMMDD), `region` and `service`; `None` when
+    /// `secret_for` knows no such key.
+    fn get(
+        &self,
+        key_id: &str,
+        [date, region, service]: [&str; 3],
+        secret_for: impl Fn(&str) -> Option<zeroize::Zeroizing<String>>,
+    ) -> Option<Arc<zeroize::Zeroizing<Vec<u8>>>> {
+        let cache_key = [key_id, date, region, service].map(str::to_owned);
+        if let Some(key) = self.0.get(&cache_key) {
+            return Some(key);
+        }
+        let secret = secret_for(key_id)?;
+        let mut signing_key =
+            zeroize::Zeroizing::new(format!("AWS4{}", secret.as_str()).into_bytes());
+        for part in [date, region, service, "aws4_request"] {
+            signing_key = zeroize::Zeroizing::new(hmac_sha256(&signing_key, part));
+        }
+        let signing_key = Arc::new(signing_key);
+        self.0.insert(cache_key, Arc::clone(&signing_key));
+        Some(signing_key)
+    }
 }
 
 impl std::fmt::Debug for PendingSignature {
@@ -173,6 +221,7 @@ pub fn check_head(
     head: &RequestHead<'_>,
     now: DateTime<Utc>,
     scope: Scope<'_>,
+    keys: &SigningKeys,
     secret_for: impl Fn(&str) -> Option<zeroize::Zeroizing<String>>,
 ) -> Result<PendingSignature, SigV4Error> {
     use SigV4Error::*;
@@ -219,7 +268,9 @@ pub fn check_head(
     if expired {
         return Err(RequestExpired);
     }
-    let secret = secret_for(key_id).ok_or(UnknownKey)?;
+    let signing_key = keys
+        .get(key_id, [scope_date, region, scope.service], secret_for)
+        .ok_or(UnknownKey)?;
     let signature = hex::decode(&auth.signature).map_err(|_| SignatureDoesNotMatch)?;
     let canonical_head = format!(
         "{}\n{}\n{}\n{}\n{}\n",
@@ -230,10 +281,6 @@ pub fn check_head(
         auth.signed_headers,
     );
     let credential_scope = format!("{scope_date}/{region}/{}/aws4_request", scope.service);
-    let mut signing_key = zeroize::Zeroizing::new(format!("AWS4{}", secret.as_str()).into_bytes());
-    for part in [scope_date, region, scope.service, "aws4_request"] {
-        signing_key = zeroize::Zeroizing::new(hmac_sha256(&signing_key, part));
-    }
     Ok(PendingSignature {
         access_key_id: key_id.to_owned(),
         region: region.to_owned(),
@@ -253,7 +300,7 @@ pub fn verify(
     scope: Scope<'_>,
     secret_for: impl Fn(&str) -> Option<zeroize::Zeroizing<String>>,
 ) -> Result<Verified, SigV4Error> {
-    check_head(head, now, scope, secret_for)?.verify(body)
+    check_head(head, now, scope, &SigningKeys::default(), secret_for)?.verify(body)
 }
 
 /// Whether a Content-Type is the form encoding (parameters such as `charset` allowed).
@@ -864,16 +911,48 @@ mod tests {
             service: "sqs",
             region: "us-east-1",
         };
-        let unknown = check_head(&req.head(), now, scope, |_| None);
+        let unknown = check_head(&req.head(), now, scope, &SigningKeys::default(), |_| None);
         assert_eq!(unknown.unwrap_err(), UnknownKey);
         let known = |_: &str| Some(zeroize::Zeroizing::new(SECRET.to_owned()));
-        let pending = check_head(&req.head(), now, scope, known).unwrap();
+        let pending = check_head(&req.head(), now, scope, &SigningKeys::default(), known).unwrap();
         assert_eq!(pending.access_key_id(), "AKIDEXAMPLE");
         assert!(pending.verify(b"Action=ListQueues").is_ok());
-        let pending = check_head(&req.head(), now, scope, known).unwrap();
+        let pending = check_head(&req.head(), now, scope, &SigningKeys::default(), known).unwrap();
         assert_eq!(
             pending.verify(b"Action=DeleteQueue"),
             Err(SignatureDoesNotMatch)
+        );
+    }
+
+    #[test]
+    fn a_days_signing_key_is_derived_once_and_still_checks_every_signature() {
+        let headers = [("host", "sqs.local"), ("x-amz-date", DATE)];
+        let auth = sign("POST", "/", "", &headers, "Action=ListQueues");
+        let req = Req::new("POST", "/", &headers, "").with("Authorization", &auth);
+        let now = Utc.with_ymd_and_hms(2015, 8, 30, 12, 36, 0).unwrap();
+        let scope = Scope {
+            service: "sqs",
+            region: "us-east-1",
+        };
+        let keys = SigningKeys::default();
+        let lookups = std::cell::Cell::new(0);
+        let secret_for = |_: &str| {
+            lookups.set(lookups.get() + 1);
+            Some(zeroize::Zeroizing::new(SECRET.to_owned()))
+        };
+        for _ in 0..3 {
+            let pending = check_head(&req.head(), now, scope, &keys, secret_for).unwrap();
+            assert!(pending.verify(b"Action=ListQueues").is_ok());
+        }
+        assert_eq!(lookups.get(), 1, "derived once");
+        let pending = check_head(&req.head(), now, scope, &keys, secret_for).unwrap();
+        assert_eq!(
+            pending.verify(b"Action=PurgeQueue"),
+            Err(SignatureDoesNotMatch)
+        );
+        assert!(
+            check_head(&req.head(), now, scope, &keys, |_| None).is_ok(),
+            "a cached key answers without its secret"
         );
     }
 }
