@@ -64,10 +64,8 @@ pub fn error_response(hints: &RequestHints, error: GatewayError) -> Response {
         super::sqs::error_response(hints.sqs_json, error)
     } else if super::basaltic::serves_path(&hints.path) {
         super::basaltic::BasalticError::from(error).into_response()
-    } else if super::sombus::is_token_path(&hints.path) {
-        super::sombus::error::OAuthError::from(error).into_response()
     } else if super::sombus::serves_path(&hints.path) {
-        super::sombus::error::SombusError::from(error).into_response()
+        super::sombus::edge_response(&hints.path, error)
     } else {
         super::ezgh::EzghError(error).into_response()
     }

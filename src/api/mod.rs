@@ -5,6 +5,7 @@ pub mod edge;
 pub mod ezgh;
 pub mod health;
 pub(crate) mod json;
+pub mod openapi;
 pub mod sombus;
 pub mod sqs;
 

@@ -20,6 +20,7 @@ mod fake;
 mod harness;
 mod image;
 mod inprocess;
+mod openapi;
 mod operating;
 mod redrive;
 mod service;
@@ -27,6 +28,7 @@ mod sombus;
 mod sombus_cli;
 mod sombus_credentials;
 mod sombus_delivery;
+mod sombus_openapi;
 mod sqs_api;
 
 /// Runs each listed `async fn(Kind)` test once against LocalStack and once against the embedded

@@ -2,7 +2,8 @@
 //! result per entry (`successful` or `failed` with a code), so a caller retries only the
 //! failures; the HTTP success of the whole says nothing of each entry.
 
-use super::wire;
+use super::error::ErrorBody;
+use super::wire::{self, BatchFailure, BatchFailureCode, BatchResults, BatchSuccess};
 use super::{BODY_LIMIT, BasalticError, BasalticState};
 use crate::api::read_body;
 use crate::core::model::{EntryErrorKind, HandleOutcome};
@@ -12,7 +13,7 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::routing::post;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 
 pub(super) fn routes() -> axum::Router<Arc<BasalticState>> {
@@ -32,29 +33,36 @@ type QueuePath = Result<Path<String>, PathRejection>;
 
 /// The answer: `{"successful": [...], "failed": [{"id", "code", "message"}]}`.
 #[derive(Default)]
-struct Results {
-    successful: Vec<Value>,
-    failed: Vec<Value>,
-}
+struct Results(BatchResults);
 
 impl Results {
-    fn fail(&mut self, id: &str, code: &str, message: &str) {
-        self.failed
-            .push(json!({ "id": id, "code": code, "message": message }));
+    fn fail(&mut self, id: &str, code: BatchFailureCode, message: &str) {
+        self.0.failed.push(BatchFailure {
+            id: id.to_owned(),
+            code,
+            message: message.to_owned(),
+        });
+    }
+
+    fn succeed(&mut self, id: &str, message_id: Option<String>) {
+        self.0.successful.push(BatchSuccess {
+            id: id.to_owned(),
+            message_id,
+        });
     }
 
     /// A handle's outcome.
     fn settle(&mut self, id: &str, outcome: &HandleOutcome) {
         match outcome {
-            HandleOutcome::Ok => self.successful.push(json!({ "id": id })),
+            HandleOutcome::Ok => self.succeed(id, None),
             HandleOutcome::Stale => self.fail(
                 id,
-                "receipt_handle_stale",
+                BatchFailureCode::ReceiptHandleStale,
                 "the receipt is not the current one: nothing changed",
             ),
             HandleOutcome::Invalid => self.fail(
                 id,
-                "receipt_handle_invalid",
+                BatchFailureCode::ReceiptHandleInvalid,
                 "not a receipt handle of this queue: nothing changed",
             ),
         }
@@ -66,8 +74,8 @@ impl Results {
         }
     }
 
-    fn answer(self) -> Json<Value> {
-        Json(json!({ "successful": self.successful, "failed": self.failed }))
+    fn answer(self) -> Json<BatchResults> {
+        Json(self.0)
     }
 }
 
@@ -86,18 +94,40 @@ fn parse_each<'e, T>(
                 ids.push(entry_id.as_str());
                 parsed.push(item);
             }
-            Err(error) => results.fail(entry_id, "invalid_argument", &error.message),
+            Err(error) => results.fail(entry_id, BatchFailureCode::InvalidArgument, &error.message),
         }
     }
     (ids, parsed)
 }
 
-async fn send_batch(
+#[utoipa::path(
+    post,
+    path = "/v1/queues/{queue_id}/messages/batch",
+    operation_id = "SendMessageBatch",
+    tag = "Queues",
+    description = "Sends up to ten messages: takes `send`. Check each entry's result and retry only the failures: the HTTP success says nothing of each entry.",
+    params(
+        ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
+    ),
+    request_body(content = wire::SendBatchRequest, content_type = "application/json"),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "One result per entry", body = BatchResults),
+        (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
+        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
+        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
+        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
+        (status = 408, description = "The request body did not arrive in time (`request_timeout`)", body = ErrorBody),
+        (status = 413, description = "The request body is too large (`payload_too_large`)", body = ErrorBody),
+        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+    ),
+)]
+pub(super) async fn send_batch(
     State(state): State<Arc<BasalticState>>,
     path: QueuePath,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<Value>, BasalticError> {
+) -> Result<Json<BatchResults>, BasalticError> {
     let target = state.target(&headers, path).await?;
     let gateway = &state.gateway;
     let resolved = gateway.resolve_queue(&target.caller, &target.queue).await?;
@@ -112,25 +142,49 @@ async fn send_batch(
             .await?;
         for (entry_id, outcome) in ids.into_iter().zip(sent) {
             match outcome {
-                Ok(sent) => results
-                    .successful
-                    .push(json!({ "id": entry_id, "message_id": sent.message_id })),
+                Ok(sent) => results.succeed(entry_id, Some(sent.message_id)),
                 Err(refused) if refused.kind == EntryErrorKind::Refused => {
-                    results.fail(entry_id, "unavailable", &refused.message)
+                    results.fail(entry_id, BatchFailureCode::Unavailable, &refused.message)
                 }
-                Err(refused) => results.fail(entry_id, "invalid_argument", &refused.message),
+                Err(refused) => results.fail(
+                    entry_id,
+                    BatchFailureCode::InvalidArgument,
+                    &refused.message,
+                ),
             }
         }
     }
     Ok(results.answer())
 }
 
-async fn delete_batch(
+#[utoipa::path(
+    post,
+    path = "/v1/queues/{queue_id}/messages/delete-batch",
+    operation_id = "DeleteMessageBatch",
+    tag = "Queues",
+    description = "Deletes up to ten messages by their current receipts: takes `delete`.",
+    params(
+        ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
+    ),
+    request_body(content = wire::DeleteBatchRequest, content_type = "application/json"),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "One result per entry", body = BatchResults),
+        (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
+        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
+        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
+        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
+        (status = 408, description = "The request body did not arrive in time (`request_timeout`)", body = ErrorBody),
+        (status = 413, description = "The request body is too large (`payload_too_large`)", body = ErrorBody),
+        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+    ),
+)]
+pub(super) async fn delete_batch(
     State(state): State<Arc<BasalticState>>,
     path: QueuePath,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<Value>, BasalticError> {
+) -> Result<Json<BatchResults>, BasalticError> {
     let target = state.target(&headers, path).await?;
     let entries = wire::batch_entries(&read_body(body, BODY_LIMIT).await?)?;
     let mut results = Results::default();
@@ -145,12 +199,34 @@ async fn delete_batch(
     Ok(results.answer())
 }
 
-async fn visibility_batch(
+#[utoipa::path(
+    post,
+    path = "/v1/queues/{queue_id}/messages/visibility-batch",
+    operation_id = "ChangeMessageVisibilityBatch",
+    tag = "Queues",
+    description = "Changes the leases of up to ten messages: takes `change_visibility`.",
+    params(
+        ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
+    ),
+    request_body(content = wire::VisibilityBatchRequest, content_type = "application/json"),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "One result per entry", body = BatchResults),
+        (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
+        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
+        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
+        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
+        (status = 408, description = "The request body did not arrive in time (`request_timeout`)", body = ErrorBody),
+        (status = 413, description = "The request body is too large (`payload_too_large`)", body = ErrorBody),
+        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+    ),
+)]
+pub(super) async fn visibility_batch(
     State(state): State<Arc<BasalticState>>,
     path: QueuePath,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<Value>, BasalticError> {
+) -> Result<Json<BatchResults>, BasalticError> {
     let target = state.target(&headers, path).await?;
     let entries = wire::batch_entries(&read_body(body, BODY_LIMIT).await?)?;
     let mut results = Results::default();

@@ -6,7 +6,9 @@ use crate::core::{ErrorKind, GatewayError};
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use serde::Serialize;
 use serde_json::json;
+use utoipa::ToSchema;
 
 /// A [`GatewayError`] on its way out of the basaltic API, with an optional code of its own
 /// (`receipt_handle_invalid`, `receipt_handle_stale`).
@@ -33,6 +35,58 @@ impl BasalticError {
             code: Some((status, code)),
         }
     }
+}
+
+/// basaltic's error body: `{"error": {"code", "message"}}`.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Error)]
+pub(super) struct ErrorBody {
+    /// What went wrong.
+    pub error: ErrorDetail,
+}
+
+/// A stable code and a message for people.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct ErrorDetail {
+    /// The stable code of the error.
+    #[schema(schema_with = error_code)]
+    pub code: &'static str,
+    /// What went wrong, for people (it never repeats a value of the request).
+    pub message: String,
+}
+
+/// Every code an error answer can carry, for the document.
+pub(super) const CODES: &[&str] = &[
+    "invalid_argument",
+    "payload_too_large",
+    "unauthenticated",
+    "permission_denied",
+    "queue_not_found",
+    "not_found",
+    "conflict",
+    "over_limit",
+    "rate_limited",
+    "unsupported",
+    "unavailable",
+    "method_not_allowed",
+    "request_timeout",
+    "uri_too_long",
+    RECEIPT_HANDLE_STALE,
+    RECEIPT_HANDLE_INVALID,
+];
+
+/// A delete or visibility change with a receipt that is not the current one.
+pub(super) const RECEIPT_HANDLE_STALE: &str = "receipt_handle_stale";
+/// A delete or visibility change with a receipt that is none of the queue's.
+pub(super) const RECEIPT_HANDLE_INVALID: &str = "receipt_handle_invalid";
+
+/// The schema of the `code` field: one of [`CODES`].
+fn error_code() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some(CODES.iter().copied()))
+        .examples([json!("invalid_argument")])
+        .build()
 }
 
 /// The stable status and code of each error kind.
@@ -71,11 +125,10 @@ impl IntoResponse for BasalticError {
         } else {
             error.message.clone()
         };
-        let mut response = (
-            status,
-            Json(json!({ "error": { "code": code, "message": message } })),
-        )
-            .into_response();
+        let body = ErrorBody {
+            error: ErrorDetail { code, message },
+        };
+        let mut response = (status, Json(body)).into_response();
         let wait = error.retry_after().or_else(|| {
             (status == StatusCode::SERVICE_UNAVAILABLE)
                 .then_some(crate::core::backend::DEFAULT_RETRY_AFTER)
@@ -92,5 +145,44 @@ impl IntoResponse for BasalticError {
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn the_documented_codes_are_every_code_answered() {
+        let wait = Duration::from_secs(1);
+        let kinds = [
+            ErrorKind::InvalidRequest,
+            ErrorKind::OutOfRange,
+            ErrorKind::PayloadTooLarge,
+            ErrorKind::Unauthenticated,
+            ErrorKind::PermissionDenied,
+            ErrorKind::QueueNotFound,
+            ErrorKind::OverLimit,
+            ErrorKind::RateLimited {
+                retry_after: wait,
+                scope: crate::core::error::LimitScope::Rate,
+            },
+            ErrorKind::Unavailable { retry_after: wait },
+            ErrorKind::Internal,
+            ErrorKind::AlreadyExists,
+            ErrorKind::ResourceNotFound,
+            ErrorKind::Conflict,
+            ErrorKind::Unsupported,
+            ErrorKind::RouteNotFound,
+            ErrorKind::MethodNotAllowed,
+            ErrorKind::RequestTimeout,
+            ErrorKind::UriTooLong,
+        ];
+        let mut answered: std::collections::BTreeSet<&str> =
+            kinds.iter().map(|kind| status_and_code(kind).1).collect();
+        answered.extend([RECEIPT_HANDLE_STALE, RECEIPT_HANDLE_INVALID]);
+        let documented: std::collections::BTreeSet<&str> = CODES.iter().copied().collect();
+        assert_eq!(answered, documented);
     }
 }

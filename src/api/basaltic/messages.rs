@@ -2,7 +2,8 @@
 //! current receipt (`204`), and visibility (counted from the change; 0 releases). A receipt of
 //! another queue, or from before another receive, changes nothing and says so.
 
-use super::wire;
+use super::error::ErrorBody;
+use super::wire::{self, InspectedMessages, ReceivedMessages, SendResult, SentMessage};
 use super::{BODY_LIMIT, BasalticError, BasalticState};
 use crate::api::read_body;
 use crate::core::model::{EntryErrorKind, HandleOutcome};
@@ -13,7 +14,6 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
-use serde_json::{Value, json};
 use std::sync::Arc;
 
 pub(super) fn routes() -> axum::Router<Arc<BasalticState>> {
@@ -32,12 +32,34 @@ pub(super) fn routes() -> axum::Router<Arc<BasalticState>> {
 
 type QueuePath = Result<Path<String>, PathRejection>;
 
-async fn send(
+#[utoipa::path(
+    post,
+    path = "/v1/queues/{queue_id}/messages",
+    operation_id = "SendMessage",
+    tag = "Queues",
+    description = "Sends a message: takes `send`. Standard queues may set `delay_seconds`; FIFO queues take `group_id` (and use the queue's delay).",
+    params(
+        ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
+    ),
+    request_body(content = wire::SendRequest, content_type = "application/json"),
+    security(("bearer" = [])),
+    responses(
+        (status = 201, description = "The message's id", body = SendResult),
+        (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
+        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
+        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
+        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
+        (status = 408, description = "The request body did not arrive in time (`request_timeout`)", body = ErrorBody),
+        (status = 413, description = "The request body is too large (`payload_too_large`)", body = ErrorBody),
+        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+    ),
+)]
+pub(super) async fn send(
     State(state): State<Arc<BasalticState>>,
     path: QueuePath,
     headers: HeaderMap,
     body: Body,
-) -> Result<(StatusCode, Json<Value>), BasalticError> {
+) -> Result<(StatusCode, Json<SendResult>), BasalticError> {
     let target = state.target(&headers, path).await?;
     let queue = target.queue.as_str();
     let caller = &target.caller;
@@ -55,7 +77,11 @@ async fn send(
     match results.pop() {
         Some(Ok(sent)) => Ok((
             StatusCode::CREATED,
-            Json(json!({ "result": { "message_id": sent.message_id } })),
+            Json(SendResult {
+                result: SentMessage {
+                    message_id: sent.message_id,
+                },
+            }),
         )),
         // The backend's own refusal (its reason logged) is not the caller's fault: retry.
         Some(Err(refused)) if refused.kind == EntryErrorKind::Refused => Err(GatewayError::new(
@@ -70,12 +96,35 @@ async fn send(
     }
 }
 
-async fn receive(
+#[utoipa::path(
+    post,
+    path = "/v1/queues/{queue_id}/messages/receive",
+    operation_id = "ReceiveMessages",
+    tag = "Queues",
+    description = "Receives messages with a lease: takes `receive`. Fewer than ten messages, even none, is a valid result; give your HTTP client a timeout longer than the wait.",
+    params(
+        ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
+    ),
+    request_body(content = Option<wire::ReceiveRequest>, content_type = "application/json"),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "0 to `max_messages` messages", body = ReceivedMessages),
+        (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
+        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
+        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
+        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
+        (status = 408, description = "The request body did not arrive in time (`request_timeout`)", body = ErrorBody),
+        (status = 413, description = "The request body is too large (`payload_too_large`)", body = ErrorBody),
+        (status = 429, description = "Too many messages are in flight (`over_limit`): delete or release some", body = ErrorBody),
+        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+    ),
+)]
+pub(super) async fn receive(
     State(state): State<Arc<BasalticState>>,
     path: QueuePath,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<Value>, BasalticError> {
+) -> Result<Json<ReceivedMessages>, BasalticError> {
     let target = state.target(&headers, path).await?;
     let queue = target.queue.as_str();
     let options = wire::parse_receive(&read_body(body, BODY_LIMIT).await?)?;
@@ -83,8 +132,8 @@ async fn receive(
         .gateway
         .receive(&target.caller, queue, options)
         .await?;
-    let messages: Vec<Value> = deliveries.into_iter().map(wire::message).collect();
-    Ok(Json(json!({ "messages": messages })))
+    let messages = deliveries.into_iter().map(wire::message).collect();
+    Ok(Json(ReceivedMessages { messages }))
 }
 
 /// The one handle of a delete or visibility change, judged: `204`, or why nothing changed.
@@ -93,19 +142,40 @@ fn settled(outcomes: &[HandleOutcome]) -> Result<StatusCode, BasalticError> {
         Some(HandleOutcome::Ok) => Ok(StatusCode::NO_CONTENT),
         Some(HandleOutcome::Stale) => Err(BasalticError::coded(
             StatusCode::CONFLICT,
-            "receipt_handle_stale",
+            super::error::RECEIPT_HANDLE_STALE,
             "the receipt is not the current one (the message was received again, released, or \
              deleted): nothing changed",
         )),
         _ => Err(BasalticError::coded(
             StatusCode::BAD_REQUEST,
-            "receipt_handle_invalid",
+            super::error::RECEIPT_HANDLE_INVALID,
             "not a receipt handle of this queue: nothing changed",
         )),
     }
 }
 
-async fn delete(
+#[utoipa::path(
+    delete,
+    path = "/v1/queues/{queue_id}/messages",
+    operation_id = "DeleteMessage",
+    tag = "Queues",
+    description = "Deletes a message with its current receipt (URL-encoded): takes `delete`.",
+    params(
+        ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
+        ("receipt_handle" = String, Query, min_length = 1, description = "The current receipt, URL-encoded"),
+    ),
+    security(("bearer" = [])),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 400, description = "The request is not valid (`invalid_argument`), or the receipt is none of this queue's (`receipt_handle_invalid`)", body = ErrorBody),
+        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
+        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
+        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
+        (status = 409, description = "The receipt is not the current one: the message was received again, released or deleted; nothing changed (`receipt_handle_stale`)", body = ErrorBody),
+        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+    ),
+)]
+pub(super) async fn delete(
     State(state): State<Arc<BasalticState>>,
     path: QueuePath,
     headers: HeaderMap,
@@ -134,7 +204,30 @@ async fn delete(
     settled(&outcomes)
 }
 
-async fn visibility(
+#[utoipa::path(
+    post,
+    path = "/v1/queues/{queue_id}/messages/visibility",
+    operation_id = "ChangeMessageVisibility",
+    tag = "Queues",
+    description = "Changes a message's lease, counted from the change; 0 makes it available again: takes `change_visibility`.",
+    params(
+        ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
+    ),
+    request_body(content = wire::VisibilityRequest, content_type = "application/json"),
+    security(("bearer" = [])),
+    responses(
+        (status = 204, description = "Changed"),
+        (status = 400, description = "The request is not valid (`invalid_argument`), or the receipt is none of this queue's (`receipt_handle_invalid`)", body = ErrorBody),
+        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
+        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
+        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
+        (status = 408, description = "The request body did not arrive in time (`request_timeout`)", body = ErrorBody),
+        (status = 409, description = "The receipt is not the current one: the message was received again, released or deleted; nothing changed (`receipt_handle_stale`)", body = ErrorBody),
+        (status = 413, description = "The request body is too large (`payload_too_large`)", body = ErrorBody),
+        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+    ),
+)]
+pub(super) async fn visibility(
     State(state): State<Arc<BasalticState>>,
     path: QueuePath,
     headers: HeaderMap,
@@ -152,12 +245,33 @@ async fn visibility(
 
 /// `GET /v1/queues/{id}/messages?max_messages=N` (1–10, default 10): messages read without a
 /// lease, visibility and receive counts unchanged. The sqs backend cannot: `501`.
-async fn inspect(
+#[utoipa::path(
+    get,
+    path = "/v1/queues/{queue_id}/messages",
+    operation_id = "InspectMessages",
+    tag = "Queues",
+    description = "Reads messages without a lease: their visibility and receive counts do not change. Takes `inspect`.",
+    params(
+        ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
+        ("max_messages" = Option<u32>, Query, minimum = 1, maximum = 10, description = "The most messages to read (default 10)"),
+    ),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Up to `max_messages` messages", body = InspectedMessages),
+        (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
+        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
+        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
+        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
+        (status = 501, description = "The gateway's backend (Amazon SQS) cannot read messages without a lease (`unsupported`)", body = ErrorBody),
+        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+    ),
+)]
+pub(super) async fn inspect(
     State(state): State<Arc<BasalticState>>,
     path: QueuePath,
     headers: HeaderMap,
     RawQuery(query): RawQuery,
-) -> Result<Json<Value>, BasalticError> {
+) -> Result<Json<InspectedMessages>, BasalticError> {
     let target = state.target(&headers, path).await?;
     let queue = target.queue.as_str();
     let mut max = 10;
@@ -188,13 +302,31 @@ async fn inspect(
                 error
             }
         })?;
-    let messages: Vec<Value> = messages.into_iter().map(wire::inspected).collect();
-    Ok(Json(json!({ "messages": messages })))
+    let messages = messages.into_iter().map(wire::inspected).collect();
+    Ok(Json(InspectedMessages { messages }))
 }
 
 /// `POST /v1/queues/{id}/purge`: deletes every message, in flight included (their receipts
 /// become stale).
-async fn purge(
+#[utoipa::path(
+    post,
+    path = "/v1/queues/{queue_id}/purge",
+    operation_id = "PurgeQueue",
+    tag = "Queues",
+    description = "Deletes every message, leased ones included (their receipts become stale): takes `purge`.",
+    params(
+        ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
+    ),
+    security(("bearer" = [])),
+    responses(
+        (status = 204, description = "Purged"),
+        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
+        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
+        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
+        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+    ),
+)]
+pub(super) async fn purge(
     State(state): State<Arc<BasalticState>>,
     path: QueuePath,
     headers: HeaderMap,

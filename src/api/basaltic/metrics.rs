@@ -3,6 +3,8 @@
 //! oldest message, and the deliveries handed out again since the last sample; kept a day in
 //! memory. A sample the gateway could not take is a gap (`null`s), never a zero.
 
+use super::error::ErrorBody;
+use super::wire::{self, MetricsJson, SampleJson};
 use super::{BasalticError, BasalticState};
 use crate::core::Gateway;
 use crate::core::access::{Action, Caller, Grants, Principal};
@@ -13,7 +15,6 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
 use axum::routing::get;
 use chrono::{DateTime, SecondsFormat, Utc};
-use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -154,12 +155,32 @@ pub(super) fn routes() -> axum::Router<Arc<BasalticState>> {
 }
 
 /// `GET /v1/queues/{id}/metrics?since=RFC3339`: the samples, oldest first.
-async fn metrics(
+#[utoipa::path(
+    get,
+    path = "/v1/queues/{queue_id}/metrics",
+    operation_id = "GetQueueMetrics",
+    tag = "Queues",
+    description = "The samples of the last day, oldest first: takes `read_metrics`. A sample the gateway could not take is a gap (`null`s), not an empty queue.",
+    params(
+        ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
+        ("since" = Option<String>, Query, format = DateTime, description = "Only samples taken at or after this RFC 3339 time"),
+    ),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The samples", body = MetricsJson),
+        (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
+        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
+        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
+        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
+        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+    ),
+)]
+pub(super) async fn metrics(
     State(state): State<Arc<BasalticState>>,
     path: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
     RawQuery(query): RawQuery,
-) -> Result<Json<Value>, BasalticError> {
+) -> Result<Json<MetricsJson>, BasalticError> {
     let target = state.target(&headers, path).await?;
     let id = target.id.as_str();
     if !target.key.has_permission("read_metrics", id) {
@@ -180,35 +201,25 @@ async fn metrics(
             }
         }
     }
-    let samples: Vec<Value> = state
+    let samples = state
         .metrics
         .samples(id, since)
         .into_iter()
         .map(|sample| {
-            let at = sample.at.to_rfc3339_opts(SecondsFormat::Secs, true);
-            match sample.counts {
-                Some(counts) => json!({
-                    "at": at,
-                    "visible": counts.visible,
-                    "in_flight": counts.in_flight,
-                    "delayed": counts.delayed,
-                    "oldest_message_age_seconds": counts.oldest_age_seconds,
-                    "repeated_receives": counts.repeated_receives,
-                }),
-                None => json!({
-                    "at": at,
-                    "visible": null,
-                    "in_flight": null,
-                    "delayed": null,
-                    "oldest_message_age_seconds": null,
-                    "repeated_receives": null,
-                }),
+            let counts = sample.counts;
+            SampleJson {
+                at: sample.at.to_rfc3339_opts(SecondsFormat::Secs, true),
+                visible: counts.map(|counts| counts.visible),
+                in_flight: counts.map(|counts| counts.in_flight),
+                delayed: counts.map(|counts| counts.delayed),
+                oldest_message_age_seconds: counts.and_then(|counts| counts.oldest_age_seconds),
+                repeated_receives: counts.map(|counts| counts.repeated_receives),
             }
         })
         .collect();
-    Ok(Json(json!({
-        "queue_id": id,
-        "interval_seconds": state.metrics.interval.as_secs(),
-        "samples": samples,
-    })))
+    Ok(Json(MetricsJson {
+        queue_id: id.to_owned(),
+        interval_seconds: state.metrics.interval.as_secs(),
+        samples,
+    }))
 }

@@ -9,6 +9,7 @@ pub mod config;
 mod error;
 mod messages;
 mod metrics;
+pub mod openapi;
 mod queues;
 mod router;
 mod wire;

@@ -1,7 +1,10 @@
 //! Queue resources: create (name, type, settings), list, show, delete. A queue is a gateway queue
 //! named `sqsgw_bq_<name>` (`.fifo` for FIFO) with a basaltic alias, its UUID.
 
-use super::wire::{self, NewQueue};
+use super::error::ErrorBody;
+use super::wire::{
+    self, DeadLetterJson, NewQueue, QueueJson, QueueList, QueueResult, QueueType, SettingsJson,
+};
 use super::{BODY_LIMIT, BasalticError, BasalticState, QUEUE_PREFIX};
 use crate::api::read_body;
 use crate::core::access::Action;
@@ -16,7 +19,6 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::get;
 use chrono::{SecondsFormat, TimeZone, Utc};
-use serde_json::{Value, json};
 use std::sync::Arc;
 
 pub(super) fn routes() -> axum::Router<Arc<BasalticState>> {
@@ -45,10 +47,10 @@ pub(super) fn queue_id(path: Result<Path<String>, PathRejection>) -> Result<Stri
 
 impl BasalticState {
     /// A queue as basaltic shows it.
-    async fn render(&self, id: &str, queue: &str, resolved: &ResolvedQueue) -> Value {
+    async fn render(&self, id: &str, queue: &str, resolved: &ResolvedQueue) -> QueueJson {
         let attributes = &resolved.attributes;
         let name = name_of(queue);
-        let mut dead_letter_queue = Value::Null;
+        let mut dead_letter_queue = None;
         if let Some(policy) = &attributes.redrive {
             let target = self
                 .gateway
@@ -62,36 +64,44 @@ impl BasalticState {
                         .next()
                 })
                 .and_then(|alias| alias.path().first().cloned());
-            dead_letter_queue = json!({
-                "queue_id": target,
-                "max_receive_count": policy.max_receive_count,
+            dead_letter_queue = Some(DeadLetterJson {
+                queue_id: target,
+                max_receive_count: policy.max_receive_count,
             });
         }
-        let mut settings = json!({
-            "delay_seconds": attributes.delay_seconds,
-            "receive_wait_time_seconds": attributes.receive_wait_seconds,
-            "visibility_timeout_seconds": attributes.visibility_timeout_seconds,
-            "max_message_bytes": attributes.max_message_bytes,
-            "retention_seconds": attributes.retention_seconds,
-            "dead_letter_queue": dead_letter_queue,
-        });
-        if attributes.fifo {
-            settings["content_based_deduplication"] = json!(attributes.content_based_deduplication);
-        }
+        let settings = SettingsJson {
+            delay_seconds: attributes.delay_seconds,
+            receive_wait_time_seconds: attributes.receive_wait_seconds,
+            visibility_timeout_seconds: attributes.visibility_timeout_seconds,
+            max_message_bytes: attributes.max_message_bytes,
+            retention_seconds: attributes.retention_seconds,
+            dead_letter_queue,
+            content_based_deduplication: attributes
+                .fifo
+                .then_some(attributes.content_based_deduplication),
+        };
         let created_at = attributes
             .created_timestamp
             .and_then(|seconds| Utc.timestamp_opt(i64::try_from(seconds).ok()?, 0).single())
             .map(|at| at.to_rfc3339_opts(SecondsFormat::Secs, true));
-        json!({
-            "id": id,
-            "name": name,
-            "type": if attributes.fifo { "fifo" } else { "standard" },
-            "settings": settings,
-            "created_at": created_at,
-        })
+        QueueJson {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            kind: if attributes.fifo {
+                QueueType::Fifo
+            } else {
+                QueueType::Standard
+            },
+            settings,
+            created_at,
+        }
     }
 
-    async fn create_queue(&self, key: &BasalticKey, new: NewQueue) -> Result<Value, GatewayError> {
+    async fn create_queue(
+        &self,
+        key: &BasalticKey,
+        new: NewQueue,
+    ) -> Result<QueueJson, GatewayError> {
         if !key.holds(Action::ManageQueues, "*") {
             return Err(GatewayError::permission_denied(
                 "creating queues takes the manage_queues permission on every queue (`*`)",
@@ -135,21 +145,54 @@ impl BasalticState {
     }
 }
 
-async fn create(
+#[utoipa::path(
+    post,
+    path = "/v1/queues",
+    operation_id = "CreateQueue",
+    tag = "Queues",
+    description = "Creates a queue: takes the `manage_queues` permission on every queue (`*`); a dead-letter queue takes `send` on it.",
+    request_body(content = wire::NewQueueRequest, content_type = "application/json"),
+    security(("bearer" = [])),
+    responses(
+        (status = 201, description = "The queue created", body = QueueResult),
+        (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
+        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
+        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
+        (status = 404, description = "The dead-letter queue named does not exist, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
+        (status = 408, description = "The request body did not arrive in time (`request_timeout`)", body = ErrorBody),
+        (status = 409, description = "A queue of that name exists (`conflict`)", body = ErrorBody),
+        (status = 413, description = "The request body is too large (`payload_too_large`)", body = ErrorBody),
+        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+    ),
+)]
+pub(super) async fn create(
     State(state): State<Arc<BasalticState>>,
     headers: HeaderMap,
     body: Body,
-) -> Result<(StatusCode, Json<Value>), BasalticError> {
+) -> Result<(StatusCode, Json<QueueResult>), BasalticError> {
     let key = state.authenticate(&headers)?;
     let new = wire::parse_new_queue(&read_body(body, BODY_LIMIT).await?)?;
     let queue = state.create_queue(key, new).await?;
-    Ok((StatusCode::CREATED, Json(json!({ "result": queue }))))
+    Ok((StatusCode::CREATED, Json(QueueResult { result: queue })))
 }
 
-async fn list(
+#[utoipa::path(
+    get,
+    path = "/v1/queues",
+    operation_id = "ListQueues",
+    tag = "Queues",
+    description = "The queues the key has any permission on, by name.",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The queues", body = QueueList),
+        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
+        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+    ),
+)]
+pub(super) async fn list(
     State(state): State<Arc<BasalticState>>,
     headers: HeaderMap,
-) -> Result<Json<Value>, BasalticError> {
+) -> Result<Json<QueueList>, BasalticError> {
     let key = state.authenticate(&headers)?;
     let mut queues = Vec::new();
     for (alias, queue) in state.gateway.aliases_in(Namespace::Basaltic) {
@@ -168,24 +211,58 @@ async fn list(
             queues.push(state.render(id, &queue, &resolved).await);
         }
     }
-    queues.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
-    Ok(Json(json!({ "queues": queues })))
+    queues.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(Json(QueueList { queues }))
 }
 
-async fn show(
+#[utoipa::path(
+    get,
+    path = "/v1/queues/{queue_id}",
+    operation_id = "GetQueue",
+    tag = "Queues",
+    params(
+        ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
+    ),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The queue", body = QueueResult),
+        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
+        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
+        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+    ),
+)]
+pub(super) async fn show(
     State(state): State<Arc<BasalticState>>,
     path: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
-) -> Result<Json<Value>, BasalticError> {
+) -> Result<Json<QueueResult>, BasalticError> {
     let target = state.target(&headers, path).await?;
     let queue = target.queue.as_str();
     let resolved = state.gateway.resolve_queue(&target.caller, queue).await?;
-    Ok(Json(
-        json!({ "result": state.render(&target.id, queue, &resolved).await }),
-    ))
+    Ok(Json(QueueResult {
+        result: state.render(&target.id, queue, &resolved).await,
+    }))
 }
 
-async fn remove(
+#[utoipa::path(
+    delete,
+    path = "/v1/queues/{queue_id}",
+    operation_id = "DeleteQueue",
+    tag = "Queues",
+    description = "Deletes the queue and its messages: takes `manage_queues`.",
+    params(
+        ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
+    ),
+    security(("bearer" = [])),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
+        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
+        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
+        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+    ),
+)]
+pub(super) async fn remove(
     State(state): State<Arc<BasalticState>>,
     path: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
@@ -197,15 +274,37 @@ async fn remove(
 }
 
 /// `PATCH /v1/queues/{id}` `{"settings": {…}}`: changes the settings given, keeps the others.
-async fn change(
+#[utoipa::path(
+    patch,
+    path = "/v1/queues/{queue_id}",
+    operation_id = "UpdateQueue",
+    tag = "Queues",
+    description = "Changes the settings given and keeps the others: takes `manage_queues`; a dead-letter queue takes `send` on it.",
+    params(
+        ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
+    ),
+    request_body(content = wire::SettingsChangeRequest, content_type = "application/json"),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The queue with its new settings", body = QueueResult),
+        (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
+        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
+        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
+        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
+        (status = 408, description = "The request body did not arrive in time (`request_timeout`)", body = ErrorBody),
+        (status = 413, description = "The request body is too large (`payload_too_large`)", body = ErrorBody),
+        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+    ),
+)]
+pub(super) async fn change(
     State(state): State<Arc<BasalticState>>,
     path: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<Value>, BasalticError> {
+) -> Result<Json<QueueResult>, BasalticError> {
     let target = state.target(&headers, path).await?;
     let queue = target.queue.as_str();
-    let settings = wire::parse_settings_change(&read_body(body, BODY_LIMIT).await?)?;
+    let mut settings = wire::parse_settings_change(&read_body(body, BODY_LIMIT).await?)?;
     let caller = &target.caller;
     let fifo = state
         .gateway
@@ -213,11 +312,16 @@ async fn change(
         .await?
         .attributes
         .fifo;
-    if settings.content_based_deduplication.is_some() && !fifo {
-        return Err(GatewayError::invalid_request(
-            "content_based_deduplication applies to fifo queues only",
-        )
-        .into());
+    match settings.content_based_deduplication {
+        Some(true) if !fifo => {
+            return Err(GatewayError::invalid_request(
+                "content_based_deduplication applies to fifo queues only",
+            )
+            .into());
+        }
+        // "false" on a standard queue is what it is anyway (as when creating one).
+        Some(false) if !fifo => settings.content_based_deduplication = None,
+        _ => {}
     }
     let dead_letter = match &settings.dead_letter_queue {
         Some((dead_id, count)) => {
@@ -231,7 +335,7 @@ async fn change(
         .set_queue_settings(caller, queue, &changes)
         .await?;
     let resolved = state.gateway.resolve_queue(caller, queue).await?;
-    Ok(Json(
-        json!({ "result": state.render(&target.id, queue, &resolved).await }),
-    ))
+    Ok(Json(QueueResult {
+        result: state.render(&target.id, queue, &resolved).await,
+    }))
 }

@@ -5,7 +5,9 @@ use crate::core::{ErrorKind, GatewayError};
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use serde::Serialize;
 use serde_json::json;
+use utoipa::ToSchema;
 
 /// A [`GatewayError`] on its way out of the ezgh API.
 #[derive(Debug)]
@@ -15,6 +17,47 @@ impl From<GatewayError> for EzghError {
     fn from(error: GatewayError) -> Self {
         Self(error)
     }
+}
+
+/// ezgh's error body: a stable code and a message for people.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Error)]
+pub(super) struct ErrorBody {
+    /// The stable code of the error.
+    #[schema(schema_with = error_code)]
+    pub error: &'static str,
+    /// What went wrong, for people (it never repeats a value of the request).
+    pub message: String,
+}
+
+/// Every code an error answer can carry, for the document.
+pub(super) const CODES: &[&str] = &[
+    "invalid_request",
+    "out_of_range",
+    "payload_too_large",
+    "unauthenticated",
+    "permission_denied",
+    "queue_not_found",
+    "over_limit",
+    "rate_limited",
+    "unavailable",
+    "internal",
+    "already_exists",
+    "not_found",
+    "conflict",
+    "unsupported",
+    "method_not_allowed",
+    "request_timeout",
+    "uri_too_long",
+];
+
+/// The schema of the `error` field: one of [`CODES`].
+fn error_code() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some(CODES.iter().copied()))
+        .examples([json!("out_of_range")])
+        .build()
 }
 
 /// The stable status and code of each error kind.
@@ -46,11 +89,11 @@ impl IntoResponse for EzghError {
         let error = self.0;
         error.log("ezgh");
         let (status, code) = status_and_code(&error.kind);
-        let mut response = (
-            status,
-            Json(json!({ "error": code, "message": error.message })),
-        )
-            .into_response();
+        let body = ErrorBody {
+            error: code,
+            message: error.message.clone(),
+        };
+        let mut response = (status, Json(body)).into_response();
         if let Some(wait) = error.retry_after() {
             response.headers_mut().insert(
                 header::RETRY_AFTER,
@@ -63,5 +106,43 @@ impl IntoResponse for EzghError {
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn the_documented_codes_are_every_code_answered() {
+        let wait = Duration::from_secs(1);
+        let kinds = [
+            ErrorKind::InvalidRequest,
+            ErrorKind::OutOfRange,
+            ErrorKind::PayloadTooLarge,
+            ErrorKind::Unauthenticated,
+            ErrorKind::PermissionDenied,
+            ErrorKind::QueueNotFound,
+            ErrorKind::OverLimit,
+            ErrorKind::RateLimited {
+                retry_after: wait,
+                scope: crate::core::error::LimitScope::Rate,
+            },
+            ErrorKind::Unavailable { retry_after: wait },
+            ErrorKind::Internal,
+            ErrorKind::AlreadyExists,
+            ErrorKind::ResourceNotFound,
+            ErrorKind::Conflict,
+            ErrorKind::Unsupported,
+            ErrorKind::RouteNotFound,
+            ErrorKind::MethodNotAllowed,
+            ErrorKind::RequestTimeout,
+            ErrorKind::UriTooLong,
+        ];
+        let answered: std::collections::BTreeSet<&str> =
+            kinds.iter().map(|kind| status_and_code(kind).1).collect();
+        let documented: std::collections::BTreeSet<&str> = CODES.iter().copied().collect();
+        assert_eq!(answered, documented);
     }
 }

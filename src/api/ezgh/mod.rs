@@ -2,6 +2,7 @@
 
 pub mod config;
 mod error;
+pub mod openapi;
 mod routes;
 mod wire;
 

@@ -1,6 +1,6 @@
 //! ezgh routes: who may call what, and the translation to core calls.
 
-use super::error::EzghError;
+use super::error::{ErrorBody, EzghError};
 use super::wire::{self, MessageJson, ReceiveResponse, ResultsResponse};
 use crate::api::{ClientAddressPolicy, read_body};
 use crate::core::access::{Action, Caller, Grants, Principal};
@@ -165,7 +165,41 @@ impl EzghState {
     }
 }
 
-async fn receive(
+/// Receives messages with a long poll (ReceiveMessages).
+#[utoipa::path(
+    post,
+    path = "/v1/organizations/{organization}/projects/{project}/queues/{queue}/messages/receive",
+    operation_id = "ReceiveMessages",
+    tag = "Pull consumers",
+    description = "Answers `200` with up to `maxMessages` messages as soon as there are any, or \
+        with `{\"messages\": []}` when the wait ends: give your HTTP client a timeout longer than \
+        `waitSeconds`. A receive can answer fewer messages than are visible. With many messages in \
+        flight (120,000 on a standard queue, 20,000 on a FIFO queue) it answers no more until some \
+        are acknowledged or become visible again. Needs `queues.messages.receive` on the queue.",
+    params(
+        ("organization" = String, Path, description = "The organization's ID", example = "acme"),
+        ("project" = String, Path, description = "The project's ID", example = "shop"),
+        ("queue" = String, Path, description = "The queue's ID in the project", example = "orders"),
+    ),
+    request_body(
+        content = Option<wire::ReceiveRequest>,
+        content_type = "application/json",
+        description = "All optional; an empty body takes every default.",
+    ),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Up to `maxMessages` messages, or none when the wait ended", body = ReceiveResponse),
+        (status = 400, description = "A field is out of range (`out_of_range`), or the body is not a receive's (`invalid_request`)", body = ErrorBody),
+        (status = 401, description = "The API key is missing or invalid", body = ErrorBody),
+        (status = 403, description = "The API key is of another organization, or lacks `queues.messages.receive` on the queue", body = ErrorBody),
+        (status = 404, description = "No such queue in the project, or it was deleted while the receive waited", body = ErrorBody),
+        (status = 408, description = "The request body did not arrive in time", body = ErrorBody),
+        (status = 413, description = "The request body is too large", body = ErrorBody),
+        (status = 429, description = "Over the queue's or organization's rate limit: wait for `Retry-After`", body = ErrorBody),
+        (status = 503, description = "Try again after `Retry-After`", body = ErrorBody),
+    ),
+)]
+pub(super) async fn receive(
     State(state): State<Arc<EzghState>>,
     path: Result<Path<(String, String, String)>, PathRejection>,
     headers: HeaderMap,
@@ -205,7 +239,29 @@ async fn receive(
     }))
 }
 
-async fn acknowledge(
+/// Acknowledges messages, which deletes them.
+#[utoipa::path(
+    post,
+    path = "/v1/receipts/ack",
+    operation_id = "AcknowledgeMessages",
+    tag = "Pull consumers",
+    description = "Reads no API key or session: the receipt handle is what allows it. Browser \
+        code on any origin can call it, without credentials. 1 to 10 handles a request, from any \
+        of your queues; one result per handle, in order. A handle still works after the \
+        visibility timeout ends, until another receive takes the message; acknowledging the same \
+        delivery twice answers `receipt_handle_stale` the second time.",
+    request_body(content = wire::AckRequest, content_type = "application/json"),
+    security(()),
+    responses(
+        (status = 200, description = "One result per handle, in order", body = ResultsResponse),
+        (status = 400, description = "0 or more than 10 handles (`out_of_range`), or the body is not an acknowledgement's (`invalid_request`)", body = ErrorBody),
+        (status = 408, description = "The request body did not arrive in time", body = ErrorBody),
+        (status = 413, description = "The request body is too large", body = ErrorBody),
+        (status = 429, description = "This client address sent more than 100 invalid handles in a minute: wait for `Retry-After`", body = ErrorBody),
+        (status = 503, description = "Try again after `Retry-After`", body = ErrorBody),
+    ),
+)]
+pub(super) async fn acknowledge(
     State(state): State<Arc<EzghState>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
@@ -222,7 +278,29 @@ async fn acknowledge(
     Ok(Json(ResultsResponse::new(&outcomes)))
 }
 
-async fn change_visibility(
+/// Extends or releases messages: how long they stay in flight, counted from now.
+#[utoipa::path(
+    post,
+    path = "/v1/receipts/visibility",
+    operation_id = "ChangeMessageVisibility",
+    tag = "Pull consumers",
+    description = "Extend a message your consumer needs longer for, before its visibility \
+        timeout ends (a message stays in flight for at most 12 hours from its receive: a longer \
+        extension ends there), or release one your consumer won't handle with \
+        `\"visibilityTimeoutSeconds\": 0`. Reads no credential, like acknowledging, and answers \
+        the same `results`, with the same errors and limits.",
+    request_body(content = wire::VisibilityRequest, content_type = "application/json"),
+    security(()),
+    responses(
+        (status = 200, description = "One result per handle, in order", body = ResultsResponse),
+        (status = 400, description = "0 or more than 10 entries, or a timeout out of range (`out_of_range`), or the body is not a visibility change's (`invalid_request`)", body = ErrorBody),
+        (status = 408, description = "The request body did not arrive in time", body = ErrorBody),
+        (status = 413, description = "The request body is too large", body = ErrorBody),
+        (status = 429, description = "This client address sent more than 100 invalid handles in a minute: wait for `Retry-After`", body = ErrorBody),
+        (status = 503, description = "Try again after `Retry-After`", body = ErrorBody),
+    ),
+)]
+pub(super) async fn change_visibility(
     State(state): State<Arc<EzghState>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,

@@ -9,9 +9,10 @@ use crate::core::gateway::ReceiveOptions;
 use crate::core::model::{AttributeValue, Delivery, HandleOutcome};
 use base64::Engine as _;
 use chrono::{DateTime, SecondsFormat, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use utoipa::ToSchema;
 
 /// The longest visibility timeout, in seconds (12 hours).
 pub(super) const MAX_VISIBILITY: i64 = 43_200;
@@ -94,26 +95,99 @@ pub(super) fn parse_visibility(body: &[u8]) -> Result<Vec<(String, u32)>, Gatewa
         .collect()
 }
 
-/// The receive answer.
-#[derive(Serialize)]
+// The request bodies as the OpenAPI document shows them. Bodies are parsed by hand above (errors
+// that name a field but never echo a value); these types only describe them, and the tests below
+// hold each documented range and default to what the parser does.
+
+/// The body of a receive. Every field is optional; an empty body takes every default.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+pub(super) struct ReceiveRequest {
+    /// The most messages to answer.
+    #[schema(minimum = 1, maximum = 10, default = 1, example = 10)]
+    max_messages: Option<u32>,
+    /// How long to wait for a message, in seconds. Default: the queue's `receiveWaitSeconds`.
+    #[schema(minimum = 0, maximum = 20, example = 20)]
+    wait_seconds: Option<u32>,
+    /// How long the messages stay in flight, in seconds. Default: the queue's
+    /// `visibilityTimeoutSeconds`.
+    #[schema(minimum = 0, maximum = 43200, example = 60)]
+    visibility_timeout_seconds: Option<u32>,
+}
+
+/// The body of an acknowledgement.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+pub(super) struct AckRequest {
+    /// 1 to 10 receipt handles, from any of your queues.
+    #[schema(min_items = 1, max_items = 10, example = json!(["AQAAAH8…", "AQAAAJ2…"]))]
+    receipt_handles: Vec<String>,
+}
+
+/// The body of a visibility change.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub(super) struct VisibilityRequest {
+    /// 1 to 10 handles with their new timeouts.
+    #[schema(min_items = 1, max_items = 10)]
+    entries: Vec<VisibilityEntry>,
+}
+
+/// One handle of a visibility change and its new timeout.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+pub(super) struct VisibilityEntry {
+    /// The handle, exactly as received.
+    #[schema(example = "AQAAAH8…")]
+    receipt_handle: String,
+    /// How long the message stays in flight from now, in seconds: 0 releases it at once. A
+    /// message stays in flight at most 12 hours from its receive: a longer extension ends there.
+    #[schema(minimum = 0, maximum = 43200, example = 120)]
+    visibility_timeout_seconds: u32,
+}
+
+/// The receive answer: up to `maxMessages` messages, or none when the wait ends.
+#[derive(Serialize, ToSchema)]
 pub(super) struct ReceiveResponse {
+    /// The messages received.
     pub messages: Vec<MessageJson>,
 }
 
-/// One received message, as the ezgh docs list its fields. No `Debug`: it holds a receipt handle.
-#[derive(Serialize)]
+/// One received message, as the ezgh docs list its fields.
+// No `Debug`: it holds a receipt handle.
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Message)]
 pub(super) struct MessageJson {
+    /// The message's ID, the same on every delivery.
     pub message_id: String,
+    /// Acknowledges or changes the visibility of this delivery.
     pub receipt_handle: String,
+    /// As sent.
     pub body: String,
+    /// As sent (Binary values in standard base64). A dead-lettered message adds `ezgh.`
+    /// attributes.
     pub attributes: BTreeMap<String, String>,
+    /// When it was sent.
+    #[schema(required = true, format = DateTime)]
     pub sent_at: Option<String>,
+    /// When it was first received.
+    #[schema(required = true, format = DateTime)]
     pub first_received_at: Option<String>,
+    /// How many times it has been received, this time included.
+    #[schema(minimum = 1)]
     pub receive_count: u32,
+    /// FIFO queues only: its message group.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub group_id: Option<String>,
+    /// FIFO queues only: its sequence number in the group (a string of digits).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, pattern = "^[0-9]+$")]
     pub seq: Option<String>,
 }
 
@@ -178,9 +252,46 @@ impl MessageJson {
 }
 
 /// The answer of acknowledge and visibility changes: one result per handle, in order.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub(super) struct ResultsResponse {
-    pub results: Vec<Value>,
+    /// One result per handle, in the order of the request.
+    pub results: Vec<HandleResult>,
+}
+
+/// What became of one handle: `{"ok": true}`, or `{"error": …}` when nothing changed.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub(super) enum HandleResult {
+    /// The handle acted.
+    Done {
+        /// Always `true`.
+        #[schema(schema_with = always_true)]
+        ok: bool,
+    },
+    /// Nothing changed.
+    Failed {
+        /// Why.
+        error: HandleError,
+    },
+}
+
+/// Why a handle changed nothing.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum HandleError {
+    /// The handle's delivery is over: the message was received again, already acknowledged,
+    /// moved to a dead-letter queue, purged, expired, or its queue was deleted. Don't retry.
+    ReceiptHandleStale,
+    /// Not a receipt handle, or altered.
+    ReceiptHandleInvalid,
+}
+
+/// The schema of a field that is always `true`.
+fn always_true() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::Boolean)
+        .enum_values(Some([true]))
+        .build()
 }
 
 impl ResultsResponse {
@@ -188,9 +299,13 @@ impl ResultsResponse {
         let results = outcomes
             .iter()
             .map(|outcome| match outcome {
-                HandleOutcome::Ok => serde_json::json!({ "ok": true }),
-                HandleOutcome::Stale => serde_json::json!({ "error": "receipt_handle_stale" }),
-                HandleOutcome::Invalid => serde_json::json!({ "error": "receipt_handle_invalid" }),
+                HandleOutcome::Ok => HandleResult::Done { ok: true },
+                HandleOutcome::Stale => HandleResult::Failed {
+                    error: HandleError::ReceiptHandleStale,
+                },
+                HandleOutcome::Invalid => HandleResult::Failed {
+                    error: HandleError::ReceiptHandleInvalid,
+                },
             })
             .collect();
         Self { results }

@@ -15,6 +15,10 @@
 
 use super::connections::{ATTEMPT_LIMITS, NewConnection, valid_workspace};
 use super::error::{SombusError, admin_rule};
+use super::wire::{
+    self, AuditLog, AuditRecord, ConnectionList, ConnectionView, IssuedSecretAnswer,
+    RedriveStarted, SecretUrls,
+};
 use super::{BODY_LIMIT, SombusState};
 use crate::api::json::{optional_int, parse_object, reject_unknown};
 use crate::api::read_body;
@@ -29,12 +33,15 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::sync::Arc;
 
 const AUDIT_DEFAULT: usize = 100;
 const AUDIT_MAX: usize = 1000;
+/// The longest connection name.
+const MAX_NAME_CHARS: usize = 256;
 
+/// The admin routes, each documented by its handler's `utoipa::path`.
 pub(super) fn routes() -> axum::Router<Arc<SombusState>> {
     const BASE: &str = "/v1/admin/workspaces/{workspace}";
     axum::Router::new()
@@ -53,19 +60,19 @@ pub(super) fn routes() -> axum::Router<Arc<SombusState>> {
         )
         .route(
             &format!("{BASE}/connections/{{client}}/secret/stop-old"),
-            post(step::<STOP_OLD_SECRET>),
+            post(stop_old_secret),
         )
         .route(
             &format!("{BASE}/connections/{{client}}/secret/revoke"),
-            post(step::<REVOKE_SECRET>),
+            post(revoke_secret),
         )
         .route(
             &format!("{BASE}/connections/{{client}}/revoke"),
-            post(step::<REVOKE>),
+            post(revoke),
         )
         .route(
             &format!("{BASE}/connections/{{client}}/restore"),
-            post(step::<RESTORE>),
+            post(restore),
         )
         .route(
             &format!("{BASE}/connections/{{client}}/redrive"),
@@ -102,6 +109,14 @@ impl SombusState {
                 "the admin key does not manage this workspace",
             ));
         }
+        // A key of every workspace (`*`) still names one this gateway can hold.
+        if !valid_workspace(workspace) {
+            return Err(refusal(
+                StatusCode::BAD_REQUEST,
+                admin_rule::BAD_REQUEST,
+                "the workspace id must be 1 to 36 letters, digits or `-`",
+            ));
+        }
         if key.role < role {
             return Err(SombusError::new(
                 StatusCode::FORBIDDEN,
@@ -132,52 +147,26 @@ fn path_error(_: PathRejection) -> SombusError {
     )
 }
 
-/// A connection as the admin API shows it: never a secret or its hash.
-fn view(connection: &Connection, now: chrono::DateTime<chrono::Utc>) -> Value {
-    json!({
-        "client_id": connection.client_id,
-        "workspace": connection.workspace,
-        "name": connection.name,
-        "role": connection.role.as_str(),
-        "status": match connection.status {
-            ConnectionStatus::Active => "active",
-            ConnectionStatus::Revoked => "revoked",
-        },
-        "queue": connection.queue,
-        "dead_letter_queue": connection.dead_letter_queue,
-        "fifo": connection.fifo,
-        "attempt_limit": connection.attempt_limit,
-        "tier": connection.tier,
-        "credential_version": connection.credential_version,
-        "has_secret": connection.secret.is_some(),
-        "old_secret_valid_until": connection.overlap_until(now),
-        "created_at": connection.created_at,
-    })
-}
-
 /// A new secret, shown once, with the connection's URLs filled in.
 fn secret_answer(base: &str, connection: &Connection, secret: &IssuedSecret) -> Response {
     let pull = format!(
         "{base}/v1/tenants/{}/consumers/{}",
         connection.workspace, connection.client_id
     );
-    let mut response = (
-        StatusCode::CREATED,
-        Json(json!({
-            "client_id": connection.client_id,
-            "client_secret": secret.secret,
-            "credential_version": connection.credential_version,
-            "shown_once": "only a hash is kept: a lost secret can't be shown again, only rotated",
-            "urls": {
-                "token": format!("{base}/v1/oauth/token"),
-                "messages": format!("{pull}/messages"),
-                "ack": format!("{pull}/ack"),
-                "nack": format!("{pull}/nack"),
-                "skills": format!("{pull}/skills"),
-            },
-        })),
-    )
-        .into_response();
+    let answer = IssuedSecretAnswer {
+        client_id: connection.client_id.clone(),
+        client_secret: secret.secret.clone(),
+        credential_version: connection.credential_version,
+        shown_once: "only a hash is kept: a lost secret can't be shown again, only rotated",
+        urls: SecretUrls {
+            token: format!("{base}/v1/oauth/token"),
+            messages: format!("{pull}/messages"),
+            ack: format!("{pull}/ack"),
+            nack: format!("{pull}/nack"),
+            skills: format!("{pull}/skills"),
+        },
+    };
+    let mut response = (StatusCode::CREATED, Json(answer)).into_response();
     response.headers_mut().insert(
         header::CACHE_CONTROL,
         header::HeaderValue::from_static("no-store"),
@@ -185,33 +174,93 @@ fn secret_answer(base: &str, connection: &Connection, secret: &IssuedSecret) -> 
     response
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/admin/workspaces/{workspace}/connections",
+    operation_id = "listConnections",
+    tag = "admin",
+    summary = "List the workspace's connections",
+    description = "Every connection of the workspace (viewer role or above); never a secret.",
+    params(wire::WorkspacePath),
+    security(("admin_key" = [])),
+    responses(
+        (status = 200, description = "The workspace's connections.", body = ConnectionList),
+        (status = 400, body = wire::AdminRefusal),
+        (status = 401, body = wire::AdminRefusal),
+        (status = 403, body = wire::AdminRefusal),
+        (status = 503, body = wire::AdminRefusal),
+    )
+)]
 async fn list(
     State(state): State<Arc<SombusState>>,
     path: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
-) -> Result<Json<Value>, SombusError> {
+) -> Result<Json<ConnectionList>, SombusError> {
     let Path(workspace) = path.map_err(path_error)?;
     state.admin(&headers, &workspace, AdminRole::Viewer)?;
     let now = state.clock.now();
-    let connections: Vec<Value> = state
+    let connections = state
         .connections_of(&workspace)?
         .iter()
-        .map(|connection| view(connection, now))
+        .map(|connection| ConnectionView::new(connection, now))
         .collect();
-    Ok(Json(json!({ "connections": connections })))
+    Ok(Json(ConnectionList { connections }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/admin/workspaces/{workspace}/connections/{client}",
+    operation_id = "showConnection",
+    tag = "admin",
+    summary = "Show a connection",
+    description = "One connection of the workspace (viewer role or above); never a secret.",
+    params(wire::ConnectionPath),
+    security(("admin_key" = [])),
+    responses(
+        (status = 200, description = "The connection.", body = ConnectionView),
+        (status = 400, body = wire::AdminRefusal),
+        (status = 401, body = wire::AdminRefusal),
+        (status = 403, body = wire::AdminRefusal),
+        (status = 404, body = wire::AdminRefusal),
+        (status = 503, body = wire::AdminRefusal),
+    )
+)]
 async fn show(
     State(state): State<Arc<SombusState>>,
     path: Result<Path<(String, String)>, PathRejection>,
     headers: HeaderMap,
-) -> Result<Json<Value>, SombusError> {
+) -> Result<Json<ConnectionView>, SombusError> {
     let Path((workspace, client)) = path.map_err(path_error)?;
     state.admin(&headers, &workspace, AdminRole::Viewer)?;
     let connection = state.connection_of(&workspace, &client)?;
-    Ok(Json(view(&connection, state.clock.now())))
+    Ok(Json(ConnectionView::new(&connection, state.clock.now())))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/admin/workspaces/{workspace}/connections",
+    operation_id = "createConnection",
+    tag = "admin",
+    summary = "Create a connection",
+    description = "Creates a connection (admin role): its queue (FIFO by default, ordered per \
+        correlation id), its dead-letter queue (after the attempt limit) and its first client \
+        secret, shown once with the connection's URLs filled in. The body may be empty.",
+    params(wire::WorkspacePath),
+    request_body(content = Option<wire::NewConnectionRequest>, content_type = "application/json"),
+    security(("admin_key" = [])),
+    responses(
+        (status = 201, description = "The connection's first secret, shown once.", body = IssuedSecretAnswer,
+            headers(
+                ("Location" = String, description = "The new connection's admin URL."),
+                ("Cache-Control" = String, description = "`no-store`: the answer holds a secret."),
+            )),
+        (status = 400, body = wire::AdminRefusal),
+        (status = 401, body = wire::AdminRefusal),
+        (status = 403, body = wire::AdminRefusal),
+        (status = 409, body = wire::AdminRefusal),
+        (status = 503, body = wire::AdminRefusal),
+    )
+)]
 async fn create(
     State(state): State<Arc<SombusState>>,
     path: Result<Path<String>, PathRejection>,
@@ -221,11 +270,6 @@ async fn create(
     let Path(workspace) = path.map_err(path_error)?;
     let actor = state.admin(&headers, &workspace, AdminRole::Admin)?.clone();
     let bad = |message: &str| refusal(StatusCode::BAD_REQUEST, admin_rule::BAD_REQUEST, message);
-    if !valid_workspace(&workspace) {
-        return Err(bad(
-            "the workspace id must be 1 to 36 letters, digits or `-`",
-        ));
-    }
     let body = read_body(body, BODY_LIMIT)
         .await
         .map_err(SombusError::admin)?;
@@ -254,9 +298,9 @@ async fn create(
     let name = text("name")?;
     if name
         .as_deref()
-        .is_some_and(|name| name.is_empty() || name.len() > 256)
+        .is_some_and(|name| name.is_empty() || name.chars().count() > MAX_NAME_CHARS)
     {
-        return Err(bad("name must be 1 to 256 bytes"));
+        return Err(bad("name must be 1 to 256 characters"));
     }
     let role = match text("role")?.as_deref() {
         None | Some("consumer") => Role::Consumer,
@@ -301,6 +345,25 @@ async fn create(
     Ok(response)
 }
 
+#[utoipa::path(
+    delete,
+    path = "/v1/admin/workspaces/{workspace}/connections/{client}",
+    operation_id = "removeConnection",
+    tag = "admin",
+    summary = "Remove a connection",
+    description = "Removes a connection (admin role): deletes its queues, then its credentials; \
+        its tokens stop reading within about 30 seconds.",
+    params(wire::ConnectionPath),
+    security(("admin_key" = [])),
+    responses(
+        (status = 204, description = "Removed."),
+        (status = 400, body = wire::AdminRefusal),
+        (status = 401, body = wire::AdminRefusal),
+        (status = 403, body = wire::AdminRefusal),
+        (status = 404, body = wire::AdminRefusal),
+        (status = 503, body = wire::AdminRefusal),
+    )
+)]
 async fn remove(
     State(state): State<Arc<SombusState>>,
     path: Result<Path<(String, String)>, PathRejection>,
@@ -312,6 +375,28 @@ async fn remove(
     Ok(StatusCode::NO_CONTENT)
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/admin/workspaces/{workspace}/connections/{client}/secret",
+    operation_id = "getClientSecret",
+    tag = "admin",
+    summary = "Get client secret",
+    description = "Issues a secret to a connection that has none (developer role or above), shown \
+        once with the connection's URLs filled in; only a hash is kept. A connection that has a \
+        secret answers 409: rotate it instead.",
+    params(wire::ConnectionPath),
+    security(("admin_key" = [])),
+    responses(
+        (status = 201, description = "The new secret, shown once.", body = IssuedSecretAnswer,
+            headers(("Cache-Control" = String, description = "`no-store`: the answer holds a secret."))),
+        (status = 400, body = wire::AdminRefusal),
+        (status = 401, body = wire::AdminRefusal),
+        (status = 403, body = wire::AdminRefusal),
+        (status = 404, body = wire::AdminRefusal),
+        (status = 409, body = wire::AdminRefusal),
+        (status = 503, body = wire::AdminRefusal),
+    )
+)]
 async fn get_secret(
     State(state): State<Arc<SombusState>>,
     path: Result<Path<(String, String)>, PathRejection>,
@@ -335,6 +420,29 @@ async fn get_secret(
     ))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/admin/workspaces/{workspace}/connections/{client}/secret/rotate",
+    operation_id = "rotateClientSecret",
+    tag = "admin",
+    summary = "Rotate secret",
+    description = "Gives the connection a new secret (developer role or above); the previous one \
+        keeps getting tokens for `overlap` (24 hours by default, 3 days, 1 hour, or none). Tokens \
+        issued before the rotation stop working within about 30 seconds. The body may be empty.",
+    params(wire::ConnectionPath),
+    request_body(content = Option<wire::RotateRequest>, content_type = "application/json"),
+    security(("admin_key" = [])),
+    responses(
+        (status = 201, description = "The new secret, shown once.", body = IssuedSecretAnswer,
+            headers(("Cache-Control" = String, description = "`no-store`: the answer holds a secret."))),
+        (status = 400, body = wire::AdminRefusal),
+        (status = 401, body = wire::AdminRefusal),
+        (status = 403, body = wire::AdminRefusal),
+        (status = 404, body = wire::AdminRefusal),
+        (status = 409, body = wire::AdminRefusal),
+        (status = 503, body = wire::AdminRefusal),
+    )
+)]
 async fn rotate_secret(
     State(state): State<Arc<SombusState>>,
     path: Result<Path<(String, String)>, PathRejection>,
@@ -394,52 +502,186 @@ async fn rotate_secret(
     ))
 }
 
-/// The credential steps without a new secret (the const parameter of [`step`]).
-const STOP_OLD_SECRET: u8 = 0;
-const REVOKE_SECRET: u8 = 1;
-const REVOKE: u8 = 2;
-const RESTORE: u8 = 3;
+/// A credential step without a new secret.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    StopOldSecret,
+    RevokeSecret,
+    Revoke,
+    Restore,
+}
 
-/// A credential step without a new secret: answers the connection as changed.
-async fn step<const STEP: u8>(
+#[utoipa::path(
+    post,
+    path = "/v1/admin/workspaces/{workspace}/connections/{client}/secret/stop-old",
+    operation_id = "stopOldSecret",
+    tag = "admin",
+    summary = "Stop old secret now",
+    description = "Ends the previous secret's overlap early (developer role or above); its tokens stop within about 30 seconds. 409 when there is no old secret in its overlap.",
+    params(wire::ConnectionPath),
+    security(("admin_key" = [])),
+    responses(
+        (status = 200, description = "The connection as changed.", body = ConnectionView),
+        (status = 400, body = wire::AdminRefusal),
+        (status = 401, body = wire::AdminRefusal),
+        (status = 403, body = wire::AdminRefusal),
+        (status = 404, body = wire::AdminRefusal),
+        (status = 409, body = wire::AdminRefusal),
+        (status = 503, body = wire::AdminRefusal),
+    )
+)]
+async fn stop_old_secret(
     State(state): State<Arc<SombusState>>,
     path: Result<Path<(String, String)>, PathRejection>,
     headers: HeaderMap,
-) -> Result<Json<Value>, SombusError> {
+) -> Result<Json<ConnectionView>, SombusError> {
+    step(&state, path, &headers, Step::StopOldSecret)
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/admin/workspaces/{workspace}/connections/{client}/secret/revoke",
+    operation_id = "revokeClientSecret",
+    tag = "admin",
+    summary = "Revoke secret",
+    description = "Stops the secret at once and its tokens within about 30 seconds (developer role or above). The connection and its queue stay; get a client secret for a new one. 409 when it has no secret.",
+    params(wire::ConnectionPath),
+    security(("admin_key" = [])),
+    responses(
+        (status = 200, description = "The connection as changed.", body = ConnectionView),
+        (status = 400, body = wire::AdminRefusal),
+        (status = 401, body = wire::AdminRefusal),
+        (status = 403, body = wire::AdminRefusal),
+        (status = 404, body = wire::AdminRefusal),
+        (status = 409, body = wire::AdminRefusal),
+        (status = 503, body = wire::AdminRefusal),
+    )
+)]
+async fn revoke_secret(
+    State(state): State<Arc<SombusState>>,
+    path: Result<Path<(String, String)>, PathRejection>,
+    headers: HeaderMap,
+) -> Result<Json<ConnectionView>, SombusError> {
+    step(&state, path, &headers, Step::RevokeSecret)
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/admin/workspaces/{workspace}/connections/{client}/revoke",
+    operation_id = "revokeConnection",
+    tag = "admin",
+    summary = "Revoke the connection",
+    description = "Stops new tokens at once and the pull API within about 30 seconds (admin role); its queue is kept, and restoring it lets the same secret read again. 409 when it is revoked already.",
+    params(wire::ConnectionPath),
+    security(("admin_key" = [])),
+    responses(
+        (status = 200, description = "The connection as changed.", body = ConnectionView),
+        (status = 400, body = wire::AdminRefusal),
+        (status = 401, body = wire::AdminRefusal),
+        (status = 403, body = wire::AdminRefusal),
+        (status = 404, body = wire::AdminRefusal),
+        (status = 409, body = wire::AdminRefusal),
+        (status = 503, body = wire::AdminRefusal),
+    )
+)]
+async fn revoke(
+    State(state): State<Arc<SombusState>>,
+    path: Result<Path<(String, String)>, PathRejection>,
+    headers: HeaderMap,
+) -> Result<Json<ConnectionView>, SombusError> {
+    step(&state, path, &headers, Step::Revoke)
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/admin/workspaces/{workspace}/connections/{client}/restore",
+    operation_id = "restoreConnection",
+    tag = "admin",
+    summary = "Restore the connection",
+    description = "Lets a revoked connection get tokens and read again (admin role). 409 when it is not revoked.",
+    params(wire::ConnectionPath),
+    security(("admin_key" = [])),
+    responses(
+        (status = 200, description = "The connection as changed.", body = ConnectionView),
+        (status = 400, body = wire::AdminRefusal),
+        (status = 401, body = wire::AdminRefusal),
+        (status = 403, body = wire::AdminRefusal),
+        (status = 404, body = wire::AdminRefusal),
+        (status = 409, body = wire::AdminRefusal),
+        (status = 503, body = wire::AdminRefusal),
+    )
+)]
+async fn restore(
+    State(state): State<Arc<SombusState>>,
+    path: Result<Path<(String, String)>, PathRejection>,
+    headers: HeaderMap,
+) -> Result<Json<ConnectionView>, SombusError> {
+    step(&state, path, &headers, Step::Restore)
+}
+
+/// A credential step without a new secret: answers the connection as changed.
+fn step(
+    state: &SombusState,
+    path: Result<Path<(String, String)>, PathRejection>,
+    headers: &HeaderMap,
+    step: Step,
+) -> Result<Json<ConnectionView>, SombusError> {
     type Apply = fn(&mut Connection) -> Result<(), NotApplicable>;
-    let (role, action, apply): (AdminRole, &str, Apply) = match STEP {
-        STOP_OLD_SECRET => (
+    let (role, action, apply): (AdminRole, &str, Apply) = match step {
+        Step::StopOldSecret => (
             AdminRole::Developer,
             "secret.stop_old",
             Connection::stop_old_secret,
         ),
-        REVOKE_SECRET => (
+        Step::RevokeSecret => (
             AdminRole::Developer,
             "secret.revoke",
             Connection::revoke_secret,
         ),
-        REVOKE => (AdminRole::Admin, "connection.revoke", |connection| {
+        Step::Revoke => (AdminRole::Admin, "connection.revoke", |connection| {
             connection.set_status(ConnectionStatus::Revoked)
         }),
-        _ => (AdminRole::Admin, "connection.restore", |connection| {
+        Step::Restore => (AdminRole::Admin, "connection.restore", |connection| {
             connection.set_status(ConnectionStatus::Active)
         }),
     };
     let Path((workspace, client)) = path.map_err(path_error)?;
-    let actor = state.admin(&headers, &workspace, role)?;
+    let actor = state.admin(headers, &workspace, role)?;
     let ((), connection) = state.change(actor, &workspace, &client, action, |connection| {
         apply(connection).map_err(|why| StoreError::NotApplicable(why.0))?;
         let detail = format!("credential_version {}", connection.credential_version);
         Ok(((), detail))
     })?;
-    Ok(Json(view(&connection, state.clock.now())))
+    Ok(Json(ConnectionView::new(&connection, state.clock.now())))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/admin/workspaces/{workspace}/connections/{client}/redrive",
+    operation_id = "redriveDeadLetters",
+    tag = "admin",
+    summary = "Redrive dead letters",
+    description = "Moves the messages of the connection's dead-letter queue back to its queue \
+        (developer role or above), as a task the backend runs. 409 while an earlier redrive of the \
+        connection is under way.",
+    params(wire::ConnectionPath),
+    security(("admin_key" = [])),
+    responses(
+        (status = 202, description = "The redrive is under way.", body = RedriveStarted),
+        (status = 400, body = wire::AdminRefusal),
+        (status = 401, body = wire::AdminRefusal),
+        (status = 403, body = wire::AdminRefusal),
+        (status = 404, body = wire::AdminRefusal),
+        (status = 409, body = wire::AdminRefusal),
+        (status = 501, body = wire::AdminRefusal),
+        (status = 503, body = wire::AdminRefusal),
+    )
+)]
 async fn redrive(
     State(state): State<Arc<SombusState>>,
     path: Result<Path<(String, String)>, PathRejection>,
     headers: HeaderMap,
-) -> Result<(StatusCode, Json<Value>), SombusError> {
+) -> Result<(StatusCode, Json<RedriveStarted>), SombusError> {
     let Path((workspace, client)) = path.map_err(path_error)?;
     let actor = state
         .admin(&headers, &workspace, AdminRole::Developer)?
@@ -457,15 +699,36 @@ async fn redrive(
     if let Err(error) = state.check.store().record(audit) {
         tracing::warn!(%error, "could not record a redrive in the audit log");
     }
-    Ok((StatusCode::ACCEPTED, Json(json!({ "task_handle": task }))))
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(RedriveStarted { task_handle: task }),
+    ))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/admin/workspaces/{workspace}/audit",
+    operation_id = "auditLog",
+    tag = "admin",
+    summary = "The workspace's audit log",
+    description = "Every change to the workspace's connections and credentials: the newest \
+        `limit` entries (viewer role or above).",
+    params(wire::WorkspacePath, wire::AuditQuery),
+    security(("admin_key" = [])),
+    responses(
+        (status = 200, description = "The newest entries, oldest first.", body = AuditLog),
+        (status = 400, body = wire::AdminRefusal),
+        (status = 401, body = wire::AdminRefusal),
+        (status = 403, body = wire::AdminRefusal),
+        (status = 503, body = wire::AdminRefusal),
+    )
+)]
 async fn audit(
     State(state): State<Arc<SombusState>>,
     path: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
     RawQuery(query): RawQuery,
-) -> Result<Json<Value>, SombusError> {
+) -> Result<Json<AuditLog>, SombusError> {
     let Path(workspace) = path.map_err(path_error)?;
     state.admin(&headers, &workspace, AdminRole::Viewer)?;
     let mut limit = AUDIT_DEFAULT;
@@ -496,5 +759,7 @@ async fn audit(
                 .with_source(error.to_string()),
             )
         })?;
-    Ok(Json(json!({ "entries": entries })))
+    Ok(Json(AuditLog {
+        entries: entries.into_iter().map(AuditRecord::from).collect(),
+    }))
 }

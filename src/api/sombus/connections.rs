@@ -6,7 +6,7 @@
 use super::SombusState;
 use super::error::{SombusError, admin_rule};
 use crate::core::access::{Action, Caller, Grants, Principal};
-use crate::core::model::QueueSettings;
+use crate::core::model::{QueueSettings, RedriveStatus};
 use crate::core::{ErrorKind, GatewayError};
 use crate::credentials::admin_keys::AdminKey;
 use crate::credentials::oauth::connection::IssuedSecret;
@@ -307,10 +307,36 @@ impl SombusState {
             )));
         };
         let caller = Self::admin_caller(actor, &[&connection.queue, dead_letter_queue]);
+        let under_way = || {
+            SombusError::new(
+                StatusCode::CONFLICT,
+                admin_rule::CONFLICT,
+                "a redrive of this connection's dead letters is under way; wait for it to end",
+            )
+        };
+        // One task at a time per dead-letter queue: a running one is a conflict, whichever backend
+        // (SQS answers a second task in its own terms). A backend that can't list tasks still
+        // gets to start one.
+        let tasks = self.gateway.list_redrives(&caller, dead_letter_queue, 10);
+        let running = match tasks.await {
+            Ok(tasks) => tasks
+                .iter()
+                .any(|task| task.status == RedriveStatus::Running),
+            Err(error) if error.kind == ErrorKind::Unsupported => false,
+            Err(error) => return Err(SombusError::admin(error)),
+        };
+        if running {
+            return Err(under_way());
+        }
         self.gateway
             .start_redrive(&caller, dead_letter_queue, Some(&connection.queue), None)
             .await
-            .map_err(SombusError::admin)
+            .map_err(|error| match error.kind {
+                // The request names only the connection's own queues: what the backend refuses is
+                // the state they are in (a task started in between).
+                ErrorKind::InvalidRequest => under_way(),
+                _ => SombusError::admin(error),
+            })
     }
 
     /// Deletes queues made for a connection that could not be finished (best effort, logged).

@@ -2,13 +2,13 @@
 //! with the documented rule and status of each (and `Retry-After` where one helps); the token
 //! service's refusals in OAuth 2.0's shape (RFC 6749 §5.2).
 
+use super::wire::{BusRefusal, OAuthErrorBody, OAuthErrorName};
 use crate::core::error::LimitScope;
 use crate::core::limits::retry_after_seconds;
 use crate::core::{ErrorKind, GatewayError};
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 use std::time::Duration;
 
 /// The pull routes' rules.
@@ -36,6 +36,34 @@ pub mod rule {
     /// The method is not allowed on the route (405).
     pub const METHOD_NOT_ALLOWED: &str = "route.method_not_allowed";
 }
+
+/// Every rule a pull route can answer (the OpenAPI document's list).
+pub const PULL_RULES: &[&str] = &[
+    rule::BAD_REQUEST,
+    rule::UNAUTHENTICATED,
+    rule::NOT_REGISTERED,
+    rule::TENANT_MISMATCH,
+    rule::NOT_OWNER,
+    rule::RATE_LIMITED,
+    rule::QUOTA_EXCEEDED,
+    rule::QUEUE_UNAVAILABLE,
+    rule::SKILLS_UNAVAILABLE,
+    rule::NO_ROUTE,
+    rule::METHOD_NOT_ALLOWED,
+];
+
+/// Every rule an admin route can answer (the OpenAPI document's list).
+pub const ADMIN_RULES: &[&str] = &[
+    admin_rule::BAD_REQUEST,
+    admin_rule::UNAUTHENTICATED,
+    admin_rule::FORBIDDEN,
+    admin_rule::NOT_FOUND,
+    admin_rule::CONFLICT,
+    admin_rule::UNSUPPORTED,
+    admin_rule::UNAVAILABLE,
+    rule::NO_ROUTE,
+    rule::METHOD_NOT_ALLOWED,
+];
 
 /// How long to wait before retrying an unavailable queue or registrations.
 pub const UNAVAILABLE_RETRY: Duration = Duration::from_secs(5);
@@ -207,10 +235,7 @@ impl IntoResponse for SombusError {
                 "sombus refusal"
             );
         }
-        let body = json!({
-            "accepted": false,
-            "violations": [{ "rule": self.rule, "message": self.message }],
-        });
+        let body = BusRefusal::new(self.rule, self.message);
         let mut response = (self.status, Json(body)).into_response();
         if let Some(wait) = self.retry_after {
             response.headers_mut().insert(
@@ -299,25 +324,32 @@ impl From<GatewayError> for OAuthError {
 impl IntoResponse for OAuthError {
     fn into_response(self) -> Response {
         let (status, code) = match self.code {
-            OAuthErrorCode::InvalidRequest => (StatusCode::BAD_REQUEST, "invalid_request"),
-            OAuthErrorCode::InvalidClient => (StatusCode::UNAUTHORIZED, "invalid_client"),
-            OAuthErrorCode::UnsupportedGrantType => {
-                (StatusCode::BAD_REQUEST, "unsupported_grant_type")
+            OAuthErrorCode::InvalidRequest => {
+                (StatusCode::BAD_REQUEST, OAuthErrorName::InvalidRequest)
             }
-            OAuthErrorCode::TemporarilyUnavailable => {
-                (StatusCode::SERVICE_UNAVAILABLE, "temporarily_unavailable")
+            OAuthErrorCode::InvalidClient => {
+                (StatusCode::UNAUTHORIZED, OAuthErrorName::InvalidClient)
             }
-            OAuthErrorCode::TooManyFailures => {
-                (StatusCode::TOO_MANY_REQUESTS, "temporarily_unavailable")
-            }
+            OAuthErrorCode::UnsupportedGrantType => (
+                StatusCode::BAD_REQUEST,
+                OAuthErrorName::UnsupportedGrantType,
+            ),
+            OAuthErrorCode::TemporarilyUnavailable => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                OAuthErrorName::TemporarilyUnavailable,
+            ),
+            OAuthErrorCode::TooManyFailures => (
+                StatusCode::TOO_MANY_REQUESTS,
+                OAuthErrorName::TemporarilyUnavailable,
+            ),
         };
         let status = self.status.unwrap_or(status);
-        tracing::info!(error = code, "token refused");
-        let mut response = (
-            status,
-            Json(json!({ "error": code, "error_description": self.description })),
-        )
-            .into_response();
+        tracing::info!(error = code.as_str(), "token refused");
+        let body = OAuthErrorBody {
+            error: code,
+            error_description: self.description,
+        };
+        let mut response = (status, Json(body)).into_response();
         let headers = response.headers_mut();
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         headers.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));

@@ -7,6 +7,7 @@ mod admin;
 pub mod config;
 mod connections;
 pub mod error;
+pub mod openapi;
 mod pull;
 mod registrations;
 mod router;
@@ -73,7 +74,83 @@ pub fn serves_path(path: &str) -> bool {
     path.starts_with("/v1/tenants/") || path.starts_with("/v1/admin/") || is_token_path(path)
 }
 
+/// An answer that arises outside the handlers (no route, a wrong method, a request line too long,
+/// a request that ran too long, a connection over the limit) for a path of this API, in the shape
+/// and rules its routes answer with: OAuth 2.0's for the token service, the admin API's rules under
+/// `/v1/admin/`, the pull routes' elsewhere (so every answer on a path is one its OpenAPI document
+/// allows).
+pub fn edge_response(path: &str, error: crate::core::GatewayError) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    if is_token_path(path) {
+        error::OAuthError::from(error).into_response()
+    } else if path.starts_with("/v1/admin/") {
+        error::SombusError::admin(error).into_response()
+    } else {
+        error::SombusError::from(error).into_response()
+    }
+}
+
 /// Whether a path is the token service's (its answers come in OAuth 2.0's shape).
 pub fn is_token_path(path: &str) -> bool {
     path == "/v1/oauth/token" || path.starts_with("/v1/oauth/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::{ErrorKind, GatewayError};
+
+    async fn rule_of(path: &str, kind: ErrorKind) -> (u16, String) {
+        let response = edge_response(path, GatewayError::new(kind, "edge"));
+        let status = response.status().as_u16();
+        let body = axum::body::to_bytes(response.into_body(), 4096)
+            .await
+            .unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        let rule = body["violations"][0]["rule"]
+            .as_str()
+            .or(body["error"].as_str())
+            .unwrap()
+            .to_owned();
+        (status, rule)
+    }
+
+    #[tokio::test]
+    async fn edge_answers_carry_the_rules_of_the_paths_api() {
+        let unavailable = || ErrorKind::Unavailable {
+            retry_after: std::time::Duration::from_secs(1),
+        };
+        let admin = "/v1/admin/workspaces/w/connections";
+        assert_eq!(
+            rule_of(admin, unavailable()).await,
+            (503, "admin.unavailable".into())
+        );
+        assert_eq!(
+            rule_of(admin, ErrorKind::UriTooLong).await,
+            (400, "admin.bad_request".into())
+        );
+        assert_eq!(
+            rule_of("/v1/tenants/t/consumers/c/messages", unavailable()).await,
+            (503, "consumer.queue_unavailable".into())
+        );
+        assert_eq!(
+            rule_of("/v1/oauth/token", unavailable()).await,
+            (503, "temporarily_unavailable".into())
+        );
+        for (path, rules) in [
+            (admin, error::ADMIN_RULES),
+            ("/v1/tenants/t/consumers/c/ack", error::PULL_RULES),
+        ] {
+            for kind in [
+                ErrorKind::RouteNotFound,
+                ErrorKind::MethodNotAllowed,
+                ErrorKind::UriTooLong,
+                ErrorKind::RequestTimeout,
+                unavailable(),
+            ] {
+                let (_, rule) = rule_of(path, kind).await;
+                assert!(rules.contains(&rule.as_str()), "{path}: {rule}");
+            }
+        }
+    }
 }

@@ -3,11 +3,12 @@
 //! then counted against the connection's tier before anything else happens.
 
 use super::error::{SombusError, UNAVAILABLE_RETRY, rule};
-use super::wire::{self, PulledMessage, Received};
+use super::wire::{self, Acked, Nacked, PulledMessage, Received, Skills};
 use super::{BODY_LIMIT, SombusState, registrations};
 use crate::api::read_body;
 use crate::core::access::{Action, Caller, Grants, Principal};
 use crate::core::limits::Allowance;
+use crate::core::model::HandleOutcome;
 use crate::credentials::oauth::check::MAX_RECHECK;
 use crate::credentials::oauth::{Connection, Refusal};
 use axum::Json;
@@ -16,7 +17,6 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
-use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,6 +28,7 @@ const BEFORE_LONG_POLL: Duration = Duration::from_secs(10);
 /// How long to wait before reading registrations again after they could not be read.
 const SKILLS_RETRY: Duration = Duration::from_secs(30);
 
+/// The pull routes, each documented by its handler's `utoipa::path`.
 pub(super) fn routes() -> axum::Router<Arc<SombusState>> {
     axum::Router::new()
         .route(
@@ -149,6 +150,26 @@ impl SombusState {
     }
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/tenants/{tenant}/consumers/{client}/messages",
+    operation_id = "receive",
+    tag = "pull",
+    summary = "Receive a batch of messages",
+    description = "Receives up to `max` messages of your connection's queue, waiting up to `wait` \
+        seconds for one when none is ready. The answer is 200, with no messages when none arrived \
+        within `wait`. Messages of one `correlation_id` arrive in the order the bus accepted them.",
+    params(wire::ConsumerPath, wire::ReceiveQuery),
+    security(("consumer_token" = [])),
+    responses(
+        (status = 200, description = "The messages received (none when none arrived within `wait`).", body = Received),
+        (status = 400, body = wire::PullRefusal),
+        (status = 401, body = wire::PullRefusal),
+        (status = 403, body = wire::PullRefusal),
+        (status = 429, body = wire::PullRefusal),
+        (status = 503, body = wire::PullRefusal),
+    )
+)]
 async fn receive(
     State(state): State<Arc<SombusState>>,
     path: ConsumerPath,
@@ -170,32 +191,78 @@ async fn receive(
     }))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/tenants/{tenant}/consumers/{client}/ack",
+    operation_id = "acknowledge",
+    tag = "pull",
+    summary = "Acknowledge messages",
+    description = "You're done with these messages; they are removed. Each handle succeeds or \
+        fails on its own, so the answer is 200 even when some fail. A handle fails when it is \
+        malformed or not from your queue.",
+    params(wire::ConsumerPath),
+    request_body(content = wire::AckRequest, content_type = "application/json"),
+    security(("consumer_token" = [])),
+    responses(
+        (status = 200, description = "Each handle, acknowledged or failed.", body = Acked),
+        (status = 400, body = wire::PullRefusal),
+        (status = 401, body = wire::PullRefusal),
+        (status = 403, body = wire::PullRefusal),
+        (status = 429, body = wire::PullRefusal),
+        (status = 503, body = wire::PullRefusal),
+    )
+)]
 async fn acknowledge(
     State(state): State<Arc<SombusState>>,
     path: ConsumerPath,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<Value>, SombusError> {
-    settle(&state, path, &headers, body, false).await
+) -> Result<Json<Acked>, SombusError> {
+    let (handles, outcomes) = settle(&state, path, &headers, body, false).await?;
+    Ok(Json(Acked::new(handles, &outcomes)))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/tenants/{tenant}/consumers/{client}/nack",
+    operation_id = "release",
+    tag = "pull",
+    summary = "Release (nack) messages",
+    description = "You can't handle these messages now: they are visible again at once, or after \
+        `delay_seconds`. Each handle succeeds or fails on its own, so the answer is 200 even when \
+        some fail. A message delivered too many times without an acknowledgement moves to your \
+        dead-letter queue after the connection's attempt limit (5 unless chosen otherwise).",
+    params(wire::ConsumerPath),
+    request_body(content = wire::NackRequest, content_type = "application/json"),
+    security(("consumer_token" = [])),
+    responses(
+        (status = 200, description = "Each handle, released or failed.", body = Nacked),
+        (status = 400, body = wire::PullRefusal),
+        (status = 401, body = wire::PullRefusal),
+        (status = 403, body = wire::PullRefusal),
+        (status = 429, body = wire::PullRefusal),
+        (status = 503, body = wire::PullRefusal),
+    )
+)]
 async fn release(
     State(state): State<Arc<SombusState>>,
     path: ConsumerPath,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<Value>, SombusError> {
-    settle(&state, path, &headers, body, true).await
+) -> Result<Json<Nacked>, SombusError> {
+    let (handles, outcomes) = settle(&state, path, &headers, body, true).await?;
+    Ok(Json(Nacked::new(handles, &outcomes)))
 }
 
-/// Acknowledges the body's handles, or releases them after its `delay_seconds`.
+/// Acknowledges the body's handles, or releases them after its `delay_seconds`: the handles
+/// and the outcome of each.
 async fn settle(
     state: &SombusState,
     path: ConsumerPath,
     headers: &HeaderMap,
     body: Body,
     release: bool,
-) -> Result<Json<Value>, SombusError> {
+) -> Result<(Vec<String>, Vec<HandleOutcome>), SombusError> {
     let consumer = state.consumer(headers, path, MAX_RECHECK).await?;
     let (handles, delay) = wire::parse_handles(&read_body(body, BODY_LIMIT).await?, release)?;
     let queue = Some(consumer.connection.queue.as_str());
@@ -215,15 +282,33 @@ async fn settle(
             .acknowledge(&consumer.caller, &handles, queue)
             .await?
     };
-    let answered = if release { "nacked" } else { "acked" };
-    Ok(Json(wire::handle_results(handles, &outcomes, answered)))
+    Ok((handles, outcomes))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/tenants/{tenant}/consumers/{client}/skills",
+    operation_id = "skills",
+    tag = "pull",
+    summary = "A skill executor's registrations",
+    description = "In a house, a skill executor reads the configured instances the house bound to \
+        its connection, with their values and authority scale. Same token, no parameters.",
+    params(wire::ConsumerPath),
+    security(("consumer_token" = [])),
+    responses(
+        (status = 200, description = "The registrations bound to the connection (none when none are).", body = Skills),
+        (status = 400, body = wire::PullRefusal),
+        (status = 401, body = wire::PullRefusal),
+        (status = 403, body = wire::PullRefusal),
+        (status = 429, body = wire::PullRefusal),
+        (status = 503, body = wire::PullRefusal),
+    )
+)]
 async fn skills(
     State(state): State<Arc<SombusState>>,
     path: ConsumerPath,
     headers: HeaderMap,
-) -> Result<Json<Value>, SombusError> {
+) -> Result<Json<Skills>, SombusError> {
     let consumer = state.consumer(&headers, path, MAX_RECHECK).await?;
     let connection = &consumer.connection;
     let registrations = registrations::bound_to(
@@ -241,5 +326,5 @@ async fn skills(
         )
         .retry_after(SKILLS_RETRY)
     })?;
-    Ok(Json(json!({ "registrations": registrations })))
+    Ok(Json(Skills { registrations }))
 }

@@ -3,6 +3,7 @@
 
 use super::SombusState;
 use super::error::{OAuthError, OAuthErrorCode};
+use super::wire::{self, TokenAnswer, TokenType};
 use crate::api::read_body;
 use crate::credentials::oauth::Refusal;
 use axum::Json;
@@ -12,7 +13,6 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use base64::Engine as _;
-use serde_json::json;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -21,17 +21,42 @@ const TOKEN_BODY_LIMIT: usize = 4096;
 /// Failed token requests an address may make in any minute before it gets 429.
 const FAILURES_PER_MINUTE: u32 = 60;
 
+/// The token route, documented by its handler's `utoipa::path`.
 pub(super) fn routes() -> axum::Router<Arc<SombusState>> {
     axum::Router::new().route("/v1/oauth/token", post(token))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/oauth/token",
+    operation_id = "token",
+    tag = "token",
+    summary = "Swap a client id and secret for an access token",
+    description = "The client credentials grant (RFC 6749 §4.4): authenticate with HTTP Basic \
+        (client id and secret) and send `grant_type=client_credentials`. Reuse the token for its \
+        whole life. Errors come in OAuth 2.0's shape (RFC 6749 §5.2); every answer carries \
+        `Cache-Control: no-store`. Failed authentications are counted per address: past 60 in a \
+        minute, a request that presents credentials gets 429 (one that presents none still gets \
+        401 and the challenge).",
+    request_body(content = wire::TokenRequest, content_type = "application/x-www-form-urlencoded"),
+    security(("client_credentials" = [])),
+    responses(
+        (status = 200, description = "An access token.", body = wire::TokenAnswer),
+        (status = 400, body = wire::OAuthErrorBody),
+        (status = 401, body = wire::OAuthErrorBody),
+        (status = 429, body = wire::OAuthErrorBody),
+        (status = 503, body = wire::OAuthErrorBody),
+    )
+)]
 async fn token(
     State(state): State<Arc<SombusState>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, OAuthError> {
-    let authenticated = match basic_credentials(&headers) {
+    let presented = basic_credentials(&headers);
+    let guessed = presented.is_some();
+    let authenticated = match presented {
         Some((client_id, secret)) => state.check.authenticate_client(&client_id, &secret),
         None => Err(Refusal::Unauthenticated(
             "authenticate with HTTP Basic: the client id and secret",
@@ -46,7 +71,9 @@ async fn token(
             ));
         }
         Err(Refusal::Unauthenticated(why) | Refusal::NotRegistered(why)) => {
-            // Failures count against the caller's address; past the budget, 429.
+            // Failures count against the caller's address; past the budget, a request that
+            // presents credentials gets 429. One that presents none guesses nothing: it is still
+            // told how to authenticate (401 with the Basic challenge).
             let client = state.client_addresses.client_address(&headers, peer);
             let budget = state
                 .gateway
@@ -59,12 +86,12 @@ async fn token(
                 )
                 .await;
             return Err(match budget {
-                Ok(()) => OAuthError::new(OAuthErrorCode::InvalidClient, why),
-                Err(limited) => OAuthError::new(
+                Err(limited) if guessed => OAuthError::new(
                     OAuthErrorCode::TooManyFailures,
                     "too many failed token requests from this address; retry later",
                 )
                 .retry_after(limited.retry_after()),
+                _ => OAuthError::new(OAuthErrorCode::InvalidClient, why),
             });
         }
     };
@@ -113,11 +140,11 @@ async fn token(
     }
     let access_token = state.check.mint(&connection, serial);
     tracing::info!(client_id = %connection.client_id, workspace = %connection.workspace, "token issued");
-    let mut response = Json(json!({
-        "access_token": access_token,
-        "token_type": "Bearer",
-        "expires_in": state.check.tokens().lifetime().num_seconds(),
-    }))
+    let mut response = Json(TokenAnswer {
+        access_token,
+        token_type: TokenType::Bearer,
+        expires_in: state.check.tokens().lifetime().num_seconds(),
+    })
     .into_response();
     let headers = response.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

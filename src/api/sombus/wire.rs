@@ -1,16 +1,21 @@
-//! sombus's wire: the receive query with its documented defaults and ranges, the ack and nack
-//! bodies, and the message shape, including how an SQS message maps onto it (the body is the
-//! producer's envelope; `message_type`, `correlation_id`, `topic` and `producer_id` come from
-//! message attributes of those names, else from the envelope's fields).
+//! sombus's wire: every request and answer body of the token service, the pull routes and the
+//! admin API as types (their `utoipa` schemas are the OpenAPI document's, so the document is the
+//! code's), the receive query with its documented defaults and ranges, and how an SQS message
+//! maps onto the message shape (the body is the producer's envelope; `message_type`,
+//! `correlation_id`, `topic` and `producer_id` come from message attributes of those names, else
+//! from the envelope's fields).
 
 use super::error::SombusError;
 use crate::api::json::{batch, optional_int, parse_object, reject_unknown};
 use crate::core::gateway::ReceiveOptions;
 use crate::core::model::{AttributeValue, BackendMessage, Delivery, HandleOutcome};
+use crate::credentials::oauth::{AuditEntry, Connection, ConnectionStatus, Role};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
+use utoipa::{IntoParams, ToSchema};
 
 /// The longest visibility timeout or release delay, seconds (12 hours).
 pub const MAX_VISIBILITY: u32 = 43_200;
@@ -121,27 +126,115 @@ pub fn parse_handles(body: &[u8], with_delay: bool) -> Result<(Vec<String>, u32)
     Ok((handles, delay))
 }
 
+/// The path of the pull routes: `/v1/tenants/{tenant}/consumers/{client}/…`.
+#[derive(Debug, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct ConsumerPath {
+    /// Your workspace id: your token's `tenant` claim.
+    #[param(min_length = 1, example = "ws-3f9a")]
+    pub tenant: String,
+    /// Your client id: your consumer connection's id (the token's `sub` claim).
+    #[param(min_length = 1, example = "story-consumer")]
+    pub client: String,
+}
+
+/// The path of a workspace's admin routes: `/v1/admin/workspaces/{workspace}/…`.
+#[derive(Debug, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct WorkspacePath {
+    /// The workspace id: 1 to 36 letters, digits or `-`.
+    #[param(pattern = "^[A-Za-z0-9-]{1,36}$", example = "ws-3f9a")]
+    pub workspace: String,
+}
+
+/// The path of a connection's admin routes: `/v1/admin/workspaces/{workspace}/connections/{client}/…`.
+#[derive(Debug, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct ConnectionPath {
+    /// The workspace id: 1 to 36 letters, digits or `-`.
+    #[param(pattern = "^[A-Za-z0-9-]{1,36}$", example = "ws-3f9a")]
+    pub workspace: String,
+    /// The connection's client id: 1 to 25 letters, digits or `-`.
+    #[param(pattern = "^[A-Za-z0-9-]{1,25}$", example = "story-consumer")]
+    pub client: String,
+}
+
+/// The receive query: `GET …/messages?max=&wait=&visibility=&attempt=` (parsed by
+/// [`parse_receive_query`], which holds to these defaults and ranges).
+#[derive(Debug, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ReceiveQuery {
+    /// At most this many messages.
+    #[param(default = 10, minimum = 1, maximum = 10)]
+    pub max: Option<u32>,
+    /// Long poll: seconds to wait for a message when none is ready. 0 answers at once.
+    #[param(default = 20, minimum = 0, maximum = 20)]
+    pub wait: Option<u32>,
+    /// Seconds the received messages stay hidden from other receives while you handle them.
+    #[param(default = 60, minimum = 0, maximum = 43200)]
+    pub visibility: Option<u32>,
+    /// A receive attempt id: 1 to 128 printable ASCII characters, no spaces. If the answer is
+    /// lost, retry with the same id within five minutes to get the same messages back instead of
+    /// waiting for them to become visible again.
+    #[param(
+        min_length = 1,
+        max_length = 128,
+        pattern = "^[!-~]{1,128}$",
+        example = "poll-7f3a"
+    )]
+    pub attempt: Option<String>,
+}
+
 /// The receive answer.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(example = json!({"messages": [{
+    "receipt_handle": "AQEB…",
+    "message_type": "story.context",
+    "correlation_id": "0192f5a0-…",
+    "topic": "som.story.context",
+    "producer_id": "c…",
+    "receive_count": 1,
+    "enqueued_at": "2026-09-25T10:15:02.114Z",
+    "envelope": {"som_version": "1.0.0", "message_id": "…", "payload": {}}
+}]}))]
 pub struct Received {
     /// The messages, none when none arrived within `wait`.
+    #[schema(max_items = 10)]
     pub messages: Vec<PulledMessage>,
 }
 
-/// One message as the pull API shows it. No `Debug`: it holds a receipt handle.
-#[derive(Serialize)]
+/// One message as the pull API shows it.
+// No `Debug`: it holds a receipt handle.
+#[derive(Serialize, ToSchema)]
 pub struct PulledMessage {
+    /// What you acknowledge or release it with; only valid for this receive.
+    #[schema(min_length = 1)]
     receipt_handle: String,
+    /// The envelope's message type (or the message attribute of that name).
+    #[schema(required = true)]
     message_type: Option<String>,
+    /// The story: messages of one correlation id arrive in the order the bus accepted them.
+    #[schema(required = true)]
     correlation_id: Option<String>,
+    /// The topic it was published on.
+    #[schema(required = true)]
     topic: Option<String>,
+    /// The producer that published it.
+    #[schema(required = true)]
     producer_id: Option<String>,
+    /// Deliveries of this message, this one included; more than 1 means it was delivered before
+    /// and not acknowledged in time.
+    #[schema(minimum = 1)]
     receive_count: u32,
+    /// When the bus accepted it (RFC 3339, milliseconds, UTC).
+    #[schema(format = DateTime)]
     enqueued_at: String,
-    /// The producer's envelope when the body is a JSON object; `null` otherwise.
+    /// The producer's message, as it was accepted (`null` when the body is not a JSON object).
+    #[schema(value_type = Option<Object>, required = true)]
     envelope: Value,
     /// Only when the body is not a JSON object: the body as it is.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     body: Option<String>,
 }
 
@@ -199,37 +292,533 @@ fn mapped_field(
     })
 }
 
+/// The ack body (`parse_handles` holds to it).
+#[derive(ToSchema)]
+#[schema(example = json!({"receipt_handles": ["AQEB…", "AQEB…"]}))]
+#[serde(deny_unknown_fields)]
+pub struct AckRequest {
+    /// 1 to 10 distinct receipt handles.
+    #[schema(min_items = 1, max_items = 10, min_length = 1, value_type = BTreeSet<String>)]
+    pub receipt_handles: Vec<String>,
+}
+
+/// The nack body (`parse_handles` holds to it).
+#[derive(ToSchema)]
+#[schema(example = json!({"receipt_handles": ["AQEB…"], "delay_seconds": 30}))]
+#[serde(deny_unknown_fields)]
+pub struct NackRequest {
+    /// 1 to 10 distinct receipt handles.
+    #[schema(min_items = 1, max_items = 10, min_length = 1, value_type = BTreeSet<String>)]
+    pub receipt_handles: Vec<String>,
+    /// Seconds before the messages are visible again (0: at once).
+    #[schema(default = 0, minimum = 0, maximum = 43200)]
+    pub delay_seconds: Option<u32>,
+}
+
+/// Why a handle failed.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+pub enum HandleFailure {
+    /// Malformed, or not from your queue.
+    ReceiptHandleIsInvalid,
+}
+
 /// A handle that did not succeed.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 pub struct FailedHandle {
+    /// The handle as it was sent.
     receipt_handle: String,
-    code: &'static str,
+    /// Why.
+    code: HandleFailure,
+    /// Why, in words.
     message: &'static str,
 }
 
-/// The answer to ack (`acked`) or nack (`nacked`): each handle in one list.
-pub fn handle_results(handles: Vec<String>, outcomes: &[HandleOutcome], done_field: &str) -> Value {
+/// The ack answer: each handle in one list (200 even when some fail).
+#[derive(Serialize, ToSchema)]
+#[schema(example = json!({"acked": ["AQEB…"], "failed": [{"receipt_handle": "AQEB…", "code": "ReceiptHandleIsInvalid", "message": "the receipt handle is malformed or not from your queue"}]}))]
+pub struct Acked {
+    /// Handles done with: their messages are removed.
+    acked: Vec<String>,
+    /// Handles that failed, each with why.
+    failed: Vec<FailedHandle>,
+}
+
+/// The nack answer: each handle in one list (200 even when some fail).
+#[derive(Serialize, ToSchema)]
+#[schema(example = json!({"nacked": ["AQEB…"], "failed": []}))]
+pub struct Nacked {
+    /// Handles released: their messages are visible again at once or after `delay_seconds`.
+    nacked: Vec<String>,
+    /// Handles that failed, each with why.
+    failed: Vec<FailedHandle>,
+}
+
+/// Sorts handles by their outcomes: done (a stale handle is from this queue and well formed:
+/// its delivery is over, so there is nothing left to do with it) or failed.
+fn sort_handles(
+    handles: Vec<String>,
+    outcomes: &[HandleOutcome],
+) -> (Vec<String>, Vec<FailedHandle>) {
     let mut done = Vec::new();
     let mut failed = Vec::new();
     for (handle, outcome) in handles.into_iter().zip(outcomes) {
         match outcome {
-            // A stale handle is from this queue and well formed: its delivery is over (acked,
-            // released or timed out already), so there is nothing left to do with it.
-            HandleOutcome::Ok | HandleOutcome::Stale => done.push(Value::String(handle)),
+            HandleOutcome::Ok | HandleOutcome::Stale => done.push(handle),
             HandleOutcome::Invalid => failed.push(FailedHandle {
                 receipt_handle: handle,
-                code: "ReceiptHandleIsInvalid",
+                code: HandleFailure::ReceiptHandleIsInvalid,
                 message: "the receipt handle is malformed or not from your queue",
             }),
         }
     }
-    let mut answer = Map::new();
-    answer.insert(done_field.to_owned(), Value::Array(done));
-    answer.insert(
-        "failed".to_owned(),
-        serde_json::to_value(failed).unwrap_or_default(),
-    );
-    Value::Object(answer)
+    (done, failed)
+}
+
+impl Acked {
+    /// The answer to an ack of `handles` with these outcomes.
+    pub fn new(handles: Vec<String>, outcomes: &[HandleOutcome]) -> Self {
+        let (acked, failed) = sort_handles(handles, outcomes);
+        Self { acked, failed }
+    }
+}
+
+impl Nacked {
+    /// The answer to a nack of `handles` with these outcomes.
+    pub fn new(handles: Vec<String>, outcomes: &[HandleOutcome]) -> Self {
+        let (nacked, failed) = sort_handles(handles, outcomes);
+        Self { nacked, failed }
+    }
+}
+
+/// A skill executor's registrations: the configured instances the house bound to its connection.
+#[derive(Serialize, ToSchema)]
+pub struct Skills {
+    /// The registrations, as the house configured them.
+    #[schema(value_type = Vec<Registration>)]
+    pub registrations: Vec<Value>,
+}
+
+/// One registration (it may carry more fields than these).
+#[derive(ToSchema)]
+pub struct Registration {
+    /// The configured instance.
+    pub instance_id: String,
+    /// The skill it is an instance of.
+    pub skill: String,
+    /// Its configured values.
+    #[schema(value_type = Object)]
+    pub values: Value,
+    /// Its authority scale.
+    #[schema(value_type = Value)]
+    pub authority_scale: Value,
+}
+
+/// The token request: `grant_type=client_credentials`, form-encoded; the client authenticates
+/// with HTTP Basic (client id and secret).
+#[derive(ToSchema)]
+pub struct TokenRequest {
+    /// Only the client credentials grant.
+    pub grant_type: GrantType,
+}
+
+/// The grant the token service supports.
+#[derive(ToSchema)]
+pub enum GrantType {
+    /// RFC 6749 §4.4.
+    #[serde(rename = "client_credentials")]
+    ClientCredentials,
+}
+
+/// The token service's answer (RFC 6749 §5.1).
+#[derive(Serialize, ToSchema)]
+pub struct TokenAnswer {
+    /// A JWT for `Authorization: Bearer`; reuse it for its whole life.
+    pub access_token: String,
+    /// Always `Bearer`.
+    pub token_type: TokenType,
+    /// Seconds the token lives (an hour unless configured otherwise).
+    #[schema(minimum = 60, maximum = 86400, example = 3600)]
+    pub expires_in: i64,
+}
+
+/// The token's type.
+#[derive(Serialize, ToSchema)]
+pub enum TokenType {
+    /// RFC 6750.
+    Bearer,
+}
+
+/// A token-service refusal (RFC 6749 §5.2).
+#[derive(Serialize, ToSchema)]
+pub struct OAuthErrorBody {
+    /// The error code.
+    pub error: OAuthErrorName,
+    /// What went wrong, safe to show.
+    pub error_description: String,
+}
+
+/// RFC 6749 §5.2's error codes the token service answers.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OAuthErrorName {
+    /// A parameter missing, repeated or malformed, or a body that is not form-encoded (400).
+    InvalidRequest,
+    /// Client authentication failed (401).
+    InvalidClient,
+    /// Not `client_credentials` (400).
+    UnsupportedGrantType,
+    /// The token service can't answer now, or too many failed attempts came from your
+    /// address (503, 429; retry after `Retry-After`).
+    TemporarilyUnavailable,
+}
+
+impl OAuthErrorName {
+    /// The code as it is written on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidRequest => "invalid_request",
+            Self::InvalidClient => "invalid_client",
+            Self::UnsupportedGrantType => "unsupported_grant_type",
+            Self::TemporarilyUnavailable => "temporarily_unavailable",
+        }
+    }
+}
+
+/// A refusal in the bus's usual body.
+#[derive(Serialize)]
+pub struct BusRefusal {
+    accepted: bool,
+    violations: [Violation; 1],
+}
+
+#[derive(Serialize)]
+struct Violation {
+    rule: &'static str,
+    message: String,
+}
+
+impl BusRefusal {
+    /// The refusal of one rule.
+    pub fn new(rule: &'static str, message: String) -> Self {
+        Self {
+            accepted: false,
+            violations: [Violation { rule, message }],
+        }
+    }
+}
+
+/// `false`, always.
+fn refused() -> Schema {
+    ObjectBuilder::new()
+        .schema_type(SchemaType::new(Type::Boolean))
+        .enum_values(Some([false]))
+        .build()
+        .into()
+}
+
+fn rules_of(rules: &[&'static str]) -> Schema {
+    ObjectBuilder::new()
+        .schema_type(SchemaType::new(Type::String))
+        .enum_values(Some(rules.iter().copied()))
+        .build()
+        .into()
+}
+
+fn pull_rules() -> Schema {
+    rules_of(super::error::PULL_RULES)
+}
+
+fn admin_rules() -> Schema {
+    rules_of(super::error::ADMIN_RULES)
+}
+
+/// A refusal of the pull routes: `{"accepted": false, "violations": [{"rule", "message"}]}`.
+#[derive(ToSchema)]
+pub struct PullRefusal {
+    /// Always `false`.
+    #[schema(schema_with = refused)]
+    pub accepted: bool,
+    /// What was refused: one violation.
+    #[schema(min_items = 1, max_items = 1)]
+    pub violations: Vec<PullViolation>,
+}
+
+/// A rule a pull request broke.
+#[derive(ToSchema)]
+pub struct PullViolation {
+    /// The rule (see the status's examples for which ones it answers).
+    #[schema(schema_with = pull_rules)]
+    pub rule: String,
+    /// What went wrong and what to do, in words.
+    pub message: String,
+}
+
+/// A refusal of the admin API, in the bus's usual body.
+#[derive(ToSchema)]
+pub struct AdminRefusal {
+    /// Always `false`.
+    #[schema(schema_with = refused)]
+    pub accepted: bool,
+    /// What was refused: one violation.
+    #[schema(min_items = 1, max_items = 1)]
+    pub violations: Vec<AdminViolation>,
+}
+
+/// A rule an admin request broke.
+#[derive(ToSchema)]
+pub struct AdminViolation {
+    /// The rule.
+    #[schema(schema_with = admin_rules)]
+    pub rule: String,
+    /// What went wrong, in words.
+    pub message: String,
+}
+
+/// The body of `POST /connections`; every field may be left out (an empty body takes every
+/// default).
+#[derive(ToSchema)]
+#[schema(example = json!({"name": "story consumer", "attempt_limit": 5}))]
+#[serde(deny_unknown_fields)]
+pub struct NewConnectionRequest {
+    /// The client id to give it (default: generated, `c` and 20 hex digits).
+    #[schema(pattern = "^[A-Za-z0-9-]{1,25}$", example = "story-consumer")]
+    pub client_id: Option<String>,
+    /// A label, 1 to 256 characters (default: the client id).
+    #[schema(min_length = 1, max_length = 256)]
+    pub name: Option<String>,
+    /// What its tokens may do.
+    #[schema(default = "consumer")]
+    pub role: Option<ConnectionRole>,
+    /// Whether its queue is FIFO: ordered per correlation id.
+    #[schema(default = true)]
+    pub fifo: Option<bool>,
+    /// Deliveries before a message moves to the dead-letter queue.
+    #[schema(default = 5, minimum = 1, maximum = 1000)]
+    pub attempt_limit: Option<u32>,
+    /// The quota tier its limits come from: `standard` (20 requests a second, bursts of 40,
+    /// 100,000 a day) or another tier of the gateway's `[sombus.tiers]`.
+    #[schema(default = "standard", pattern = "^standard$")]
+    pub tier: Option<String>,
+}
+
+/// What a connection's tokens may do.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ConnectionRole {
+    /// Reads its own queue through the pull routes.
+    Consumer,
+    /// A producer app's credentials: gets tokens, reads no queue.
+    Producer,
+}
+
+impl From<Role> for ConnectionRole {
+    fn from(role: Role) -> Self {
+        match role {
+            Role::Consumer => Self::Consumer,
+            Role::Producer => Self::Producer,
+        }
+    }
+}
+
+/// Whether a connection gets tokens and reads.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ConnectionState {
+    /// Gets tokens; its tokens read.
+    Active,
+    /// Gets no token; its queue and secret are kept for a restore.
+    Revoked,
+}
+
+/// A connection as the admin API shows it: never a secret or its hash.
+#[derive(Serialize, ToSchema)]
+pub struct ConnectionView {
+    /// Its client id, `{c}` of the pull URLs.
+    #[schema(pattern = "^[A-Za-z0-9-]{1,25}$")]
+    client_id: String,
+    /// Its workspace, `{t}` of the pull URLs.
+    workspace: String,
+    /// Its label.
+    name: String,
+    /// What its tokens may do.
+    role: ConnectionRole,
+    /// Whether it gets tokens.
+    status: ConnectionState,
+    /// The gateway queue it reads.
+    queue: String,
+    /// Where its messages go after `attempt_limit` deliveries.
+    #[schema(required = true)]
+    dead_letter_queue: Option<String>,
+    /// Whether its queue is FIFO.
+    fifo: bool,
+    /// Deliveries before a message moves to the dead-letter queue.
+    #[schema(minimum = 1, maximum = 1000)]
+    attempt_limit: u32,
+    /// Its quota tier.
+    tier: String,
+    /// Goes up with each rotation (and revocation) of its secret; tokens carry it.
+    #[schema(minimum = 1)]
+    credential_version: u64,
+    /// Whether it has a secret that gets tokens.
+    has_secret: bool,
+    /// Until when the secret before the last rotation still gets tokens (`null`: it doesn't).
+    #[schema(value_type = Option<String>, format = DateTime, required = true)]
+    old_secret_valid_until: Option<DateTime<Utc>>,
+    /// When it was created.
+    #[schema(value_type = String, format = DateTime)]
+    created_at: DateTime<Utc>,
+}
+
+impl ConnectionView {
+    /// The view of `connection` at `now`.
+    pub fn new(connection: &Connection, now: DateTime<Utc>) -> Self {
+        Self {
+            client_id: connection.client_id.clone(),
+            workspace: connection.workspace.clone(),
+            name: connection.name.clone(),
+            role: connection.role.into(),
+            status: match connection.status {
+                ConnectionStatus::Active => ConnectionState::Active,
+                ConnectionStatus::Revoked => ConnectionState::Revoked,
+            },
+            queue: connection.queue.clone(),
+            dead_letter_queue: connection.dead_letter_queue.clone(),
+            fifo: connection.fifo,
+            attempt_limit: connection.attempt_limit,
+            tier: connection.tier.clone(),
+            credential_version: connection.credential_version,
+            has_secret: connection.secret.is_some(),
+            old_secret_valid_until: connection.overlap_until(now),
+            created_at: connection.created_at,
+        }
+    }
+}
+
+/// A workspace's connections.
+#[derive(Serialize, ToSchema)]
+pub struct ConnectionList {
+    /// Every connection of the workspace.
+    pub connections: Vec<ConnectionView>,
+}
+
+/// A new client secret, shown once, with the connection's URLs filled in.
+// No `Debug`: it holds the secret.
+#[derive(Serialize, ToSchema)]
+pub struct IssuedSecretAnswer {
+    /// The client id (HTTP Basic user name at the token service).
+    pub client_id: String,
+    /// The secret (HTTP Basic password); only a hash is kept.
+    #[schema(pattern = "^sbs_[A-Za-z0-9_-]+$")]
+    pub client_secret: String,
+    /// The connection's credential version after this change.
+    #[schema(minimum = 1)]
+    pub credential_version: u64,
+    /// A reminder that a lost secret can't be shown again, only rotated.
+    pub shown_once: &'static str,
+    /// The connection's URLs.
+    pub urls: SecretUrls,
+}
+
+/// The URLs a connection uses.
+#[derive(Serialize, ToSchema)]
+pub struct SecretUrls {
+    /// The token service.
+    #[schema(format = "uri")]
+    pub token: String,
+    /// Receive.
+    #[schema(format = "uri")]
+    pub messages: String,
+    /// Acknowledge.
+    #[schema(format = "uri")]
+    pub ack: String,
+    /// Release.
+    #[schema(format = "uri")]
+    pub nack: String,
+    /// Skill registrations.
+    #[schema(format = "uri")]
+    pub skills: String,
+}
+
+/// The body of `POST …/secret/rotate`; may be empty.
+#[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RotateRequest {
+    /// How long the previous secret keeps getting tokens.
+    #[schema(default = "24h")]
+    pub overlap: Option<Overlap>,
+}
+
+/// How long a rotated secret keeps getting tokens.
+#[derive(ToSchema)]
+pub enum Overlap {
+    /// 24 hours (the default).
+    #[serde(rename = "24h")]
+    Day,
+    /// 3 days.
+    #[serde(rename = "3d")]
+    ThreeDays,
+    /// 1 hour.
+    #[serde(rename = "1h")]
+    Hour,
+    /// None: the previous secret stops at once.
+    #[serde(rename = "none")]
+    Nothing,
+}
+
+/// A redrive under way.
+#[derive(Serialize, ToSchema)]
+pub struct RedriveStarted {
+    /// The backend's task handle.
+    pub task_handle: String,
+}
+
+/// The audit query.
+#[derive(Debug, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct AuditQuery {
+    /// The newest this many entries.
+    #[param(default = 100, minimum = 1, maximum = 1000)]
+    pub limit: Option<u32>,
+}
+
+/// A workspace's audit log, newest last.
+#[derive(Serialize, ToSchema)]
+pub struct AuditLog {
+    /// The entries.
+    pub entries: Vec<AuditRecord>,
+}
+
+/// One change, as the audit log records it.
+#[derive(Serialize, ToSchema)]
+pub struct AuditRecord {
+    /// When.
+    #[schema(value_type = String, format = DateTime)]
+    at: DateTime<Utc>,
+    /// The workspace.
+    workspace: String,
+    /// Who: the admin key's name (or `cli:` and the operator).
+    actor: String,
+    /// What: `connection.create`, `secret.rotate`, …
+    action: String,
+    /// Which connection.
+    client_id: String,
+    /// Anything else worth knowing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    detail: Option<String>,
+}
+
+impl From<AuditEntry> for AuditRecord {
+    fn from(entry: AuditEntry) -> Self {
+        Self {
+            at: entry.at,
+            workspace: entry.workspace,
+            actor: entry.actor,
+            action: entry.action,
+            client_id: entry.client_id,
+            detail: (!entry.detail.is_empty()).then_some(entry.detail),
+        }
+    }
 }
 
 #[cfg(test)]
