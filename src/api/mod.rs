@@ -1,6 +1,7 @@
 //! The HTTP dialects: each turns its wire format into core calls and renders the answers.
 
 pub mod basaltic;
+pub mod documents;
 pub mod edge;
 pub mod ezgh;
 pub mod health;

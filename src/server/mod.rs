@@ -133,7 +133,7 @@ impl App {
                 Duration::from_secs(config.basaltic.metrics_interval_seconds),
             )),
             Arc::new(api::health::Health(Arc::clone(&gateway))),
-            Arc::new(api::openapi::OpenApiDocuments),
+            Arc::new(api::documents::OpenApiDocuments),
             Arc::new(api::ezgh::EzghState::from_config(
                 Arc::clone(&gateway),
                 &config.ezgh,

@@ -2,14 +2,15 @@
 //! with the documented rule and status of each (and `Retry-After` where one helps); the token
 //! service's refusals in OAuth 2.0's shape (RFC 6749 §5.2).
 
-use super::wire::{BusRefusal, OAuthErrorBody, OAuthErrorName};
 use crate::core::error::LimitScope;
 use crate::core::limits::retry_after_seconds;
 use crate::core::{ErrorKind, GatewayError};
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use serde::Serialize;
 use std::time::Duration;
+use utoipa::ToSchema;
 
 /// The pull routes' rules.
 pub mod rule {
@@ -367,5 +368,64 @@ impl IntoResponse for OAuthError {
             );
         }
         response
+    }
+}
+
+/// A token-service refusal (RFC 6749 §5.2).
+#[derive(Serialize, ToSchema)]
+pub struct OAuthErrorBody {
+    /// The error code.
+    pub error: OAuthErrorName,
+    /// What went wrong, safe to show.
+    pub error_description: String,
+}
+
+/// RFC 6749 §5.2's error codes the token service answers.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OAuthErrorName {
+    /// A parameter missing, repeated or malformed, or a body that is not form-encoded (400).
+    InvalidRequest,
+    /// Client authentication failed (401).
+    InvalidClient,
+    /// Not `client_credentials` (400).
+    UnsupportedGrantType,
+    /// The token service can't answer now, or too many failed attempts came from your
+    /// address (503, 429; retry after `Retry-After`).
+    TemporarilyUnavailable,
+}
+
+impl OAuthErrorName {
+    /// The code as it is written on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidRequest => "invalid_request",
+            Self::InvalidClient => "invalid_client",
+            Self::UnsupportedGrantType => "unsupported_grant_type",
+            Self::TemporarilyUnavailable => "temporarily_unavailable",
+        }
+    }
+}
+
+/// A refusal in the bus's usual body.
+#[derive(Serialize)]
+pub struct BusRefusal {
+    accepted: bool,
+    violations: [Violation; 1],
+}
+
+#[derive(Serialize)]
+struct Violation {
+    rule: &'static str,
+    message: String,
+}
+
+impl BusRefusal {
+    /// The refusal of one rule.
+    pub fn new(rule: &'static str, message: String) -> Self {
+        Self {
+            accepted: false,
+            violations: [Violation { rule, message }],
+        }
     }
 }

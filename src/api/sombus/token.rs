@@ -42,10 +42,10 @@ pub(super) fn routes() -> axum::Router<Arc<SombusState>> {
     security(("client_credentials" = [])),
     responses(
         (status = 200, description = "An access token.", body = wire::TokenAnswer),
-        (status = 400, body = wire::OAuthErrorBody),
-        (status = 401, body = wire::OAuthErrorBody),
-        (status = 429, body = wire::OAuthErrorBody),
-        (status = 503, body = wire::OAuthErrorBody),
+        (status = 400, body = super::error::OAuthErrorBody),
+        (status = 401, body = super::error::OAuthErrorBody),
+        (status = 429, body = super::error::OAuthErrorBody),
+        (status = 503, body = super::error::OAuthErrorBody),
     )
 )]
 async fn token(

@@ -448,65 +448,6 @@ pub enum TokenType {
     Bearer,
 }
 
-/// A token-service refusal (RFC 6749 §5.2).
-#[derive(Serialize, ToSchema)]
-pub struct OAuthErrorBody {
-    /// The error code.
-    pub error: OAuthErrorName,
-    /// What went wrong, safe to show.
-    pub error_description: String,
-}
-
-/// RFC 6749 §5.2's error codes the token service answers.
-#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum OAuthErrorName {
-    /// A parameter missing, repeated or malformed, or a body that is not form-encoded (400).
-    InvalidRequest,
-    /// Client authentication failed (401).
-    InvalidClient,
-    /// Not `client_credentials` (400).
-    UnsupportedGrantType,
-    /// The token service can't answer now, or too many failed attempts came from your
-    /// address (503, 429; retry after `Retry-After`).
-    TemporarilyUnavailable,
-}
-
-impl OAuthErrorName {
-    /// The code as it is written on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::InvalidRequest => "invalid_request",
-            Self::InvalidClient => "invalid_client",
-            Self::UnsupportedGrantType => "unsupported_grant_type",
-            Self::TemporarilyUnavailable => "temporarily_unavailable",
-        }
-    }
-}
-
-/// A refusal in the bus's usual body.
-#[derive(Serialize)]
-pub struct BusRefusal {
-    accepted: bool,
-    violations: [Violation; 1],
-}
-
-#[derive(Serialize)]
-struct Violation {
-    rule: &'static str,
-    message: String,
-}
-
-impl BusRefusal {
-    /// The refusal of one rule.
-    pub fn new(rule: &'static str, message: String) -> Self {
-        Self {
-            accepted: false,
-            violations: [Violation { rule, message }],
-        }
-    }
-}
-
 /// `false`, always.
 fn refused() -> Schema {
     ObjectBuilder::new()
