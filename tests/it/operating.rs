@@ -311,6 +311,18 @@ fn client_trusting(certificate_pem: &str) -> reqwest::Client {
         .unwrap()
 }
 
+/// Whether `client` gets an answer from `{base}/healthz` (a handshake it accepts) within `time`.
+async fn answers_within(client: &reqwest::Client, base: &str, time: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + time;
+    while tokio::time::Instant::now() < deadline {
+        if client.get(format!("{base}/healthz")).send().await.is_ok() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
 fn write_pair(dir: &Path, (cert, key): &(String, String)) -> (PathBuf, PathBuf) {
     let (cert_file, key_file) = (dir.join("cert.pem"), dir.join("key.pem"));
     // Written beside and renamed, as certificate tools do: a reader never sees half a file.
@@ -372,20 +384,10 @@ async fn tls_serves_https_and_reloads_changed_files_without_dropping_connections
     let second = certificate("second");
     write_pair(dir.path(), &second);
     let trusts_second = client_trusting(&second.0);
-    let mut reloaded = false;
-    for _ in 0..100 {
-        if trusts_second
-            .get(format!("{https}/healthz"))
-            .send()
-            .await
-            .is_ok()
-        {
-            reloaded = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(reloaded, "the changed files are served");
+    assert!(
+        answers_within(&trusts_second, &https, Duration::from_secs(10)).await,
+        "the changed files are served"
+    );
     // A fresh client (no TLS session to resume) that trusts only the first one is refused now.
     assert!(
         client_trusting(&first.0)
@@ -620,20 +622,10 @@ async fn sighup_reloads_the_certificate() {
         .await
         .unwrap();
     let trusts_second = client_trusting(&second.0);
-    let mut reloaded = false;
-    for _ in 0..100 {
-        if trusts_second
-            .get(format!("{https}/healthz"))
-            .send()
-            .await
-            .is_ok()
-        {
-            reloaded = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(reloaded, "SIGHUP reloads");
+    assert!(
+        answers_within(&trusts_second, &https, Duration::from_secs(5)).await,
+        "SIGHUP reloads"
+    );
     let logs = gateway.stop().await;
     assert!(logs.contains("TLS certificate reloaded"), "{logs}");
 }
