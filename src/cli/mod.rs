@@ -123,12 +123,14 @@ enum Command {
         #[command(subcommand)]
         command: sombus::SombusCommand,
     },
-    /// Measure backend throughput (send, receive+delete; batches of 10; 1 and 8 clients) and memory.
+    /// Measure what users feel over HTTP, against baselines of the same run: the SQS endpoint
+    /// (aws-sdk-sqs) against LocalStack and the proxy's cost, ezgh receive+ack against a bare
+    /// handler, idle long polls, and backlogs (memory per million, reopen time); with the targets.
     Bench {
-        /// Messages per scenario.
+        /// Messages per throughput row.
         #[arg(long, default_value_t = 20_000)]
         messages: usize,
-        /// Message body size in bytes.
+        /// Message body size in bytes of the throughput rows.
         #[arg(long, default_value_t = 256)]
         body_bytes: usize,
         /// LocalStack endpoint measured as the baseline (skipped when it does not answer).
@@ -137,9 +139,51 @@ enum Command {
         /// Measure without LocalStack.
         #[arg(long)]
         no_localstack: bool,
-        /// Messages stored for the memory figure.
-        #[arg(long, default_value_t = 200_000)]
-        memory_messages: usize,
+        /// Idle long polls opened at once.
+        #[arg(long, default_value_t = 10_000)]
+        long_polls: usize,
+        /// Stored 256-byte messages of the backlog figures (memory, reopen, throughput).
+        #[arg(long, default_value_t = 1_000_000)]
+        backlog_messages: usize,
+        /// Stored 64 KiB messages of the "flat in body size" figure (scaled to a million).
+        #[arg(long, default_value_t = 20_000)]
+        large_body_messages: usize,
+        /// Stored 256-byte messages of the large reopen (10000000 for the 10 million figure;
+        /// 0 skips it).
+        #[arg(long, default_value_t = 0)]
+        backlog_messages_large: usize,
+        /// Directory for the temporary data directories (default: the system's temp directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Run only these families (repeatable).
+        #[arg(long, value_enum)]
+        only: Vec<bench::Family>,
+        /// Print the tables as Markdown.
+        #[arg(long)]
+        markdown: bool,
+        /// Keep the temporary directory (configs and logs of every gateway) afterwards.
+        #[arg(long)]
+        keep: bool,
+    },
+    /// The bench's ceiling: a bare axum handler answering canned ezgh answers.
+    #[command(hide = true)]
+    BenchCeiling {
+        #[arg(long)]
+        listen: SocketAddr,
+        #[arg(long)]
+        receive_answer: PathBuf,
+        #[arg(long)]
+        ack_answer: PathBuf,
+    },
+    /// The bench's backlog: stores messages in an embedded data directory through the engine.
+    #[command(hide = true)]
+    BenchFill {
+        #[arg(long)]
+        data_dir: PathBuf,
+        #[arg(long)]
+        messages: usize,
+        #[arg(long)]
+        body_bytes: usize,
     },
     /// Send messages into an embedded data directory until killed, printing each durable id
     /// (used by the crash test).
@@ -203,22 +247,65 @@ pub(crate) fn run() -> ExitCode {
             body_bytes,
             localstack,
             no_localstack,
-            memory_messages,
+            long_polls,
+            backlog_messages,
+            large_body_messages,
+            backlog_messages_large,
+            dir,
+            only,
+            markdown,
+            keep,
         } => {
             let options = bench::BenchOptions {
                 messages,
                 body_bytes,
                 localstack: (!no_localstack).then_some(localstack),
-                memory_messages,
+                long_polls,
+                backlog_messages,
+                large_body_messages,
+                backlog_messages_large,
+                dir,
+                only,
+                markdown,
+                keep,
             };
-            match block_on(async move { bench::run(&options).await }) {
-                Ok(Ok(_)) => ExitCode::SUCCESS,
+            // On Ctrl-C the bench's future is dropped, and with it every child process it started.
+            let outcome = block_on(async move {
+                tokio::select! {
+                    outcome = bench::run(&options) => outcome,
+                    _ = tokio::signal::ctrl_c() => Err("interrupted".to_owned()),
+                }
+            });
+            match outcome {
+                Ok(Ok(())) => ExitCode::SUCCESS,
                 Ok(Err(error)) | Err(error) => {
                     eprintln!("bench failed: {error}");
                     ExitCode::from(EXIT_RUNTIME)
                 }
             }
         }
+        Command::BenchCeiling {
+            listen,
+            receive_answer,
+            ack_answer,
+        } => match block_on(bench::ceiling::serve(listen, &receive_answer, &ack_answer)) {
+            Ok(Ok(())) => ExitCode::SUCCESS,
+            Ok(Err(error)) | Err(error) => {
+                eprintln!("bench-ceiling failed: {error}");
+                ExitCode::from(EXIT_RUNTIME)
+            }
+        },
+        Command::BenchFill {
+            data_dir,
+            messages,
+            body_bytes,
+        } => match block_on(bench::backlog::fill(&data_dir, messages, body_bytes)) {
+            Ok(Ok(())) => ExitCode::SUCCESS,
+            Ok(Err(error)) | Err(error) => {
+                eprintln!("bench-fill failed: {error}");
+                ExitCode::from(EXIT_RUNTIME)
+            }
+        },
         Command::Load { data_dir, queue } => {
             match block_on(async move { bench::load_until_killed(&data_dir, &queue).await }) {
                 Ok(Ok(())) => ExitCode::SUCCESS,

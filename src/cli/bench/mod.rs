@@ -1,0 +1,1043 @@
+//! `sqs-gateway bench`: what users feel, measured over HTTP against baselines of the same run.
+//!
+//! Gateways (and the bare-handler ceiling) run as child processes of this binary, so each one's
+//! resident memory is its own; clients are the ones users run (`aws-sdk-sqs`, signed; reqwest for
+//! ezgh), the same code for every target of a family, so ratios compare like with like. Families:
+//! the SQS endpoint against LocalStack ([`sqs_endpoint`]), ezgh against the ceiling ([`ezgh`]),
+//! idle long polls ([`long_polls`]) and a stored backlog ([`backlog`]); the figures are judged
+//! against the targets of issue 12 ([`report`]).
+
+// A benchmark measures real elapsed time (and prints the date), which is what it reports.
+#![allow(clippy::disallowed_methods)]
+
+pub(super) mod backlog;
+pub(super) mod ceiling;
+mod ezgh;
+mod load;
+mod long_polls;
+mod measure;
+mod process;
+mod report;
+mod sqs_endpoint;
+
+pub(super) use load::load_until_killed;
+
+use measure::{RequestKind, mebibytes};
+use process::{Ceiling, Gateway, GatewayBackend, Secrets};
+use report::{Check, Table, Verdict, count, ms, ms_delta, percent, times};
+use sqs_endpoint::{BATCH, Endpoint, Queues};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub(super) struct BenchOptions {
+    /// Messages per throughput row.
+    pub messages: usize,
+    /// Body size in bytes of the throughput rows.
+    pub body_bytes: usize,
+    /// LocalStack's endpoint; `None` skips LocalStack (and the gateway over it).
+    pub localstack: Option<String>,
+    /// Idle long polls opened at once.
+    pub long_polls: usize,
+    /// Stored 256-byte messages of the backlog figures.
+    pub backlog_messages: usize,
+    /// Stored 64 KiB messages (the figure is scaled to a million).
+    pub large_body_messages: usize,
+    /// Stored 256-byte messages of the large reopen (0: skipped).
+    pub backlog_messages_large: usize,
+    /// Where the temporary data directories go (default: the system's temp directory).
+    pub dir: Option<PathBuf>,
+    /// Families to run (empty: all).
+    pub only: Vec<Family>,
+    /// Print Markdown tables (for the README).
+    pub markdown: bool,
+    /// Keep the temporary directory (configs, logs of every child) for a look afterwards.
+    pub keep: bool,
+}
+
+/// The scenario families.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum Family {
+    /// The SQS endpoint against LocalStack.
+    Sqs,
+    /// ezgh receive + ack against the bare-handler ceiling.
+    Ezgh,
+    /// Idle long polls.
+    Polls,
+    /// Stored backlogs.
+    Backlog,
+}
+
+/// What a row measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    LocalStack,
+    GatewayOverLocalStack,
+    GatewayInMemory,
+    GatewayDurable,
+    Ceiling,
+}
+
+impl Target {
+    fn label(self) -> &'static str {
+        match self {
+            Self::LocalStack => "LocalStack, direct",
+            Self::GatewayOverLocalStack => "gateway over LocalStack",
+            Self::GatewayInMemory => "gateway, embedded in memory",
+            Self::GatewayDurable => "gateway, embedded durable",
+            Self::Ceiling => "bare axum handler (ceiling)",
+        }
+    }
+}
+
+/// The loop a row ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Operation {
+    Send,
+    ReceiveDelete,
+    ReceiveAck,
+}
+
+impl Operation {
+    fn label(self) -> &'static str {
+        match self {
+            Self::Send => "send",
+            Self::ReceiveDelete => "receive+delete",
+            Self::ReceiveAck => "receive+ack",
+        }
+    }
+}
+
+/// One measured row.
+#[derive(Debug, Clone)]
+struct Scenario {
+    target: Target,
+    operation: Operation,
+    clients: usize,
+    run: measure::Run,
+}
+
+const CLIENT_COUNTS: [usize; 2] = [1, 8];
+/// How long the fsync ceiling loop runs.
+const FSYNC_LOOP: Duration = Duration::from_secs(3);
+
+fn find(
+    scenarios: &[Scenario],
+    target: Target,
+    operation: Operation,
+    clients: usize,
+) -> Option<&Scenario> {
+    scenarios
+        .iter()
+        .find(|s| s.target == target && s.operation == operation && s.clients == clients)
+}
+
+/// Runs the chosen families, printing each table as it is done and the targets at the end.
+pub(super) async fn run(options: &BenchOptions) -> Result<(), String> {
+    // 10,000 idle polls are 10,000 connections of this process (children inherit the limit).
+    let _ = rlimit::increase_nofile_limit(u64::MAX);
+    let parent = options.dir.clone().unwrap_or_else(std::env::temp_dir);
+    let work = tempfile::Builder::new()
+        .prefix("sqs-gateway-bench-")
+        .tempdir_in(&parent)
+        .map_err(|e| format!("cannot make a directory in {}: {e}", parent.display()))?;
+    let runs = |family| options.only.is_empty() || options.only.contains(&family);
+    let print = |table: &Table| println!("{}", table.render(options.markdown));
+
+    println!("{}", header(options, work.path()));
+    let secrets = Secrets::generate();
+    let localstack = match &options.localstack {
+        Some(url) if runs(Family::Sqs) => {
+            let endpoint = Endpoint {
+                url: url.clone(),
+                key_id: "test".into(),
+                secret: "test".into(),
+            };
+            if sqs_endpoint::answers(&endpoint).await {
+                if let Some(queues) = sqs_endpoint::queue_names(&endpoint).await {
+                    println!(
+                        "LocalStack at {url} holds {} queues\n",
+                        count(queues.len() as f64)
+                    );
+                }
+                Some(endpoint)
+            } else {
+                println!("LocalStack at {url} does not answer: its rows are skipped\n");
+                None
+            }
+        }
+        Some(_) => None,
+        None => {
+            println!("LocalStack skipped (--no-localstack)\n");
+            None
+        }
+    };
+
+    let mut checks = Vec::new();
+    if runs(Family::Sqs) {
+        let (scenarios, notes, fsync_per_second) =
+            sqs_family(options, work.path(), &secrets, localstack.as_ref()).await?;
+        for table in sqs_tables(options, &scenarios, fsync_per_second, &notes) {
+            print(&table);
+        }
+        checks.extend(sqs_checks(
+            &scenarios,
+            fsync_per_second,
+            localstack.is_some(),
+        ));
+    }
+    if runs(Family::Ezgh) {
+        let scenarios = ezgh_family(options, work.path(), &secrets).await?;
+        print(&ezgh_table(options, &scenarios));
+        checks.extend(ezgh_checks(&scenarios));
+    }
+    if runs(Family::Polls) {
+        let gateway = Gateway::start(
+            "gateway-long-polls",
+            &GatewayBackend::InMemory,
+            &secrets,
+            work.path(),
+            Duration::from_secs(60),
+        )
+        .await?;
+        let figures = long_polls::measure(&gateway, &secrets, options.long_polls).await?;
+        drop(gateway);
+        print(&long_polls_table(&figures));
+        checks.extend(long_poll_checks(&figures));
+    }
+    if runs(Family::Backlog) {
+        let figures = backlog_family(options, work.path(), &secrets).await?;
+        print(&backlog_table(options, &figures));
+        checks.extend(backlog_checks(options, &figures));
+    }
+    print(&report::targets_table(&checks));
+    println!("load average at the end: {}", load_average());
+    if options.keep {
+        println!("kept: {}", work.keep().display());
+    }
+    Ok(())
+}
+
+/// Date, machine, profile and scale: what the figures depend on.
+fn header(options: &BenchOptions, work: &Path) -> String {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find(|line| line.starts_with("model name"))
+        .and_then(|line| line.split(':').nth(1))
+        .map_or("unknown CPU", str::trim);
+    let memory = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|meminfo| process::parse_mem_total(&meminfo))
+        .map_or_else(
+            || "? GiB".into(),
+            |bytes| format!("{:.0} GiB", bytes as f64 / (1u64 << 30) as f64),
+        );
+    let profile = if cfg!(debug_assertions) {
+        "debug (figures mean little)"
+    } else {
+        "release"
+    };
+    format!(
+        "sqs-gateway bench, {} ({})\nmachine: {cores} cores ({model}), {memory} RAM; build profile: {profile}; load average at the start: {}\ndata directories: {} ({})\nthroughput rows: {} messages of {} bytes each, batches of {BATCH}, 1 and 8 clients; gateways are child processes (default config, server.max_connections = {})\n",
+        chrono::Utc::now().format("%Y-%m-%d %H:%M UTC"),
+        env!("CARGO_PKG_VERSION"),
+        load_average(),
+        work.display(),
+        filesystem_of(work),
+        count(options.messages as f64),
+        options.body_bytes,
+        count(process::MAX_CONNECTIONS as f64),
+    )
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|text| {
+            text.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// The filesystem type and device `path` is on (the longest mount point above it).
+fn filesystem_of(path: &Path) -> String {
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    mounts
+        .lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            match fields.as_slice() {
+                [device, mount, kind, ..] if path.starts_with(mount) => {
+                    Some((mount.len(), format!("{kind} on {device}")))
+                }
+                _ => None,
+            }
+        })
+        .max_by_key(|(length, _)| *length)
+        .map_or_else(|| "filesystem unknown".into(), |(_, what)| what)
+}
+
+fn gateway_endpoint(gateway: &Gateway, secrets: &Secrets) -> Endpoint {
+    Endpoint {
+        url: gateway.base.clone(),
+        key_id: secrets.sqs_key_id.clone(),
+        secret: secrets.sqs_secret.clone(),
+    }
+}
+
+/// The SQS endpoint family: LocalStack, the gateway over it, the gateway over the engine.
+async fn sqs_family(
+    options: &BenchOptions,
+    work: &Path,
+    secrets: &Secrets,
+    localstack: Option<&Endpoint>,
+) -> Result<(Vec<Scenario>, Vec<String>, f64), String> {
+    let body = "x".repeat(options.body_bytes);
+    let (mut scenarios, mut notes) = (Vec::new(), Vec::new());
+    let mut targets = Vec::new();
+    let managed_queues = match localstack {
+        Some(localstack) => sqs_endpoint::queue_names(localstack)
+            .await
+            .unwrap_or_default()
+            .iter()
+            .filter(|name| name.starts_with("sqsgw_"))
+            .count(),
+        None => 0,
+    };
+    // The gateway over LocalStack gets queues of its own, made in LocalStack first.
+    let mut proxied_queues = Vec::new();
+    if let Some(localstack) = localstack {
+        let suffix = format!("{:08x}", rand::random::<u32>());
+        for clients in CLIENT_COUNTS {
+            let name = format!("bench-{suffix}-{clients}");
+            let url = sqs_endpoint::create_queue(localstack, &name).await?;
+            proxied_queues.push((process::sqs_queue(clients), name, url));
+        }
+        targets.push((Target::LocalStack, None));
+        targets.push((
+            Target::GatewayOverLocalStack,
+            Some(GatewayBackend::Sqs {
+                endpoint: localstack.url.clone(),
+                queues: proxied_queues
+                    .iter()
+                    .map(|(gateway, backend, _)| (gateway.clone(), backend.clone()))
+                    .collect(),
+            }),
+        ));
+    }
+    targets.push((Target::GatewayInMemory, Some(GatewayBackend::InMemory)));
+    targets.push((
+        Target::GatewayDurable,
+        Some(GatewayBackend::Durable(work.join("sqs-durable"))),
+    ));
+    let mut fsync_per_second = 0.0;
+    let outcome = async {
+        for (target, backend) in targets {
+            if target == Target::GatewayDurable {
+                // Next to the durable rows, so both see the same disk (it is shared).
+                fsync_per_second = ceiling::fsync_ceiling(work, FSYNC_LOOP).await?;
+            }
+            let measured = match (backend, localstack) {
+                (None, Some(localstack)) => {
+                    sqs_endpoint::measure(
+                        target,
+                        localstack,
+                        Queues::Fresh,
+                        &body,
+                        options.messages,
+                        &CLIENT_COUNTS,
+                    )
+                    .await?
+                }
+                (Some(backend), _) => {
+                    let gateway = Gateway::start(
+                        &format!("gateway-sqs-{target:?}"),
+                        &backend,
+                        secrets,
+                        work,
+                        Duration::from_secs(60),
+                    )
+                    .await?;
+                    let (took, calls) = gateway.settle(Duration::from_secs(120)).await?;
+                    if calls > 100 {
+                        notes.push(format!(
+                            "{}: measured after its start-up reads of the backend settled ({:.1} s, {} backend calls; the gateway reads every queue under its managed sqsgw_ prefix at start and every 5 minutes, and LocalStack held {} such queues)",
+                            target.label(),
+                            took.as_secs_f64(),
+                            count(calls as f64),
+                            count(managed_queues as f64),
+                        ));
+                    }
+                    let endpoint = gateway_endpoint(&gateway, secrets);
+                    sqs_endpoint::measure(
+                        target,
+                        &endpoint,
+                        Queues::Configured,
+                        &body,
+                        options.messages,
+                        &CLIENT_COUNTS,
+                    )
+                    .await?
+                }
+                (None, None) => Vec::new(),
+            };
+            scenarios.extend(measured);
+        }
+        Ok::<_, String>(())
+    }
+    .await;
+    if let Some(localstack) = localstack {
+        for (_, _, url) in &proxied_queues {
+            sqs_endpoint::delete_queue(localstack, url).await;
+        }
+    }
+    outcome.map(|()| (scenarios, notes, fsync_per_second))
+}
+
+/// Receives answered empty before a drain was done (each waited its 1 s), for receive rows.
+fn empty_receives(scenario: &Scenario) -> String {
+    match scenario.operation {
+        Operation::Send => "-".into(),
+        Operation::ReceiveDelete | Operation::ReceiveAck => {
+            count(scenario.run.empty_receives as f64)
+        }
+    }
+}
+
+/// The baseline of a row: LocalStack at the same clients, else the in-memory gateway.
+fn sqs_baseline(scenarios: &[Scenario], scenario: &Scenario) -> Option<f64> {
+    find(
+        scenarios,
+        Target::LocalStack,
+        scenario.operation,
+        scenario.clients,
+    )
+    .or_else(|| {
+        find(
+            scenarios,
+            Target::GatewayInMemory,
+            scenario.operation,
+            scenario.clients,
+        )
+    })
+    .map(|base| base.run.messages_per_second())
+}
+
+fn sqs_tables(
+    options: &BenchOptions,
+    scenarios: &[Scenario],
+    fsync_per_second: f64,
+    notes: &[String],
+) -> Vec<Table> {
+    let has_localstack = scenarios.iter().any(|s| s.target == Target::LocalStack);
+    let mut table = Table::new(
+        format!(
+            "SQS endpoint: aws-sdk-sqs, signed; {} messages of {} bytes per row",
+            count(options.messages as f64),
+            options.body_bytes
+        ),
+        &[
+            "target",
+            "operation",
+            "clients",
+            "msg/s",
+            "req/s",
+            "p50 ms",
+            "p99 ms",
+            "empty receives",
+            if has_localstack {
+                "× LocalStack"
+            } else {
+                "× in memory"
+            },
+        ],
+        2,
+    );
+    for scenario in scenarios {
+        let run = &scenario.run;
+        table.row(vec![
+            scenario.target.label().into(),
+            scenario.operation.label().into(),
+            scenario.clients.to_string(),
+            count(run.messages_per_second()),
+            count(run.requests_per_second()),
+            ms(run.percentile(None, 0.5)),
+            ms(run.percentile(None, 0.99)),
+            empty_receives(scenario),
+            sqs_baseline(scenarios, scenario).map_or_else(
+                || "-".into(),
+                |base| times(run.messages_per_second() / base),
+            ),
+        ]);
+    }
+    table.note(
+        "send: SendMessageBatch of 10; receive+delete: ReceiveMessage (10 at most, 1 s wait) then DeleteMessageBatch; p50/p99 over every request of the row (receives answered empty left out of them; their count is the \"empty receives\" column)",
+    );
+    if !has_localstack {
+        table.note("LocalStack skipped: ratios are against the gateway over the in-memory engine");
+    }
+    for note in notes {
+        table.note(note.clone());
+    }
+    if let Some(durable) = find(scenarios, Target::GatewayDurable, Operation::Send, 1) {
+        table.note(format!(
+            "fsync ceiling (small write + fdatasync in a loop beside the data directory, measured just before the durable rows): {}/s; durable send with 1 client: {} requests/s ({} of it)",
+            count(fsync_per_second),
+            count(durable.run.requests_per_second()),
+            percent(durable.run.requests_per_second() / fsync_per_second)
+        ));
+    }
+    let mut tables = vec![table];
+    if has_localstack
+        && scenarios
+            .iter()
+            .any(|s| s.target == Target::GatewayOverLocalStack)
+    {
+        let mut proxy = Table::new(
+            "The proxy's cost: the gateway over LocalStack against LocalStack directly, per request",
+            &[
+                "request",
+                "clients",
+                "LocalStack p50",
+                "p99",
+                "via gateway p50",
+                "p99",
+                "added p50 ms",
+                "added p99 ms",
+            ],
+            1,
+        );
+        for (operation, kinds) in [
+            (Operation::Send, &[RequestKind::SendMessageBatch][..]),
+            (
+                Operation::ReceiveDelete,
+                &[RequestKind::ReceiveMessage, RequestKind::DeleteMessageBatch][..],
+            ),
+        ] {
+            for &kind in kinds {
+                for clients in CLIENT_COUNTS {
+                    let (Some(direct), Some(proxied)) = (
+                        find(scenarios, Target::LocalStack, operation, clients),
+                        find(scenarios, Target::GatewayOverLocalStack, operation, clients),
+                    ) else {
+                        continue;
+                    };
+                    let p = |s: &Scenario, q| s.run.percentile(Some(kind), q);
+                    let delta = |q| {
+                        ms_delta(p(proxied, q), p(direct, q))
+                            .map_or_else(|| "-".into(), |d| format!("{d:+.2}"))
+                    };
+                    proxy.row(vec![
+                        kind.name().into(),
+                        clients.to_string(),
+                        ms(p(direct, 0.5)),
+                        ms(p(direct, 0.99)),
+                        ms(p(proxied, 0.5)),
+                        ms(p(proxied, 0.99)),
+                        delta(0.5),
+                        delta(0.99),
+                    ]);
+                }
+            }
+        }
+        tables.push(proxy);
+    }
+    tables
+}
+
+fn sqs_checks(scenarios: &[Scenario], fsync_per_second: f64, has_localstack: bool) -> Vec<Check> {
+    let rows = [
+        (Operation::Send, 1),
+        (Operation::Send, 8),
+        (Operation::ReceiveDelete, 1),
+        (Operation::ReceiveDelete, 8),
+    ];
+    let ratio = |target, operation, clients| {
+        let base = find(scenarios, Target::LocalStack, operation, clients)?;
+        let row = find(scenarios, target, operation, clients)?;
+        Some(row.run.messages_per_second() / base.run.messages_per_second())
+    };
+    let ratios = |target, rows: &[(Operation, usize)], bound: f64| {
+        let found: Vec<(String, f64)> = rows
+            .iter()
+            .filter_map(|&(operation, clients)| {
+                ratio(target, operation, clients)
+                    .map(|r| (format!("{} {clients}: {}", operation.label(), times(r)), r))
+            })
+            .collect();
+        if found.len() < rows.len() {
+            return ("LocalStack not measured".to_owned(), Verdict::NotMeasured);
+        }
+        let figure = found
+            .iter()
+            .map(|(text, _)| text.clone())
+            .collect::<Vec<_>>()
+            .join(", ");
+        (figure, Verdict::of(found.iter().all(|(_, r)| *r >= bound)))
+    };
+    let mut checks = Vec::new();
+    let (figure, verdict) = ratios(Target::GatewayOverLocalStack, &rows, 0.9);
+    checks.push(Check {
+        target: "gateway over LocalStack ≥ 0.9× LocalStack's throughput".into(),
+        figure,
+        verdict,
+    });
+    let mut worst: Option<(f64, String)> = None;
+    for (operation, clients) in rows {
+        let (Some(direct), Some(proxied)) = (
+            find(scenarios, Target::LocalStack, operation, clients),
+            find(scenarios, Target::GatewayOverLocalStack, operation, clients),
+        ) else {
+            continue;
+        };
+        for kind in [
+            RequestKind::SendMessageBatch,
+            RequestKind::ReceiveMessage,
+            RequestKind::DeleteMessageBatch,
+        ] {
+            if let Some(added) = ms_delta(
+                proxied.run.percentile(Some(kind), 0.5),
+                direct.run.percentile(Some(kind), 0.5),
+            ) && worst.as_ref().is_none_or(|(w, _)| added > *w)
+            {
+                worst = Some((added, format!("{}, {clients} client(s)", kind.name())));
+            }
+        }
+    }
+    checks.push(match worst {
+        Some((added, where_)) if has_localstack => Check {
+            target: "gateway over LocalStack ≤ 1 ms added p50".into(),
+            figure: format!("worst {added:+.2} ms ({where_})"),
+            verdict: Verdict::of(added <= 1.0),
+        },
+        _ => Check {
+            target: "gateway over LocalStack ≤ 1 ms added p50".into(),
+            figure: "LocalStack not measured".into(),
+            verdict: Verdict::NotMeasured,
+        },
+    });
+    let (figure, verdict) = ratios(
+        Target::GatewayDurable,
+        &[(Operation::Send, 8), (Operation::ReceiveDelete, 8)],
+        20.0,
+    );
+    checks.push(Check {
+        target: "SQS endpoint, durable engine, 8 clients ≥ 20× LocalStack".into(),
+        figure,
+        verdict,
+    });
+    checks.push(
+        match find(scenarios, Target::GatewayDurable, Operation::Send, 1) {
+            Some(durable) => {
+                let share = durable.run.requests_per_second() / fsync_per_second;
+                Check {
+                    target: "durable send, 1 client ≥ 75 % of the fsync ceiling".into(),
+                    figure: format!(
+                        "{} req/s of {}/s = {}",
+                        count(durable.run.requests_per_second()),
+                        count(fsync_per_second),
+                        percent(share)
+                    ),
+                    verdict: Verdict::of(share >= 0.75),
+                }
+            }
+            None => Check {
+                target: "durable send, 1 client ≥ 75 % of the fsync ceiling".into(),
+                figure: "-".into(),
+                verdict: Verdict::NotMeasured,
+            },
+        },
+    );
+    checks
+}
+
+/// The ezgh family: the in-memory and durable gateways and the bare-handler ceiling.
+async fn ezgh_family(
+    options: &BenchOptions,
+    work: &Path,
+    secrets: &Secrets,
+) -> Result<Vec<Scenario>, String> {
+    let key = &secrets.api_key.key;
+    let body = "x".repeat(options.body_bytes);
+    let mut scenarios = Vec::new();
+    let mut answers = None;
+    for (target, backend) in [
+        (Target::GatewayInMemory, GatewayBackend::InMemory),
+        (
+            Target::GatewayDurable,
+            GatewayBackend::Durable(work.join("ezgh-durable")),
+        ),
+    ] {
+        let gateway = Gateway::start(
+            &format!("gateway-ezgh-{target:?}"),
+            &backend,
+            secrets,
+            work,
+            Duration::from_secs(60),
+        )
+        .await?;
+        let endpoint = gateway_endpoint(&gateway, secrets);
+        let url = sqs_endpoint::queue_url(&endpoint, "ezgh").await?;
+        if answers.is_none() {
+            sqs_endpoint::send(&endpoint, &url, &body, BATCH, 1).await?;
+            answers = Some(ezgh::capture_answers(&gateway.base, key, "ezgh").await?);
+        }
+        for clients in CLIENT_COUNTS {
+            eprintln!("bench: {}: filling the ezgh queue", target.label());
+            sqs_endpoint::send(&endpoint, &url, &body, options.messages, 8).await?;
+            eprintln!(
+                "bench: {}: ezgh receive+ack, {clients} client(s)",
+                target.label()
+            );
+            let run = ezgh::receive_and_ack(&gateway.base, key, "ezgh", options.messages, clients)
+                .await?;
+            scenarios.push(Scenario {
+                target,
+                operation: Operation::ReceiveAck,
+                clients,
+                run,
+            });
+        }
+    }
+    if let Some((receive, ack)) = answers {
+        let ceiling = Ceiling::start(work, &receive, &ack).await?;
+        for clients in CLIENT_COUNTS {
+            eprintln!("bench: ceiling: receive+ack, {clients} client(s)");
+            let run = ezgh::receive_and_ack(&ceiling.base, key, "ezgh", options.messages, clients)
+                .await?;
+            scenarios.push(Scenario {
+                target: Target::Ceiling,
+                operation: Operation::ReceiveAck,
+                clients,
+                run,
+            });
+        }
+    }
+    Ok(scenarios)
+}
+
+fn ezgh_table(options: &BenchOptions, scenarios: &[Scenario]) -> Table {
+    let mut table = Table::new(
+        format!(
+            "ezgh REST: reqwest, receive(10) + ack(10) loops; {} messages of {} bytes per row",
+            count(options.messages as f64),
+            options.body_bytes
+        ),
+        &[
+            "target",
+            "clients",
+            "msg/s",
+            "req/s",
+            "p50 ms",
+            "p99 ms",
+            "empty receives",
+            "of the ceiling's req/s",
+        ],
+        1,
+    );
+    for scenario in scenarios {
+        let run = &scenario.run;
+        let ceiling = find(
+            scenarios,
+            Target::Ceiling,
+            Operation::ReceiveAck,
+            scenario.clients,
+        );
+        table.row(vec![
+            scenario.target.label().into(),
+            scenario.clients.to_string(),
+            count(run.messages_per_second()),
+            count(run.requests_per_second()),
+            ms(run.percentile(None, 0.5)),
+            ms(run.percentile(None, 0.99)),
+            empty_receives(scenario),
+            ceiling.map_or_else(
+                || "-".into(),
+                |c| percent(run.requests_per_second() / c.run.requests_per_second()),
+            ),
+        ]);
+    }
+    table.note("the ceiling answers a real 10-message receive answer and ack answer of the gateway, byte for byte, from a bare axum handler in its own process; same client code");
+    table
+}
+
+fn ezgh_checks(scenarios: &[Scenario]) -> Vec<Check> {
+    let shares: Vec<(usize, f64)> = CLIENT_COUNTS
+        .iter()
+        .filter_map(|&clients| {
+            let gateway = find(
+                scenarios,
+                Target::GatewayInMemory,
+                Operation::ReceiveAck,
+                clients,
+            )?;
+            let ceiling = find(scenarios, Target::Ceiling, Operation::ReceiveAck, clients)?;
+            Some((
+                clients,
+                gateway.run.requests_per_second() / ceiling.run.requests_per_second(),
+            ))
+        })
+        .collect();
+    let figure = shares
+        .iter()
+        .map(|(clients, share)| format!("{clients} client(s): {}", percent(*share)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    vec![Check {
+        target: "ezgh receive+ack in memory ≥ 50 % of the bare handler's req/s".into(),
+        verdict: if shares.is_empty() {
+            Verdict::NotMeasured
+        } else {
+            Verdict::of(shares.iter().all(|(_, share)| *share >= 0.5))
+        },
+        figure,
+    }]
+}
+
+fn long_polls_table(figures: &long_polls::LongPollFigures) -> Table {
+    let mut table = Table::new(
+        format!(
+            "Idle long polls: {} ezgh receives waiting 20 s on an empty queue (gateway, embedded in memory)",
+            count(figures.polls as f64)
+        ),
+        &["figure", "value"],
+        1,
+    );
+    let added = figures.added_bytes();
+    let rows = [
+        (
+            "polls waiting at once (sqsgw_long_polls_waiting)",
+            format!(
+                "{} after {:.1} s",
+                count(figures.waiting_peak as f64),
+                figures.opened_in.as_secs_f64()
+            ),
+        ),
+        (
+            "gateway resident before / while waiting",
+            format!(
+                "{:.1} MiB / {:.1} MiB",
+                mebibytes(figures.resident_before as f64),
+                mebibytes(figures.resident_during as f64)
+            ),
+        ),
+        (
+            "added by the polls",
+            format!(
+                "{:.1} MiB, {:.1} KiB per poll",
+                mebibytes(added),
+                added / 1024.0 / figures.polls.max(1) as f64
+            ),
+        ),
+        (
+            "other requests (receive of 10, 1 client) p50 / p99 before",
+            format!(
+                "{} / {} ms ({} requests)",
+                ms(figures.probe_before.percentile(None, 0.5)),
+                ms(figures.probe_before.percentile(None, 0.99)),
+                figures.probe_before.requests()
+            ),
+        ),
+        (
+            "… while the polls wait",
+            format!(
+                "{} / {} ms ({} requests)",
+                ms(figures.probe_during.percentile(None, 0.5)),
+                ms(figures.probe_during.percentile(None, 0.99)),
+                figures.probe_during.requests()
+            ),
+        ),
+        (
+            "polls answered 200 with no message / failed",
+            format!(
+                "{} / {}",
+                count(figures.answered_empty as f64),
+                figures.failed
+            ),
+        ),
+    ];
+    for (name, value) in rows {
+        table.row(vec![name.into(), value]);
+    }
+    table
+}
+
+fn long_poll_checks(figures: &long_polls::LongPollFigures) -> Vec<Check> {
+    let per_10k = figures.added_bytes() * 10_000.0 / figures.polls.max(1) as f64;
+    let waited = figures.waiting_peak as usize >= figures.polls && figures.failed == 0;
+    let affected = ms_delta(
+        figures.probe_during.percentile(None, 0.99),
+        figures.probe_before.percentile(None, 0.99),
+    );
+    vec![
+        Check {
+            target: "10,000 idle long polls ≤ 100 MiB added".into(),
+            figure: format!(
+                "{:.1} MiB per 10,000 ({} measured{})",
+                mebibytes(per_10k),
+                count(figures.polls as f64),
+                if waited {
+                    ""
+                } else {
+                    "; not all were waiting at once"
+                }
+            ),
+            verdict: if waited {
+                Verdict::of(mebibytes(per_10k) <= 100.0)
+            } else {
+                Verdict::NotMet
+            },
+        },
+        Check {
+            target: "other requests' p99 affected ≤ 1 ms meanwhile".into(),
+            figure: affected.map_or_else(|| "-".into(), |d| format!("{d:+.2} ms")),
+            verdict: affected.map_or(Verdict::NotMeasured, |d| Verdict::of(d <= 1.0)),
+        },
+    ]
+}
+
+/// The backlog family: 256-byte and 64 KiB bodies, and the large reopen when asked for.
+async fn backlog_family(
+    options: &BenchOptions,
+    work: &Path,
+    secrets: &Secrets,
+) -> Result<Vec<backlog::BacklogFigures>, String> {
+    let empty = backlog::empty_resident(work, secrets).await?;
+    let mut figures = Vec::new();
+    let mut cases = vec![
+        (options.backlog_messages, 256, Some(options.messages)),
+        (options.large_body_messages, 64 * 1024, None),
+    ];
+    if options.backlog_messages_large > 0 {
+        cases.push((options.backlog_messages_large, 256, Some(options.messages)));
+    }
+    for (messages, body_bytes, throughput) in cases {
+        if messages > 0 {
+            figures.push(
+                backlog::measure(work, secrets, messages, body_bytes, empty, throughput).await?,
+            );
+        }
+    }
+    Ok(figures)
+}
+
+fn backlog_table(options: &BenchOptions, figures: &[backlog::BacklogFigures]) -> Table {
+    let mut table = Table::new(
+        "Backlog: a durable gateway reopening a data directory of stored messages",
+        &[
+            "stored",
+            "body",
+            "filled in",
+            "reopened in",
+            "resident",
+            "per million",
+            "send msg/s, 8",
+            "receive+delete msg/s, 8",
+        ],
+        2,
+    );
+    for figure in figures {
+        let (send, drain) = figure.throughput.as_ref().map_or_else(
+            || ("-".to_owned(), "-".to_owned()),
+            |(send, drain)| {
+                (
+                    count(send.messages_per_second()),
+                    count(drain.messages_per_second()),
+                )
+            },
+        );
+        table.row(vec![
+            count(figure.messages as f64),
+            if figure.body_bytes >= 1024 {
+                format!("{} KiB", figure.body_bytes / 1024)
+            } else {
+                format!("{} B", figure.body_bytes)
+            },
+            format!("{:.1} s", figure.filled_in.as_secs_f64()),
+            format!("{:.2} s", figure.reopened_in.as_secs_f64()),
+            format!("{} MiB", count(mebibytes(figure.resident as f64))),
+            format!("{} MiB", count(mebibytes(figure.per_million()))),
+            send,
+            drain,
+        ]);
+    }
+    if let Some(first) = figures.first() {
+        table.note(format!(
+            "per million: (resident − {:.0} MiB of a gateway on an empty directory) scaled to 1,000,000 messages; the 64 KiB row stores fewer and is scaled the same way",
+            mebibytes(first.resident_empty as f64)
+        ));
+    }
+    table.note("filled in: through the engine, in a process of its own (not judged); reopened in: from the gateway's start to its first 200 on /readyz");
+    table.note(format!(
+        "throughput: {} messages sent, then received + deleted, over the SQS endpoint with the backlog in place",
+        count(options.messages as f64)
+    ));
+    if options.backlog_messages_large == 0 {
+        table.note("the 10 million reopen is opt-in: --backlog-messages-large 10000000");
+    }
+    table
+}
+
+fn backlog_checks(options: &BenchOptions, figures: &[backlog::BacklogFigures]) -> Vec<Check> {
+    let small = figures
+        .iter()
+        .find(|f| f.body_bytes == 256 && f.messages == options.backlog_messages);
+    let large_body = figures.iter().find(|f| f.body_bytes == 64 * 1024);
+    let large = figures
+        .iter()
+        .find(|f| f.body_bytes == 256 && f.messages == options.backlog_messages_large);
+    let per_million = |figure: Option<&backlog::BacklogFigures>| {
+        figure.map_or(("-".to_owned(), Verdict::NotMeasured), |f| {
+            let mib = mebibytes(f.per_million());
+            (
+                format!(
+                    "{} MiB per million ({} stored)",
+                    count(mib),
+                    count(f.messages as f64)
+                ),
+                Verdict::of(mib <= 150.0),
+            )
+        })
+    };
+    let (small_figure, small_verdict) = per_million(small);
+    let (large_body_figure, large_body_verdict) = per_million(large_body);
+    let reopen = match (large, small) {
+        (Some(large), _) if large.messages >= 10_000_000 => Check {
+            target: "reopening 10 million messages < 10 s".into(),
+            figure: format!("{:.1} s", large.reopened_in.as_secs_f64()),
+            verdict: Verdict::of(large.reopened_in < Duration::from_secs(10)),
+        },
+        (large, small) => Check {
+            target: "reopening 10 million messages < 10 s".into(),
+            figure: large.or(small).map_or_else(
+                || "-".into(),
+                |f| {
+                    format!(
+                        "opt-in; {} reopened in {:.1} s",
+                        count(f.messages as f64),
+                        f.reopened_in.as_secs_f64()
+                    )
+                },
+            ),
+            verdict: Verdict::NotMeasured,
+        },
+    };
+    vec![
+        Check {
+            target: "durable engine ≤ 150 MiB resident per million 256-byte messages".into(),
+            figure: small_figure,
+            verdict: small_verdict,
+        },
+        Check {
+            target: "… flat in body size (64 KiB bodies ≤ 150 MiB per million too)".into(),
+            figure: large_body_figure,
+            verdict: large_body_verdict,
+        },
+        reopen,
+    ]
+}
