@@ -158,9 +158,9 @@ enum Command {
         /// Run only these families (repeatable).
         #[arg(long, value_enum)]
         only: Vec<bench::Family>,
-        /// Print the tables as Markdown.
+        /// Also write the tables as Markdown to this file (for the README).
         #[arg(long)]
-        markdown: bool,
+        markdown: Option<PathBuf>,
         /// Keep the temporary directory (configs and logs of every gateway) afterwards.
         #[arg(long)]
         keep: bool,

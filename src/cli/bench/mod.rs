@@ -24,7 +24,7 @@ pub(super) use load::load_until_killed;
 
 use measure::{RequestKind, mebibytes};
 use process::{Ceiling, Gateway, GatewayBackend, Secrets};
-use report::{Check, Table, Verdict, count, ms, ms_delta, percent, times};
+use report::{Check, Table, Verdict, count, ms, ms_delta, percent, signed_ms, times};
 use sqs_endpoint::{BATCH, Endpoint, Queues};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -50,8 +50,8 @@ pub(super) struct BenchOptions {
     pub dir: Option<PathBuf>,
     /// Families to run (empty: all).
     pub only: Vec<Family>,
-    /// Print Markdown tables (for the README).
-    pub markdown: bool,
+    /// Also write the header and tables as Markdown to this file (for the README).
+    pub markdown: Option<PathBuf>,
     /// Keep the temporary directory (configs, logs of every child) for a look afterwards.
     pub keep: bool,
 }
@@ -143,9 +143,15 @@ pub(super) async fn run(options: &BenchOptions) -> Result<(), String> {
         .tempdir_in(&parent)
         .map_err(|e| format!("cannot make a directory in {}: {e}", parent.display()))?;
     let runs = |family| options.only.is_empty() || options.only.contains(&family);
-    let print = |table: &Table| println!("{}", table.render(options.markdown));
+    // Tables print as they are done; with --markdown they are written again at the end.
+    let printed = std::cell::RefCell::new(Vec::new());
+    let print = |table: Table| {
+        println!("{}", table.render(false));
+        printed.borrow_mut().push(table);
+    };
 
-    println!("{}", header(options, work.path()));
+    let header = header(options, work.path());
+    println!("{header}");
     let secrets = Secrets::generate();
     let localstack = match &options.localstack {
         Some(url) if runs(Family::Sqs) => {
@@ -179,7 +185,7 @@ pub(super) async fn run(options: &BenchOptions) -> Result<(), String> {
         let (scenarios, notes, fsync_per_second) =
             sqs_family(options, work.path(), &secrets, localstack.as_ref()).await?;
         for table in sqs_tables(options, &scenarios, fsync_per_second, &notes) {
-            print(&table);
+            print(table);
         }
         checks.extend(sqs_checks(
             &scenarios,
@@ -189,7 +195,7 @@ pub(super) async fn run(options: &BenchOptions) -> Result<(), String> {
     }
     if runs(Family::Ezgh) {
         let scenarios = ezgh_family(options, work.path(), &secrets).await?;
-        print(&ezgh_table(options, &scenarios));
+        print(ezgh_table(options, &scenarios));
         checks.extend(ezgh_checks(&scenarios));
     }
     if runs(Family::Polls) {
@@ -203,16 +209,26 @@ pub(super) async fn run(options: &BenchOptions) -> Result<(), String> {
         .await?;
         let figures = long_polls::measure(&gateway, &secrets, options.long_polls).await?;
         drop(gateway);
-        print(&long_polls_table(&figures));
+        print(long_polls_table(&figures));
         checks.extend(long_poll_checks(&figures));
     }
     if runs(Family::Backlog) {
         let figures = backlog_family(options, work.path(), &secrets).await?;
-        print(&backlog_table(options, &figures));
+        print(backlog_table(options, &figures));
         checks.extend(backlog_checks(options, &figures));
     }
-    print(&report::targets_table(&checks));
-    println!("load average at the end: {}", load_average());
+    print(report::targets_table(&checks));
+    let end = format!("load average at the end: {}", load_average());
+    println!("{end}");
+    if let Some(path) = &options.markdown {
+        let mut text = format!("{}\n", header.trim_end().replace('\n', "  \n"));
+        for table in printed.borrow().iter() {
+            text.push('\n');
+            text.push_str(&table.render(true));
+        }
+        text.push_str(&format!("\n{end}\n"));
+        std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
     if options.keep {
         println!("kept: {}", work.keep().display());
     }
@@ -529,8 +545,7 @@ fn sqs_tables(
                     };
                     let p = |s: &Scenario, q| s.run.percentile(Some(kind), q);
                     let delta = |q| {
-                        ms_delta(p(proxied, q), p(direct, q))
-                            .map_or_else(|| "-".into(), |d| format!("{d:+.2}"))
+                        ms_delta(p(proxied, q), p(direct, q)).map_or_else(|| "-".into(), signed_ms)
                     };
                     proxy.row(vec![
                         kind.name().into(),
@@ -612,7 +627,7 @@ fn sqs_checks(scenarios: &[Scenario], fsync_per_second: f64, has_localstack: boo
     checks.push(match worst {
         Some((added, where_)) if has_localstack => Check {
             target: "gateway over LocalStack ≤ 1 ms added p50".into(),
-            figure: format!("worst {added:+.2} ms ({where_})"),
+            figure: format!("worst {} ms ({where_})", signed_ms(added)),
             verdict: Verdict::of(added <= 1.0),
         },
         _ => Check {
@@ -895,7 +910,7 @@ fn long_poll_checks(figures: &long_polls::LongPollFigures) -> Vec<Check> {
         },
         Check {
             target: "other requests' p99 affected ≤ 1 ms meanwhile".into(),
-            figure: affected.map_or_else(|| "-".into(), |d| format!("{d:+.2} ms")),
+            figure: affected.map_or_else(|| "-".into(), |d| format!("{} ms", signed_ms(d))),
             verdict: affected.map_or(Verdict::NotMeasured, |d| Verdict::of(d <= 1.0)),
         },
     ]

@@ -499,14 +499,26 @@ mod tests {
         for backend in [
             GatewayBackend::InMemory,
             GatewayBackend::Durable(work.join("data \"dir\"")),
-            GatewayBackend::Sqs("http://127.0.0.1:4566".into()),
+            GatewayBackend::Sqs {
+                endpoint: "http://127.0.0.1:4566".into(),
+                queues: vec![(sqs_queue(1), "bench-1a2b-1".into())],
+            },
         ] {
             let text = gateway_config("127.0.0.1:1234", &backend, &secrets, work);
             let config = Config::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
             assert_eq!(config.server.max_connections, MAX_CONNECTIONS);
-            assert!(config.sqs_api.manage_queues);
+            assert!(!config.sqs_api.manage_queues);
             let embedded = !matches!(backend, GatewayBackend::Sqs { .. });
-            assert_eq!(config.queues.len(), if embedded { 3 } else { 0 }, "{text}");
+            let queues: Vec<&str> = config.queues.keys().map(String::as_str).collect();
+            if embedded {
+                assert_eq!(
+                    queues,
+                    ["backlog", "ezgh", "polls", "probe", "sqs-1", "sqs-8"]
+                );
+            } else {
+                assert_eq!(queues, ["sqs-1"]);
+                assert_eq!(config.queue_locators()["sqs-1"], "bench-1a2b-1");
+            }
         }
     }
 }

@@ -53,8 +53,9 @@ impl Table {
             if !self.notes.is_empty() {
                 out.push('\n');
             }
+            // A hard line break after each note, so they stay lines of their own.
             for note in &self.notes {
-                out.push_str(&format!("{note}\n"));
+                out.push_str(&format!("{note}  \n"));
             }
             return out;
         }
@@ -125,6 +126,12 @@ pub(super) fn ms(duration: Option<Duration>) -> String {
 /// A signed millisecond difference.
 pub(super) fn ms_delta(later: Option<Duration>, earlier: Option<Duration>) -> Option<f64> {
     Some((later?.as_secs_f64() - earlier?.as_secs_f64()) * 1000.0)
+}
+
+/// A signed millisecond difference with two decimals (`+0.00` for a difference below that).
+pub(super) fn signed_ms(delta: f64) -> String {
+    let delta = if delta.abs() < 0.005 { 0.0 } else { delta };
+    format!("{delta:+.2}")
 }
 
 /// A ratio: two decimals below 10, whole above.
@@ -215,7 +222,7 @@ mod tests {
             text.starts_with("**Sample**\n\n| target | msg/s | ratio |\n| --- | ---: | ---: |\n")
         );
         assert!(text.contains("| gateway, durable | 74,307 | 21× |\n"));
-        assert!(text.ends_with("\nbatches of 10\n"));
+        assert!(text.ends_with("\nbatches of 10  \n"));
     }
 
     #[test]
@@ -229,6 +236,9 @@ mod tests {
         assert_eq!(percent(0.756), "76 %");
         assert_eq!(ms(Some(Duration::from_micros(1234))), "1.23");
         assert_eq!(ms(None), "-");
+        assert_eq!(signed_ms(-0.001), "+0.00");
+        assert_eq!(signed_ms(-1.234), "-1.23");
+        assert_eq!(signed_ms(0.5), "+0.50");
         let delta = ms_delta(
             Some(Duration::from_millis(3)),
             Some(Duration::from_millis(1)),
