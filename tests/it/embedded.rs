@@ -596,3 +596,137 @@ async fn sigkill_under_send_receive_delete_keeps_answered_sends_and_deletes() {
     let back: Vec<&String> = deleted.intersection(&stored).collect();
     assert!(back.is_empty(), "{} answered deletes came back", back.len());
 }
+
+/// With no room to cache bodies, every body lives on disk only once its send is answered: receives,
+/// dead-letter moves, redrives and peeks read it back, attributes and all, and so does a reopen
+/// (which reads the messages' states, not their bodies).
+#[tokio::test]
+async fn bodies_kept_on_disk_only_are_read_back_for_receives_moves_redrives_and_peeks() {
+    use crate::harness::{GatewayBuilder, Kind};
+    use aws_sdk_sqs::primitives::Blob;
+    use aws_sdk_sqs::types::{MessageAttributeValue, MessageSystemAttributeName};
+    use sqs_gateway::backend::embedded::EmbeddedConfig;
+
+    let dir = tempfile::tempdir().unwrap();
+    let config = EmbeddedConfig {
+        data_dir: dir.path().to_owned(),
+        body_cache_mib: 0,
+        ..EmbeddedConfig::default()
+    };
+    let open = || EmbeddedBackend::from_config(&config, Arc::new(SkewClock::default())).unwrap();
+    let backend = open();
+    backend
+        .create_queue("disk-dlq", &QueueSettings::default())
+        .await
+        .unwrap();
+    let settings = QueueSettings {
+        dead_letter: Some(("disk-dlq".into(), 1)),
+        ..QueueSettings::default()
+    };
+    backend.create_queue("disk", &settings).await.unwrap();
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .with_backend(backend.clone(), &["disk", "disk-dlq"])
+        .config("[sqs_api]\nmanage_queues = true\n")
+        .start()
+        .await;
+    let (client, url) = gw.sqs_queue("disk").await;
+    let (_, dlq_url) = gw.sqs_queue("disk-dlq").await;
+    let body = "é".repeat(3000);
+    client
+        .send_message()
+        .queue_url(&url)
+        .message_body(&body)
+        .message_attributes(
+            "kind",
+            MessageAttributeValue::builder()
+                .data_type("String")
+                .string_value("order")
+                .build()
+                .unwrap(),
+        )
+        .message_attributes(
+            "blob",
+            MessageAttributeValue::builder()
+                .data_type("Binary")
+                .binary_value(Blob::new(vec![0, 1, 2]))
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let receive = |queue: &str| {
+        client
+            .receive_message()
+            .queue_url(queue)
+            .max_number_of_messages(10)
+            .visibility_timeout(0)
+            .message_attribute_names("All")
+            .message_system_attribute_names(MessageSystemAttributeName::All)
+    };
+    let first = receive(&url).send().await.unwrap();
+    let message = &first.messages()[0];
+    assert_eq!(message.body(), Some(body.as_str()));
+    let attributes = message.message_attributes().unwrap();
+    assert_eq!(attributes["kind"].string_value(), Some("order"));
+    assert_eq!(
+        attributes["blob"].binary_value().map(Blob::as_ref),
+        Some(&[0u8, 1, 2][..])
+    );
+    let md5 = message.md5_of_body().unwrap().to_owned();
+
+    // The second receive moves it into the dead-letter queue, which reads it from disk.
+    assert!(receive(&url).send().await.unwrap().messages().is_empty());
+    let moved = receive(&dlq_url).send().await.unwrap();
+    let message = &moved.messages()[0];
+    assert_eq!(message.body(), Some(body.as_str()));
+    assert_eq!(message.md5_of_body(), Some(md5.as_str()));
+    let source = message
+        .attributes()
+        .unwrap()
+        .get(&MessageSystemAttributeName::DeadLetterQueueSourceArn)
+        .cloned();
+    assert_eq!(source.as_deref(), Some(backend_arn("disk").as_str()));
+
+    // A redrive carries it back, from disk again.
+    client
+        .start_message_move_task()
+        .source_arn(backend_arn("disk-dlq"))
+        .send()
+        .await
+        .unwrap();
+    let mut back = Vec::new();
+    for _ in 0..50 {
+        back = backend.peek("disk", 10).await.unwrap();
+        if !back.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(back.len(), 1, "the redrive brought the message back");
+    assert_eq!(back[0].body, body);
+    assert_eq!(back[0].dead_letter_source_arn, None);
+    assert_eq!(back[0].attributes.len(), 2);
+    gw.stop().await;
+    drop(backend);
+
+    // A reopen reads states only; the body is still read back whole.
+    let backend = open();
+    let url = backend.resolve("disk").await.unwrap().url;
+    let again = backend.receive(&url, &receive_at_most(10)).await.unwrap();
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].body, body);
+    assert_eq!(
+        again[0].receive_count, 1,
+        "redriven messages start counting again"
+    );
+    assert_eq!(again[0].attributes.len(), 2);
+}
+
+fn receive_at_most(max: u32) -> BackendReceive {
+    receive(max, 30)
+}
+
+fn backend_arn(queue: &str) -> String {
+    format!("arn:aws:sqs:us-east-1:000000000000:{queue}")
+}

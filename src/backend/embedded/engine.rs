@@ -10,7 +10,9 @@ use crate::core::model::{
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The account id in embedded queue ARNs.
 pub const ACCOUNT: &str = "000000000000";
@@ -253,9 +255,9 @@ pub enum Op {
         /// The message's sequence number.
         seq: u64,
         /// The message.
-        body: Body,
+        body: Arc<Body>,
     },
-    /// A message's delivery state.
+    /// A message's delivery state, with what the queue needs to place it without its body.
     PutState {
         /// The queue.
         queue: String,
@@ -263,6 +265,24 @@ pub enum Op {
         seq: u64,
         /// The state.
         state: State,
+        /// When it was sent, in milliseconds since the epoch.
+        sent_at: i64,
+        /// FIFO: its message group.
+        group_id: Option<Arc<str>>,
+    },
+    /// A message moved to another queue (a dead-letter move or a redrive): its stored body is
+    /// copied under its new place, with its new dead-letter source, and its old records go.
+    MoveBody {
+        /// The queue it leaves.
+        from_queue: String,
+        /// Its sequence number there.
+        from_seq: u64,
+        /// The queue it joins.
+        to_queue: String,
+        /// Its sequence number there.
+        to_seq: u64,
+        /// The source queue's ARN when it arrives in a dead-letter queue; `None` otherwise.
+        dead_letter_source_arn: Option<String>,
     },
     /// A message left the queue.
     DeleteMessage {
@@ -294,13 +314,124 @@ pub enum Op {
     },
 }
 
-/// A message as held in memory.
+/// A message's body as its queue holds it: in memory while it is cached or not yet on disk,
+/// otherwise only in the store (read back when a receive or a peek needs it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Held {
+    /// In memory, and counted in the [`BodyCache`].
+    Cached(Arc<Body>),
+    /// In memory until the store has committed it (the cache was full): then [`Held::Stored`].
+    Unsettled(Arc<Body>),
+    /// Only in the store.
+    Stored,
+}
+
+impl Held {
+    /// The body, when it is in memory.
+    pub fn resident(&self) -> Option<&Arc<Body>> {
+        match self {
+            Held::Cached(body) | Held::Unsettled(body) => Some(body),
+            Held::Stored => None,
+        }
+    }
+}
+
+/// A bound on the bytes of bodies the queues of one backend keep in memory once they are on
+/// disk; shared by its queues. The bodies kept are those that arrived while there was room,
+/// which in a backlog are the oldest: the next ones receives take.
+#[derive(Debug)]
+pub struct BodyCache {
+    limit: usize,
+    used: AtomicUsize,
+}
+
+impl BodyCache {
+    /// A cache of at most `limit` bytes of bodies.
+    pub fn new(limit: usize) -> Self {
+        Self {
+            limit,
+            used: AtomicUsize::new(0),
+        }
+    }
+
+    /// No bound: every body stays in memory (a backend without a disk).
+    pub fn unbounded() -> Self {
+        Self::new(usize::MAX)
+    }
+
+    /// Bytes of bodies held now.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    fn admit(&self, bytes: usize) -> bool {
+        self.used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                used.checked_add(bytes).filter(|total| *total <= self.limit)
+            })
+            .is_ok()
+    }
+
+    fn release(&self, bytes: usize) {
+        self.used.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
+/// The bytes a body occupies in memory, roughly: what the cache counts.
+fn footprint(body: &Body) -> usize {
+    const FIXED: usize = 160;
+    FIXED
+        + body.id.len()
+        + body.body.len()
+        + body
+            .attributes
+            .iter()
+            .map(|(name, attribute)| {
+                let value = match &attribute.value {
+                    crate::core::model::AttributeValue::Text(text) => text.len(),
+                    crate::core::model::AttributeValue::Bytes(bytes) => bytes.len(),
+                };
+                name.len() + attribute.data_type.len() + value
+            })
+            .sum::<usize>()
+        + body.group_id.as_ref().map_or(0, String::len)
+        + body.deduplication_id.as_ref().map_or(0, String::len)
+        + body.dead_letter_source_arn.as_ref().map_or(0, String::len)
+}
+
+/// A message as held in memory: its delivery state and what placing it needs; its body only
+/// while [`Held`] says so.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message {
-    /// Its unchanging part.
-    pub body: Body,
     /// Its delivery state.
     pub state: State,
+    /// When it was sent, in milliseconds since the epoch (moved messages keep theirs).
+    pub sent_at: i64,
+    /// FIFO: its message group.
+    pub group_id: Option<Arc<str>>,
+    /// Its body.
+    pub held: Held,
+}
+
+impl Message {
+    /// The body, in tests of the engine alone (where bodies never leave memory).
+    #[cfg(test)]
+    pub fn body(&self) -> &Body {
+        self.held
+            .resident()
+            .expect("an engine without a store keeps bodies")
+    }
+}
+
+/// A message taken out of a queue to be moved into another.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Moving {
+    /// The queue it leaves.
+    pub from_queue: String,
+    /// Its sequence number there.
+    pub from_seq: u64,
+    /// The message.
+    pub message: Message,
 }
 
 /// One delivery handed out by a receive.
@@ -320,7 +451,7 @@ pub struct Received {
     /// Deliveries handed out.
     pub delivered: Vec<Delivered>,
     /// Messages moved to the dead-letter queue instead.
-    pub dead_lettered: Vec<Message>,
+    pub dead_lettered: Vec<Moving>,
     /// A standard queue at its in-flight limit: SQS answers OverLimit (FIFO answers nothing).
     pub over_limit: bool,
 }
@@ -363,11 +494,20 @@ pub struct Queue {
     dedup_expiry: BTreeSet<(i64, String)>,
     attempts: HashMap<String, Attempt>,
     next_seq: u64,
+    /// Bodies held in memory only until the store has them, in sequence order.
+    unsettled: VecDeque<u64>,
+    /// The bound on bodies kept in memory, shared with the backend's other queues.
+    cache: Arc<BodyCache>,
 }
 
 impl Queue {
-    /// An empty queue.
+    /// An empty queue that keeps every body in memory.
     pub fn new(name: &str, settings: Settings) -> Self {
+        Self::with_cache(name, settings, Arc::new(BodyCache::unbounded()))
+    }
+
+    /// An empty queue whose bodies stay in memory within `cache` (the rest only on disk).
+    pub fn with_cache(name: &str, settings: Settings, cache: Arc<BodyCache>) -> Self {
         Self {
             name: name.to_owned(),
             deleted: false,
@@ -384,52 +524,127 @@ impl Queue {
             dedup_expiry: BTreeSet::new(),
             attempts: HashMap::new(),
             next_seq: 1,
+            unsettled: VecDeque::new(),
+            cache,
         }
     }
 
-    /// Restores a message read back from the store.
-    pub fn restore_message(&mut self, seq: u64, message: Message, now: i64) {
-        self.next_seq = self.next_seq.max(seq + 1);
-        self.index(seq, &message, now);
-        self.by_age.insert((message.body.sent_at, seq));
-        self.join_group(seq, &message);
-        self.messages.insert(seq, message);
+    /// Restores the messages read back from the store, in sequence order, into an empty queue
+    /// (their bodies stay on disk). The indexes are built in bulk, so their nodes are full: a
+    /// reopened backlog takes less memory than one grown message by message.
+    pub fn restore_messages(
+        &mut self,
+        messages: Vec<(u64, State, i64, Option<Arc<str>>)>,
+        now: i64,
+    ) {
+        debug_assert!(self.messages.is_empty(), "restore into an empty queue");
+        let mut schedule = Vec::with_capacity(messages.len());
+        let mut by_age = Vec::with_capacity(messages.len());
+        let mut restored = Vec::with_capacity(messages.len());
+        for (seq, state, sent_at, group_id) in messages {
+            let message = Message {
+                state,
+                sent_at,
+                group_id,
+                held: Held::Stored,
+            };
+            self.next_seq = self.next_seq.max(seq + 1);
+            schedule.push((state.visible_at, seq));
+            by_age.push((sent_at, seq));
+            if state.receipt.is_some() && state.visible_at > now {
+                self.in_flight.insert((state.visible_at, seq));
+                if let Some(group) = &message.group_id {
+                    *self.group_in_flight.entry(group.to_string()).or_default() += 1;
+                }
+            }
+            self.join_group(seq, &message);
+            restored.push((seq, message));
+        }
+        restored.sort_unstable_by_key(|(seq, _)| *seq);
+        schedule.sort_unstable();
+        by_age.sort_unstable();
+        self.messages = restored.into_iter().collect();
+        self.schedule = schedule.into_iter().collect();
+        self.by_age = by_age.into_iter().collect();
+    }
+
+    /// Where the queue stands for [`Queue::settle_before`]: take it when submitting a journal.
+    pub fn settle_mark(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// The store committed everything journaled before `mark`: bodies held only until then
+    /// leave memory.
+    pub fn settle_before(&mut self, mark: u64) {
+        while let Some(&seq) = self.unsettled.front() {
+            if seq >= mark {
+                break;
+            }
+            self.unsettled.pop_front();
+            if let Some(message) = self.messages.get_mut(&seq)
+                && matches!(message.held, Held::Unsettled(_))
+            {
+                message.held = Held::Stored;
+            }
+        }
+    }
+
+    /// Bodies held in memory by this queue until the store has them.
+    pub fn unsettled(&self) -> usize {
+        self.unsettled.len()
+    }
+
+    /// Holds `body` for the message about to get `seq`: cached while the cache has room.
+    fn hold(&mut self, seq: u64, body: Arc<Body>) -> Held {
+        if self.cache.admit(footprint(&body)) {
+            Held::Cached(body)
+        } else {
+            self.unsettled.push_back(seq);
+            Held::Unsettled(body)
+        }
+    }
+
+    /// Lets go of a message's body (it is leaving the queue).
+    fn drop_held(&self, held: &Held) {
+        if let Held::Cached(body) = held {
+            self.cache.release(footprint(body));
+        }
     }
 
     /// FIFO: files `seq` under its group.
     fn join_group(&mut self, seq: u64, message: &Message) {
-        let Some(group) = &message.body.group_id else {
+        let Some(group) = &message.group_id else {
             return;
         };
-        let members = self.groups.entry(group.clone()).or_default();
+        let members = self.groups.entry(group.to_string()).or_default();
         let old_head = members.first().copied();
         members.insert(seq);
         if old_head.is_none_or(|head| seq < head) {
             if let Some(head) = old_head {
-                self.group_heads.remove(&(head, group.clone()));
+                self.group_heads.remove(&(head, group.to_string()));
             }
-            self.group_heads.insert((seq, group.clone()));
+            self.group_heads.insert((seq, group.to_string()));
         }
     }
 
     /// FIFO: takes `seq` out of its group.
     fn quit_group(&mut self, seq: u64, message: &Message) {
-        let Some(group) = &message.body.group_id else {
+        let Some(group) = &message.group_id else {
             return;
         };
-        let Some(members) = self.groups.get_mut(group) else {
+        let Some(members) = self.groups.get_mut(&**group) else {
             return;
         };
         let was_head = members.first() == Some(&seq);
         members.remove(&seq);
         if was_head {
-            self.group_heads.remove(&(seq, group.clone()));
+            self.group_heads.remove(&(seq, group.to_string()));
             match members.first() {
                 Some(&next) => {
-                    self.group_heads.insert((next, group.clone()));
+                    self.group_heads.insert((next, group.to_string()));
                 }
                 None => {
-                    self.groups.remove(group);
+                    self.groups.remove(&**group);
                 }
             }
         }
@@ -460,8 +675,8 @@ impl Queue {
         self.schedule.insert((message.state.visible_at, seq));
         if message.state.receipt.is_some() && message.state.visible_at > now {
             self.in_flight.insert((message.state.visible_at, seq));
-            if let Some(group) = &message.body.group_id {
-                *self.group_in_flight.entry(group.clone()).or_default() += 1;
+            if let Some(group) = &message.group_id {
+                *self.group_in_flight.entry(group.to_string()).or_default() += 1;
             }
         }
     }
@@ -474,12 +689,12 @@ impl Queue {
     }
 
     fn leave_group(&mut self, message: &Message) {
-        if let Some(group) = &message.body.group_id
-            && let Some(count) = self.group_in_flight.get_mut(group)
+        if let Some(group) = &message.group_id
+            && let Some(count) = self.group_in_flight.get_mut(&**group)
         {
             *count -= 1;
             if *count == 0 {
-                self.group_in_flight.remove(group);
+                self.group_in_flight.remove(&**group);
             }
         }
     }
@@ -527,15 +742,34 @@ impl Queue {
     }
 
     fn remove(&mut self, seq: u64, journal: &mut Vec<Op>) -> Option<Message> {
-        let message = self.messages.remove(&seq)?;
-        self.unindex(seq, &message);
-        self.by_age.remove(&(message.body.sent_at, seq));
-        self.quit_group(seq, &message);
+        let message = self.detach(seq)?;
+        self.drop_held(&message.held);
         journal.push(Op::DeleteMessage {
             queue: self.name.clone(),
             seq,
         });
         Some(message)
+    }
+
+    /// Takes `seq` out of memory and its indexes; the store is the caller's business.
+    fn detach(&mut self, seq: u64) -> Option<Message> {
+        let message = self.messages.remove(&seq)?;
+        self.unindex(seq, &message);
+        self.by_age.remove(&(message.sent_at, seq));
+        self.quit_group(seq, &message);
+        Some(message)
+    }
+
+    /// Takes `seq` out to move it into another queue: its records stay in the store until the
+    /// other queue's [`Op::MoveBody`] copies them, in the same journal.
+    fn detach_for_move(&mut self, seq: u64) -> Option<Moving> {
+        let message = self.detach(seq)?;
+        self.drop_held(&message.held);
+        Some(Moving {
+            from_queue: self.name.clone(),
+            from_seq: seq,
+            message,
+        })
     }
 
     /// Sends one message.
@@ -607,25 +841,23 @@ impl Queue {
             None
         };
 
-        let stored = Message {
-            body: Body {
-                id: uuid::Uuid::new_v4().to_string(),
-                body: message.body,
-                attributes: message.attributes,
-                sent_at: now,
-                group_id: message.group_id,
-                dead_letter_source_arn: None,
-                deduplication_id: dedup_key.clone(),
-            },
-            state: State {
-                receive_count: 0,
-                first_received_at: None,
-                visible_at: now + i64::from(delay) * 1000,
-                receipt: None,
-            },
+        let body = Arc::new(Body {
+            id: uuid::Uuid::new_v4().to_string(),
+            body: message.body,
+            attributes: message.attributes,
+            sent_at: now,
+            group_id: message.group_id,
+            dead_letter_source_arn: None,
+            deduplication_id: dedup_key.clone(),
+        });
+        let state = State {
+            receive_count: 0,
+            first_received_at: None,
+            visible_at: now + i64::from(delay) * 1000,
+            receipt: None,
         };
-        let message_id = stored.body.id.clone();
-        let seq = self.append(stored, now, journal);
+        let message_id = body.id.clone();
+        let seq = self.append(body, state, now, journal);
         let sent = SentMessage {
             message_id,
             sequence_number: self.settings.fifo.then(|| sequence_number(seq)),
@@ -647,18 +879,18 @@ impl Queue {
         Ok(sent)
     }
 
-    /// Takes a message moved here from another queue's redrive.
+    /// Takes a message moved here by another queue's dead-letter rule.
     pub fn accept_dead_letter(
         &mut self,
-        mut message: Message,
+        moving: Moving,
         source_arn: &str,
         now: i64,
         journal: &mut Vec<Op>,
     ) {
-        message.body.dead_letter_source_arn = Some(source_arn.to_owned());
-        message.state.visible_at = now;
-        message.state.receipt = None;
-        self.append(message, now, journal);
+        let mut state = moving.message.state;
+        state.visible_at = now;
+        state.receipt = None;
+        self.append_moved(moving, Some(source_arn.to_owned()), state, now, journal);
     }
 
     /// The first message visible now (not delayed, not in flight), in queue order.
@@ -669,48 +901,106 @@ impl Queue {
             .find_map(|(_, seq)| self.messages.get(seq).map(|message| (*seq, message)))
     }
 
-    /// Takes a message out for a move elsewhere (a redrive), journaling its removal.
-    pub fn take(&mut self, seq: u64, journal: &mut Vec<Op>) -> Option<Message> {
-        self.remove(seq, journal)
+    /// Takes a message out for a move elsewhere (a redrive); the destination's
+    /// [`Queue::accept_redriven`] journals the move.
+    pub fn take(&mut self, seq: u64) -> Option<Moving> {
+        self.detach_for_move(seq)
     }
 
     /// Takes a message moved back from a dead-letter queue: its id, body and attributes stay; its
     /// delivery history starts again (so it is not dead-lettered straight back), visible now.
-    pub fn accept_redriven(&mut self, mut message: Message, now: i64, journal: &mut Vec<Op>) {
-        message.body.dead_letter_source_arn = None;
-        message.state = State {
+    pub fn accept_redriven(&mut self, moving: Moving, now: i64, journal: &mut Vec<Op>) {
+        let state = State {
             receive_count: 0,
             first_received_at: None,
             visible_at: now,
             receipt: None,
         };
-        self.append(message, now, journal);
+        self.append_moved(moving, None, state, now, journal);
     }
 
-    /// Adds `message` at the end of the queue under the next sequence number (answered),
+    /// Adds a new message at the end of the queue under the next sequence number (answered),
     /// journaling the number, its body and its state.
-    fn append(&mut self, message: Message, now: i64, journal: &mut Vec<Op>) -> u64 {
+    fn append(&mut self, body: Arc<Body>, state: State, now: i64, journal: &mut Vec<Op>) -> u64 {
+        let seq = self.next_seq();
+        journal.push(Op::PutBody {
+            queue: self.name.clone(),
+            seq,
+            body: Arc::clone(&body),
+        });
+        let message = Message {
+            state,
+            sent_at: body.sent_at,
+            group_id: body.group_id.as_deref().map(Arc::from),
+            held: self.hold(seq, body),
+        };
+        self.insert(seq, message, now, journal);
+        seq
+    }
+
+    /// Adds a message moved from another queue at the end of this one: the store copies its body
+    /// over ([`Op::MoveBody`]) with its new dead-letter source.
+    fn append_moved(
+        &mut self,
+        moving: Moving,
+        dead_letter_source_arn: Option<String>,
+        state: State,
+        now: i64,
+        journal: &mut Vec<Op>,
+    ) {
+        let seq = self.next_seq();
+        journal.push(Op::MoveBody {
+            from_queue: moving.from_queue,
+            from_seq: moving.from_seq,
+            to_queue: self.name.clone(),
+            to_seq: seq,
+            dead_letter_source_arn: dead_letter_source_arn.clone(),
+        });
+        let held = match moving.message.held.resident() {
+            Some(body) => {
+                let body = Arc::new(Body {
+                    dead_letter_source_arn,
+                    ..Body::clone(body)
+                });
+                self.hold(seq, body)
+            }
+            None => Held::Stored,
+        };
+        let message = Message {
+            state,
+            held,
+            ..moving.message
+        };
+        self.insert(seq, message, now, journal);
+    }
+
+    fn next_seq(&mut self) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
+        seq
+    }
+
+    fn insert(&mut self, seq: u64, message: Message, now: i64, journal: &mut Vec<Op>) {
         journal.push(Op::PutSeq {
             queue: self.name.clone(),
             next: self.next_seq,
         });
-        journal.push(Op::PutBody {
-            queue: self.name.clone(),
-            seq,
-            body: message.body.clone(),
-        });
-        journal.push(Op::PutState {
+        journal.push(self.state_record(seq, &message));
+        self.index(seq, &message, now);
+        self.by_age.insert((message.sent_at, seq));
+        self.join_group(seq, &message);
+        self.messages.insert(seq, message);
+    }
+
+    /// The journal record of a message's (new) state.
+    fn state_record(&self, seq: u64, message: &Message) -> Op {
+        Op::PutState {
             queue: self.name.clone(),
             seq,
             state: message.state,
-        });
-        self.index(seq, &message, now);
-        self.by_age.insert((message.body.sent_at, seq));
-        self.join_group(seq, &message);
-        self.messages.insert(seq, message);
-        seq
+            sent_at: message.sent_at,
+            group_id: message.group_id.clone(),
+        }
     }
 
     /// Receives up to `max` messages, hiding them for `visibility_seconds`.
@@ -769,11 +1059,7 @@ impl Queue {
                 let mut updated = message;
                 updated.state.visible_at = now + i64::from(visibility_seconds) * 1000;
                 self.index(seq, &updated, now);
-                journal.push(Op::PutState {
-                    queue: self.name.clone(),
-                    seq,
-                    state: updated.state,
-                });
+                journal.push(self.state_record(seq, &updated));
                 self.messages.insert(seq, updated.clone());
                 received.delivered.push(Delivered {
                     seq,
@@ -816,8 +1102,8 @@ impl Queue {
                 continue;
             };
             if max_receives.is_some_and(|count| message.state.receive_count >= count) {
-                if let Some(moved) = self.remove(seq, journal) {
-                    received.dead_lettered.push(moved);
+                if let Some(moving) = self.detach_for_move(seq) {
+                    received.dead_lettered.push(moving);
                 }
                 continue;
             }
@@ -829,11 +1115,7 @@ impl Queue {
             updated.state.visible_at = now + i64::from(visibility_seconds) * 1000;
             updated.state.receipt = Some(receipt);
             self.index(seq, &updated, now);
-            journal.push(Op::PutState {
-                queue: self.name.clone(),
-                seq,
-                state: updated.state,
-            });
+            journal.push(self.state_record(seq, &updated));
             self.messages.insert(seq, updated.clone());
             received.delivered.push(Delivered {
                 seq,
@@ -958,18 +1240,17 @@ impl Queue {
         let mut updated = message;
         updated.state.visible_at = now + i64::from(seconds) * 1000;
         self.index(seq, &updated, now);
-        journal.push(Op::PutState {
-            queue: self.name.clone(),
-            seq,
-            state: updated.state,
-        });
+        journal.push(self.state_record(seq, &updated));
         self.messages.insert(seq, updated);
         EntryOutcome::Ok
     }
 
     /// Deletes every message, in flight too; deduplication history stays.
     pub fn purge(&mut self, journal: &mut Vec<Op>) {
-        self.messages.clear();
+        for message in std::mem::take(&mut self.messages).into_values() {
+            self.drop_held(&message.held);
+        }
+        self.unsettled.clear();
         self.schedule.clear();
         self.in_flight.clear();
         self.by_age.clear();
@@ -982,9 +1263,13 @@ impl Queue {
         });
     }
 
-    /// Up to `max` messages in order, without changing anything.
-    pub fn peek(&self, max: usize) -> Vec<Message> {
-        self.messages.values().take(max).cloned().collect()
+    /// Up to `max` messages in order, with their sequence numbers, without changing anything.
+    pub fn peek(&self, max: usize) -> Vec<(u64, Message)> {
+        self.messages
+            .iter()
+            .take(max)
+            .map(|(seq, message)| (*seq, message.clone()))
+            .collect()
     }
 
     /// Counts by state.
@@ -1000,6 +1285,15 @@ impl Queue {
                 .by_age
                 .first()
                 .map(|(sent_at, _)| u64::try_from((now - sent_at).max(0) / 1000).unwrap_or(0)),
+        }
+    }
+}
+
+impl Drop for Queue {
+    /// The bodies it kept leave the shared cache's count.
+    fn drop(&mut self) {
+        for message in self.messages.values() {
+            self.drop_held(&message.held);
         }
     }
 }
@@ -1040,7 +1334,7 @@ mod tests {
         received
             .delivered
             .iter()
-            .map(|d| d.message.body.body.as_str())
+            .map(|d| d.message.body().body.as_str())
             .collect()
     }
 
@@ -1196,21 +1490,27 @@ mod tests {
         );
         dlq.send(text("newer"), T0 + 50_000, &mut Vec::new())
             .unwrap();
-        let moved = Message {
-            body: Body {
-                id: "old".into(),
-                body: "moved".into(),
-                attributes: BTreeMap::new(),
+        let moved = Moving {
+            from_queue: "src".into(),
+            from_seq: 9,
+            message: Message {
+                state: State {
+                    receive_count: 3,
+                    first_received_at: Some(T0),
+                    visible_at: T0,
+                    receipt: None,
+                },
                 sent_at: T0,
                 group_id: None,
-                dead_letter_source_arn: None,
-                deduplication_id: None,
-            },
-            state: State {
-                receive_count: 3,
-                first_received_at: Some(T0),
-                visible_at: T0,
-                receipt: None,
+                held: Held::Cached(Arc::new(Body {
+                    id: "old".into(),
+                    body: "moved".into(),
+                    attributes: BTreeMap::new(),
+                    sent_at: T0,
+                    group_id: None,
+                    dead_letter_source_arn: None,
+                    deduplication_id: None,
+                })),
             },
         };
         dlq.accept_dead_letter(moved, "arn:src", T0 + 55_000, &mut Vec::new());
@@ -1477,10 +1777,10 @@ mod tests {
         let mut dlq = queue("dlq", QueueSettings::default());
         dlq.accept_dead_letter(third.dead_lettered[0].clone(), &q.arn, T0, &mut Vec::new());
         let moved = receive(&mut dlq, 1, 30, T0).delivered.remove(0);
-        assert_eq!(moved.message.body.id, sent.message_id);
-        assert_eq!(moved.message.body.body, "poison");
+        assert_eq!(moved.message.body().id, sent.message_id);
+        assert_eq!(moved.message.body().body, "poison");
         assert_eq!(
-            moved.message.body.dead_letter_source_arn.as_deref(),
+            moved.message.body().dead_letter_source_arn.as_deref(),
             Some(q.arn.as_str())
         );
         // Without its dead-letter queue, the message stays and is delivered.
@@ -1495,6 +1795,59 @@ mod tests {
         receive(&mut orphan, 1, 0, T0);
         let kept = orphan.receive(1, 0, None, false, T0, &mut Vec::new());
         assert_eq!(kept.delivered.len(), 1);
+    }
+
+    #[test]
+    fn bodies_beyond_the_cache_leave_memory_once_settled_and_the_cache_counts_what_it_keeps() {
+        let cache = Arc::new(BodyCache::new(1_000));
+        let settings = Settings::new("q", &QueueSettings::default()).unwrap();
+        let mut q = Queue::with_cache("q", settings, Arc::clone(&cache));
+        for body in ["a", "b", "c", "d", "e", "f", "g", "h"] {
+            q.send(text(&body.repeat(200)), T0, &mut Vec::new())
+                .unwrap();
+        }
+        let held = |q: &Queue| -> Vec<&'static str> {
+            q.messages
+                .values()
+                .map(|message| match message.held {
+                    Held::Cached(_) => "cached",
+                    Held::Unsettled(_) => "unsettled",
+                    Held::Stored => "stored",
+                })
+                .collect()
+        };
+        // Each body counts 200 bytes and the fixed part: two fit in 1,000 bytes.
+        assert_eq!(held(&q)[..3], ["cached", "cached", "unsettled"]);
+        let used = cache.used();
+        assert!(used > 400 && used <= 1_000, "{used}");
+        // Committed up to the 5th message: the 3rd to 5th leave memory, the rest wait.
+        q.settle_before(6);
+        assert_eq!(
+            held(&q),
+            [
+                "cached",
+                "cached",
+                "stored",
+                "stored",
+                "stored",
+                "unsettled",
+                "unsettled",
+                "unsettled"
+            ]
+        );
+        assert_eq!(q.unsettled(), 3);
+        // Received bodies: those in memory come along; the others are the store's to read.
+        let received = receive(&mut q, 3, 30, T0);
+        assert!(received.delivered[0].message.held.resident().is_some());
+        assert_eq!(received.delivered[2].message.held, Held::Stored);
+        let first = &received.delivered[0];
+        q.delete(first.seq, first.receipt, &mut Vec::new());
+        assert!(
+            cache.used() < used,
+            "a deleted cached body leaves the count"
+        );
+        drop(q);
+        assert_eq!(cache.used(), 0, "a dropped queue's bodies leave the count");
     }
 
     #[test]
@@ -1573,7 +1926,7 @@ mod tests {
             if taken.len() >= max {
                 break;
             }
-            let group = message.body.group_id.as_deref().unwrap_or_default();
+            let group = message.group_id.as_deref().unwrap_or_default();
             if blocked.contains(group) {
                 continue;
             }
@@ -1657,7 +2010,7 @@ mod tests {
         let next = q.receive(10, 30, None, false, T0, &mut journal);
         assert_eq!(bodies(&next).len(), 1, "only the cold group's message");
         assert_eq!(
-            next.delivered[0].message.body.group_id.as_deref(),
+            next.delivered[0].message.body().group_id.as_deref(),
             Some("cold")
         );
         // (The group index visits two heads here, where the scan read 50,001 messages.)

@@ -6,6 +6,10 @@
 //! visibility time, so nothing polls on a timer. A change wakes one waiter, and every receive that
 //! takes messages wakes the next: ten thousand idle polls cost one wake per send, not ten thousand.
 //!
+//! Memory holds each message's state and place; its body only while it fits the shared
+//! [`engine::BodyCache`] or is not on disk yet. Other bodies are read from the store (off the
+//! async workers) when a receive, a peek or a redrive needs them.
+//!
 //! Mutations are journaled to the [`store::Store`] while the queue's lock is held (so the disk sees
 //! them in order). Sends, deletes, visibility changes and queue changes are answered after their
 //! commit; a receive is answered at once (its loss in a crash only makes its messages visible
@@ -24,7 +28,7 @@ use crate::core::model::{
 };
 use async_trait::async_trait;
 use chrono::{DateTime, TimeZone, Utc};
-use engine::{Delivered, Message, Op, Queue, Settings};
+use engine::{Body, BodyCache, Delivered, Held, Message, Op, Queue, Settings};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -52,7 +56,26 @@ pub struct EmbeddedConfig {
     /// Messages a FIFO queue may have in flight; SQS's 20,000 unless set lower.
     #[serde(default = "default_in_flight_fifo")]
     pub max_in_flight_fifo: usize,
+    /// Mebibytes of message bodies kept in memory once on disk (all queues together); the rest
+    /// are read from the store when received. Default 32.
+    #[serde(default = "default_body_cache_mib")]
+    pub body_cache_mib: usize,
+    /// Mebibytes of the store's page cache (redb's own; the system's file cache comes on top,
+    /// outside the process). Default 16.
+    #[serde(default = "default_store_cache_mib")]
+    pub store_cache_mib: usize,
 }
+
+fn default_body_cache_mib() -> usize {
+    32
+}
+
+fn default_store_cache_mib() -> usize {
+    16
+}
+
+/// Bytes in a mebibyte.
+const MIB: usize = 1024 * 1024;
 
 fn default_in_flight_standard() -> usize {
     engine::MAX_IN_FLIGHT_STANDARD
@@ -69,6 +92,8 @@ impl Default for EmbeddedConfig {
             in_memory: false,
             max_in_flight_standard: engine::MAX_IN_FLIGHT_STANDARD,
             max_in_flight_fifo: engine::MAX_IN_FLIGHT_FIFO,
+            body_cache_mib: default_body_cache_mib(),
+            store_cache_mib: default_store_cache_mib(),
         }
     }
 }
@@ -85,6 +110,8 @@ struct Slot {
 /// The durable part: the store, and how to reopen it after a failed write.
 struct Durable {
     dir: PathBuf,
+    /// The store's page cache, in bytes.
+    store_cache_bytes: usize,
     /// `None` while a reopen after a failure has not succeeded yet.
     store: RwLock<Option<Store>>,
     /// When a reopen may be tried next, and how long the wait after a failure is.
@@ -118,6 +145,15 @@ pub struct EmbeddedBackend {
     me: std::sync::Weak<EmbeddedBackend>,
     /// In-flight limits of receives.
     in_flight: engine::InFlightLimits,
+    /// Bodies kept in memory (once on disk, within a bound), shared by every queue.
+    bodies: Arc<BodyCache>,
+}
+
+/// The sizes of the durable backend's caches, in bytes.
+#[derive(Debug, Clone, Copy)]
+struct Caches {
+    bodies: usize,
+    store: usize,
 }
 
 impl std::fmt::Debug for EmbeddedBackend {
@@ -146,14 +182,34 @@ fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
     lock.read().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// A queue as the store read it back; also answers how many messages it holds.
-fn rebuild(name: &str, recovered: store::RecoveredQueue, now: i64) -> (Queue, usize) {
-    let mut queue = Queue::new(name, recovered.settings);
+/// A queue as the store read it back (bodies stay on disk); also answers how many messages it
+/// holds.
+fn rebuild(
+    name: &str,
+    recovered: store::RecoveredQueue,
+    bodies: &Arc<BodyCache>,
+    now: i64,
+) -> (Queue, usize) {
+    let mut queue = Queue::with_cache(name, recovered.settings, Arc::clone(bodies));
     queue.restore_next_seq(recovered.next_seq);
     let count = recovered.messages.len();
-    for (seq, body, state) in recovered.messages {
-        queue.restore_message(seq, Message { body, state }, now);
-    }
+    // One shared name per group, not one per message.
+    let mut groups: HashMap<String, Arc<str>> = HashMap::new();
+    let messages = recovered
+        .messages
+        .into_iter()
+        .map(|message| {
+            let group_id = message.group_id.map(|group| {
+                Arc::clone(
+                    groups
+                        .entry(group)
+                        .or_insert_with_key(|group| Arc::from(group.as_str())),
+                )
+            });
+            (message.seq, message.state, message.sent_at, group_id)
+        })
+        .collect();
+    queue.restore_messages(messages, now);
     for (key, dedup) in recovered.dedup {
         queue.restore_dedup(key, dedup);
     }
@@ -171,9 +227,14 @@ impl EmbeddedBackend {
             fifo: config.max_in_flight_fifo,
         };
         if config.in_memory {
-            Ok(Self::assemble(HashMap::new(), None, clock, limits))
+            let bodies = Arc::new(BodyCache::unbounded());
+            Ok(Self::assemble(HashMap::new(), None, bodies, clock, limits))
         } else {
-            Self::open_with(&config.data_dir, clock, limits)
+            let caches = Caches {
+                bodies: config.body_cache_mib.saturating_mul(MIB),
+                store: config.store_cache_mib.saturating_mul(MIB),
+            };
+            Self::open_with(&config.data_dir, clock, limits, caches)
         }
     }
 
@@ -182,6 +243,7 @@ impl EmbeddedBackend {
         Self::assemble(
             HashMap::new(),
             None,
+            Arc::new(BodyCache::unbounded()),
             clock,
             engine::InFlightLimits::default(),
         )
@@ -190,12 +252,14 @@ impl EmbeddedBackend {
     fn assemble(
         queues: HashMap<String, Arc<Slot>>,
         durable: Option<Durable>,
+        bodies: Arc<BodyCache>,
         clock: Arc<dyn Clock>,
         in_flight: engine::InFlightLimits,
     ) -> Arc<Self> {
         Arc::new_cyclic(|me| Self {
             queues: RwLock::new(queues),
             durable,
+            bodies,
             clock,
             closing: tokio_util::sync::CancellationToken::new(),
             redrives: redrive::Redrives::default(),
@@ -206,26 +270,34 @@ impl EmbeddedBackend {
 
     /// A durable backend in `dir`, with everything stored there read back.
     pub fn open(dir: &Path, clock: Arc<dyn Clock>) -> Result<Arc<Self>, StoreError> {
-        Self::open_with(dir, clock, engine::InFlightLimits::default())
+        let defaults = EmbeddedConfig::default();
+        let caches = Caches {
+            bodies: defaults.body_cache_mib * MIB,
+            store: defaults.store_cache_mib * MIB,
+        };
+        Self::open_with(dir, clock, engine::InFlightLimits::default(), caches)
     }
 
     fn open_with(
         dir: &Path,
         clock: Arc<dyn Clock>,
         in_flight: engine::InFlightLimits,
+        caches: Caches,
     ) -> Result<Arc<Self>, StoreError> {
-        let (store, recovered) = Store::open(dir)?;
+        let (store, recovered) = Store::open(dir, caches.store)?;
         let now = clock.now().timestamp_millis();
+        let bodies = Arc::new(BodyCache::new(caches.bodies));
         let mut queues = HashMap::new();
         let mut count = 0usize;
         for (name, recovered) in recovered.queues {
-            let (queue, messages) = rebuild(&name, recovered, now);
+            let (queue, messages) = rebuild(&name, recovered, &bodies, now);
             count += messages;
             queues.insert(name, Arc::new(slot(queue)));
         }
         tracing::info!(dir = %dir.display(), queues = queues.len(), messages = count, "embedded store opened");
         let durable = Durable {
             dir: dir.to_owned(),
+            store_cache_bytes: caches.store,
             store: RwLock::new(Some(store)),
             reopen: Mutex::new(Reopen {
                 next_attempt: None,
@@ -233,7 +305,13 @@ impl EmbeddedBackend {
             }),
             on_probation: std::sync::atomic::AtomicBool::new(false),
         };
-        Ok(Self::assemble(queues, Some(durable), clock, in_flight))
+        Ok(Self::assemble(
+            queues,
+            Some(durable),
+            bodies,
+            clock,
+            in_flight,
+        ))
     }
 
     /// After a failed write (a full disk, say), memory may hold changes the disk refused: the
@@ -289,7 +367,7 @@ impl EmbeddedBackend {
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         // The failed store's writer thread must let go of the file before it is opened again.
         drop(store.take());
-        let recovered = match Store::open(&durable.dir) {
+        let recovered = match Store::open(&durable.dir, durable.store_cache_bytes) {
             Ok((reopened, recovered)) => {
                 *store = Some(reopened);
                 recovered
@@ -305,7 +383,7 @@ impl EmbeddedBackend {
         let mut recovered = recovered.queues;
         for (name, guard) in names.iter().zip(guards.iter_mut()) {
             match recovered.remove(name) {
-                Some(queue) => **guard = rebuild(name, queue, now_ms).0,
+                Some(queue) => **guard = rebuild(name, queue, &self.bodies, now_ms).0,
                 None => {
                     guard.deleted = true;
                     queues.remove(name);
@@ -315,7 +393,7 @@ impl EmbeddedBackend {
         for (name, queue) in recovered {
             queues.insert(
                 name.clone(),
-                Arc::new(slot(rebuild(&name, queue, now_ms).0)),
+                Arc::new(slot(rebuild(&name, queue, &self.bodies, now_ms).0)),
             );
         }
         drop(guards);
@@ -423,7 +501,11 @@ impl EmbeddedBackend {
             let mut created = false;
             let slot = Arc::clone(queues.entry(name.to_owned()).or_insert_with(|| {
                 created = true;
-                Arc::new(slot(Queue::new(name, settings.clone())))
+                Arc::new(slot(Queue::with_cache(
+                    name,
+                    settings.clone(),
+                    Arc::clone(&self.bodies),
+                )))
             }));
             drop(queues);
             let mut queue = lock(&slot.queue);
@@ -593,28 +675,117 @@ fn time(ms: i64) -> Option<DateTime<Utc>> {
     Utc.timestamp_millis_opt(ms).single()
 }
 
-fn to_backend_message(seq: u64, receipt: u64, message: Message) -> BackendMessage {
+fn to_backend_message(seq: u64, receipt: u64, message: &Message, body: &Body) -> BackendMessage {
     BackendMessage {
-        message_id: message.body.id,
+        message_id: body.id.clone(),
         backend_handle: handle(seq, receipt),
-        body: message.body.body,
-        attributes: message.body.attributes,
-        sent_at: time(message.body.sent_at),
+        body: body.body.clone(),
+        attributes: body.attributes.clone(),
+        sent_at: time(message.sent_at),
         first_received_at: message.state.first_received_at.and_then(time),
         receive_count: message.state.receive_count,
         sequence_number: message
-            .body
             .group_id
             .as_ref()
             .map(|_| engine::sequence_number(seq)),
-        group_id: message.body.group_id,
-        dead_letter_source_arn: message.body.dead_letter_source_arn,
-        deduplication_id: message.body.deduplication_id,
+        group_id: message.group_id.as_deref().map(str::to_owned),
+        dead_letter_source_arn: body.dead_letter_source_arn.clone(),
+        deduplication_id: body.deduplication_id.clone(),
     }
 }
 
-fn delivered(delivery: Delivered) -> BackendMessage {
-    to_backend_message(delivery.seq, delivery.receipt, delivery.message)
+impl EmbeddedBackend {
+    /// The bodies of messages of `queue`, in the order given: those in memory at once, the others
+    /// read from the store off the async workers. A message moved here by a journal not
+    /// committed yet is read again once it is; one deleted meanwhile (a purge, say) has `None`.
+    async fn bodies_of(
+        &self,
+        queue: &str,
+        wanted: &[(u64, &Held)],
+    ) -> Result<Vec<Option<Arc<Body>>>, BackendError> {
+        let stored: Vec<u64> = wanted
+            .iter()
+            .filter(|(_, held)| held.resident().is_none())
+            .map(|(seq, _)| *seq)
+            .collect();
+        let mut read = HashMap::new();
+        if !stored.is_empty() {
+            let mut missing = self.read_bodies(queue, stored, &mut read).await?;
+            if !missing.is_empty() {
+                self.barrier().wait().await.map_err(unavailable)?;
+                missing = self.read_bodies(queue, missing, &mut read).await?;
+            }
+            if !missing.is_empty() {
+                tracing::warn!(
+                    queue,
+                    count = missing.len(),
+                    "messages left the store before their bodies were read; left out"
+                );
+            }
+        }
+        Ok(wanted
+            .iter()
+            .map(|(seq, held)| held.resident().cloned().or_else(|| read.remove(seq)))
+            .collect())
+    }
+
+    /// Reads the bodies of `seqs` into `into`; answers those the store does not have.
+    async fn read_bodies(
+        &self,
+        queue: &str,
+        seqs: Vec<u64>,
+        into: &mut HashMap<u64, Arc<Body>>,
+    ) -> Result<Vec<u64>, BackendError> {
+        let reader = match &self.durable {
+            Some(durable) => read(&durable.store).as_ref().map(Store::reader),
+            None => None,
+        }
+        .ok_or_else(store_down)?;
+        let name = queue.to_owned();
+        let (seqs, bodies) = tokio::task::spawn_blocking(move || {
+            let bodies = reader.bodies(&name, &seqs);
+            (seqs, bodies)
+        })
+        .await
+        .map_err(|error| BackendError::Unavailable(format!("store read: {error}")))?;
+        let bodies = bodies.map_err(unavailable)?;
+        let mut missing = Vec::new();
+        for (seq, body) in seqs.into_iter().zip(bodies) {
+            match body {
+                Some(body) => {
+                    into.insert(seq, Arc::new(body));
+                }
+                None => missing.push(seq),
+            }
+        }
+        Ok(missing)
+    }
+
+    /// The deliveries as the core sees them, with their bodies.
+    async fn answer(
+        &self,
+        queue: &str,
+        deliveries: Vec<Delivered>,
+    ) -> Result<Vec<BackendMessage>, BackendError> {
+        let wanted: Vec<(u64, &Held)> = deliveries
+            .iter()
+            .map(|delivery| (delivery.seq, &delivery.message.held))
+            .collect();
+        let bodies = self.bodies_of(queue, &wanted).await?;
+        Ok(deliveries
+            .iter()
+            .zip(bodies)
+            .filter_map(|(delivery, body)| {
+                let body = body?;
+                Some(to_backend_message(
+                    delivery.seq,
+                    delivery.receipt,
+                    &delivery.message,
+                    &body,
+                ))
+            })
+            .collect())
+    }
 }
 
 #[async_trait]
@@ -662,7 +833,7 @@ impl Backend for EmbeddedBackend {
             if !deliveries.is_empty() {
                 // More may be there: the next waiter looks (and wakes the one after, if it takes).
                 slot.notify.notify_one();
-                return Ok(deliveries.into_iter().map(delivered).collect());
+                return self.answer(queue_name(queue_url), deliveries).await;
             }
             let rest = deadline.saturating_duration_since(tokio::time::Instant::now());
             if rest.is_zero() {
@@ -725,14 +896,21 @@ impl Backend for EmbeddedBackend {
         messages: &[OutgoingMessage],
     ) -> Result<Vec<Result<SentMessage, EntryError>>, BackendError> {
         let slot = self.slot(queue_url)?;
-        let ((results, wrote), commit) = self.mutate(&slot, |queue, now, journal| {
+        let ((results, wrote, mark), commit) = self.mutate(&slot, |queue, now, journal| {
             let results = messages
                 .iter()
                 .map(|message| queue.send(message.clone(), now, journal))
                 .collect::<Vec<_>>();
-            (results, !journal.is_empty())
+            (results, !journal.is_empty(), queue.settle_mark())
         })?;
         commit.wait().await.map_err(unavailable)?;
+        // On disk now: bodies the cache had no room for leave memory.
+        {
+            let mut queue = lock(&slot.queue);
+            if queue.unsettled() > 0 {
+                queue.settle_before(mark);
+            }
+        }
         if !wrote && results.iter().any(Result::is_ok) {
             // Only deduplicated resends: answer once the original sends are on disk too.
             self.barrier().wait().await.map_err(unavailable)?;
@@ -786,7 +964,11 @@ impl Backend for EmbeddedBackend {
                 modified_at: now,
                 ..settings
             };
-            let slot = Arc::new(slot(Queue::new(name, settings.clone())));
+            let slot = Arc::new(slot(Queue::with_cache(
+                name,
+                settings.clone(),
+                Arc::clone(&self.bodies),
+            )));
             queues.insert(name.to_owned(), Arc::clone(&slot));
             // Journaled while the map is locked, so a concurrent delete is journaled after it.
             (
@@ -917,11 +1099,19 @@ impl Backend for EmbeddedBackend {
 
     async fn peek(&self, queue_url: &str, max: usize) -> Result<Vec<BackendMessage>, BackendError> {
         let slot = self.slot(queue_url)?;
-        let queue = lock(&slot.queue);
-        Ok(queue
-            .peek(max)
-            .into_iter()
-            .map(|message| to_backend_message(0, 0, message))
+        let peeked = lock(&slot.queue).peek(max);
+        let wanted: Vec<(u64, &Held)> = peeked
+            .iter()
+            .map(|(seq, message)| (*seq, &message.held))
+            .collect();
+        let bodies = self.bodies_of(queue_name(queue_url), &wanted).await?;
+        Ok(peeked
+            .iter()
+            .zip(bodies)
+            .filter_map(|((_, message), body)| {
+                let body = body?;
+                Some(to_backend_message(0, 0, message, &body))
+            })
             .collect())
     }
 

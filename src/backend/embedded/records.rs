@@ -14,8 +14,10 @@ use std::collections::BTreeMap;
 /// varint instead: the length of its first string, a message id of 36 characters (0x24), or a
 /// small count; never 0xFF.
 const MARKER: u8 = 0xFF;
-/// The version written today.
-const CURRENT: u8 = 1;
+/// The versions written today, per record.
+const BODY_VERSION: u8 = 1;
+const STATE_VERSION: u8 = 2;
+const DEDUP_VERSION: u8 = 1;
 
 /// A record could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -25,14 +27,12 @@ pub(super) struct RecordError {
     reason: String,
 }
 
-fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, RecordError> {
-    let mut bytes = vec![MARKER, CURRENT];
-    let encoded = postcard::to_allocvec(value).map_err(|error| RecordError {
+fn encode<T: Serialize>(version: u8, value: &T) -> Result<Vec<u8>, RecordError> {
+    let bytes = vec![MARKER, version];
+    postcard::to_extend(value, bytes).map_err(|error| RecordError {
         what: "new",
         reason: error.to_string(),
-    })?;
-    bytes.extend_from_slice(&encoded);
-    Ok(bytes)
+    })
 }
 
 /// The version of a stored record and its payload.
@@ -43,19 +43,37 @@ fn split(bytes: &[u8]) -> (u8, &[u8]) {
     }
 }
 
-fn decode<'a, T: Deserialize<'a>>(what: &'static str, bytes: &'a [u8]) -> Result<T, RecordError> {
+/// The version of a record (refused when newer than `newest`) and its payload.
+fn versioned<'a>(
+    what: &'static str,
+    bytes: &'a [u8],
+    newest: u8,
+) -> Result<(u8, &'a [u8]), RecordError> {
     let (version, payload) = split(bytes);
-    if version > CURRENT {
+    if version > newest {
         return Err(RecordError {
             what,
             reason: format!("format version {version} is newer than this release reads"),
         });
     }
-    // Versions 0 and 1 share their fields.
+    Ok((version, payload))
+}
+
+fn parse<'a, T: Deserialize<'a>>(what: &'static str, payload: &'a [u8]) -> Result<T, RecordError> {
     postcard::from_bytes(payload).map_err(|error| RecordError {
         what,
         reason: error.to_string(),
     })
+}
+
+fn decode<'a, T: Deserialize<'a>>(
+    what: &'static str,
+    bytes: &'a [u8],
+    newest: u8,
+) -> Result<T, RecordError> {
+    // Versions 0 and 1 share their fields.
+    let (_, payload) = versioned(what, bytes, newest)?;
+    parse(what, payload)
 }
 
 /// A message's unchanging part, version 1.
@@ -83,13 +101,35 @@ enum ValueV1 {
     Bytes(Vec<u8>),
 }
 
-/// A message's delivery state, version 1.
+/// A message's delivery state, version 1 (and 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 struct StateV1 {
     receive_count: u32,
     first_received_at: Option<i64>,
     visible_at: i64,
     receipt: Option<u64>,
+}
+
+/// A message's delivery state, version 2: with what places the message in its queue, so that a
+/// reopen reads states only, not bodies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct StateV2 {
+    receive_count: u32,
+    first_received_at: Option<i64>,
+    visible_at: i64,
+    receipt: Option<u64>,
+    sent_at: i64,
+    group_id: Option<String>,
+}
+
+/// Where a message stands in its queue without its body: in state records from version 2 on
+/// (older ones leave it to the body record).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Placement {
+    /// When it was sent, in milliseconds since the epoch.
+    pub sent_at: i64,
+    /// FIFO: its message group.
+    pub group_id: Option<String>,
 }
 
 /// A FIFO deduplication record, version 1.
@@ -102,31 +142,34 @@ struct DedupV1 {
 
 /// A body as stored.
 pub(super) fn encode_body(body: &Body) -> Result<Vec<u8>, RecordError> {
-    encode(&BodyV1 {
-        id: body.id.clone(),
-        body: body.body.clone(),
-        attributes: body
-            .attributes
-            .iter()
-            .map(|(name, attribute)| {
-                let value = match &attribute.value {
-                    AttributeValue::Text(text) => ValueV1::Text(text.clone()),
-                    AttributeValue::Bytes(bytes) => ValueV1::Bytes(bytes.clone()),
-                };
-                let data_type = attribute.data_type.clone();
-                (name.clone(), AttributeV1 { data_type, value })
-            })
-            .collect(),
-        sent_at: body.sent_at,
-        group_id: body.group_id.clone(),
-        dead_letter_source_arn: body.dead_letter_source_arn.clone(),
-        deduplication_id: body.deduplication_id.clone(),
-    })
+    encode(
+        BODY_VERSION,
+        &BodyV1 {
+            id: body.id.clone(),
+            body: body.body.clone(),
+            attributes: body
+                .attributes
+                .iter()
+                .map(|(name, attribute)| {
+                    let value = match &attribute.value {
+                        AttributeValue::Text(text) => ValueV1::Text(text.clone()),
+                        AttributeValue::Bytes(bytes) => ValueV1::Bytes(bytes.clone()),
+                    };
+                    let data_type = attribute.data_type.clone();
+                    (name.clone(), AttributeV1 { data_type, value })
+                })
+                .collect(),
+            sent_at: body.sent_at,
+            group_id: body.group_id.clone(),
+            dead_letter_source_arn: body.dead_letter_source_arn.clone(),
+            deduplication_id: body.deduplication_id.clone(),
+        },
+    )
 }
 
 /// A body read back.
 pub(super) fn decode_body(bytes: &[u8]) -> Result<Body, RecordError> {
-    let stored: BodyV1 = decode("message", bytes)?;
+    let stored: BodyV1 = decode("message", bytes, BODY_VERSION)?;
     Ok(Body {
         id: stored.id,
         body: stored.body,
@@ -149,39 +192,67 @@ pub(super) fn decode_body(bytes: &[u8]) -> Result<Body, RecordError> {
     })
 }
 
-/// A delivery state as stored.
-pub(super) fn encode_state(state: &State) -> Result<Vec<u8>, RecordError> {
-    encode(&StateV1 {
-        receive_count: state.receive_count,
-        first_received_at: state.first_received_at,
-        visible_at: state.visible_at,
-        receipt: state.receipt,
-    })
+/// A delivery state as stored, with the message's placement.
+pub(super) fn encode_state(
+    state: &State,
+    sent_at: i64,
+    group_id: Option<&str>,
+) -> Result<Vec<u8>, RecordError> {
+    encode(
+        STATE_VERSION,
+        &StateV2 {
+            receive_count: state.receive_count,
+            first_received_at: state.first_received_at,
+            visible_at: state.visible_at,
+            receipt: state.receipt,
+            sent_at,
+            group_id: group_id.map(str::to_owned),
+        },
+    )
 }
 
-/// A delivery state read back.
-pub(super) fn decode_state(bytes: &[u8]) -> Result<State, RecordError> {
-    let stored: StateV1 = decode("state", bytes)?;
-    Ok(State {
+/// A delivery state read back, with the message's placement when the record has it.
+pub(super) fn decode_state(bytes: &[u8]) -> Result<(State, Option<Placement>), RecordError> {
+    let (version, payload) = versioned("state", bytes, STATE_VERSION)?;
+    if version < 2 {
+        let stored: StateV1 = parse("state", payload)?;
+        let state = State {
+            receive_count: stored.receive_count,
+            first_received_at: stored.first_received_at,
+            visible_at: stored.visible_at,
+            receipt: stored.receipt,
+        };
+        return Ok((state, None));
+    }
+    let stored: StateV2 = parse("state", payload)?;
+    let state = State {
         receive_count: stored.receive_count,
         first_received_at: stored.first_received_at,
         visible_at: stored.visible_at,
         receipt: stored.receipt,
-    })
+    };
+    let placement = Placement {
+        sent_at: stored.sent_at,
+        group_id: stored.group_id,
+    };
+    Ok((state, Some(placement)))
 }
 
 /// A deduplication record as stored.
 pub(super) fn encode_dedup(dedup: &Dedup) -> Result<Vec<u8>, RecordError> {
-    encode(&DedupV1 {
-        expires_at: dedup.expires_at,
-        message_id: dedup.message_id.clone(),
-        seq: dedup.seq,
-    })
+    encode(
+        DEDUP_VERSION,
+        &DedupV1 {
+            expires_at: dedup.expires_at,
+            message_id: dedup.message_id.clone(),
+            seq: dedup.seq,
+        },
+    )
 }
 
 /// A deduplication record read back.
 pub(super) fn decode_dedup(bytes: &[u8]) -> Result<Dedup, RecordError> {
-    let stored: DedupV1 = decode("deduplication", bytes)?;
+    let stored: DedupV1 = decode("deduplication", bytes, DEDUP_VERSION)?;
     Ok(Dedup {
         expires_at: stored.expires_at,
         message_id: stored.message_id,
@@ -225,6 +296,7 @@ mod tests {
                            0568656c6c6f 02 04626c6f62 0642696e617279 01 020001 046b696e64 06537472696e67 00 \
                            056f72646572 80c0e285e368 01 0167 00 01 0164";
     const STATE_V1: &str = "ff01 03 01c0daee85e368 8084f685e368 01ef01";
+    const STATE_V2: &str = "ff02 03 01c0daee85e368 8084f685e368 01ef01 80c0e285e368 010167";
     const DEDUP_V1: &str = "ff01 c08f8786e368 \
                             2432663165366331612d303030302d343030302d383030302d303030303030303030303031 07";
 
@@ -246,8 +318,15 @@ mod tests {
             visible_at: 1_800_000_160_000,
             receipt: Some(0xef),
         };
-        assert_eq!(encode_state(&state).unwrap(), hex(STATE_V1));
-        assert_eq!(decode_state(&hex(STATE_V1)).unwrap(), state);
+        // The previous release's states read back without a placement (the body has it).
+        assert_eq!(decode_state(&hex(STATE_V1)).unwrap(), (state, None));
+        let placement = Placement {
+            sent_at: 1_800_000_000_000,
+            group_id: Some("g".into()),
+        };
+        let written = encode_state(&state, placement.sent_at, Some("g")).unwrap();
+        assert_eq!(written, hex(STATE_V2));
+        assert_eq!(decode_state(&written).unwrap(), (state, Some(placement)));
         let dedup = Dedup {
             expires_at: 1_800_000_300_000,
             message_id: "2f1e6c1a-0000-4000-8000-000000000001".into(),

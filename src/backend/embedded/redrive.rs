@@ -239,20 +239,28 @@ impl EmbeddedBackend {
     async fn move_one(&self, task: &Task) -> Result<Step, String> {
         let source = self.slot(&task.source).map_err(|error| error.to_string())?;
         let now = self.now();
-        let (seq, destination) = {
+        let (seq, held) = {
             let queue = lock(&source.queue);
             let Some((seq, message)) = queue.first_visible(now) else {
                 return Ok(Step::Done);
             };
-            let destination = match &task.destination {
-                Some((name, _)) => Some(name.clone()),
-                None => message
-                    .body
-                    .dead_letter_source_arn
+            (seq, message.held.clone())
+        };
+        let destination = match &task.destination {
+            Some((name, _)) => Some(name.clone()),
+            None => {
+                // Its source queue is in its body, which may be on disk only.
+                let bodies = self
+                    .bodies_of(&task.source, &[(seq, &held)])
+                    .await
+                    .map_err(|error| error.to_string())?;
+                let Some(Some(body)) = bodies.into_iter().next() else {
+                    return Ok(Step::Again);
+                };
+                body.dead_letter_source_arn
                     .as_deref()
-                    .map(|arn| arn_name(arn).to_owned()),
-            };
-            (seq, destination)
+                    .map(|arn| arn_name(arn).to_owned())
+            }
         };
         let destination = destination.ok_or_else(|| {
             "A message in the dead-letter queue has no source queue; give a destination.".to_owned()
@@ -273,10 +281,10 @@ impl EmbeddedBackend {
             if from.first_visible(now).map(|(first, _)| first) != Some(seq) {
                 return Ok(Step::Again);
             }
-            let Some(message) = from.take(seq, &mut journal) else {
+            let Some(moving) = from.take(seq) else {
                 return Ok(Step::Again);
             };
-            to.accept_redriven(message, now, &mut journal);
+            to.accept_redriven(moving, now, &mut journal);
             self.submit(journal)
         };
         commit.wait().await.map_err(|error| error.to_string())?;

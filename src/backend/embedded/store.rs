@@ -4,6 +4,11 @@
 //! every submission waiting at that moment, applies them in order in one write transaction and
 //! commits once (one fsync), then answers them all: under load, hundreds of operations share a
 //! disk sync. Nothing is answered before its records are on disk.
+//!
+//! Bodies are read back on demand ([`Reader`]) from a snapshot, beside the writer; a reopen reads
+//! only the states (which carry what places a message in its queue), so it does not grow with
+//! body size. redb's page cache is bounded ([`Store::open`]'s `cache_bytes`): the operating
+//! system's file cache does the rest, outside the process's resident memory.
 
 use super::engine::{Body, Dedup, Op, Settings, State};
 use super::records;
@@ -41,6 +46,19 @@ pub struct Recovered {
     pub queues: BTreeMap<String, RecoveredQueue>,
 }
 
+/// One message read back from disk, without its body.
+#[derive(Debug)]
+pub struct RecoveredMessage {
+    /// Its sequence number.
+    pub seq: u64,
+    /// Its delivery state.
+    pub state: State,
+    /// When it was sent, in milliseconds since the epoch.
+    pub sent_at: i64,
+    /// FIFO: its message group.
+    pub group_id: Option<String>,
+}
+
 /// One queue read back from disk.
 #[derive(Debug)]
 pub struct RecoveredQueue {
@@ -48,8 +66,8 @@ pub struct RecoveredQueue {
     pub settings: Settings,
     /// The next sequence number.
     pub next_seq: u64,
-    /// Its messages: sequence number, unchanging part, delivery state.
-    pub messages: Vec<(u64, Body, State)>,
+    /// Its messages, in sequence order.
+    pub messages: Vec<RecoveredMessage>,
     /// Its FIFO deduplication records, by id.
     pub dedup: Vec<(String, Dedup)>,
 }
@@ -61,6 +79,8 @@ struct Submission {
 
 /// A handle to the writer thread; dropping it finishes pending writes and closes the file.
 pub struct Store {
+    /// Shared with the writer thread and with [`Reader`]s.
+    db: Arc<Database>,
     submissions: Option<mpsc::Sender<Submission>>,
     writer: Option<std::thread::JoinHandle<()>>,
     /// Set after a failed write: memory and disk may disagree, so nothing more is written.
@@ -123,11 +143,15 @@ impl Commit {
 }
 
 impl Store {
-    /// Opens (or creates) `dir/queues.redb`, reads it back, and starts the writer thread.
-    pub fn open(dir: &Path) -> Result<(Self, Recovered), StoreError> {
+    /// Opens (or creates) `dir/queues.redb` with a page cache of `cache_bytes`, reads it back,
+    /// and starts the writer thread.
+    pub fn open(dir: &Path, cache_bytes: usize) -> Result<(Self, Recovered), StoreError> {
         std::fs::create_dir_all(dir).map_err(StoreError::from)?;
         let path = dir.join("queues.redb");
-        let db = Database::create(&path).map_err(StoreError::from)?;
+        let db = Database::builder()
+            .set_cache_size(cache_bytes)
+            .create(&path)
+            .map_err(StoreError::from)?;
         // Message bodies are the owner's business only.
         #[cfg(unix)]
         {
@@ -145,6 +169,8 @@ impl Store {
             txn.commit().map_err(StoreError::from)?;
         }
         let recovered = read_all(&db)?;
+        let db = Arc::new(db);
+        let writer_db = Arc::clone(&db);
         let (submissions, receiver) = mpsc::channel();
         let poisoned = Arc::new(AtomicBool::new(false));
         let writer_poisoned = Arc::clone(&poisoned);
@@ -152,10 +178,11 @@ impl Store {
         let writer_commits = Arc::clone(&commits);
         let writer = std::thread::Builder::new()
             .name("sqs-gateway-store".into())
-            .spawn(move || write_loop(db, receiver, &writer_poisoned, &writer_commits))
+            .spawn(move || write_loop(&writer_db, receiver, &writer_poisoned, &writer_commits))
             .map_err(StoreError::from)?;
         Ok((
             Self {
+                db,
                 submissions: Some(submissions),
                 writer: Some(writer),
                 poisoned,
@@ -183,6 +210,11 @@ impl Store {
         self.poisoned.load(Ordering::SeqCst)
     }
 
+    /// A reader of stored bodies, usable beside the writer (and off the queue locks).
+    pub fn reader(&self) -> Reader {
+        Reader(Arc::clone(&self.db))
+    }
+
     /// Transactions committed since the store was opened.
     pub fn commits(&self) -> u64 {
         self.commits.load(Ordering::Relaxed)
@@ -201,6 +233,34 @@ impl Store {
             let _ = submissions.send(Submission { ops, done });
         }
         Commit(Some(receiver))
+    }
+}
+
+/// Reads stored bodies from a snapshot of what is committed.
+#[derive(Clone)]
+pub struct Reader(Arc<Database>);
+
+impl std::fmt::Debug for Reader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reader").finish_non_exhaustive()
+    }
+}
+
+impl Reader {
+    /// The bodies of `seqs` in `queue`, in that order; `None` for one not committed (yet, or
+    /// any more). Blocking: call it off the async workers.
+    pub fn bodies(&self, queue: &str, seqs: &[u64]) -> Result<Vec<Option<Body>>, StoreError> {
+        let txn = self.0.begin_read().map_err(StoreError::from)?;
+        let bodies = txn.open_table(BODIES).map_err(StoreError::from)?;
+        seqs.iter()
+            .map(|seq| {
+                bodies
+                    .get((queue, *seq))
+                    .map_err(StoreError::from)?
+                    .map(|bytes| records::decode_body(bytes.value()).map_err(StoreError::from))
+                    .transpose()
+            })
+            .collect()
     }
 }
 
@@ -224,15 +284,32 @@ fn read_all(db: &Database) -> Result<Recovered, StoreError> {
             .unwrap_or(1);
         let mut messages = Vec::new();
         let range = (name.as_str(), 0u64)..=(name.as_str(), u64::MAX);
-        for entry in bodies.range(range).map_err(StoreError::from)? {
-            let (key, body) = entry.map_err(StoreError::from)?;
+        for entry in states.range(range).map_err(StoreError::from)? {
+            let (key, state) = entry.map_err(StoreError::from)?;
             let seq = key.value().1;
-            let body: Body = records::decode_body(body.value()).map_err(StoreError::from)?;
-            let Some(state) = states.get((name.as_str(), seq)).map_err(StoreError::from)? else {
-                continue;
+            let (state, placement) =
+                records::decode_state(state.value()).map_err(StoreError::from)?;
+            let placement = match placement {
+                Some(placement) => placement,
+                // A state of an earlier release: its body says where the message stands.
+                None => {
+                    let Some(body) = bodies.get((name.as_str(), seq)).map_err(StoreError::from)?
+                    else {
+                        continue;
+                    };
+                    let body = records::decode_body(body.value()).map_err(StoreError::from)?;
+                    records::Placement {
+                        sent_at: body.sent_at,
+                        group_id: body.group_id,
+                    }
+                }
             };
-            let state: State = records::decode_state(state.value()).map_err(StoreError::from)?;
-            messages.push((seq, body, state));
+            messages.push(RecoveredMessage {
+                seq,
+                state,
+                sent_at: placement.sent_at,
+                group_id: placement.group_id,
+            });
         }
         let mut dedup_records = Vec::new();
         let range = (name.as_str(), "")..=(name.as_str(), "\u{10FFFF}");
@@ -255,7 +332,7 @@ fn read_all(db: &Database) -> Result<Recovered, StoreError> {
 }
 
 fn write_loop(
-    db: Database,
+    db: &Database,
     submissions: mpsc::Receiver<Submission>,
     poisoned: &AtomicBool,
     commits: &std::sync::atomic::AtomicU64,
@@ -271,7 +348,7 @@ fn write_loop(
         let result = if poisoned.load(Ordering::SeqCst) {
             Err("an earlier write failed; the store is being reopened".to_owned())
         } else {
-            apply(&db, &batch)
+            apply(db, &batch)
                 .map(|()| {
                     commits.fetch_add(1, Ordering::Relaxed);
                 })
@@ -331,10 +408,45 @@ fn apply(db: &Database, batch: &[Submission]) -> Result<(), StoreError> {
                         .insert((queue.as_str(), *seq), bytes.as_slice())
                         .map_err(StoreError::from)?;
                 }
-                Op::PutState { queue, seq, state } => {
-                    let bytes = records::encode_state(state).map_err(StoreError::from)?;
+                Op::PutState {
+                    queue,
+                    seq,
+                    state,
+                    sent_at,
+                    group_id,
+                } => {
+                    let bytes = records::encode_state(state, *sent_at, group_id.as_deref())
+                        .map_err(StoreError::from)?;
                     states
                         .insert((queue.as_str(), *seq), bytes.as_slice())
+                        .map_err(StoreError::from)?;
+                }
+                Op::MoveBody {
+                    from_queue,
+                    from_seq,
+                    to_queue,
+                    to_seq,
+                    dead_letter_source_arn,
+                } => {
+                    let moved = bodies
+                        .remove((from_queue.as_str(), *from_seq))
+                        .map_err(StoreError::from)?
+                        .map(|bytes| records::decode_body(bytes.value()))
+                        .transpose()
+                        .map_err(StoreError::from)?;
+                    states
+                        .remove((from_queue.as_str(), *from_seq))
+                        .map_err(StoreError::from)?;
+                    let Some(mut body) = moved else {
+                        // Journals are applied in the order they were made, so the body is
+                        // there; should it not be, the move has nothing to carry.
+                        tracing::error!(queue = %from_queue, "a moved message's body was not in the store");
+                        continue;
+                    };
+                    body.dead_letter_source_arn = dead_letter_source_arn.clone();
+                    let bytes = records::encode_body(&body).map_err(StoreError::from)?;
+                    bodies
+                        .insert((to_queue.as_str(), *to_seq), bytes.as_slice())
                         .map_err(StoreError::from)?;
                 }
                 Op::DeleteMessage { queue, seq } => {
@@ -383,4 +495,66 @@ fn remove_messages(
         states.remove((queue, seq)).map_err(StoreError::from)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(text: &str) -> Vec<u8> {
+        hex::decode(text.split_whitespace().collect::<String>()).unwrap()
+    }
+
+    /// A store of the previous release (state records without the message's placement) reopens:
+    /// the placement comes from the body then, and only then.
+    #[test]
+    fn states_of_the_previous_release_are_placed_from_their_bodies() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let db = Database::create(dir.path().join("queues.redb")).unwrap();
+            let txn = db.begin_write().unwrap();
+            {
+                let settings = Settings::new("q.fifo", &Default::default()).unwrap();
+                let settings = serde_json::to_vec(&settings).unwrap();
+                let mut queues = txn.open_table(QUEUES).unwrap();
+                queues.insert("q.fifo", settings.as_slice()).unwrap();
+                let mut sequences = txn.open_table(SEQUENCES).unwrap();
+                sequences.insert("q.fifo", 9).unwrap();
+                let body = Body {
+                    id: "m".into(),
+                    body: "hello".into(),
+                    attributes: BTreeMap::new(),
+                    sent_at: 1_800_000_000_000,
+                    group_id: Some("g".into()),
+                    dead_letter_source_arn: None,
+                    deduplication_id: Some("d".into()),
+                };
+                let mut bodies = txn.open_table(BODIES).unwrap();
+                let encoded = records::encode_body(&body).unwrap();
+                bodies.insert(("q.fifo", 7), encoded.as_slice()).unwrap();
+                // A version 1 state record, as the previous release wrote it.
+                let mut states = txn.open_table(STATES).unwrap();
+                let v1 = hex("ff01 03 01c0daee85e368 8084f685e368 01ef01");
+                states.insert(("q.fifo", 7), v1.as_slice()).unwrap();
+                // A state whose body is gone is not a message.
+                states.insert(("q.fifo", 8), v1.as_slice()).unwrap();
+            }
+            txn.commit().unwrap();
+        }
+        let (store, recovered) = Store::open(dir.path(), 1 << 20).unwrap();
+        let queue = &recovered.queues["q.fifo"];
+        assert_eq!(queue.next_seq, 9);
+        assert_eq!(queue.messages.len(), 1);
+        let message = &queue.messages[0];
+        assert_eq!(message.seq, 7);
+        assert_eq!(message.sent_at, 1_800_000_000_000);
+        assert_eq!(message.group_id.as_deref(), Some("g"));
+        assert_eq!(message.state.receive_count, 3);
+        let read = store.reader().bodies("q.fifo", &[7, 8]).unwrap();
+        assert_eq!(
+            read[0].as_ref().map(|body| body.body.as_str()),
+            Some("hello")
+        );
+        assert!(read[1].is_none());
+    }
 }
