@@ -142,17 +142,16 @@ impl EzghState {
         Ok(gateway_queue)
     }
 
-    /// Counts the request's invalid handles against its client address's budget; a request that
-    /// would go over it is refused whole (429), before any handle acts.
-    async fn admit_handles<'h>(
+    /// Counts the request's `invalid` handles against its client address's budget; a request
+    /// that would go over it is refused whole (429), before any handle acts.
+    async fn admit_handles(
         &self,
         headers: &HeaderMap,
         peer: SocketAddr,
-        handles: impl Iterator<Item = &'h str>,
+        invalid: usize,
     ) -> Result<(), GatewayError> {
         let client = self.client_addresses.client_address(headers, peer);
-        let invalid =
-            u32::try_from(self.gateway.count_invalid_handles(handles)).unwrap_or(u32::MAX);
+        let invalid = u32::try_from(invalid).unwrap_or(u32::MAX);
         self.gateway
             .limits()
             .per_minute(
@@ -268,12 +267,16 @@ pub(super) async fn acknowledge(
     body: Body,
 ) -> Result<Json<ResultsResponse>, EzghError> {
     let handles = wire::parse_ack(&read_body(body, BODY_LIMIT).await?)?;
+    // Opened once: counted, then acted with.
+    let opened = state
+        .gateway
+        .open_handles(handles.iter().map(String::as_str));
     state
-        .admit_handles(&headers, peer, handles.iter().map(String::as_str))
+        .admit_handles(&headers, peer, opened.invalid())
         .await?;
     let outcomes = state
         .gateway
-        .acknowledge(&handle_holder(), &handles, None)
+        .acknowledge_opened(&handle_holder(), opened, None)
         .await?;
     Ok(Json(ResultsResponse::new(&outcomes)))
 }
@@ -307,13 +310,10 @@ pub(super) async fn change_visibility(
     body: Body,
 ) -> Result<Json<ResultsResponse>, EzghError> {
     let entries = wire::parse_visibility(&read_body(body, BODY_LIMIT).await?)?;
-    state
-        .admit_handles(
-            &headers,
-            peer,
-            entries.iter().map(|(handle, _)| handle.as_str()),
-        )
-        .await?;
+    let invalid = state
+        .gateway
+        .count_invalid_handles(entries.iter().map(|(handle, _)| handle.as_str()));
+    state.admit_handles(&headers, peer, invalid).await?;
     let outcomes = state
         .gateway
         .change_visibility(&handle_holder(), &entries, None)

@@ -19,17 +19,16 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 impl Gateway {
-    /// A handle's claims, if it is one of this gateway's, unaltered, of the expected queue (if
-    /// one is), and of a queue where the caller may do `action` (else it is as good as invalid:
-    /// it acts nowhere, and says nothing of the queue it names).
-    fn open_handle(
-        &self,
+    /// Opened claims, if they are of the expected queue (if one is), and of a queue where the
+    /// caller may do `action` (else the handle is as good as invalid: it acts nowhere, and says
+    /// nothing of the queue it names).
+    fn admit_claims(
         caller: &Caller,
         action: Action,
-        handle: &str,
+        claims: Option<HandleClaims>,
         expected_queue: Option<&str>,
     ) -> Option<HandleClaims> {
-        let claims = self.keyring.open(handle).ok()?;
+        let claims = claims?;
         let expected = expected_queue.is_none_or(|queue| claims.queue == queue);
         (expected && caller.may(action, &claims.queue)).then_some(claims)
     }
@@ -47,6 +46,15 @@ impl Gateway {
                 Ok(())
             }
         }
+    }
+    /// Opens handles once, for a dialect that looks at them (how many are invalid) before they
+    /// act with [`Gateway::acknowledge_opened`].
+    pub fn open_handles<'h>(&self, handles: impl Iterator<Item = &'h str>) -> OpenedHandles {
+        OpenedHandles(
+            handles
+                .map(|handle| self.keyring.open(handle).ok())
+                .collect(),
+        )
     }
     /// How many of these handles are not receipt handles of this gateway (or were altered).
     pub fn count_invalid_handles<'h>(&self, handles: impl Iterator<Item = &'h str>) -> usize {
@@ -68,8 +76,27 @@ impl Gateway {
         expected_queue: Option<&str>,
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
         self.admit_handles(caller, Operation::Acknowledge, expected_queue)?;
-        let mut outcomes = vec![HandleOutcome::Stale; handles.len()];
-        let entries = handles.iter().map(|handle| (handle.as_str(), ()));
+        let opened = self.open_handles(handles.iter().map(String::as_str));
+        self.apply_acknowledge(caller, opened, expected_queue).await
+    }
+    /// [`Gateway::acknowledge`] of handles opened with [`Gateway::open_handles`].
+    pub async fn acknowledge_opened(
+        self: &Arc<Self>,
+        caller: &Caller,
+        opened: OpenedHandles,
+        expected_queue: Option<&str>,
+    ) -> Result<Vec<HandleOutcome>, GatewayError> {
+        self.admit_handles(caller, Operation::Acknowledge, expected_queue)?;
+        self.apply_acknowledge(caller, opened, expected_queue).await
+    }
+    async fn apply_acknowledge(
+        self: &Arc<Self>,
+        caller: &Caller,
+        opened: OpenedHandles,
+        expected_queue: Option<&str>,
+    ) -> Result<Vec<HandleOutcome>, GatewayError> {
+        let mut outcomes = vec![HandleOutcome::Stale; opened.0.len()];
+        let entries = opened.0.into_iter().map(|claims| (claims, ()));
         let by_queue = self
             .admitted(
                 caller,
@@ -158,7 +185,7 @@ impl Gateway {
         let mut outcomes = vec![HandleOutcome::Stale; entries.len()];
         let requested = entries
             .iter()
-            .map(|(handle, seconds)| (handle.as_str(), *seconds));
+            .map(|(handle, seconds)| (self.keyring.open(handle).ok(), *seconds));
         let mut by_queue = self
             .admitted(
                 caller,
@@ -233,21 +260,21 @@ impl Gateway {
             None => Ok(outcomes),
         }
     }
-    /// Opens each entry's handle and asks the ledger whether it may act (an acknowledgement
+    /// Takes each entry's opened handle (`None`: not one of ours) and asks the ledger whether it may act (an acknowledgement
     /// claims it, once): those that may, grouped by queue with their index and `extra`. A handle
     /// that is not one of ours (or not for this caller and queue) is `Invalid` in `outcomes`; one
     /// that may not act keeps the outcome it has (stale).
-    async fn admitted<'h, T>(
+    async fn admitted<T>(
         &self,
         caller: &Caller,
         action: Action,
-        entries: impl Iterator<Item = (&'h str, T)>,
+        entries: impl Iterator<Item = (Option<HandleClaims>, T)>,
         expected_queue: Option<&str>,
         outcomes: &mut [HandleOutcome],
     ) -> BTreeMap<String, Vec<(usize, HandleClaims, T)>> {
         let mut by_queue: BTreeMap<String, Vec<(usize, HandleClaims, T)>> = BTreeMap::new();
-        for (index, (handle, extra)) in entries.enumerate() {
-            let Some(claims) = self.open_handle(caller, action, handle, expected_queue) else {
+        for (index, (claims, extra)) in entries.enumerate() {
+            let Some(claims) = Self::admit_claims(caller, action, claims, expected_queue) else {
                 outcomes[index] = HandleOutcome::Invalid;
                 self.meters.invalid_handles(action_name(action), 1);
                 continue;
@@ -294,6 +321,26 @@ impl Gateway {
         self.state
             .abort_ack(&claims.queue, &claims.message_id, claims.delivery_id)
             .await;
+    }
+}
+
+/// Handles opened by [`Gateway::open_handles`], in order; `None` where one is not a handle of this
+/// gateway (or was altered). Its `Debug` shows only how many of each.
+pub struct OpenedHandles(Vec<Option<HandleClaims>>);
+
+impl OpenedHandles {
+    /// How many are not handles of this gateway (or were altered).
+    pub fn invalid(&self) -> usize {
+        self.0.iter().filter(|claims| claims.is_none()).count()
+    }
+}
+
+impl std::fmt::Debug for OpenedHandles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenedHandles")
+            .field("handles", &self.0.len())
+            .field("invalid", &self.invalid())
+            .finish()
     }
 }
 

@@ -230,9 +230,13 @@ impl Gateway {
         for mut message in messages {
             // As the client sent them, however the backend holds them.
             message.attributes = attributes::unpack(message.attributes);
-            let replay_key = replay_key(queue, &message.backend_handle);
-            let replayed = match request.attempt_id {
-                Some(_) => self.backend_replay(queue, &message, &replay_key).await,
+            // Only a receive with an attempt id keeps or looks up replays.
+            let replay_key = request
+                .attempt_id
+                .as_ref()
+                .map(|_| replay_key(queue, &message.backend_handle));
+            let replayed = match &replay_key {
+                Some(key) => self.backend_replay(queue, &message, key).await,
                 None => None,
             };
             let (receipt_handle, delivery_id, first_received_at) = match replayed {
@@ -250,14 +254,14 @@ impl Gateway {
                         received_at,
                         delivery_id,
                     });
-                    if request.attempt_id.is_some() {
+                    if let Some(replay_key) = &replay_key {
                         let replay = Replay {
                             delivery_id,
                             received_at,
                             handle: handle.clone(),
                         };
                         if let Ok(bytes) = postcard::to_allocvec(&replay) {
-                            self.state.keep_answer(&replay_key, bytes).await;
+                            self.state.keep_answer(replay_key, bytes).await;
                         }
                     }
                     (handle, delivery_id, received_at)

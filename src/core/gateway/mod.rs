@@ -79,7 +79,7 @@ mod messages;
 mod queues;
 mod redrive;
 
-pub use handles::clamp_visibility;
+pub use handles::{OpenedHandles, clamp_visibility};
 
 impl Gateway {
     /// Assembles the core. `shutdown` ends waiting long polls with an empty answer.
