@@ -16,7 +16,7 @@ pub(super) fn run(
     listen: Option<SocketAddr>,
     log_format: LogFormat,
 ) -> ExitCode {
-    telemetry::init(log_format);
+    let _logs = telemetry::init(log_format);
     let (config, zero_config) = match config {
         Some(path) => (Config::load(&path), None),
         None => match setup::prepare(data_dir) {

@@ -190,11 +190,15 @@ enum Ending {
 impl Connection {
     /// Serves the connection, after a TLS handshake when the listener has TLS.
     async fn start(self, stream: TcpStream, tls: Option<TlsAcceptor>) {
+        // Each transport's serving future is boxed on its own: a connection holds the one it
+        // uses, not the size of the largest (TLS state, the rare answer-and-close path); idle
+        // connections and long polls cost memory by the thousand.
         let Some(acceptor) = tls else {
-            return self.run(stream).await;
+            return Box::pin(self.run(stream)).await;
         };
-        match tokio::time::timeout(self.settings.header_timeout, acceptor.accept(stream)).await {
-            Ok(Ok(stream)) => self.run(stream).await,
+        let handshake = Box::pin(acceptor.accept(stream));
+        match tokio::time::timeout(self.settings.header_timeout, handshake).await {
+            Ok(Ok(stream)) => Box::pin(self.run(stream)).await,
             Ok(Err(error)) => {
                 tracing::debug!(peer = %self.peer, %error, "TLS handshake failed");
             }
@@ -249,7 +253,7 @@ impl Connection {
                     format!("the request line is longer than {MAX_REQUEST_LINE} bytes"),
                 );
                 let response = edge::error_response(&hints, error);
-                answer_and_close(watched.stream, response).await;
+                Box::pin(answer_and_close(watched.stream, response)).await;
             }
             (Ending::TimedOut, None) => {
                 tracing::debug!(peer = %self.peer, "closing a connection that sent no complete request in time");
@@ -344,7 +348,7 @@ async fn answer_and_close<S: Transport>(mut stream: S, response: axum::response:
     }
     let _ = stream.shutdown().await;
     let drain = async {
-        let mut sink = [0u8; 8192];
+        let mut sink = vec![0u8; 8192];
         loop {
             match tokio::io::AsyncReadExt::read(&mut stream, &mut sink).await {
                 Ok(0) | Err(_) => break,

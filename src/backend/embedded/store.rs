@@ -372,6 +372,9 @@ fn apply(db: &Database, batch: &[Submission]) -> Result<(), StoreError> {
         let mut bodies = txn.open_table(BODIES).map_err(StoreError::from)?;
         let mut states = txn.open_table(STATES).map_err(StoreError::from)?;
         let mut dedup = txn.open_table(DEDUP).map_err(StoreError::from)?;
+        // Every appended message journals its queue's next sequence number; only the last of a
+        // batch needs writing.
+        let mut next_seqs: BTreeMap<&str, u64> = BTreeMap::new();
         for op in batch.iter().flat_map(|submission| &submission.ops) {
             match op {
                 Op::PutQueue { name, settings } => {
@@ -382,6 +385,7 @@ fn apply(db: &Database, batch: &[Submission]) -> Result<(), StoreError> {
                         .map_err(StoreError::from)?;
                 }
                 Op::DeleteQueue { name } => {
+                    next_seqs.remove(name.as_str());
                     queues.remove(name.as_str()).map_err(StoreError::from)?;
                     sequences.remove(name.as_str()).map_err(StoreError::from)?;
                     remove_messages(&mut bodies, &mut states, name)?;
@@ -398,9 +402,7 @@ fn apply(db: &Database, batch: &[Submission]) -> Result<(), StoreError> {
                     }
                 }
                 Op::PutSeq { queue, next } => {
-                    sequences
-                        .insert(queue.as_str(), *next)
-                        .map_err(StoreError::from)?;
+                    next_seqs.insert(queue.as_str(), *next);
                 }
                 Op::PutBody { queue, seq, body } => {
                     let bytes = records::encode_body(body).map_err(StoreError::from)?;
@@ -474,6 +476,9 @@ fn apply(db: &Database, batch: &[Submission]) -> Result<(), StoreError> {
                 }
                 Op::Purge { queue } => remove_messages(&mut bodies, &mut states, queue)?,
             }
+        }
+        for (queue, next) in next_seqs {
+            sequences.insert(queue, next).map_err(StoreError::from)?;
         }
     }
     txn.commit().map_err(StoreError::from)
