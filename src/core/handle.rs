@@ -301,12 +301,17 @@ mod tests {
         assert!(!format!("{first:?}").contains(first.expose()));
     }
 
+    /// The bytes of a fresh handle of `claims()`.
+    fn sealed_bytes(ring: &Keyring) -> Vec<u8> {
+        URL_SAFE_NO_PAD
+            .decode(ring.seal(&claims()).expose())
+            .unwrap()
+    }
+
     #[test]
     fn every_altered_byte_is_refused() {
         let ring = Keyring::new(vec![(1, key(7))]).unwrap();
-        let raw = URL_SAFE_NO_PAD
-            .decode(ring.seal(&claims()).expose())
-            .unwrap();
+        let raw = sealed_bytes(&ring);
         for index in 0..raw.len() {
             let mut altered = raw.clone();
             altered[index] ^= 0x01;
@@ -374,9 +379,7 @@ mod tests {
     fn the_wire_form_is_header_nonce_then_the_aead_ciphertext_with_its_tag() {
         use chacha20poly1305::aead::{Aead, Payload};
         let ring = Keyring::new(vec![(5, key(7))]).unwrap();
-        let raw = URL_SAFE_NO_PAD
-            .decode(ring.seal(&claims()).expose())
-            .unwrap();
+        let raw = sealed_bytes(&ring);
         let mut expected = Vec::new();
         encode_claims(&mut expected, &claims());
         assert_eq!(claims_len(&claims()), expected.len());

@@ -110,16 +110,25 @@ struct StateV1 {
     receipt: Option<u64>,
 }
 
-/// A message's delivery state, version 2: with what places the message in its queue, so that a
-/// reopen reads states only, not bodies.
+/// A message's delivery state, version 2: version 1's fields, then what places the message in its
+/// queue, so that a reopen reads states only, not bodies (postcard writes a nested struct's fields
+/// in line, so the bytes are those of the flat list).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct StateV2 {
-    receive_count: u32,
-    first_received_at: Option<i64>,
-    visible_at: i64,
-    receipt: Option<u64>,
+    delivery: StateV1,
     sent_at: i64,
     group_id: Option<String>,
+}
+
+impl From<StateV1> for State {
+    fn from(stored: StateV1) -> Self {
+        State {
+            receive_count: stored.receive_count,
+            first_received_at: stored.first_received_at,
+            visible_at: stored.visible_at,
+            receipt: stored.receipt,
+        }
+    }
 }
 
 /// Where a message stands in its queue without its body: in state records from version 2 on
@@ -201,10 +210,12 @@ pub(super) fn encode_state(
     encode(
         STATE_VERSION,
         &StateV2 {
-            receive_count: state.receive_count,
-            first_received_at: state.first_received_at,
-            visible_at: state.visible_at,
-            receipt: state.receipt,
+            delivery: StateV1 {
+                receive_count: state.receive_count,
+                first_received_at: state.first_received_at,
+                visible_at: state.visible_at,
+                receipt: state.receipt,
+            },
             sent_at,
             group_id: group_id.map(str::to_owned),
         },
@@ -216,26 +227,14 @@ pub(super) fn decode_state(bytes: &[u8]) -> Result<(State, Option<Placement>), R
     let (version, payload) = versioned("state", bytes, STATE_VERSION)?;
     if version < 2 {
         let stored: StateV1 = parse("state", payload)?;
-        let state = State {
-            receive_count: stored.receive_count,
-            first_received_at: stored.first_received_at,
-            visible_at: stored.visible_at,
-            receipt: stored.receipt,
-        };
-        return Ok((state, None));
+        return Ok((stored.into(), None));
     }
     let stored: StateV2 = parse("state", payload)?;
-    let state = State {
-        receive_count: stored.receive_count,
-        first_received_at: stored.first_received_at,
-        visible_at: stored.visible_at,
-        receipt: stored.receipt,
-    };
     let placement = Placement {
         sent_at: stored.sent_at,
         group_id: stored.group_id,
     };
-    Ok((state, Some(placement)))
+    Ok((stored.delivery.into(), Some(placement)))
 }
 
 /// A deduplication record as stored.
