@@ -7,11 +7,14 @@
 //! from before a restart or from another replica) is `Unknown`; the gateway's policy decides what
 //! that means (see [`UnknownDeliveries`]).
 
-use moka::ops::compute::{CompResult, Op};
-use moka::policy::EvictionPolicy;
-use moka::sync::Cache;
+use lru::LruCache;
 use serde::Deserialize;
+use std::hash::BuildHasher;
+use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
+use tokio::time::Instant;
 
 /// What the gateway does with a handle whose delivery the ledger does not know.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -54,22 +57,54 @@ struct Entry {
     generation: u64,
 }
 
-type Key = (String, String);
+/// A delivery as a shard holds it, under the keyed hash of its `(queue, message id)`: the key
+/// itself is kept to tell a hash collision from a hit (a collision reads as absent).
+struct Slot {
+    /// The queue's name followed by the message id.
+    key: Box<str>,
+    queue_len: usize,
+    entry: Entry,
+    /// When the entry last changed: the time to live counts from there.
+    written: Instant,
+}
 
-/// Bounded map of current deliveries.
+impl Slot {
+    fn is(&self, queue: &str, message_id: &str) -> bool {
+        self.key.split_at(self.queue_len) == (queue, message_id)
+    }
+
+    fn expired(&self, now: Instant, ttl: Duration) -> bool {
+        now.saturating_duration_since(self.written) >= ttl
+    }
+}
+
+type Shard = LruCache<u64, Slot>;
+
+/// Below this bound the ledger is one shard: an exact LRU.
+const SHARDED_FROM: u64 = 64 * 1024;
+/// Shards of a larger ledger, each an LRU over its part of the bound.
+const SHARDS: u64 = 16;
+
+/// Bounded map of current deliveries: at most `max_entries`, each for at most `ttl` after its last
+/// change; when full, the least recently used delivery makes room (and is counted as evicted).
+///
+/// `lru` caches in a few locked shards, keyed by a keyed hash so a lookup allocates nothing.
+/// Expiry is lazy: an expired delivery reads as absent and is dropped when met.
 #[derive(Clone)]
 pub struct DeliveryLedger {
-    entries: Cache<Key, Entry>,
+    shards: Arc<[Mutex<Shard>]>,
+    hasher: std::hash::RandomState,
+    ttl: Duration,
     /// Purges per queue: a delivery handed out before its queue's latest purge is over.
-    generations: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, u64>>>,
+    generations: Arc<Mutex<std::collections::HashMap<String, u64>>>,
     /// Deliveries dropped to stay within `max_entries` (not those that expired), since start.
-    evictions: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    evictions: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for DeliveryLedger {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DeliveryLedger")
-            .field("entries", &self.entries.entry_count())
+            .field("entries", &self.len())
             .finish()
     }
 }
@@ -77,23 +112,27 @@ impl std::fmt::Debug for DeliveryLedger {
 impl DeliveryLedger {
     /// A ledger holding at most `max_entries` deliveries, each for at most `ttl`.
     pub fn new(max_entries: u64, ttl: Duration) -> Self {
-        let evictions = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let evicted = std::sync::Arc::clone(&evictions);
+        let count = if max_entries >= SHARDED_FROM {
+            SHARDS
+        } else {
+            1
+        };
+        let shards = (0..count)
+            .map(|index| {
+                // The shards' bounds add up to `max_entries`; the maps grow as they fill.
+                let bound = max_entries / count + u64::from(index < max_entries % count);
+                let bound = usize::try_from(bound).unwrap_or(usize::MAX);
+                let mut shard = LruCache::unbounded();
+                shard.resize(NonZeroUsize::new(bound).unwrap_or(NonZeroUsize::MIN));
+                Mutex::new(shard)
+            })
+            .collect();
         Self {
-            // LRU, not moka's default TinyLFU: every delivery is a key never seen before, and
-            // TinyLFU may refuse such keys once the cache is full.
-            entries: Cache::builder()
-                .eviction_policy(EvictionPolicy::lru())
-                .max_capacity(max_entries)
-                .time_to_live(ttl)
-                .eviction_listener(move |_, _, cause| {
-                    if cause == moka::notification::RemovalCause::Size {
-                        evicted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    }
-                })
-                .build(),
+            shards,
+            hasher: std::hash::RandomState::new(),
+            ttl,
             generations: Default::default(),
-            evictions,
+            evictions: Default::default(),
         }
     }
 
@@ -116,100 +155,149 @@ impl DeliveryLedger {
             .or_default() += 1;
     }
 
+    fn lock(shard: &Mutex<Shard>) -> MutexGuard<'_, Shard> {
+        shard
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Runs `change` on the delivery's entry (`None` if unknown or expired) under its shard's
+    /// lock; the entry it answers, if any, is stored as a fresh change.
+    fn with_entry<R>(
+        &self,
+        queue: &str,
+        message_id: &str,
+        change: impl FnOnce(Option<Entry>) -> (Option<Entry>, R),
+    ) -> R {
+        let hash = self.hasher.hash_one((queue, message_id));
+        let mut shard = Self::lock(&self.shards[(hash % self.shards.len() as u64) as usize]);
+        let now = Instant::now();
+        match shard.get_mut(&hash) {
+            Some(slot) if slot.is(queue, message_id) && !slot.expired(now, self.ttl) => {
+                let (put, answer) = change(Some(slot.entry));
+                if let Some(entry) = put {
+                    slot.entry = entry;
+                    slot.written = now;
+                }
+                return answer;
+            }
+            Some(slot) if slot.expired(now, self.ttl) => {
+                shard.pop(&hash);
+            }
+            _ => {}
+        }
+        let (put, answer) = change(None);
+        if let Some(entry) = put {
+            let slot = Slot {
+                key: [queue, message_id].concat().into_boxed_str(),
+                queue_len: queue.len(),
+                entry,
+                written: now,
+            };
+            // `push` answers what it displaced: the least recently used delivery, or a colliding
+            // one under the same hash (replaced, not evicted).
+            if let Some((displaced, old)) = shard.push(hash, slot)
+                && displaced != hash
+                && !old.expired(now, self.ttl)
+            {
+                self.evictions.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        answer
+    }
+
     /// Records a new delivery of a message; every earlier delivery becomes stale.
     pub fn record(&self, queue: &str, message_id: &str, delivery_id: u64) {
-        self.entries.insert(
-            key(queue, message_id),
-            Entry {
-                delivery_id,
-                state: State::Active,
-                generation: self.generation(queue),
-            },
-        );
+        let generation = self.generation(queue);
+        let entry = Entry {
+            delivery_id,
+            state: State::Active,
+            generation,
+        };
+        self.with_entry(queue, message_id, |_| (Some(entry), ()));
     }
 
     /// Where the delivery stands.
     pub fn standing(&self, queue: &str, message_id: &str, delivery_id: u64) -> Standing {
         let generation = self.generation(queue);
-        standing_of(
-            self.entries.get(&key(queue, message_id)),
-            delivery_id,
-            generation,
-        )
+        self.with_entry(queue, message_id, |current| {
+            (None, standing_of(current, delivery_id, generation))
+        })
     }
 
     /// Claims the right to acknowledge the delivery: `Current` means claimed, and only one caller
     /// gets it. `Unknown` claims nothing.
     pub fn begin_ack(&self, queue: &str, message_id: &str, delivery_id: u64) -> Standing {
         let generation = self.generation(queue);
-        let mut standing = Standing::Unknown;
-        let result = self
-            .entries
-            .entry(key(queue, message_id))
-            .and_compute_with(|current| {
-                let current = current.map(|entry| entry.into_value());
-                standing = standing_of(current, delivery_id, generation);
-                if standing == Standing::Current {
-                    Op::Put(Entry {
-                        delivery_id,
-                        state: State::Acking,
-                        generation,
-                    })
-                } else {
-                    Op::Nop
-                }
+        self.with_entry(queue, message_id, |current| {
+            let standing = standing_of(current, delivery_id, generation);
+            let claim = (standing == Standing::Current).then_some(Entry {
+                delivery_id,
+                state: State::Acking,
+                generation,
             });
-        match result {
-            CompResult::ReplacedWith(_) => Standing::Current,
-            _ if standing == Standing::Current => Standing::Stale,
-            _ => standing,
-        }
+            (claim, standing)
+        })
     }
 
     /// The delivery is over (acknowledged, or the backend no longer has it): later uses of its
     /// handle are stale. A newer delivery is left alone.
     pub fn end(&self, queue: &str, message_id: &str, delivery_id: u64) {
         let generation = self.generation(queue);
-        self.entries
-            .entry(key(queue, message_id))
-            .and_compute_with(|current| match current.map(|entry| entry.into_value()) {
-                Some(entry) if entry.delivery_id != delivery_id => Op::Nop,
-                _ => Op::Put(Entry {
+        self.with_entry(queue, message_id, |current| match current {
+            Some(entry) if entry.delivery_id != delivery_id => (None, ()),
+            _ => {
+                let ended = Entry {
                     delivery_id,
                     state: State::Ended,
                     generation,
-                }),
-            });
+                };
+                (Some(ended), ())
+            }
+        });
     }
 
     /// The acknowledgement failed in the backend: the handle is usable again.
     pub fn abort_ack(&self, queue: &str, message_id: &str, delivery_id: u64) {
-        self.entries
-            .entry(key(queue, message_id))
-            .and_compute_with(|current| match current.map(|entry| entry.into_value()) {
-                Some(entry) if entry.delivery_id == delivery_id && entry.state == State::Acking => {
-                    Op::Put(Entry {
-                        state: State::Active,
-                        ..entry
-                    })
-                }
-                _ => Op::Nop,
-            });
+        self.with_entry(queue, message_id, |current| match current {
+            Some(entry) if entry.delivery_id == delivery_id && entry.state == State::Acking => {
+                let active = Entry {
+                    state: State::Active,
+                    ..entry
+                };
+                (Some(active), ())
+            }
+            _ => (None, ()),
+        });
     }
 
-    /// Number of deliveries held (approximate, for metrics).
+    /// Number of deliveries held (approximate, for metrics: an expired delivery counts until it
+    /// is met or swept).
     pub fn len(&self) -> u64 {
-        self.entries.entry_count()
+        self.shards
+            .iter()
+            .map(|shard| Self::lock(shard).len() as u64)
+            .sum()
     }
 
-    /// Runs the cache's pending upkeep (evictions, with their count) now.
+    /// Sweeps expired deliveries from the least recently used end of each shard (the expired
+    /// ones, nearly all: a delivery is mostly used when it changes). Not counted as evictions.
     pub fn run_pending_tasks(&self) {
-        self.entries.run_pending_tasks();
+        let now = Instant::now();
+        for shard in self.shards.iter() {
+            let mut shard = Self::lock(shard);
+            while shard
+                .peek_lru()
+                .is_some_and(|(_, slot)| slot.expired(now, self.ttl))
+            {
+                shard.pop_lru();
+            }
+        }
     }
 
     /// Deliveries dropped to stay within its size, since start.
     pub fn evictions(&self) -> u64 {
-        self.evictions.load(std::sync::atomic::Ordering::Relaxed)
+        self.evictions.load(Ordering::Relaxed)
     }
 
     /// Whether the ledger holds no delivery (approximate).
@@ -230,10 +318,6 @@ fn standing_of(entry: Option<Entry>, delivery_id: u64, generation: u64) -> Stand
         }
         Some(_) => Standing::Stale,
     }
-}
-
-fn key(queue: &str, message_id: &str) -> Key {
-    (queue.to_owned(), message_id.to_owned())
 }
 
 #[cfg(test)]
@@ -322,5 +406,101 @@ mod tests {
         // A pass-through acknowledgement of an unknown delivery leaves a record too.
         ledger.end("q", "x", 9);
         assert_eq!(ledger.standing("q", "x", 9), Standing::Stale);
+    }
+
+    #[test]
+    fn a_full_ledger_evicts_the_least_recently_used_and_counts_it() {
+        let ledger = DeliveryLedger::new(3, Duration::from_secs(3600));
+        for message in ["a", "b", "c"] {
+            ledger.record("q", message, 1);
+        }
+        // "a" is used, so "b" is the least recently used.
+        assert_eq!(ledger.standing("q", "a", 1), Standing::Current);
+        ledger.record("q", "d", 1);
+        assert_eq!(ledger.len(), 3);
+        assert_eq!(ledger.evictions(), 1);
+        assert_eq!(ledger.standing("q", "b", 1), Standing::Unknown);
+        for message in ["a", "c", "d"] {
+            assert_eq!(
+                ledger.standing("q", message, 1),
+                Standing::Current,
+                "{message}"
+            );
+        }
+        // A new delivery of a known message replaces it: no eviction.
+        ledger.record("q", "a", 2);
+        assert_eq!(ledger.evictions(), 1);
+        assert_eq!(ledger.len(), 3);
+    }
+
+    #[test]
+    fn a_large_ledger_stays_within_its_bound() {
+        let max = SHARDED_FROM + 5;
+        let ledger = DeliveryLedger::new(max, Duration::from_secs(3600));
+        for message in 0..max + 1_000 {
+            ledger.record("q", &message.to_string(), message);
+        }
+        assert!(ledger.len() <= max);
+        assert_eq!(ledger.len() + ledger.evictions(), max + 1_000);
+        assert_eq!(
+            ledger.standing("q", &(max + 999).to_string(), max + 999),
+            Standing::Current
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn deliveries_are_forgotten_a_ttl_after_their_last_change_without_counting_evictions() {
+        let ledger = DeliveryLedger::new(100, Duration::from_secs(60));
+        ledger.record("q", "old", 1);
+        tokio::time::advance(Duration::from_secs(30)).await;
+        ledger.record("q", "new", 1);
+        // A use is not a change.
+        assert_eq!(ledger.standing("q", "old", 1), Standing::Current);
+        tokio::time::advance(Duration::from_secs(30)).await;
+        assert_eq!(ledger.standing("q", "old", 1), Standing::Unknown);
+        assert_eq!(ledger.standing("q", "new", 1), Standing::Current);
+        assert_eq!(ledger.begin_ack("q", "new", 1), Standing::Current);
+        tokio::time::advance(Duration::from_secs(59)).await;
+        assert_eq!(ledger.standing("q", "new", 1), Standing::Stale, "acking");
+        tokio::time::advance(Duration::from_secs(1)).await;
+        ledger.run_pending_tasks();
+        assert_eq!(ledger.len(), 0);
+        assert_eq!(ledger.evictions(), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_expired_delivery_pushed_out_by_size_is_not_an_eviction() {
+        let ledger = DeliveryLedger::new(1, Duration::from_secs(60));
+        ledger.record("q", "old", 1);
+        tokio::time::advance(Duration::from_secs(60)).await;
+        ledger.record("q", "new", 1);
+        assert_eq!(ledger.evictions(), 0);
+        ledger.record("q", "newer", 1);
+        assert_eq!(ledger.evictions(), 1);
+        assert_eq!(ledger.standing("q", "newer", 1), Standing::Current);
+    }
+
+    #[test]
+    fn the_same_message_id_in_another_queue_is_another_delivery() {
+        let ledger = ledger();
+        ledger.record("ab", "c", 1);
+        assert_eq!(ledger.standing("a", "bc", 1), Standing::Unknown);
+        assert_eq!(ledger.standing("abc", "", 1), Standing::Unknown);
+    }
+
+    #[test]
+    fn concurrent_acknowledgements_claim_once() {
+        let ledger = std::sync::Arc::new(ledger());
+        ledger.record("q", "m", 1);
+        let claims: usize = (0..8)
+            .map(|_| {
+                let ledger = std::sync::Arc::clone(&ledger);
+                std::thread::spawn(move || ledger.begin_ack("q", "m", 1) == Standing::Current)
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|thread| usize::from(thread.join().unwrap()))
+            .sum();
+        assert_eq!(claims, 1);
     }
 }
