@@ -36,11 +36,9 @@ RUN apt-get update \
 COPY --from=builder /out/sqs-gateway /usr/local/bin/sqs-gateway
 USER 10001:10001
 # Listen on all interfaces of the container (the generated config's 127.0.0.1 would be
-# unreachable through a published port); JSON log lines for log collectors; mimalloc commits
-# memory as it is used, not whole arenas (idle long polls: 35 KiB each instead of 49).
+# unreachable through a published port); JSON log lines for log collectors.
 ENV SQSGW_LISTEN=0.0.0.0:8787 \
-    SQSGW_LOG_FORMAT=json \
-    MIMALLOC_ARENA_EAGER_COMMIT=0
+    SQSGW_LOG_FORMAT=json
 # The zero-config start keeps its config, secrets and messages here: mount a volume.
 VOLUME /data
 EXPOSE 8787
