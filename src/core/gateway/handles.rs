@@ -260,10 +260,10 @@ impl Gateway {
             None => Ok(outcomes),
         }
     }
-    /// Takes each entry's opened handle (`None`: not one of ours) and asks the ledger whether it may act (an acknowledgement
-    /// claims it, once): those that may, grouped by queue with their index and `extra`. A handle
-    /// that is not one of ours (or not for this caller and queue) is `Invalid` in `outcomes`; one
-    /// that may not act keeps the outcome it has (stale).
+    /// Takes each entry's opened handle (`None`: not one of ours) and asks the ledger whether it
+    /// may act (an acknowledgement claims it, once): those that may, grouped by queue with their
+    /// index and `extra`. A handle that is not one of ours (or not for this caller and queue) is
+    /// `Invalid` in `outcomes`; one that may not act keeps the outcome it has (stale).
     async fn admitted<T>(
         &self,
         caller: &Caller,
