@@ -91,6 +91,50 @@ pub(super) fn mebibytes(bytes: f64) -> f64 {
     bytes / (1024.0 * 1024.0)
 }
 
+/// One request as a drain loop records it: its kind, its latency, and when it was asked.
+pub(super) type Record = (RequestKind, Duration, std::time::Instant);
+
+/// A drain loop's tasks: each answers its records and how many of its receives came back empty.
+pub(super) type DrainTasks = Vec<tokio::task::JoinHandle<Result<(Vec<Record>, usize), String>>>;
+
+/// The run of drain loops that took `total` messages out (`done` counts them, `finished` is when
+/// the last went) from `started`: requests that ended after the last message do not count.
+pub(super) async fn drained(
+    tasks: DrainTasks,
+    done: &std::sync::atomic::AtomicUsize,
+    finished: &std::sync::OnceLock<std::time::Instant>,
+    total: usize,
+    started: std::time::Instant,
+    limit: Duration,
+) -> Result<Run, String> {
+    let (mut records, mut empty_receives) = (Vec::new(), 0);
+    for task in tasks {
+        let (task_records, task_empty) = task.await.map_err(|e| e.to_string())??;
+        records.extend(task_records);
+        empty_receives += task_empty;
+    }
+    let taken = done.load(std::sync::atomic::Ordering::Relaxed);
+    if taken < total {
+        return Err(format!(
+            "only {taken} of {total} messages came back within {limit:?}"
+        ));
+    }
+    let end = finished
+        .get()
+        .copied()
+        .unwrap_or_else(std::time::Instant::now);
+    Ok(Run {
+        messages: total,
+        elapsed: end - started,
+        latencies: records
+            .into_iter()
+            .filter(|(_, latency, at)| *at + *latency <= end)
+            .map(|(kind, latency, _)| (kind, latency))
+            .collect(),
+        empty_receives,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

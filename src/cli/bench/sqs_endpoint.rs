@@ -247,30 +247,7 @@ pub(super) async fn receive_and_delete(
             Ok::<_, String>((records, empty))
         }));
     }
-    let (mut records, mut empty_receives) = (Vec::new(), 0);
-    for task in tasks {
-        let (task_records, task_empty) = task.await.map_err(|e| e.to_string())??;
-        records.extend(task_records);
-        empty_receives += task_empty;
-    }
-    let deleted = done.load(Ordering::Relaxed);
-    if deleted < total {
-        return Err(format!(
-            "only {deleted} of {total} messages came back within {DRAIN_LIMIT:?}"
-        ));
-    }
-    let end = finished.get().copied().unwrap_or_else(Instant::now);
-    Ok(Run {
-        messages: total,
-        elapsed: end - started,
-        // Requests that ended after the last delete (none, normally) do not count.
-        latencies: records
-            .into_iter()
-            .filter(|(_, latency, at)| *at + *latency <= end)
-            .map(|(kind, latency, _)| (kind, latency))
-            .collect(),
-        empty_receives,
-    })
+    super::measure::drained(tasks, &done, &finished, total, started, DRAIN_LIMIT).await
 }
 
 /// The queues a row pair uses: made fresh on the endpoint (LocalStack directly), or the gateway's
