@@ -176,3 +176,34 @@ impl SettingError {
         }
     }
 }
+
+#[cfg(test)]
+impl ErrorKind {
+    /// One of each kind (with `wait` where a kind carries a delay), for the dialects' tests that
+    /// every kind has a documented answer.
+    pub(crate) fn every_kind(wait: Duration) -> Vec<ErrorKind> {
+        vec![
+            ErrorKind::InvalidRequest,
+            ErrorKind::OutOfRange,
+            ErrorKind::PayloadTooLarge,
+            ErrorKind::Unauthenticated,
+            ErrorKind::PermissionDenied,
+            ErrorKind::QueueNotFound,
+            ErrorKind::OverLimit,
+            ErrorKind::RateLimited {
+                retry_after: wait,
+                scope: LimitScope::Rate,
+            },
+            ErrorKind::Unavailable { retry_after: wait },
+            ErrorKind::Internal,
+            ErrorKind::AlreadyExists,
+            ErrorKind::ResourceNotFound,
+            ErrorKind::Conflict,
+            ErrorKind::Unsupported,
+            ErrorKind::RouteNotFound,
+            ErrorKind::MethodNotAllowed,
+            ErrorKind::RequestTimeout,
+            ErrorKind::UriTooLong,
+        ]
+    }
+}

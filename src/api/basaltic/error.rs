@@ -156,29 +156,7 @@ mod tests {
     #[test]
     fn the_documented_codes_are_every_code_answered() {
         let wait = Duration::from_secs(1);
-        let kinds = [
-            ErrorKind::InvalidRequest,
-            ErrorKind::OutOfRange,
-            ErrorKind::PayloadTooLarge,
-            ErrorKind::Unauthenticated,
-            ErrorKind::PermissionDenied,
-            ErrorKind::QueueNotFound,
-            ErrorKind::OverLimit,
-            ErrorKind::RateLimited {
-                retry_after: wait,
-                scope: crate::core::error::LimitScope::Rate,
-            },
-            ErrorKind::Unavailable { retry_after: wait },
-            ErrorKind::Internal,
-            ErrorKind::AlreadyExists,
-            ErrorKind::ResourceNotFound,
-            ErrorKind::Conflict,
-            ErrorKind::Unsupported,
-            ErrorKind::RouteNotFound,
-            ErrorKind::MethodNotAllowed,
-            ErrorKind::RequestTimeout,
-            ErrorKind::UriTooLong,
-        ];
+        let kinds = ErrorKind::every_kind(wait);
         let mut answered: std::collections::BTreeSet<&str> =
             kinds.iter().map(|kind| status_and_code(kind).1).collect();
         answered.extend([RECEIPT_HANDLE_STALE, RECEIPT_HANDLE_INVALID]);
