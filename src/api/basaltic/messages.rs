@@ -126,6 +126,8 @@ pub(super) async fn receive(
     body: Body,
 ) -> Result<Json<ReceivedMessages>, BasalticError> {
     let target = state.target(&headers, path).await?;
+    // The head's bytes are the connection's read buffer: a long poll waits without them.
+    drop(headers);
     let queue = target.queue.as_str();
     let options = wire::parse_receive(&read_body(body, BODY_LIMIT).await?)?;
     let deliveries = state

@@ -205,6 +205,8 @@ pub(super) async fn receive(
     body: Body,
 ) -> Result<Json<ReceiveResponse>, EzghError> {
     let key = state.authenticate(&headers)?;
+    // The head's bytes are the connection's read buffer: a long poll waits without them.
+    drop(headers);
     // A segment that is not UTF-8 once decoded names no queue: ezgh's error, not axum's text.
     let Path((organization, project, queue)) = path.map_err(|_| {
         GatewayError::invalid_request("the path is not valid: its segments must be UTF-8")

@@ -177,6 +177,8 @@ async fn receive(
     RawQuery(query): RawQuery,
 ) -> Result<Json<Received>, SombusError> {
     let consumer = state.consumer(&headers, path, BEFORE_LONG_POLL).await?;
+    // The head's bytes are the connection's read buffer: a long poll waits without them.
+    drop(headers);
     let options = wire::parse_receive_query(query.as_deref())?;
     let deliveries = state
         .gateway

@@ -131,27 +131,41 @@ async fn handle(
         );
         return render_error(false, error, &request_id);
     };
-    match serve(&state, &protocol, &method, &uri, &headers, body).await {
+    let json_protocol = matches!(protocol, Protocol::Json(_));
+    let head = OwnedHead {
+        method,
+        uri,
+        headers,
+    };
+    match serve(&state, protocol, head, body).await {
         Ok((action, answer)) => {
-            let mut response = match protocol {
-                Protocol::Json(_) => (
+            let mut response = if json_protocol {
+                (
                     [(header::CONTENT_TYPE, "application/x-amz-json-1.0")],
                     Json(answer),
                 )
-                    .into_response(),
-                Protocol::Query => (
+                    .into_response()
+            } else {
+                (
                     [(header::CONTENT_TYPE, "text/xml")],
                     query::render_answer(&action, &answer, &request_id),
                 )
-                    .into_response(),
+                    .into_response()
             };
             if let Ok(value) = HeaderValue::from_str(&request_id) {
                 response.headers_mut().insert("x-amzn-requestid", value);
             }
             response
         }
-        Err(error) => render_error(matches!(protocol, Protocol::Json(_)), error, &request_id),
+        Err(error) => render_error(json_protocol, error, &request_id),
     }
+}
+
+/// The request's head, owned: [`serve`] drops it before dispatching.
+struct OwnedHead {
+    method: Method,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
 }
 
 /// A gateway error as the SQS endpoint answers it: AWS JSON 1.0 when the request used it (it
@@ -190,29 +204,27 @@ fn render_error(json_protocol: bool, error: SqsError, request_id: &str) -> Respo
 /// JSON-shaped for both protocols.
 async fn serve(
     state: &SqsState,
-    protocol: &Protocol,
-    method: &Method,
-    uri: &axum::http::Uri,
-    headers: &HeaderMap,
+    protocol: Protocol,
+    head: OwnedHead,
     body: Body,
 ) -> Result<(String, Value), SqsError> {
-    let head = RequestHead {
-        method,
-        uri,
-        headers,
+    let signed = RequestHead {
+        method: &head.method,
+        uri: &head.uri,
+        headers: &head.headers,
     };
     // Nothing of the body is read before the signature's key, scope and time check out.
-    let pending = authenticate_head(state, &head)?;
+    let pending = authenticate_head(state, &signed)?;
     let body = read_body(body, BODY_LIMIT).await.map_err(SqsError::from)?;
     let caller = match pending {
         Some(pending) => verify_body(state, pending, &body)?,
         None => Caller::new(Principal::Anonymous, Arc::clone(&state.anonymous)),
     };
-    let host = headers
+    let host = head
+        .headers
         .get(header::HOST)
         .and_then(|value| value.to_str().ok())
-        .unwrap_or("localhost")
-        .to_owned();
+        .unwrap_or("localhost");
     let context = Context {
         state,
         caller,
@@ -221,25 +233,25 @@ async fn serve(
             .clone()
             .unwrap_or_else(|| format!("http://{host}")),
     };
-    match protocol {
-        Protocol::Json(action) => {
-            let answer = context.dispatch(action, &body).await?;
-            Ok((action.clone(), answer))
-        }
+    let (action, body) = match protocol {
+        Protocol::Json(action) => (action, body),
         Protocol::Query => {
-            let (action, mut request) = query::parse_form(&body, uri.query())?;
+            let (action, mut request) = query::parse_form(&body, head.uri.query())?;
             // Query clients may address the queue by the URL path instead of a QueueUrl parameter.
             if request.get("QueueUrl").is_none()
-                && let Some(queue) = uri.path().strip_prefix(&format!("/{ACCOUNT}/"))
+                && let Some(queue) = head.uri.path().strip_prefix(&format!("/{ACCOUNT}/"))
             {
                 request["QueueUrl"] = json!(context.queue_url(queue));
             }
             let body = serde_json::to_vec(&request)
                 .map_err(|e| SqsError::from(GatewayError::internal(e)))?;
-            let answer = context.dispatch(&action, &body).await?;
-            Ok((action, answer))
+            (action, body.into())
         }
-    }
+    };
+    // The head's bytes are the connection's read buffer: a receive may wait 20 s without it.
+    drop(head);
+    let answer = context.dispatch(&action, &body).await?;
+    Ok((action, answer))
 }
 
 /// Checks a request's signature as far as its head allows: `None` for an unsigned request where
@@ -382,44 +394,49 @@ impl Context<'_> {
                 ),
             });
         }
+        // Each action's future boxed on its own: a receive waiting 20 s holds its own state only,
+        // not room for the largest action's.
         match action {
-            "GetQueueUrl" => self.get_queue_url(parse(body)?).await,
-            "ListQueues" => self.list_queues(parse(body)?).await,
-            "GetQueueAttributes" => self.get_queue_attributes(parse(body)?).await,
-            "SendMessage" => self.send_message(parse(body)?).await,
-            "SendMessageBatch" => self.send_message_batch(parse(body)?).await,
-            "ReceiveMessage" => self.receive_message(parse(body)?).await,
-            "DeleteMessage" => self.delete_message(parse(body)?).await,
-            "DeleteMessageBatch" => self.handle_batch(parse(body)?, "DeleteMessageBatch").await,
-            "ChangeMessageVisibility" => self.change_visibility(parse(body)?).await,
+            "GetQueueUrl" => Box::pin(self.get_queue_url(parse(body)?)).await,
+            "ListQueues" => Box::pin(self.list_queues(parse(body)?)).await,
+            "GetQueueAttributes" => Box::pin(self.get_queue_attributes(parse(body)?)).await,
+            "SendMessage" => Box::pin(self.send_message(parse(body)?)).await,
+            "SendMessageBatch" => Box::pin(self.send_message_batch(parse(body)?)).await,
+            "ReceiveMessage" => Box::pin(self.receive_message(parse(body)?)).await,
+            "DeleteMessage" => Box::pin(self.delete_message(parse(body)?)).await,
+            "DeleteMessageBatch" => {
+                Box::pin(self.handle_batch(parse(body)?, "DeleteMessageBatch")).await
+            }
+            "ChangeMessageVisibility" => Box::pin(self.change_visibility(parse(body)?)).await,
             "ChangeMessageVisibilityBatch" => {
-                self.handle_batch(parse(body)?, "ChangeMessageVisibilityBatch")
-                    .await
+                Box::pin(self.handle_batch(parse(body)?, "ChangeMessageVisibilityBatch")).await
             }
             "PurgeQueue" => {
                 let request: wire::QueueUrlOnly = parse(body)?;
                 let queue = self.queue_of(request.queue_url.as_deref(), Operation::Purge)?;
-                self.gateway().purge(&self.caller, &queue).await?;
+                Box::pin(self.gateway().purge(&self.caller, &queue)).await?;
                 Ok(json!({}))
             }
-            "CreateQueue" => self.create_queue(parse(body)?).await,
+            "CreateQueue" => Box::pin(self.create_queue(parse(body)?)).await,
             "DeleteQueue" => {
                 let request: wire::QueueUrlOnly = parse(body)?;
                 let queue = self.queue_of(request.queue_url.as_deref(), Operation::DeleteQueue)?;
-                self.gateway().delete_queue(&self.caller, &queue).await?;
+                Box::pin(self.gateway().delete_queue(&self.caller, &queue)).await?;
                 Ok(json!({}))
             }
-            "SetQueueAttributes" => self.set_queue_attributes(parse(body)?).await,
-            "ListDeadLetterSourceQueues" => self.dead_letter_sources(parse(body)?).await,
-            "TagQueue" | "UntagQueue" | "ListQueueTags" => self.tag_action(action, body).await,
-            "StartMessageMoveTask" => self.start_move_task(parse(body)?).await,
-            "ListMessageMoveTasks" => self.list_move_tasks(parse(body)?).await,
+            "SetQueueAttributes" => Box::pin(self.set_queue_attributes(parse(body)?)).await,
+            "ListDeadLetterSourceQueues" => Box::pin(self.dead_letter_sources(parse(body)?)).await,
+            "TagQueue" | "UntagQueue" | "ListQueueTags" => {
+                Box::pin(self.tag_action(action, body)).await
+            }
+            "StartMessageMoveTask" => Box::pin(self.start_move_task(parse(body)?)).await,
+            "ListMessageMoveTasks" => Box::pin(self.list_move_tasks(parse(body)?)).await,
             "CancelMessageMoveTask" => {
                 let request: wire::CancelMessageMoveTask = parse(body)?;
                 let handle = request
                     .task_handle
                     .ok_or_else(|| SqsError::missing_parameter("TaskHandle"))?;
-                let moved = self.gateway().cancel_redrive(&self.caller, &handle).await?;
+                let moved = Box::pin(self.gateway().cancel_redrive(&self.caller, &handle)).await?;
                 Ok(json!({ "ApproximateNumberOfMessagesMoved": moved }))
             }
             _ => Err(SqsError::sender(

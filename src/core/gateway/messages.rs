@@ -123,39 +123,19 @@ impl Gateway {
         if self.shutdown.is_cancelled() {
             return Ok(Vec::new());
         }
-        let resolved = self.registry.get(queue).await?;
-        let attempt = options
-            .attempt_id
-            .as_deref()
-            .map(|id| attempt_key(queue, id, caller.principal()));
-        if let Some(key) = &attempt
-            && let Some(answered) = self.kept_answer(key).await
-        {
-            let visibility = options
-                .visibility_timeout_seconds
-                .unwrap_or(resolved.attributes.visibility_timeout_seconds);
-            let replayed = self.replay(queue, &resolved, &answered, visibility).await?;
-            if !replayed.is_empty() {
-                return Ok(replayed);
-            }
-            // Nothing of that answer is still the caller's: this is a new receive.
-            self.state.forget_answer(key).await;
-        }
-        let request = BackendReceive {
-            max_messages: options.max_messages,
-            wait_seconds: options
-                .wait_seconds
-                .unwrap_or(resolved.attributes.receive_wait_seconds),
-            visibility_timeout_seconds: options
-                .visibility_timeout_seconds
-                .unwrap_or(resolved.attributes.visibility_timeout_seconds),
-            attempt_id: options.attempt_id,
-        };
+        // Boxed, as is everything around the wait: a waiting receive's futures hold only what
+        // the wait needs (ten thousand idle long polls are ten thousand of them).
+        let (resolved, attempt, request) =
+            match Box::pin(self.prepare_receive(caller, queue, options)).await? {
+                Prepared::Replayed(deliveries) => return Ok(deliveries),
+                Prepared::Receive(prepared) => *prepared,
+            };
+        let wait_out_over_limit = request.wait_out_over_limit;
+        let request = request.backend;
 
         let (answer, answered) = oneshot::channel();
         let gateway = Arc::clone(self);
         let queue = queue.to_owned();
-        let wait_out_over_limit = options.wait_out_over_limit;
         self.tasks.spawn(tracing::Instrument::instrument(
             async move {
                 let result = gateway
@@ -165,7 +145,7 @@ impl Gateway {
                     && !deliveries.is_empty()
                 {
                     // Kept even when nobody waits for the answer: the retry gets it.
-                    gateway.keep_answer(&key, attempted).await;
+                    Box::pin(gateway.keep_answer(&key, attempted)).await;
                 }
                 let result = result.map(|(deliveries, _)| deliveries);
                 if let Ok(deliveries) = &result {
@@ -186,6 +166,49 @@ impl Gateway {
             () = self.shutdown.cancelled() => Ok(Vec::new()),
         }
     }
+    /// Resolves the queue and, for a retried attempt id, replays the earlier answer if any of it
+    /// is still the caller's; else the backend receive to make.
+    async fn prepare_receive(
+        &self,
+        caller: &Caller,
+        queue: &str,
+        options: ReceiveOptions,
+    ) -> Result<Prepared, GatewayError> {
+        let resolved = self.registry.get(queue).await?;
+        let attempt = options
+            .attempt_id
+            .as_deref()
+            .map(|id| attempt_key(queue, id, caller.principal()));
+        if let Some(key) = &attempt
+            && let Some(answered) = self.kept_answer(key).await
+        {
+            let visibility = options
+                .visibility_timeout_seconds
+                .unwrap_or(resolved.attributes.visibility_timeout_seconds);
+            let replayed = self.replay(queue, &resolved, &answered, visibility).await?;
+            if !replayed.is_empty() {
+                return Ok(Prepared::Replayed(replayed));
+            }
+            // Nothing of that answer is still the caller's: this is a new receive.
+            self.state.forget_answer(key).await;
+        }
+        let backend = BackendReceive {
+            max_messages: options.max_messages,
+            wait_seconds: options
+                .wait_seconds
+                .unwrap_or(resolved.attributes.receive_wait_seconds),
+            visibility_timeout_seconds: options
+                .visibility_timeout_seconds
+                .unwrap_or(resolved.attributes.visibility_timeout_seconds),
+            attempt_id: options.attempt_id,
+        };
+        let request = ReceiveRequest {
+            backend,
+            wait_out_over_limit: options.wait_out_over_limit,
+        };
+        Ok(Prepared::Receive(Box::new((resolved, attempt, request))))
+    }
+
     /// Receives from the backend and seals a handle per delivery; with an attempt id, also what a
     /// retry needs to give the same answer.
     async fn receive_and_seal(
@@ -223,6 +246,19 @@ impl Gateway {
                 answer => break (received_at, answer),
             }
         };
+        Box::pin(self.seal_received(queue, resolved, request, received_at, answer)).await
+    }
+
+    /// Seals a handle per received message (recording each delivery in the ledger) and, with an
+    /// attempt id, keeps what a retry needs to give the same answer.
+    async fn seal_received(
+        &self,
+        queue: &str,
+        resolved: &ResolvedQueue,
+        request: &BackendReceive,
+        received_at: DateTime<Utc>,
+        answer: Result<Vec<BackendMessage>, BackendError>,
+    ) -> Result<(Vec<Delivery>, Vec<Attempted>), GatewayError> {
         let messages = self.settle(queue, answer).await?;
         let dead_letter_source = self.dead_letter_source(resolved, &messages).await;
         let mut deliveries = Vec::with_capacity(messages.len());
@@ -378,6 +414,19 @@ impl Gateway {
 
 /// How often a receive that waits out an over-limit queue looks again.
 const OVER_LIMIT_RETRY: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// What a receive does once its queue is resolved: answer a replay, or ask the backend.
+enum Prepared {
+    Replayed(Vec<Delivery>),
+    /// Boxed: it is the large variant, and the result travels through a future.
+    Receive(Box<(Arc<ResolvedQueue>, Option<String>, ReceiveRequest)>),
+}
+
+/// The backend receive to make, and how to meet a full queue.
+struct ReceiveRequest {
+    backend: BackendReceive,
+    wait_out_over_limit: bool,
+}
 
 /// The sources of dead-lettered messages of one receive.
 #[derive(Debug, Default)]
