@@ -1,11 +1,38 @@
-//! What the dialects' OpenAPI documents share once utoipa has made them: the headers of error
-//! answers (`Retry-After`, `WWW-Authenticate`) and request bodies that may be left out. Each
-//! dialect's `openapi` module finishes its document with these; `api::documents` serves them.
+//! What the dialects' OpenAPI documents share: error responses declared once for a group of
+//! routes and, once utoipa has made a document, the headers of error answers (`Retry-After`,
+//! `WWW-Authenticate`) and request bodies that may be left out. Each dialect's `openapi` module
+//! finishes its document with these; `api::documents` serves them.
 
+use std::collections::BTreeMap;
+use utoipa::ToSchema;
 use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::path::Operation;
 use utoipa::openapi::schema::SchemaType;
-use utoipa::openapi::{ObjectBuilder, OpenApi, RefOr, Required, Schema, Type};
+use utoipa::openapi::{
+    ContentBuilder, ObjectBuilder, OpenApi, Ref, RefOr, Required, ResponseBuilder, Schema, Type,
+};
+
+/// The error responses of a group of routes, for an `IntoResponses` type that route annotations
+/// list beside their own answers: each status with its description, its body the dialect's error
+/// body `E` (which the document's components must list).
+pub fn error_responses<E: ToSchema>(
+    statuses: &[(u16, &str)],
+) -> BTreeMap<String, RefOr<utoipa::openapi::Response>> {
+    let schema = E::name();
+    statuses
+        .iter()
+        .map(|(status, description)| {
+            let content = ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name(schema.as_ref())))
+                .build();
+            let response = ResponseBuilder::new()
+                .description(*description)
+                .content("application/json", content)
+                .build();
+            (status.to_string(), response.into())
+        })
+        .collect()
+}
 
 /// Every operation of `document`.
 fn operations_mut(document: &mut OpenApi) -> impl Iterator<Item = &mut Operation> {

@@ -114,12 +114,9 @@ fn parse_each<'e, T>(
     responses(
         (status = 200, description = "One result per entry", body = BatchResults),
         (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
-        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
-        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
-        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
-        (status = 408, description = "The request body did not arrive in time (`request_timeout`)", body = ErrorBody),
-        (status = 413, description = "The request body is too large (`payload_too_large`)", body = ErrorBody),
-        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+        super::openapi::KeyRefusals,
+        super::openapi::QueueRefusals,
+        super::openapi::BodyRefusals,
     ),
 )]
 pub(super) async fn send_batch(
@@ -171,12 +168,9 @@ pub(super) async fn send_batch(
     responses(
         (status = 200, description = "One result per entry", body = BatchResults),
         (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
-        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
-        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
-        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
-        (status = 408, description = "The request body did not arrive in time (`request_timeout`)", body = ErrorBody),
-        (status = 413, description = "The request body is too large (`payload_too_large`)", body = ErrorBody),
-        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+        super::openapi::KeyRefusals,
+        super::openapi::QueueRefusals,
+        super::openapi::BodyRefusals,
     ),
 )]
 pub(super) async fn delete_batch(
@@ -213,12 +207,9 @@ pub(super) async fn delete_batch(
     responses(
         (status = 200, description = "One result per entry", body = BatchResults),
         (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
-        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
-        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
-        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
-        (status = 408, description = "The request body did not arrive in time (`request_timeout`)", body = ErrorBody),
-        (status = 413, description = "The request body is too large (`payload_too_large`)", body = ErrorBody),
-        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+        super::openapi::KeyRefusals,
+        super::openapi::QueueRefusals,
+        super::openapi::BodyRefusals,
     ),
 )]
 pub(super) async fn visibility_batch(

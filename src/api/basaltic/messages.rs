@@ -46,12 +46,9 @@ type QueuePath = Result<Path<String>, PathRejection>;
     responses(
         (status = 201, description = "The message's id", body = SendResult),
         (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
-        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
-        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
-        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
-        (status = 408, description = "The request body did not arrive in time (`request_timeout`)", body = ErrorBody),
-        (status = 413, description = "The request body is too large (`payload_too_large`)", body = ErrorBody),
-        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+        super::openapi::KeyRefusals,
+        super::openapi::QueueRefusals,
+        super::openapi::BodyRefusals,
     ),
 )]
 pub(super) async fn send(
@@ -110,13 +107,10 @@ pub(super) async fn send(
     responses(
         (status = 200, description = "0 to `max_messages` messages", body = ReceivedMessages),
         (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
-        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
-        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
-        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
-        (status = 408, description = "The request body did not arrive in time (`request_timeout`)", body = ErrorBody),
-        (status = 413, description = "The request body is too large (`payload_too_large`)", body = ErrorBody),
         (status = 429, description = "Too many messages are in flight (`over_limit`): delete or release some", body = ErrorBody),
-        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+        super::openapi::KeyRefusals,
+        super::openapi::QueueRefusals,
+        super::openapi::BodyRefusals,
     ),
 )]
 pub(super) async fn receive(
@@ -170,11 +164,9 @@ fn settled(outcomes: &[HandleOutcome]) -> Result<StatusCode, BasalticError> {
     responses(
         (status = 204, description = "Deleted"),
         (status = 400, description = "The request is not valid (`invalid_argument`), or the receipt is none of this queue's (`receipt_handle_invalid`)", body = ErrorBody),
-        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
-        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
-        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
         (status = 409, description = "The receipt is not the current one: the message was received again, released or deleted; nothing changed (`receipt_handle_stale`)", body = ErrorBody),
-        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+        super::openapi::KeyRefusals,
+        super::openapi::QueueRefusals,
     ),
 )]
 pub(super) async fn delete(
@@ -220,13 +212,10 @@ pub(super) async fn delete(
     responses(
         (status = 204, description = "Changed"),
         (status = 400, description = "The request is not valid (`invalid_argument`), or the receipt is none of this queue's (`receipt_handle_invalid`)", body = ErrorBody),
-        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
-        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
-        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
-        (status = 408, description = "The request body did not arrive in time (`request_timeout`)", body = ErrorBody),
         (status = 409, description = "The receipt is not the current one: the message was received again, released or deleted; nothing changed (`receipt_handle_stale`)", body = ErrorBody),
-        (status = 413, description = "The request body is too large (`payload_too_large`)", body = ErrorBody),
-        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+        super::openapi::KeyRefusals,
+        super::openapi::QueueRefusals,
+        super::openapi::BodyRefusals,
     ),
 )]
 pub(super) async fn visibility(
@@ -261,11 +250,9 @@ pub(super) async fn visibility(
     responses(
         (status = 200, description = "Up to `max_messages` messages", body = InspectedMessages),
         (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
-        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
-        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
-        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
         (status = 501, description = "The gateway's backend (Amazon SQS) cannot read messages without a lease (`unsupported`)", body = ErrorBody),
-        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+        super::openapi::KeyRefusals,
+        super::openapi::QueueRefusals,
     ),
 )]
 pub(super) async fn inspect(
@@ -322,10 +309,8 @@ pub(super) async fn inspect(
     security(("bearer" = [])),
     responses(
         (status = 204, description = "Purged"),
-        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
-        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
-        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
-        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+        super::openapi::KeyRefusals,
+        super::openapi::QueueRefusals,
     ),
 )]
 pub(super) async fn purge(

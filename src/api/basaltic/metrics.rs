@@ -169,10 +169,8 @@ pub(super) fn routes() -> axum::Router<Arc<BasalticState>> {
     responses(
         (status = 200, description = "The samples", body = MetricsJson),
         (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
-        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
-        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
-        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
-        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+        super::openapi::KeyRefusals,
+        super::openapi::QueueRefusals,
     ),
 )]
 pub(super) async fn metrics(

@@ -156,13 +156,11 @@ impl BasalticState {
     responses(
         (status = 201, description = "The queue created", body = QueueResult),
         (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
-        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
         (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
         (status = 404, description = "The dead-letter queue named does not exist, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
-        (status = 408, description = "The request body did not arrive in time (`request_timeout`)", body = ErrorBody),
         (status = 409, description = "A queue of that name exists (`conflict`)", body = ErrorBody),
-        (status = 413, description = "The request body is too large (`payload_too_large`)", body = ErrorBody),
-        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+        super::openapi::KeyRefusals,
+        super::openapi::BodyRefusals,
     ),
 )]
 pub(super) async fn create(
@@ -185,8 +183,7 @@ pub(super) async fn create(
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The queues", body = QueueList),
-        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
-        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+        super::openapi::KeyRefusals,
     ),
 )]
 pub(super) async fn list(
@@ -226,9 +223,8 @@ pub(super) async fn list(
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The queue", body = QueueResult),
-        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
         (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
-        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+        super::openapi::KeyRefusals,
     ),
 )]
 pub(super) async fn show(
@@ -256,10 +252,8 @@ pub(super) async fn show(
     security(("bearer" = [])),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
-        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
-        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
-        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+        super::openapi::KeyRefusals,
+        super::openapi::QueueRefusals,
     ),
 )]
 pub(super) async fn remove(
@@ -288,12 +282,9 @@ pub(super) async fn remove(
     responses(
         (status = 200, description = "The queue with its new settings", body = QueueResult),
         (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
-        (status = 401, description = "The key is missing or invalid (`unauthenticated`)", body = ErrorBody),
-        (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
-        (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
-        (status = 408, description = "The request body did not arrive in time (`request_timeout`)", body = ErrorBody),
-        (status = 413, description = "The request body is too large (`payload_too_large`)", body = ErrorBody),
-        (status = 503, description = "The queue service is unavailable: retry after `Retry-After` (`unavailable`)", body = ErrorBody),
+        super::openapi::KeyRefusals,
+        super::openapi::QueueRefusals,
+        super::openapi::BodyRefusals,
     ),
 )]
 pub(super) async fn change(

@@ -185,10 +185,7 @@ fn secret_answer(base: &str, connection: &Connection, secret: &IssuedSecret) -> 
     security(("admin_key" = [])),
     responses(
         (status = 200, description = "The workspace's connections.", body = ConnectionList),
-        (status = 400, body = wire::AdminRefusal),
-        (status = 401, body = wire::AdminRefusal),
-        (status = 403, body = wire::AdminRefusal),
-        (status = 503, body = wire::AdminRefusal),
+        super::openapi::AdminRefusals,
     )
 )]
 async fn list(
@@ -218,11 +215,8 @@ async fn list(
     security(("admin_key" = [])),
     responses(
         (status = 200, description = "The connection.", body = ConnectionView),
-        (status = 400, body = wire::AdminRefusal),
-        (status = 401, body = wire::AdminRefusal),
-        (status = 403, body = wire::AdminRefusal),
         (status = 404, body = wire::AdminRefusal),
-        (status = 503, body = wire::AdminRefusal),
+        super::openapi::AdminRefusals,
     )
 )]
 async fn show(
@@ -254,11 +248,8 @@ async fn show(
                 ("Location" = String, description = "The new connection's admin URL."),
                 ("Cache-Control" = String, description = "`no-store`: the answer holds a secret."),
             )),
-        (status = 400, body = wire::AdminRefusal),
-        (status = 401, body = wire::AdminRefusal),
-        (status = 403, body = wire::AdminRefusal),
         (status = 409, body = wire::AdminRefusal),
-        (status = 503, body = wire::AdminRefusal),
+        super::openapi::AdminRefusals,
     )
 )]
 async fn create(
@@ -357,11 +348,8 @@ async fn create(
     security(("admin_key" = [])),
     responses(
         (status = 204, description = "Removed."),
-        (status = 400, body = wire::AdminRefusal),
-        (status = 401, body = wire::AdminRefusal),
-        (status = 403, body = wire::AdminRefusal),
         (status = 404, body = wire::AdminRefusal),
-        (status = 503, body = wire::AdminRefusal),
+        super::openapi::AdminRefusals,
     )
 )]
 async fn remove(
@@ -389,12 +377,9 @@ async fn remove(
     responses(
         (status = 201, description = "The new secret, shown once.", body = IssuedSecretAnswer,
             headers(("Cache-Control" = String, description = "`no-store`: the answer holds a secret."))),
-        (status = 400, body = wire::AdminRefusal),
-        (status = 401, body = wire::AdminRefusal),
-        (status = 403, body = wire::AdminRefusal),
         (status = 404, body = wire::AdminRefusal),
         (status = 409, body = wire::AdminRefusal),
-        (status = 503, body = wire::AdminRefusal),
+        super::openapi::AdminRefusals,
     )
 )]
 async fn get_secret(
@@ -435,12 +420,9 @@ async fn get_secret(
     responses(
         (status = 201, description = "The new secret, shown once.", body = IssuedSecretAnswer,
             headers(("Cache-Control" = String, description = "`no-store`: the answer holds a secret."))),
-        (status = 400, body = wire::AdminRefusal),
-        (status = 401, body = wire::AdminRefusal),
-        (status = 403, body = wire::AdminRefusal),
         (status = 404, body = wire::AdminRefusal),
         (status = 409, body = wire::AdminRefusal),
-        (status = 503, body = wire::AdminRefusal),
+        super::openapi::AdminRefusals,
     )
 )]
 async fn rotate_secret(
@@ -522,12 +504,9 @@ enum Step {
     security(("admin_key" = [])),
     responses(
         (status = 200, description = "The connection as changed.", body = ConnectionView),
-        (status = 400, body = wire::AdminRefusal),
-        (status = 401, body = wire::AdminRefusal),
-        (status = 403, body = wire::AdminRefusal),
         (status = 404, body = wire::AdminRefusal),
         (status = 409, body = wire::AdminRefusal),
-        (status = 503, body = wire::AdminRefusal),
+        super::openapi::AdminRefusals,
     )
 )]
 async fn stop_old_secret(
@@ -549,12 +528,9 @@ async fn stop_old_secret(
     security(("admin_key" = [])),
     responses(
         (status = 200, description = "The connection as changed.", body = ConnectionView),
-        (status = 400, body = wire::AdminRefusal),
-        (status = 401, body = wire::AdminRefusal),
-        (status = 403, body = wire::AdminRefusal),
         (status = 404, body = wire::AdminRefusal),
         (status = 409, body = wire::AdminRefusal),
-        (status = 503, body = wire::AdminRefusal),
+        super::openapi::AdminRefusals,
     )
 )]
 async fn revoke_secret(
@@ -576,12 +552,9 @@ async fn revoke_secret(
     security(("admin_key" = [])),
     responses(
         (status = 200, description = "The connection as changed.", body = ConnectionView),
-        (status = 400, body = wire::AdminRefusal),
-        (status = 401, body = wire::AdminRefusal),
-        (status = 403, body = wire::AdminRefusal),
         (status = 404, body = wire::AdminRefusal),
         (status = 409, body = wire::AdminRefusal),
-        (status = 503, body = wire::AdminRefusal),
+        super::openapi::AdminRefusals,
     )
 )]
 async fn revoke(
@@ -603,12 +576,9 @@ async fn revoke(
     security(("admin_key" = [])),
     responses(
         (status = 200, description = "The connection as changed.", body = ConnectionView),
-        (status = 400, body = wire::AdminRefusal),
-        (status = 401, body = wire::AdminRefusal),
-        (status = 403, body = wire::AdminRefusal),
         (status = 404, body = wire::AdminRefusal),
         (status = 409, body = wire::AdminRefusal),
-        (status = 503, body = wire::AdminRefusal),
+        super::openapi::AdminRefusals,
     )
 )]
 async fn restore(
@@ -668,13 +638,10 @@ fn step(
     security(("admin_key" = [])),
     responses(
         (status = 202, description = "The redrive is under way.", body = RedriveStarted),
-        (status = 400, body = wire::AdminRefusal),
-        (status = 401, body = wire::AdminRefusal),
-        (status = 403, body = wire::AdminRefusal),
         (status = 404, body = wire::AdminRefusal),
         (status = 409, body = wire::AdminRefusal),
         (status = 501, body = wire::AdminRefusal),
-        (status = 503, body = wire::AdminRefusal),
+        super::openapi::AdminRefusals,
     )
 )]
 async fn redrive(
@@ -717,10 +684,7 @@ async fn redrive(
     security(("admin_key" = [])),
     responses(
         (status = 200, description = "The newest entries, oldest first.", body = AuditLog),
-        (status = 400, body = wire::AdminRefusal),
-        (status = 401, body = wire::AdminRefusal),
-        (status = 403, body = wire::AdminRefusal),
-        (status = 503, body = wire::AdminRefusal),
+        super::openapi::AdminRefusals,
     )
 )]
 async fn audit(

@@ -163,11 +163,7 @@ impl SombusState {
     security(("consumer_token" = [])),
     responses(
         (status = 200, description = "The messages received (none when none arrived within `wait`).", body = Received),
-        (status = 400, body = wire::PullRefusal),
-        (status = 401, body = wire::PullRefusal),
-        (status = 403, body = wire::PullRefusal),
-        (status = 429, body = wire::PullRefusal),
-        (status = 503, body = wire::PullRefusal),
+        super::openapi::PullRefusals,
     )
 )]
 async fn receive(
@@ -207,11 +203,7 @@ async fn receive(
     security(("consumer_token" = [])),
     responses(
         (status = 200, description = "Each handle, acknowledged or failed.", body = Acked),
-        (status = 400, body = wire::PullRefusal),
-        (status = 401, body = wire::PullRefusal),
-        (status = 403, body = wire::PullRefusal),
-        (status = 429, body = wire::PullRefusal),
-        (status = 503, body = wire::PullRefusal),
+        super::openapi::PullRefusals,
     )
 )]
 async fn acknowledge(
@@ -239,11 +231,7 @@ async fn acknowledge(
     security(("consumer_token" = [])),
     responses(
         (status = 200, description = "Each handle, released or failed.", body = Nacked),
-        (status = 400, body = wire::PullRefusal),
-        (status = 401, body = wire::PullRefusal),
-        (status = 403, body = wire::PullRefusal),
-        (status = 429, body = wire::PullRefusal),
-        (status = 503, body = wire::PullRefusal),
+        super::openapi::PullRefusals,
     )
 )]
 async fn release(
@@ -299,11 +287,7 @@ async fn settle(
     security(("consumer_token" = [])),
     responses(
         (status = 200, description = "The registrations bound to the connection (none when none are).", body = Skills),
-        (status = 400, body = wire::PullRefusal),
-        (status = 401, body = wire::PullRefusal),
-        (status = 403, body = wire::PullRefusal),
-        (status = 429, body = wire::PullRefusal),
-        (status = 503, body = wire::PullRefusal),
+        super::openapi::PullRefusals,
     )
 )]
 async fn skills(
