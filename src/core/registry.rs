@@ -213,6 +213,14 @@ impl QueueRegistry {
         if let Some(queue) = self.read_aliases().get(alias) {
             return Some(queue.clone());
         }
+        // Boxed: the read-back's future is large and rare, and every request naming a queue by
+        // alias (a long poll too) would otherwise carry room for it.
+        Box::pin(self.queue_of_unknown_alias(alias)).await
+    }
+
+    /// [`Self::queue_of_alias`] for an alias this replica does not know: reads the runtime
+    /// aliases back if the last read is older than the cache period, then looks again.
+    async fn queue_of_unknown_alias(&self, alias: &Alias) -> Option<String> {
         let mut loaded = self.alias_loads.lock().await;
         let now = self.clock.now();
         let stale = loaded.is_none_or(|at| {
