@@ -125,13 +125,15 @@ impl Gateway {
         }
         // Boxed, as is everything around the wait: a waiting receive's futures hold only what
         // the wait needs (ten thousand idle long polls are ten thousand of them).
-        let (resolved, attempt, request) =
-            match Box::pin(self.prepare_receive(caller, queue, options)).await? {
-                Prepared::Replayed(deliveries) => return Ok(deliveries),
-                Prepared::Receive(prepared) => *prepared,
-            };
-        let wait_out_over_limit = request.wait_out_over_limit;
-        let request = request.backend;
+        let PreparedReceive {
+            resolved,
+            attempt,
+            request,
+            wait_out_over_limit,
+        } = match Box::pin(self.prepare_receive(caller, queue, options)).await? {
+            Prepared::Replayed(deliveries) => return Ok(deliveries),
+            Prepared::Receive(prepared) => prepared,
+        };
 
         let (answer, answered) = oneshot::channel();
         let gateway = Arc::clone(self);
@@ -166,6 +168,7 @@ impl Gateway {
             () = self.shutdown.cancelled() => Ok(Vec::new()),
         }
     }
+
     /// Resolves the queue and, for a retried attempt id, replays the earlier answer if any of it
     /// is still the caller's; else the backend receive to make.
     async fn prepare_receive(
@@ -192,7 +195,7 @@ impl Gateway {
             // Nothing of that answer is still the caller's: this is a new receive.
             self.state.forget_answer(key).await;
         }
-        let backend = BackendReceive {
+        let request = BackendReceive {
             max_messages: options.max_messages,
             wait_seconds: options
                 .wait_seconds
@@ -202,11 +205,12 @@ impl Gateway {
                 .unwrap_or(resolved.attributes.visibility_timeout_seconds),
             attempt_id: options.attempt_id,
         };
-        let request = ReceiveRequest {
-            backend,
+        Ok(Prepared::Receive(PreparedReceive {
+            resolved,
+            attempt,
+            request,
             wait_out_over_limit: options.wait_out_over_limit,
-        };
-        Ok(Prepared::Receive(Box::new((resolved, attempt, request))))
+        }))
     }
 
     /// Receives from the backend and seals a handle per delivery; with an attempt id, also what a
@@ -418,13 +422,15 @@ const OVER_LIMIT_RETRY: std::time::Duration = std::time::Duration::from_millis(2
 /// What a receive does once its queue is resolved: answer a replay, or ask the backend.
 enum Prepared {
     Replayed(Vec<Delivery>),
-    /// Boxed: it is the large variant, and the result travels through a future.
-    Receive(Box<(Arc<ResolvedQueue>, Option<String>, ReceiveRequest)>),
+    Receive(PreparedReceive),
 }
 
-/// The backend receive to make, and how to meet a full queue.
-struct ReceiveRequest {
-    backend: BackendReceive,
+/// A receive to make: its queue, the key its answer is kept under (with an attempt id), the
+/// backend request, and whether a full queue is waited out.
+struct PreparedReceive {
+    resolved: Arc<ResolvedQueue>,
+    attempt: Option<String>,
+    request: BackendReceive,
     wait_out_over_limit: bool,
 }
 
