@@ -12,12 +12,13 @@ use utoipa::openapi::{
     ContentBuilder, ObjectBuilder, OpenApi, Ref, RefOr, Required, ResponseBuilder, Schema, Type,
 };
 
+/// Responses by status, as an `IntoResponses` type answers them.
+pub type ResponseMap = BTreeMap<String, RefOr<utoipa::openapi::Response>>;
+
 /// The error responses of a group of routes, for an `IntoResponses` type that route annotations
 /// list beside their own answers: each status with its description, its body the dialect's error
 /// body `E` (which the document's components must list).
-pub fn error_responses<E: ToSchema>(
-    statuses: &[(u16, &str)],
-) -> BTreeMap<String, RefOr<utoipa::openapi::Response>> {
+pub fn error_responses<E: ToSchema>(statuses: &[(u16, &str)]) -> ResponseMap {
     let schema = E::name();
     statuses
         .iter()

@@ -114,9 +114,9 @@ fn parse_each<'e, T>(
     responses(
         (status = 200, description = "One result per entry", body = BatchResults),
         (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
-        super::openapi::KeyRefusals,
-        super::openapi::QueueRefusals,
-        super::openapi::BodyRefusals,
+        super::error::KeyRefusals,
+        super::error::QueueRefusals,
+        super::error::BodyRefusals,
     ),
 )]
 pub(super) async fn send_batch(
@@ -168,9 +168,9 @@ pub(super) async fn send_batch(
     responses(
         (status = 200, description = "One result per entry", body = BatchResults),
         (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
-        super::openapi::KeyRefusals,
-        super::openapi::QueueRefusals,
-        super::openapi::BodyRefusals,
+        super::error::KeyRefusals,
+        super::error::QueueRefusals,
+        super::error::BodyRefusals,
     ),
 )]
 pub(super) async fn delete_batch(
@@ -207,9 +207,9 @@ pub(super) async fn delete_batch(
     responses(
         (status = 200, description = "One result per entry", body = BatchResults),
         (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
-        super::openapi::KeyRefusals,
-        super::openapi::QueueRefusals,
-        super::openapi::BodyRefusals,
+        super::error::KeyRefusals,
+        super::error::QueueRefusals,
+        super::error::BodyRefusals,
     ),
 )]
 pub(super) async fn visibility_batch(

@@ -1,6 +1,7 @@
 //! Renders the domain error in basaltic's one shape, `{"error": {"code", "message"}}`, with a
 //! stable code per kind (and `Retry-After` where one helps).
 
+use crate::api::openapi::{ResponseMap, error_responses};
 use crate::core::limits::retry_after_seconds;
 use crate::core::{ErrorKind, GatewayError};
 use axum::Json;
@@ -8,7 +9,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::json;
-use utoipa::ToSchema;
+use utoipa::{IntoResponses, ToSchema};
 
 /// A [`GatewayError`] on its way out of the basaltic API, with an optional code of its own
 /// (`receipt_handle_invalid`, `receipt_handle_stale`).
@@ -145,6 +146,51 @@ impl IntoResponse for BasalticError {
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
         response
+    }
+}
+
+/// 401 `unauthenticated` and 503 `unavailable`: what every basaltic route may answer.
+pub(super) struct KeyRefusals;
+
+impl IntoResponses for KeyRefusals {
+    fn responses() -> ResponseMap {
+        error_responses::<ErrorBody>(&[
+            (401, "The key is missing or invalid (`unauthenticated`)"),
+            (
+                503,
+                "The queue service is unavailable: retry after `Retry-After` (`unavailable`)",
+            ),
+        ])
+    }
+}
+
+/// 403 `permission_denied` and 404 `queue_not_found`: routes that act on a queue the key names.
+pub(super) struct QueueRefusals;
+
+impl IntoResponses for QueueRefusals {
+    fn responses() -> ResponseMap {
+        error_responses::<ErrorBody>(&[
+            (403, "The key lacks the permission (`permission_denied`)"),
+            (
+                404,
+                "No such queue, or the key has no permission on it (`queue_not_found`)",
+            ),
+        ])
+    }
+}
+
+/// 408 `request_timeout` and 413 `payload_too_large`: routes that read a body.
+pub(super) struct BodyRefusals;
+
+impl IntoResponses for BodyRefusals {
+    fn responses() -> ResponseMap {
+        error_responses::<ErrorBody>(&[
+            (
+                408,
+                "The request body did not arrive in time (`request_timeout`)",
+            ),
+            (413, "The request body is too large (`payload_too_large`)"),
+        ])
     }
 }
 

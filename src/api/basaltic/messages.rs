@@ -46,9 +46,9 @@ type QueuePath = Result<Path<String>, PathRejection>;
     responses(
         (status = 201, description = "The message's id", body = SendResult),
         (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
-        super::openapi::KeyRefusals,
-        super::openapi::QueueRefusals,
-        super::openapi::BodyRefusals,
+        super::error::KeyRefusals,
+        super::error::QueueRefusals,
+        super::error::BodyRefusals,
     ),
 )]
 pub(super) async fn send(
@@ -108,9 +108,9 @@ pub(super) async fn send(
         (status = 200, description = "0 to `max_messages` messages", body = ReceivedMessages),
         (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
         (status = 429, description = "Too many messages are in flight (`over_limit`): delete or release some", body = ErrorBody),
-        super::openapi::KeyRefusals,
-        super::openapi::QueueRefusals,
-        super::openapi::BodyRefusals,
+        super::error::KeyRefusals,
+        super::error::QueueRefusals,
+        super::error::BodyRefusals,
     ),
 )]
 pub(super) async fn receive(
@@ -165,8 +165,8 @@ fn settled(outcomes: &[HandleOutcome]) -> Result<StatusCode, BasalticError> {
         (status = 204, description = "Deleted"),
         (status = 400, description = "The request is not valid (`invalid_argument`), or the receipt is none of this queue's (`receipt_handle_invalid`)", body = ErrorBody),
         (status = 409, description = "The receipt is not the current one: the message was received again, released or deleted; nothing changed (`receipt_handle_stale`)", body = ErrorBody),
-        super::openapi::KeyRefusals,
-        super::openapi::QueueRefusals,
+        super::error::KeyRefusals,
+        super::error::QueueRefusals,
     ),
 )]
 pub(super) async fn delete(
@@ -213,9 +213,9 @@ pub(super) async fn delete(
         (status = 204, description = "Changed"),
         (status = 400, description = "The request is not valid (`invalid_argument`), or the receipt is none of this queue's (`receipt_handle_invalid`)", body = ErrorBody),
         (status = 409, description = "The receipt is not the current one: the message was received again, released or deleted; nothing changed (`receipt_handle_stale`)", body = ErrorBody),
-        super::openapi::KeyRefusals,
-        super::openapi::QueueRefusals,
-        super::openapi::BodyRefusals,
+        super::error::KeyRefusals,
+        super::error::QueueRefusals,
+        super::error::BodyRefusals,
     ),
 )]
 pub(super) async fn visibility(
@@ -251,8 +251,8 @@ pub(super) async fn visibility(
         (status = 200, description = "Up to `max_messages` messages", body = InspectedMessages),
         (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
         (status = 501, description = "The gateway's backend (Amazon SQS) cannot read messages without a lease (`unsupported`)", body = ErrorBody),
-        super::openapi::KeyRefusals,
-        super::openapi::QueueRefusals,
+        super::error::KeyRefusals,
+        super::error::QueueRefusals,
     ),
 )]
 pub(super) async fn inspect(
@@ -309,8 +309,8 @@ pub(super) async fn inspect(
     security(("bearer" = [])),
     responses(
         (status = 204, description = "Purged"),
-        super::openapi::KeyRefusals,
-        super::openapi::QueueRefusals,
+        super::error::KeyRefusals,
+        super::error::QueueRefusals,
     ),
 )]
 pub(super) async fn purge(

@@ -169,8 +169,8 @@ pub(super) fn routes() -> axum::Router<Arc<BasalticState>> {
     responses(
         (status = 200, description = "The samples", body = MetricsJson),
         (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
-        super::openapi::KeyRefusals,
-        super::openapi::QueueRefusals,
+        super::error::KeyRefusals,
+        super::error::QueueRefusals,
     ),
 )]
 pub(super) async fn metrics(

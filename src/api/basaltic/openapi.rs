@@ -5,12 +5,8 @@
 use super::error::{ErrorBody, ErrorDetail};
 use super::wire;
 use super::{batches, messages, metrics, queues};
-use crate::api::openapi::error_responses;
-use std::collections::BTreeMap;
-use utoipa::IntoResponses;
 use utoipa::OpenApi as _;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::openapi::{RefOr, Response};
 
 /// The derived document; [`document`] completes it.
 #[derive(utoipa::OpenApi)]
@@ -102,51 +98,6 @@ pub fn document() -> utoipa::openapi::OpenApi {
     crate::api::openapi::add_challenge(&mut document);
     crate::api::openapi::optional_request_bodies(&mut document);
     document
-}
-
-/// 401 `unauthenticated` and 503 `unavailable`: what every basaltic route may answer.
-pub(super) struct KeyRefusals;
-
-impl IntoResponses for KeyRefusals {
-    fn responses() -> BTreeMap<String, RefOr<Response>> {
-        error_responses::<ErrorBody>(&[
-            (401, "The key is missing or invalid (`unauthenticated`)"),
-            (
-                503,
-                "The queue service is unavailable: retry after `Retry-After` (`unavailable`)",
-            ),
-        ])
-    }
-}
-
-/// 403 `permission_denied` and 404 `queue_not_found`: routes that act on a queue the key names.
-pub(super) struct QueueRefusals;
-
-impl IntoResponses for QueueRefusals {
-    fn responses() -> BTreeMap<String, RefOr<Response>> {
-        error_responses::<ErrorBody>(&[
-            (403, "The key lacks the permission (`permission_denied`)"),
-            (
-                404,
-                "No such queue, or the key has no permission on it (`queue_not_found`)",
-            ),
-        ])
-    }
-}
-
-/// 408 `request_timeout` and 413 `payload_too_large`: routes that read a body.
-pub(super) struct BodyRefusals;
-
-impl IntoResponses for BodyRefusals {
-    fn responses() -> BTreeMap<String, RefOr<Response>> {
-        error_responses::<ErrorBody>(&[
-            (
-                408,
-                "The request body did not arrive in time (`request_timeout`)",
-            ),
-            (413, "The request body is too large (`payload_too_large`)"),
-        ])
-    }
 }
 
 #[cfg(test)]

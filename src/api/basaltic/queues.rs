@@ -159,8 +159,8 @@ impl BasalticState {
         (status = 403, description = "The key lacks the permission (`permission_denied`)", body = ErrorBody),
         (status = 404, description = "The dead-letter queue named does not exist, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
         (status = 409, description = "A queue of that name exists (`conflict`)", body = ErrorBody),
-        super::openapi::KeyRefusals,
-        super::openapi::BodyRefusals,
+        super::error::KeyRefusals,
+        super::error::BodyRefusals,
     ),
 )]
 pub(super) async fn create(
@@ -183,7 +183,7 @@ pub(super) async fn create(
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The queues", body = QueueList),
-        super::openapi::KeyRefusals,
+        super::error::KeyRefusals,
     ),
 )]
 pub(super) async fn list(
@@ -224,7 +224,7 @@ pub(super) async fn list(
     responses(
         (status = 200, description = "The queue", body = QueueResult),
         (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
-        super::openapi::KeyRefusals,
+        super::error::KeyRefusals,
     ),
 )]
 pub(super) async fn show(
@@ -252,8 +252,8 @@ pub(super) async fn show(
     security(("bearer" = [])),
     responses(
         (status = 204, description = "Deleted"),
-        super::openapi::KeyRefusals,
-        super::openapi::QueueRefusals,
+        super::error::KeyRefusals,
+        super::error::QueueRefusals,
     ),
 )]
 pub(super) async fn remove(
@@ -282,9 +282,9 @@ pub(super) async fn remove(
     responses(
         (status = 200, description = "The queue with its new settings", body = QueueResult),
         (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
-        super::openapi::KeyRefusals,
-        super::openapi::QueueRefusals,
-        super::openapi::BodyRefusals,
+        super::error::KeyRefusals,
+        super::error::QueueRefusals,
+        super::error::BodyRefusals,
     ),
 )]
 pub(super) async fn change(

@@ -185,7 +185,7 @@ fn secret_answer(base: &str, connection: &Connection, secret: &IssuedSecret) -> 
     security(("admin_key" = [])),
     responses(
         (status = 200, description = "The workspace's connections.", body = ConnectionList),
-        super::openapi::AdminRefusals,
+        super::wire::AdminRefusals,
     )
 )]
 async fn list(
@@ -216,7 +216,7 @@ async fn list(
     responses(
         (status = 200, description = "The connection.", body = ConnectionView),
         (status = 404, body = wire::AdminRefusal),
-        super::openapi::AdminRefusals,
+        super::wire::AdminRefusals,
     )
 )]
 async fn show(
@@ -249,7 +249,7 @@ async fn show(
                 ("Cache-Control" = String, description = "`no-store`: the answer holds a secret."),
             )),
         (status = 409, body = wire::AdminRefusal),
-        super::openapi::AdminRefusals,
+        super::wire::AdminRefusals,
     )
 )]
 async fn create(
@@ -349,7 +349,7 @@ async fn create(
     responses(
         (status = 204, description = "Removed."),
         (status = 404, body = wire::AdminRefusal),
-        super::openapi::AdminRefusals,
+        super::wire::AdminRefusals,
     )
 )]
 async fn remove(
@@ -379,7 +379,7 @@ async fn remove(
             headers(("Cache-Control" = String, description = "`no-store`: the answer holds a secret."))),
         (status = 404, body = wire::AdminRefusal),
         (status = 409, body = wire::AdminRefusal),
-        super::openapi::AdminRefusals,
+        super::wire::AdminRefusals,
     )
 )]
 async fn get_secret(
@@ -422,7 +422,7 @@ async fn get_secret(
             headers(("Cache-Control" = String, description = "`no-store`: the answer holds a secret."))),
         (status = 404, body = wire::AdminRefusal),
         (status = 409, body = wire::AdminRefusal),
-        super::openapi::AdminRefusals,
+        super::wire::AdminRefusals,
     )
 )]
 async fn rotate_secret(
@@ -506,7 +506,7 @@ enum Step {
         (status = 200, description = "The connection as changed.", body = ConnectionView),
         (status = 404, body = wire::AdminRefusal),
         (status = 409, body = wire::AdminRefusal),
-        super::openapi::AdminRefusals,
+        super::wire::AdminRefusals,
     )
 )]
 async fn stop_old_secret(
@@ -530,7 +530,7 @@ async fn stop_old_secret(
         (status = 200, description = "The connection as changed.", body = ConnectionView),
         (status = 404, body = wire::AdminRefusal),
         (status = 409, body = wire::AdminRefusal),
-        super::openapi::AdminRefusals,
+        super::wire::AdminRefusals,
     )
 )]
 async fn revoke_secret(
@@ -554,7 +554,7 @@ async fn revoke_secret(
         (status = 200, description = "The connection as changed.", body = ConnectionView),
         (status = 404, body = wire::AdminRefusal),
         (status = 409, body = wire::AdminRefusal),
-        super::openapi::AdminRefusals,
+        super::wire::AdminRefusals,
     )
 )]
 async fn revoke(
@@ -578,7 +578,7 @@ async fn revoke(
         (status = 200, description = "The connection as changed.", body = ConnectionView),
         (status = 404, body = wire::AdminRefusal),
         (status = 409, body = wire::AdminRefusal),
-        super::openapi::AdminRefusals,
+        super::wire::AdminRefusals,
     )
 )]
 async fn restore(
@@ -641,7 +641,7 @@ fn step(
         (status = 404, body = wire::AdminRefusal),
         (status = 409, body = wire::AdminRefusal),
         (status = 501, body = wire::AdminRefusal),
-        super::openapi::AdminRefusals,
+        super::wire::AdminRefusals,
     )
 )]
 async fn redrive(
@@ -684,7 +684,7 @@ async fn redrive(
     security(("admin_key" = [])),
     responses(
         (status = 200, description = "The newest entries, oldest first.", body = AuditLog),
-        super::openapi::AdminRefusals,
+        super::wire::AdminRefusals,
     )
 )]
 async fn audit(

@@ -6,8 +6,6 @@
 use super::error::{admin_rule, rule};
 use super::{admin, pull, token};
 use serde_json::json;
-use std::collections::BTreeMap;
-use utoipa::IntoResponses;
 use utoipa::Modify;
 use utoipa::OpenApi as _;
 use utoipa::openapi::example::ExampleBuilder;
@@ -301,29 +299,6 @@ impl Modify for Refusals {
                 describe(operation, table, oauth, skills);
             }
         }
-    }
-}
-
-/// What every pull route may refuse: 400, 401, 403, 429, 503 (`PullRefusal`).
-pub(super) struct PullRefusals;
-
-impl IntoResponses for PullRefusals {
-    fn responses() -> BTreeMap<String, RefOr<Response>> {
-        let statuses = [400, 401, 403, 429, 503].map(|status| (status, ""));
-        // Described from the rule tables by `describe`.
-        crate::api::openapi::error_responses::<super::wire::PullRefusal>(&statuses)
-    }
-}
-
-/// What every admin route may refuse: 400, 401, 403, 503 (`AdminRefusal`); routes that name a
-/// connection add 404, and those that change one 409.
-pub(super) struct AdminRefusals;
-
-impl IntoResponses for AdminRefusals {
-    fn responses() -> BTreeMap<String, RefOr<Response>> {
-        let statuses = [400, 401, 403, 503].map(|status| (status, ""));
-        // Described from the rule tables by `describe`.
-        crate::api::openapi::error_responses::<super::wire::AdminRefusal>(&statuses)
     }
 }
 

@@ -163,7 +163,7 @@ impl SombusState {
     security(("consumer_token" = [])),
     responses(
         (status = 200, description = "The messages received (none when none arrived within `wait`).", body = Received),
-        super::openapi::PullRefusals,
+        super::wire::PullRefusals,
     )
 )]
 async fn receive(
@@ -203,7 +203,7 @@ async fn receive(
     security(("consumer_token" = [])),
     responses(
         (status = 200, description = "Each handle, acknowledged or failed.", body = Acked),
-        super::openapi::PullRefusals,
+        super::wire::PullRefusals,
     )
 )]
 async fn acknowledge(
@@ -231,7 +231,7 @@ async fn acknowledge(
     security(("consumer_token" = [])),
     responses(
         (status = 200, description = "Each handle, released or failed.", body = Nacked),
-        super::openapi::PullRefusals,
+        super::wire::PullRefusals,
     )
 )]
 async fn release(
@@ -287,7 +287,7 @@ async fn settle(
     security(("consumer_token" = [])),
     responses(
         (status = 200, description = "The registrations bound to the connection (none when none are).", body = Skills),
-        super::openapi::PullRefusals,
+        super::wire::PullRefusals,
     )
 )]
 async fn skills(

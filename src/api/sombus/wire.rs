@@ -7,6 +7,7 @@
 
 use super::error::SombusError;
 use crate::api::json::{batch, optional_int, parse_object, reject_unknown};
+use crate::api::openapi::ResponseMap;
 use crate::core::gateway::ReceiveOptions;
 use crate::core::model::{AttributeValue, BackendMessage, Delivery, HandleOutcome};
 use crate::credentials::oauth::{AuditEntry, Connection, ConnectionStatus, Role};
@@ -14,6 +15,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
+use utoipa::IntoResponses;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
 use utoipa::{IntoParams, ToSchema};
 
@@ -759,6 +761,29 @@ impl From<AuditEntry> for AuditRecord {
             client_id: entry.client_id,
             detail: (!entry.detail.is_empty()).then_some(entry.detail),
         }
+    }
+}
+
+/// What every pull route may refuse: 400, 401, 403, 429, 503 (`PullRefusal`).
+pub(super) struct PullRefusals;
+
+impl IntoResponses for PullRefusals {
+    fn responses() -> ResponseMap {
+        let statuses = [400, 401, 403, 429, 503].map(|status| (status, ""));
+        // Described from the rule tables by `describe`.
+        crate::api::openapi::error_responses::<PullRefusal>(&statuses)
+    }
+}
+
+/// What every admin route may refuse: 400, 401, 403, 503 (`AdminRefusal`); routes that name a
+/// connection add 404, and those that change one 409.
+pub(super) struct AdminRefusals;
+
+impl IntoResponses for AdminRefusals {
+    fn responses() -> ResponseMap {
+        let statuses = [400, 401, 403, 503].map(|status| (status, ""));
+        // Described from the rule tables by `describe`.
+        crate::api::openapi::error_responses::<AdminRefusal>(&statuses)
     }
 }
 
