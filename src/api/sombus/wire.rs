@@ -770,7 +770,7 @@ pub(super) struct PullRefusals;
 impl IntoResponses for PullRefusals {
     fn responses() -> ResponseMap {
         let statuses = [400, 401, 403, 429, 503].map(|status| (status, ""));
-        // Described from the rule tables by `describe`.
+        // Described from the rule tables by the document's `Refusals` modifier (openapi.rs).
         crate::api::openapi::error_responses::<PullRefusal>(&statuses)
     }
 }
@@ -782,7 +782,7 @@ pub(super) struct AdminRefusals;
 impl IntoResponses for AdminRefusals {
     fn responses() -> ResponseMap {
         let statuses = [400, 401, 403, 503].map(|status| (status, ""));
-        // Described from the rule tables by `describe`.
+        // Described from the rule tables by the document's `Refusals` modifier (openapi.rs).
         crate::api::openapi::error_responses::<AdminRefusal>(&statuses)
     }
 }
