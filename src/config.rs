@@ -167,6 +167,11 @@ pub struct ServerConfig {
     pub idle_timeout_seconds: u64,
     /// Seconds a request gets to send its whole body.
     pub body_timeout_seconds: u64,
+    /// Speak HTTP/2 beside HTTP/1.1: chosen by ALPN with TLS, by the client's preface on plain
+    /// HTTP (h2c with prior knowledge).
+    pub http2: bool,
+    /// Requests one HTTP/2 connection may have in flight at once (`SETTINGS_MAX_CONCURRENT_STREAMS`).
+    pub http2_max_streams: u32,
     /// Terminate TLS here (HTTPS on `listen`); unset: plain HTTP.
     pub tls: Option<TlsConfig>,
 }
@@ -183,6 +188,8 @@ impl Default for ServerConfig {
             header_timeout_seconds: 10,
             idle_timeout_seconds: 60,
             body_timeout_seconds: 30,
+            http2: true,
+            http2_max_streams: 100,
             tls: None,
         }
     }
@@ -372,6 +379,12 @@ impl Config {
             return Err(ConfigError::invalid(
                 "server.max_connections",
                 "must be at least 1",
+            ));
+        }
+        if !(1..=1000).contains(&self.server.http2_max_streams) {
+            return Err(ConfigError::invalid(
+                "server.http2_max_streams",
+                "must be 1 to 1000",
             ));
         }
         if self.ledger.max_entries == 0 {
@@ -596,6 +609,22 @@ queues = {{ orders = "orders" }}
             let text = format!("{}\n[sombus]\n{setting}\n", minimal());
             assert!(error_of(&text).starts_with(field), "{setting}");
         }
+    }
+
+    #[test]
+    fn http2_is_on_by_default_and_its_stream_limit_is_bounded() {
+        let config = Config::parse(&minimal()).unwrap();
+        assert!(config.server.http2);
+        assert_eq!(config.server.http2_max_streams, 100);
+        for streams in [0, 1001] {
+            let text = format!("{}\n[server]\nhttp2_max_streams = {streams}\n", minimal());
+            assert!(
+                error_of(&text).starts_with("server.http2_max_streams"),
+                "{streams}"
+            );
+        }
+        let off = format!("{}\n[server]\nhttp2 = false\n", minimal());
+        assert!(!Config::parse(&off).unwrap().server.http2);
     }
 
     #[test]

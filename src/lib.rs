@@ -5,9 +5,10 @@
 //! # Architecture
 //!
 //! ```text
-//!  HTTP clients ──> server           accept loop: connection limit, head/idle/body deadlines,
-//!                      │              TLS (reloaded on SIGHUP or file change); each request's
-//!                      │              id, span and metrics (observe); the Prometheus scrape
+//!  HTTP clients ──> server           accept loop: HTTP/1.1 and HTTP/2, connection limit,
+//!                      │              head/idle/body deadlines, TLS (reloaded on SIGHUP or file
+//!                      │              change); each request's id, span and metrics (observe);
+//!                      │              the Prometheus scrape
 //!                      │
 //!                      v
 //!                  api::<dialect>     ezgh, sombus, basaltic, sqs: wire types, routes, the

@@ -1,15 +1,16 @@
-//! Accepts TCP connections and serves HTTP/1.1 on them with the limits a public endpoint needs:
-//! a cap on open connections (refused with a clear 503), a deadline for each request head, an
-//! idle timeout between requests, a deadline for each request body, and request lines too long to
-//! route answered in their dialect's shape. A waiting long poll is a request in flight, not idle.
-//! With TLS, the handshake comes first, within the request-head deadline; the rest is the same.
+//! Accepts TCP connections and serves HTTP/1.1 and HTTP/2 on them with the limits a public
+//! endpoint needs: a cap on open connections (refused with a clear 503), a deadline for each
+//! request head, an idle timeout between requests, a deadline for each request body, and request
+//! targets too long to route answered in their dialect's shape. A waiting long poll is a request
+//! in flight, not idle. With TLS, the handshake comes first, within the request-head deadline, and
+//! ALPN picks the version; on plain HTTP the client's first bytes do (HTTP/2's preface).
 
 use crate::api::edge::{self, RequestHints};
 use crate::core::GatewayError;
 use axum::Router;
 use axum::extract::ConnectInfo;
 use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use std::future::poll_fn;
 use std::io;
 use std::net::SocketAddr;
@@ -43,6 +44,17 @@ const LINGER: Duration = Duration::from_secs(2);
 const RESERVED_FILES: u64 = 256;
 /// Accept failures (say, out of file descriptors) are logged at most this often.
 const ACCEPT_ERROR_LOG_EVERY: Duration = Duration::from_secs(10);
+/// What an HTTP/2 client sends first on plain HTTP, with prior knowledge (RFC 9113 §3.4).
+const HTTP2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+/// Body bytes an HTTP/2 client may send ahead on one request before the handler reads them (the
+/// protocol's default window): unauthenticated bodies are refused unread, so this is what one
+/// refused request can make the server buffer.
+const HTTP2_STREAM_WINDOW: u32 = 65_535;
+/// Body bytes in flight on a whole HTTP/2 connection before handlers read them.
+const HTTP2_CONNECTION_WINDOW: u32 = 1024 * 1024;
+/// The largest header block of an HTTP/2 request (HPACK-decoded: names, values, 32 bytes each):
+/// room for a request target of `MAX_REQUEST_LINE` and signed headers.
+const HTTP2_MAX_HEADER_LIST: u32 = 64 * 1024;
 
 /// The connection limits and timeouts of the server.
 #[derive(Debug, Clone, Copy)]
@@ -55,6 +67,9 @@ pub struct ConnectionSettings {
     pub idle_timeout: Duration,
     /// Time a request gets to send its whole body.
     pub body_timeout: Duration,
+    /// HTTP/2 is spoken, with at most this many requests in flight on a connection; `None`:
+    /// HTTP/1.1 only.
+    pub http2_max_streams: Option<u32>,
 }
 
 /// Raises the soft open-file limit to the hard one and bounds `configured` connections by it.
@@ -169,6 +184,13 @@ async fn accept_failed(error: &io::Error, last_logged: &mut Option<Instant>) {
     tokio::time::sleep(Duration::from_millis(50)).await;
 }
 
+/// The HTTP version a connection speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Version {
+    Http1,
+    Http2,
+}
+
 /// One accepted connection.
 struct Connection {
     router: Router,
@@ -194,11 +216,22 @@ impl Connection {
         // uses, not the size of the largest (TLS state, the rare answer-and-close path); idle
         // connections and long polls cost memory by the thousand.
         let Some(acceptor) = tls else {
-            return Box::pin(self.run(stream)).await;
+            return match self.sniff(&stream).await {
+                Some(Version::Http1) => Box::pin(self.run(stream)).await,
+                Some(Version::Http2) => Box::pin(self.run_http2(stream)).await,
+                None => {}
+            };
         };
         let handshake = Box::pin(acceptor.accept(stream));
         match tokio::time::timeout(self.settings.header_timeout, handshake).await {
-            Ok(Ok(stream)) => Box::pin(self.run(stream)).await,
+            Ok(Ok(stream)) => {
+                let negotiated_h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+                if negotiated_h2 && self.settings.http2_max_streams.is_some() {
+                    Box::pin(self.run_http2(stream)).await;
+                } else {
+                    Box::pin(self.run(stream)).await;
+                }
+            }
             Ok(Err(error)) => {
                 tracing::debug!(peer = %self.peer, %error, "TLS handshake failed");
             }
@@ -208,10 +241,92 @@ impl Connection {
         }
     }
 
+    /// Which version a plain-HTTP client speaks, from its first bytes (peeked, left for hyper):
+    /// HTTP/2's preface, or anything else (HTTP/1.1). `None` when the client sent nothing before
+    /// the idle timeout, closed, or trickled a prefix of the preface past the head deadline.
+    async fn sniff(&self, stream: &TcpStream) -> Option<Version> {
+        if self.settings.http2_max_streams.is_none() {
+            return Some(Version::Http1);
+        }
+        let mut first = [0u8; HTTP2_PREFACE.len()];
+        let mut seen = tokio::select! {
+            peeked = stream.peek(&mut first) => peeked.ok()?,
+            () = tokio::time::sleep(self.settings.idle_timeout) => return None,
+            () = self.shutdown.cancelled() => return None,
+        };
+        let deadline = Instant::now() + self.settings.header_timeout;
+        let mut pause = Duration::from_millis(1);
+        loop {
+            if seen == 0 {
+                return None;
+            }
+            if first[..seen] != HTTP2_PREFACE[..seen] {
+                return Some(Version::Http1);
+            }
+            if seen == HTTP2_PREFACE.len() {
+                return Some(Version::Http2);
+            }
+            // A prefix of the preface so far ("P" may yet be "POST"): look again shortly. A peek
+            // would not wait for more bytes than it already sees.
+            if Instant::now() + pause > deadline || self.shutdown.is_cancelled() {
+                return None;
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(100));
+            seen = stream.peek(&mut first).await.ok()?;
+        }
+    }
+
+    /// Serves HTTP/2: many requests at once on the connection, each its own task. The idle clock
+    /// runs while none is in flight (pings and window updates do not reset it); a request target
+    /// too long to route gets 414 from the service, as on HTTP/1.1.
+    async fn run_http2<S: Transport>(self, stream: S) {
+        let activity = Arc::new(Activity::new(Version::Http2));
+        let service = self.service(Arc::clone(&activity), Version::Http2);
+        let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+        builder
+            .max_concurrent_streams(self.settings.http2_max_streams)
+            .initial_stream_window_size(HTTP2_STREAM_WINDOW)
+            .initial_connection_window_size(HTTP2_CONNECTION_WINDOW)
+            .max_header_list_size(HTTP2_MAX_HEADER_LIST);
+        let connection = builder.serve_connection(TokioIo::new(stream), service);
+        let mut connection = std::pin::pin!(connection);
+        // Once closing (idle, or the server shutting down): GOAWAY went out, requests in flight
+        // finish, then hyper closes; a client that keeps an idle connection open past `LINGER`
+        // after that is dropped.
+        let mut closing_since: Option<Instant> = None;
+        loop {
+            let deadline = match closing_since {
+                None => activity.deadline(&self.settings),
+                Some(since) => activity.idle().then_some(since + LINGER),
+            };
+            tokio::select! {
+                served = connection.as_mut() => {
+                    if let Err(error) = served {
+                        tracing::debug!(%error, "HTTP/2 connection ended with an error");
+                    }
+                    return;
+                }
+                () = sleep_until(deadline) => {}
+                () = activity.changed.notified() => {}
+                () = self.shutdown.cancelled(), if closing_since.is_none() => {}
+            }
+            let now = Instant::now();
+            match closing_since {
+                None if self.shutdown.is_cancelled() || activity.expired(&self.settings, now) => {
+                    closing_since = Some(now);
+                    connection.as_mut().graceful_shutdown();
+                }
+                Some(since) if activity.idle() && now >= since + LINGER => return,
+                _ => {}
+            }
+        }
+    }
+
     async fn run<S: Transport>(self, stream: S) {
-        let activity = Arc::new(Activity::new());
+        let activity = Arc::new(Activity::new(Version::Http1));
         let io = TokioIo::new(Watched::new(stream, Arc::clone(&activity)));
-        let service = self.service(Arc::clone(&activity));
+        let service = self.service(Arc::clone(&activity), Version::Http1);
         let mut builder = hyper::server::conn::http1::Builder::new();
         builder.keep_alive(!self.refuse);
         let mut connection = builder.serve_connection(io, service);
@@ -265,13 +380,14 @@ impl Connection {
     }
 
     /// The router as a hyper service for this connection.
-    fn service(&self, activity: Arc<Activity>) -> ConnectionService {
+    fn service(&self, activity: Arc<Activity>, version: Version) -> ConnectionService {
         ConnectionService {
             router: self.router.clone(),
             activity,
             peer: self.peer,
             refuse: self.refuse,
             body_timeout: self.settings.body_timeout,
+            version,
         }
     }
 }
@@ -285,6 +401,7 @@ struct ConnectionService {
     /// Over the connection limit: answer 503 without routing.
     refuse: bool,
     body_timeout: Duration,
+    version: Version,
 }
 
 type Answer = Result<axum::response::Response, std::convert::Infallible>;
@@ -294,21 +411,26 @@ impl hyper::service::Service<hyper::Request<Incoming>> for ConnectionService {
     type Error = std::convert::Infallible;
     type Future = Pin<Box<dyn Future<Output = Answer> + Send>>;
 
-    fn call(&self, request: hyper::Request<Incoming>) -> Self::Future {
+    fn call(&self, mut request: hyper::Request<Incoming>) -> Self::Future {
         let body_done = {
             use http_body::Body as _;
             request.body().is_end_stream()
         };
         let in_flight = self.activity.request_started(body_done);
-        if self.refuse {
-            let hints = RequestHints::of(&request);
-            let error = GatewayError::new(
+        let refusal = if self.refuse {
+            Some(GatewayError::new(
                 crate::core::ErrorKind::Unavailable {
                     retry_after: Duration::from_secs(1),
                 },
                 "the gateway has as many connections open as it allows; retry later",
-            );
-            let response = edge::error_response(&hints, error);
+            ))
+        } else if self.version == Version::Http2 {
+            http2_refusal(&mut request)
+        } else {
+            None
+        };
+        if let Some(error) = refusal {
+            let response = edge::error_response(&RequestHints::of(&request), error);
             return Box::pin(async move {
                 drop(in_flight);
                 Ok(response)
@@ -327,6 +449,49 @@ impl hyper::service::Service<hyper::Request<Incoming>> for ConnectionService {
             drop(in_flight);
             answer
         })
+    }
+}
+
+/// What an HTTP/2 request needs before the dialects, which read it as HTTP/1.1: its target held
+/// to the request-line limit (HTTP/1.1's is checked as it arrives, in `Watched`), and a `Host`
+/// header from its `:authority` (queue URLs and SigV4's signed `host` read it). A `Host` that
+/// names another authority than `:authority` makes the request malformed (RFC 9113 §8.3.1).
+fn http2_refusal(request: &mut hyper::Request<Incoming>) -> Option<GatewayError> {
+    use crate::core::ErrorKind;
+    let target = request
+        .uri()
+        .path_and_query()
+        .map_or(0, |target| target.as_str().len());
+    if target > MAX_REQUEST_LINE {
+        return Some(GatewayError::new(
+            ErrorKind::UriTooLong,
+            format!("the request target is longer than {MAX_REQUEST_LINE} bytes"),
+        ));
+    }
+    let authority = request
+        .uri()
+        .authority()
+        .map(|authority| authority.as_str());
+    let hosts = request.headers().get_all(axum::http::header::HOST);
+    match (authority, hosts.iter().count()) {
+        (Some(authority), 0) => {
+            if let Ok(host) = axum::http::HeaderValue::from_str(authority) {
+                request.headers_mut().insert(axum::http::header::HOST, host);
+            }
+            None
+        }
+        (Some(authority), 1)
+            if hosts
+                .iter()
+                .all(|host| host.as_bytes() == authority.as_bytes()) =>
+        {
+            None
+        }
+        (None, 0 | 1) => None,
+        _ => Some(GatewayError::new(
+            ErrorKind::InvalidRequest,
+            "the Host header and :authority of the request disagree",
+        )),
     }
 }
 
@@ -394,6 +559,9 @@ async fn serialize(response: axum::response::Response) -> Vec<u8> {
 /// What the connection's watchdog reads: when bytes last moved, whether a request head is on its
 /// way, and how many requests are in flight. Times are milliseconds since the connection opened.
 struct Activity {
+    /// HTTP/1.1 connections follow request heads and unread bodies in the byte stream; HTTP/2
+    /// frames its requests, so only requests in flight count.
+    version: Version,
     opened: Instant,
     last_io_ms: AtomicU64,
     /// When the first byte of the current request head arrived; `NONE` between requests.
@@ -409,8 +577,9 @@ struct Activity {
 const NONE: u64 = u64::MAX;
 
 impl Activity {
-    fn new() -> Self {
+    fn new(version: Version) -> Self {
         Self {
+            version,
             opened: Instant::now(),
             last_io_ms: AtomicU64::new(0),
             head_started_ms: AtomicU64::new(NONE),
@@ -449,7 +618,9 @@ impl Activity {
     /// A request head arrived; `body_done` when it has no body to read.
     fn request_started(self: &Arc<Self>, body_done: bool) -> InFlight {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
-        self.body_pending.store(!body_done, Ordering::Relaxed);
+        if self.version == Version::Http1 {
+            self.body_pending.store(!body_done, Ordering::Relaxed);
+        }
         self.head_started_ms.store(NONE, Ordering::Relaxed);
         InFlight(Arc::clone(self))
     }
@@ -463,6 +634,11 @@ impl Activity {
     /// (After an answer that left its body unread, hyper closes the connection instead.)
     fn between_requests(&self) -> bool {
         self.in_flight.load(Ordering::Relaxed) == 0 && !self.body_pending.load(Ordering::Relaxed)
+    }
+
+    /// No request in flight.
+    fn idle(&self) -> bool {
+        self.in_flight.load(Ordering::Relaxed) == 0
     }
 
     fn begin_shutdown(&self) {
@@ -653,8 +829,9 @@ mod tests {
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             body_timeout: Duration::from_secs(30),
+            http2_max_streams: None,
         };
-        let activity = Arc::new(Activity::new());
+        let activity = Arc::new(Activity::new(Version::Http1));
         let opened = activity.opened;
         assert_eq!(
             activity.deadline(&settings),

@@ -69,13 +69,16 @@ impl App {
     /// Builds the service from a checked config.
     pub async fn build(config: &Config, overrides: Overrides) -> Result<Self, BuildError> {
         let clock = overrides.clock.unwrap_or_else(|| Arc::new(SystemClock));
-        let tls = match &config.server.tls {
-            Some(tls) => Some(Tls::load(tls).map_err(|error| ConfigError::Invalid {
+        let tls = config
+            .server
+            .tls
+            .as_ref()
+            .map(|tls| Tls::load(tls, config.server.http2))
+            .transpose()
+            .map_err(|error| ConfigError::Invalid {
                 field: "server.tls".into(),
                 message: error.to_string(),
-            })?),
-            None => None,
-        };
+            })?;
         let scrape = Scrape::new(Duration::from_secs(config.metrics.sample_seconds));
         let meters = scrape.meters();
         let backend: Arc<dyn Backend> = match overrides.backend {
@@ -184,6 +187,10 @@ impl App {
                 header_timeout: Duration::from_secs(config.server.header_timeout_seconds),
                 idle_timeout: Duration::from_secs(config.server.idle_timeout_seconds),
                 body_timeout: Duration::from_secs(config.server.body_timeout_seconds),
+                http2_max_streams: config
+                    .server
+                    .http2
+                    .then_some(config.server.http2_max_streams),
             },
         })
     }

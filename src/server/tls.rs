@@ -69,7 +69,8 @@ impl std::fmt::Debug for Tls {
 
 impl Tls {
     /// Loads the configured pair; fails when it cannot be used (the gateway then does not start).
-    pub fn load(config: &TlsConfig) -> Result<Self, TlsError> {
+    /// With `http2`, ALPN offers `h2` before `http/1.1`.
+    pub fn load(config: &TlsConfig, http2: bool) -> Result<Self, TlsError> {
         let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
         let key = load_pair(
             &provider,
@@ -82,7 +83,11 @@ impl Tls {
             .map_err(|error| TlsError::new(&config.certificate_file, error.to_string()))?
             .with_no_client_auth()
             .with_cert_resolver(Arc::clone(&current) as Arc<dyn ResolvesServerCert>);
-        server.alpn_protocols = vec![b"http/1.1".to_vec()];
+        server.alpn_protocols = if http2 {
+            vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+        } else {
+            vec![b"http/1.1".to_vec()]
+        };
         Ok(Self {
             acceptor: TlsAcceptor::from(Arc::new(server)),
             current,

@@ -18,6 +18,7 @@ mod ezgh_receipts;
 mod ezgh_receive;
 mod fake;
 mod harness;
+mod http2;
 mod image;
 mod inprocess;
 mod openapi;

@@ -355,6 +355,26 @@ async fn tls_serves_https_and_reloads_changed_files_without_dropping_connections
         .await
         .unwrap();
     assert_eq!(ready.status(), StatusCode::OK);
+    assert_eq!(
+        ready.version(),
+        reqwest::Version::HTTP_2,
+        "ALPN chose HTTP/2"
+    );
+    let http1_only = reqwest::Client::builder()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(reqwest::Certificate::from_pem(first.0.as_bytes()).unwrap())
+        .http1_only()
+        .build()
+        .unwrap();
+    let ready = http1_only
+        .get(format!("{https}/readyz"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        (ready.status(), ready.version()),
+        (StatusCode::OK, reqwest::Version::HTTP_11)
+    );
     // Plain HTTP on a TLS listener gets nowhere.
     assert!(
         gw.http

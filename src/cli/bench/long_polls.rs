@@ -15,9 +15,29 @@ const PROBES: usize = 2_000;
 /// Polls opened together before the next group (the listen backlog is finite).
 const OPENING_GROUP: usize = 500;
 
+/// How the polls reach the gateway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PollTransport {
+    /// HTTP/1.1: a connection per waiting poll (boto3, the aws CLI, curl by default).
+    Http1,
+    /// HTTP/2 with prior knowledge: as many polls per connection as the gateway's default
+    /// `server.http2_max_streams` lets one connection carry.
+    Http2,
+}
+
+impl PollTransport {
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Self::Http1 => "HTTP/1.1",
+            Self::Http2 => "HTTP/2",
+        }
+    }
+}
+
 /// What the idle polls cost.
 #[derive(Debug)]
 pub(super) struct LongPollFigures {
+    pub transport: PollTransport,
     /// Polls started.
     pub polls: usize,
     /// The most polls the gateway reported waiting at once (`sqsgw_long_polls_waiting`).
@@ -77,12 +97,37 @@ async fn probe(
     Ok(run)
 }
 
-/// Opens `polls` receives waiting 20 s on the empty queue `polls` of an in-memory gateway and
-/// measures its memory and the probe's latency before and during.
+/// The HTTP clients that open `polls` polls over `transport` (reqwest keeps one HTTP/2
+/// connection per client, so HTTP/2 takes a client per connection's worth of streams).
+fn poll_clients(transport: PollTransport, polls: usize) -> Result<Vec<reqwest::Client>, String> {
+    let timeout = Duration::from_secs(POLL_WAIT_SECONDS + 40);
+    let (clients, http2) = match transport {
+        PollTransport::Http1 => (1, false),
+        PollTransport::Http2 => {
+            let streams = sqs_gateway::config::ServerConfig::default().http2_max_streams;
+            (polls.div_ceil(streams as usize).max(1), true)
+        }
+    };
+    (0..clients)
+        .map(|_| {
+            let builder = reqwest::Client::builder().timeout(timeout);
+            let builder = if http2 {
+                builder.http2_prior_knowledge()
+            } else {
+                builder
+            };
+            builder.build().map_err(|e| e.to_string())
+        })
+        .collect()
+}
+
+/// Opens `polls` receives waiting 20 s on the empty queue `polls` of an in-memory gateway, over
+/// `transport`, and measures its memory and the probe's latency (HTTP/1.1) before and during.
 pub(super) async fn measure(
     gateway: &Gateway,
     secrets: &Secrets,
     polls: usize,
+    transport: PollTransport,
 ) -> Result<LongPollFigures, String> {
     let api_key = secrets.api_key.key.clone();
     let endpoint = Endpoint {
@@ -100,11 +145,11 @@ pub(super) async fn measure(
     let probe_before = probe(&probe_http, &probe_url, &api_key, PROBES, far).await?;
     let resident_before = gateway.resident_bytes()?;
 
-    eprintln!("bench: long polls: opening {polls} polls");
-    let polls_http = reqwest::Client::builder()
-        .timeout(Duration::from_secs(POLL_WAIT_SECONDS + 40))
-        .build()
-        .map_err(|e| e.to_string())?;
+    eprintln!(
+        "bench: long polls: opening {polls} polls over {}",
+        transport.name()
+    );
+    let polls_http = poll_clients(transport, polls)?;
     let poll_url = receive_url(&gateway.base, "polls");
     let poll_body = format!(r#"{{"maxMessages":10,"waitSeconds":{POLL_WAIT_SECONDS}}}"#);
     let opened = Instant::now();
@@ -114,9 +159,9 @@ pub(super) async fn measure(
     let scrape_http = http_client()?;
     let mut waiting_peak = 0;
     for group in 0..polls.div_ceil(OPENING_GROUP) {
-        for _ in (group * OPENING_GROUP)..polls.min((group + 1) * OPENING_GROUP) {
+        for poll in (group * OPENING_GROUP)..polls.min((group + 1) * OPENING_GROUP) {
             let (http, url, key, body) = (
-                polls_http.clone(),
+                polls_http[poll * polls_http.len() / polls].clone(),
                 poll_url.clone(),
                 api_key.clone(),
                 poll_body.clone(),
@@ -155,6 +200,7 @@ pub(super) async fn measure(
         }
     }
     Ok(LongPollFigures {
+        transport,
         polls,
         waiting_peak,
         opened_in,

@@ -22,6 +22,7 @@ mod sqs_endpoint;
 
 pub(super) use load::load_until_killed;
 
+use long_polls::PollTransport;
 use measure::{RequestKind, mebibytes};
 use process::{Ceiling, Gateway, GatewayBackend, Secrets};
 use report::{Check, Table, Verdict, count, ms, ms_delta, percent, signed_ms, times};
@@ -199,18 +200,22 @@ pub(super) async fn run(options: &BenchOptions) -> Result<(), String> {
         checks.extend(ezgh_checks(&scenarios));
     }
     if runs(Family::Polls) {
-        let gateway = Gateway::start(
-            "gateway-long-polls",
-            &GatewayBackend::InMemory,
-            &secrets,
-            work.path(),
-            Duration::from_secs(60),
-        )
-        .await?;
-        let figures = long_polls::measure(&gateway, &secrets, options.long_polls).await?;
-        drop(gateway);
-        print(long_polls_table(&figures));
-        checks.extend(long_poll_checks(&figures));
+        for transport in [PollTransport::Http1, PollTransport::Http2] {
+            // A fresh gateway for each: both start from the same resident memory.
+            let gateway = Gateway::start(
+                "gateway-long-polls",
+                &GatewayBackend::InMemory,
+                &secrets,
+                work.path(),
+                Duration::from_secs(60),
+            )
+            .await?;
+            let figures =
+                long_polls::measure(&gateway, &secrets, options.long_polls, transport).await?;
+            drop(gateway);
+            print(long_polls_table(&figures));
+            checks.extend(long_poll_checks(&figures));
+        }
     }
     if runs(Family::Backlog) {
         let figures = backlog_family(options, work.path(), &secrets).await?;
@@ -817,7 +822,8 @@ fn ezgh_checks(scenarios: &[Scenario]) -> Vec<Check> {
 fn long_polls_table(figures: &long_polls::LongPollFigures) -> Table {
     let mut table = Table::new(
         format!(
-            "Idle long polls: {} ezgh receives waiting 20 s on an empty queue (gateway, embedded in memory)",
+            "Idle long polls over {}: {} ezgh receives waiting 20 s on an empty queue (gateway, embedded in memory)",
+            figures.transport.name(),
             count(figures.polls as f64)
         ),
         &["figure", "value"],
@@ -891,7 +897,10 @@ fn long_poll_checks(figures: &long_polls::LongPollFigures) -> Vec<Check> {
     );
     vec![
         Check {
-            target: "10,000 idle long polls ≤ 100 MiB added".into(),
+            target: format!(
+                "10,000 idle long polls ≤ 100 MiB added ({})",
+                figures.transport.name()
+            ),
             figure: format!(
                 "{:.1} MiB per 10,000 ({} measured{})",
                 mebibytes(per_10k),
@@ -909,7 +918,10 @@ fn long_poll_checks(figures: &long_polls::LongPollFigures) -> Vec<Check> {
             },
         },
         Check {
-            target: "other requests' p99 affected ≤ 1 ms meanwhile".into(),
+            target: format!(
+                "other requests' p99 affected ≤ 1 ms meanwhile ({} polls)",
+                figures.transport.name()
+            ),
             figure: affected.map_or_else(|| "-".into(), |d| format!("{} ms", signed_ms(d))),
             verdict: affected.map_or(Verdict::NotMeasured, |d| Verdict::of(d <= 1.0)),
         },
