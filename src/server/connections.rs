@@ -216,7 +216,9 @@ impl Connection {
         // uses, not the size of the largest (TLS state, the rare answer-and-close path); idle
         // connections and long polls cost memory by the thousand.
         let Some(acceptor) = tls else {
-            return match self.sniff(&stream).await {
+            // Boxed too: freed once the version is known, not held for the connection's life.
+            let version = Box::pin(self.sniff(&stream)).await;
+            return match version {
                 Some(Version::Http1) => Box::pin(self.run(stream)).await,
                 Some(Version::Http2) => Box::pin(self.run_http2(stream)).await,
                 None => {}

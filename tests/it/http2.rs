@@ -9,6 +9,15 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
+/// An embedded gateway with the queue `orders`, and `config` (TOML) added to its config.
+async fn orders_gateway(config: &str) -> TestGateway {
+    GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .config(config)
+        .start()
+        .await
+}
+
 /// A client that speaks only HTTP/2, without negotiating (h2c with prior knowledge).
 fn h2c_client() -> reqwest::Client {
     reqwest::Client::builder()
@@ -51,10 +60,7 @@ async fn h2_exchange(
 
 #[tokio::test]
 async fn ezgh_and_the_sqs_endpoint_answer_over_h2c() {
-    let gw = GatewayBuilder::new(Kind::Embedded)
-        .queue(QueueSpec::standard("orders"))
-        .start()
-        .await;
+    let gw = orders_gateway("").await;
     gw.send("orders", "over h2").await;
     let h2 = h2c_client();
 
@@ -127,11 +133,7 @@ async fn ezgh_and_the_sqs_endpoint_answer_over_h2c() {
 
 #[tokio::test]
 async fn long_polls_share_a_connection_up_to_its_stream_limit() {
-    let gw = GatewayBuilder::new(Kind::Embedded)
-        .queue(QueueSpec::standard("orders"))
-        .config("[server]\nhttp2_max_streams = 40\n")
-        .start()
-        .await;
+    let gw = orders_gateway("[server]\nhttp2_max_streams = 40\n").await;
     let (mut send, _driver) = h2_connection(&gw.base).await;
     let health = http::Request::get(format!("{}/healthz", gw.base))
         .body(())
@@ -192,11 +194,7 @@ async fn long_polls_share_a_connection_up_to_its_stream_limit() {
 
 #[tokio::test]
 async fn idle_http2_connections_close_but_a_long_poll_is_not_idle() {
-    let gw = GatewayBuilder::new(Kind::Embedded)
-        .queue(QueueSpec::standard("orders"))
-        .config("[server]\nidle_timeout_seconds = 1\n")
-        .start()
-        .await;
+    let gw = orders_gateway("[server]\nidle_timeout_seconds = 1\n").await;
     // A connection with no request is closed (GOAWAY, then the socket) after the idle timeout.
     let (_send, driver) = h2_connection(&gw.base).await;
     let closed = tokio::time::timeout(Duration::from_secs(5), driver).await;
@@ -230,10 +228,7 @@ async fn idle_http2_connections_close_but_a_long_poll_is_not_idle() {
 
 #[tokio::test]
 async fn over_http2_a_target_too_long_gets_414_in_its_dialects_shape() {
-    let gw = GatewayBuilder::new(Kind::Embedded)
-        .queue(QueueSpec::standard("orders"))
-        .start()
-        .await;
+    let gw = orders_gateway("").await;
     let h2 = h2c_client();
     for (path, expect) in [
         ("/v1/receipts/ack?x=", "\"error\":\"uri_too_long\""),
@@ -254,10 +249,7 @@ async fn over_http2_a_target_too_long_gets_414_in_its_dialects_shape() {
 
 #[tokio::test]
 async fn http1_clients_are_unaffected_and_http2_can_be_turned_off() {
-    let gw = GatewayBuilder::new(Kind::Embedded)
-        .queue(QueueSpec::standard("orders"))
-        .start()
-        .await;
+    let gw = orders_gateway("").await;
     // A first byte that might begin the HTTP/2 preface ("P"), then the rest of an HTTP/1.1 head:
     // served as HTTP/1.1.
     let host = host_of(&gw.base);
@@ -279,11 +271,7 @@ async fn http1_clients_are_unaffected_and_http2_can_be_turned_off() {
     assert!(answer.starts_with("HTTP/1.1 405"), "{answer}");
     gw.stop().await;
 
-    let gw = GatewayBuilder::new(Kind::Embedded)
-        .queue(QueueSpec::standard("orders"))
-        .config("[server]\nhttp2 = false\n")
-        .start()
-        .await;
+    let gw = orders_gateway("[server]\nhttp2 = false\n").await;
     let refused = h2c_client()
         .get(format!("{}/healthz", gw.base))
         .send()
@@ -302,10 +290,7 @@ async fn http1_clients_are_unaffected_and_http2_can_be_turned_off() {
 
 #[tokio::test]
 async fn a_shutdown_answers_http2_long_polls_and_closes_their_connections() {
-    let gw = GatewayBuilder::new(Kind::Embedded)
-        .queue(QueueSpec::standard("orders"))
-        .start()
-        .await;
+    let gw = orders_gateway("").await;
     let h2 = h2c_client();
     let mut polls = tokio::task::JoinSet::new();
     for _ in 0..5 {
