@@ -6,7 +6,7 @@ pub mod observe;
 pub mod scrape;
 pub mod tls;
 
-use crate::api::edge::{self, RequestHints};
+use crate::api::edge;
 use crate::api::{self, ClientAddressPolicy, Dialect};
 use crate::backend::embedded::EmbeddedBackend;
 use crate::backend::sqs::SqsBackend;
@@ -19,9 +19,6 @@ use crate::core::registry::QueueRegistry;
 use crate::core::state::{InProcessState, StateStore};
 use crate::credentials::oauth::{ConnectionStore, CredentialCheck, TokenService};
 use axum::Router;
-use axum::extract::Request;
-use axum::middleware::Next;
-use axum::response::Response;
 use connections::ConnectionSettings;
 use scrape::Scrape;
 use std::net::SocketAddr;
@@ -31,8 +28,6 @@ use tls::Tls;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-/// Longest time a request may take: a 20 s long poll plus backend latency and retries.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// How often dialects get their upkeep.
 const HOUSEKEEPING_EVERY: Duration = Duration::from_secs(60);
 /// The least time shutdown waits for abandoned receives to be released.
@@ -162,7 +157,6 @@ impl App {
         }
         let router = router
             .fallback(edge::not_found)
-            .layer(axum::middleware::from_fn(request_deadline))
             .layer(axum::middleware::from_fn_with_state(
                 meters,
                 observe::observe,
@@ -377,21 +371,4 @@ async fn create_configured_queues(
         pending = waiting;
     }
     Ok(())
-}
-
-/// Ends a request that runs past [`REQUEST_TIMEOUT`] with an answer in its dialect's shape.
-async fn request_deadline(request: Request, next: Next) -> Response {
-    let hints = RequestHints::of(&request);
-    match tokio::time::timeout(REQUEST_TIMEOUT, next.run(request)).await {
-        Ok(response) => response,
-        Err(_) => {
-            let error = crate::core::GatewayError::new(
-                crate::core::ErrorKind::Unavailable {
-                    retry_after: crate::core::backend::DEFAULT_RETRY_AFTER,
-                },
-                "the request took too long; retry later",
-            );
-            edge::error_response(&hints, error)
-        }
-    }
 }

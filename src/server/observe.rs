@@ -1,7 +1,9 @@
 //! What every request leaves behind for operators: a request id (the client's `X-Request-Id` when it
 //! is a sane token, else a fresh one; echoed in the answer), a span that names the route, the
 //! operation and an incoming W3C `traceparent` on every log line of the request, and a count and a
-//! latency in the metrics by dialect, operation and status.
+//! latency in the metrics by dialect, operation and status. The same layer ends a request that
+//! runs past [`REQUEST_TIMEOUT`] with an answer in its dialect's shape (one layer, not two: each
+//! costs every request, and every waiting long poll, a boxed future).
 
 use crate::api::edge::RequestHints;
 use crate::core::meters::{Meters, NO_OPERATION};
@@ -10,6 +12,7 @@ use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderName, HeaderValue};
 use axum::middleware::Next;
 use axum::response::Response;
+use std::time::Duration;
 use tokio::time::Instant;
 use tracing::Instrument as _;
 
@@ -17,6 +20,8 @@ use tracing::Instrument as _;
 pub static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// The longest client-given request id kept.
 const MAX_REQUEST_ID: usize = 128;
+/// The longest a request may take: a 20 s long poll plus backend latency and retries.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Gives the request its id, span and metrics (outermost layer: everything inside is in the span).
 pub async fn observe(State(meters): State<Meters>, mut request: Request, next: Next) -> Response {
@@ -50,11 +55,26 @@ pub async fn observe(State(meters): State<Meters>, mut request: Request, next: N
         operation = tracing::field::Empty,
         traceparent = traceparent.map(tracing::field::display),
     );
-    let dialect = RequestHints::of(&request).dialect();
+    let hints = RequestHints::of(&request);
+    let dialect = hints.dialect();
     let started = Instant::now();
-    let (mut response, named) = operation::named_by(next.run(request))
-        .instrument(span.clone())
-        .await;
+    let answered = tokio::time::timeout(
+        REQUEST_TIMEOUT,
+        operation::named_by(next.run(request)).instrument(span.clone()),
+    )
+    .await;
+    let (mut response, named) = match answered {
+        Ok(answered) => answered,
+        Err(_) => {
+            let error = crate::core::GatewayError::new(
+                crate::core::ErrorKind::Unavailable {
+                    retry_after: crate::core::backend::DEFAULT_RETRY_AFTER,
+                },
+                "the request took too long; retry later",
+            );
+            (crate::api::edge::error_response(&hints, error), None)
+        }
+    };
     let elapsed = started.elapsed();
     let status = response.status().as_u16();
     let operation = named.map_or(NO_OPERATION, Operation::name);

@@ -25,6 +25,8 @@ pub struct FakeBackend {
     lazy_purge: bool,
     /// Answered, in order, by the next calls of the message and queue methods.
     faults: Mutex<VecDeque<BackendError>>,
+    /// The next receive never answers (a backend that hangs).
+    hang_receive: std::sync::atomic::AtomicBool,
 }
 
 impl FakeBackend {
@@ -35,6 +37,7 @@ impl FakeBackend {
             optional: true,
             lazy_purge: false,
             faults: Mutex::default(),
+            hang_receive: Default::default(),
         }
     }
 
@@ -59,6 +62,12 @@ impl FakeBackend {
         self.faults.lock().unwrap().push_back(error);
     }
 
+    /// The next receive never answers.
+    pub fn hang_next_receive(&self) {
+        self.hang_receive
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
     fn fault(&self) -> Result<(), BackendError> {
         match self.faults.lock().unwrap().pop_front() {
             Some(error) => Err(error),
@@ -78,6 +87,12 @@ impl Backend for FakeBackend {
         request: &BackendReceive,
     ) -> Result<Vec<BackendMessage>, BackendError> {
         self.fault()?;
+        if self
+            .hang_receive
+            .swap(false, std::sync::atomic::Ordering::Relaxed)
+        {
+            std::future::pending::<()>().await;
+        }
         self.engine.receive(url, request).await
     }
     async fn delete_batch(

@@ -315,6 +315,34 @@ async fn a_rate_limit_refills_as_time_moves() {
 /// What a backend says when it fails stays in the log: ezgh and the SQS endpoint answer their own
 /// error shape, with a retry time when the backend is unavailable, and nothing of its text.
 #[tokio::test(start_paused = true)]
+async fn a_request_that_hangs_past_a_minute_gets_503_in_its_dialect() {
+    let service = InProcess::start().await;
+    service.backend.hang_next_receive();
+    let started = Instant::now();
+    let ezgh = service.receive(json!({ "waitSeconds": 0 })).await;
+    assert_eq!(
+        started.elapsed(),
+        Duration::from_secs(60),
+        "the request deadline"
+    );
+    assert_eq!(
+        ezgh.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        ezgh.text
+    );
+    assert_eq!(ezgh.body["error"], "unavailable");
+    assert_eq!(ezgh.retry_after.as_deref(), Some("1"));
+
+    service.backend.hang_next_receive();
+    let sqs = service
+        .sqs("ReceiveMessage", json!({ "MaxNumberOfMessages": 1 }))
+        .await;
+    assert_eq!(sqs.status, StatusCode::SERVICE_UNAVAILABLE, "{}", sqs.text);
+    assert!(sqs.body["__type"].is_string(), "{}", sqs.text);
+}
+
+#[tokio::test(start_paused = true)]
 async fn backend_failures_reach_clients_in_their_dialect_without_backend_text() {
     let service = InProcess::start().await;
     let secret_detail = "SQS error InternalError (request id 7d3c-internal-detail) at 10.1.2.3";
