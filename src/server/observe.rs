@@ -58,23 +58,21 @@ pub async fn observe(State(meters): State<Meters>, mut request: Request, next: N
     let hints = RequestHints::of(&request);
     let dialect = hints.dialect();
     let started = Instant::now();
-    let answered = tokio::time::timeout(
-        REQUEST_TIMEOUT,
-        operation::named_by(next.run(request)).instrument(span.clone()),
-    )
-    .await;
-    let (mut response, named) = match answered {
-        Ok(answered) => answered,
-        Err(_) => {
-            let error = crate::core::GatewayError::new(
-                crate::core::ErrorKind::Unavailable {
-                    retry_after: crate::core::backend::DEFAULT_RETRY_AFTER,
-                },
-                "the request took too long; retry later",
-            );
-            (crate::api::edge::error_response(&hints, error), None)
-        }
-    };
+    // The deadline sits inside the span and the operation's scope, as the work does: a request
+    // cut off is still logged and counted under the operation it named.
+    let (answered, named) =
+        operation::named_by(tokio::time::timeout(REQUEST_TIMEOUT, next.run(request)))
+            .instrument(span.clone())
+            .await;
+    let mut response = answered.unwrap_or_else(|_| {
+        let error = crate::core::GatewayError::new(
+            crate::core::ErrorKind::Unavailable {
+                retry_after: crate::core::backend::DEFAULT_RETRY_AFTER,
+            },
+            "the request took too long; retry later",
+        );
+        crate::api::edge::error_response(&hints, error)
+    });
     let elapsed = started.elapsed();
     let status = response.status().as_u16();
     let operation = named.map_or(NO_OPERATION, Operation::name);
