@@ -32,6 +32,14 @@ impl PollTransport {
             Self::Http2 => "HTTP/2",
         }
     }
+
+    /// The name of the gateway (its config and log files) the polls are measured on.
+    pub(super) fn gateway_name(self) -> &'static str {
+        match self {
+            Self::Http1 => "gateway-long-polls-http1",
+            Self::Http2 => "gateway-long-polls-http2",
+        }
+    }
 }
 
 /// What the idle polls cost.

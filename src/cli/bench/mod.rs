@@ -203,7 +203,7 @@ pub(super) async fn run(options: &BenchOptions) -> Result<(), String> {
         for transport in [PollTransport::Http1, PollTransport::Http2] {
             // A fresh gateway for each: both start from the same resident memory.
             let gateway = Gateway::start(
-                "gateway-long-polls",
+                transport.gateway_name(),
                 &GatewayBackend::InMemory,
                 &secrets,
                 work.path(),
