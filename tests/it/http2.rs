@@ -27,6 +27,25 @@ fn h2c_client() -> reqwest::Client {
         .unwrap()
 }
 
+/// `count` ezgh receives of `orders` waiting up to `wait_seconds`, sent together on one HTTP/2
+/// connection (reqwest keeps one per host for HTTP/2).
+fn open_polls(
+    gw: &TestGateway,
+    count: usize,
+    wait_seconds: u32,
+) -> tokio::task::JoinSet<reqwest::Result<reqwest::Response>> {
+    let h2 = h2c_client();
+    let mut polls = tokio::task::JoinSet::new();
+    for _ in 0..count {
+        let request = h2
+            .post(gw.receive_url("orders"))
+            .bearer_auth(&gw.key)
+            .json(&json!({ "waitSeconds": wait_seconds }));
+        polls.spawn(async move { request.send().await });
+    }
+    polls
+}
+
 /// An HTTP/2 connection of the `h2` crate (every header under the test's control) and the task
 /// driving it, which ends when the server closes the connection.
 async fn h2_connection(
@@ -146,38 +165,9 @@ async fn long_polls_share_a_connection_up_to_its_stream_limit() {
         "the configured limit is announced"
     );
 
-    // One client connection (reqwest keeps one per host for HTTP/2) holds 30 polls at once.
-    let h2 = h2c_client();
-    let mut polls = tokio::task::JoinSet::new();
-    for _ in 0..30 {
-        let request = h2
-            .post(gw.receive_url("orders"))
-            .bearer_auth(&gw.key)
-            .json(&json!({"waitSeconds": 3}));
-        polls.spawn(async move { request.send().await });
-    }
-    let mut waiting = 0.0;
-    for _ in 0..100 {
-        let scrape = gw
-            .http
-            .get(format!("{}/metrics", gw.base))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        waiting = scrape
-            .lines()
-            .filter(|line| line.starts_with("sqsgw_long_polls_waiting"))
-            .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
-            .sum();
-        if waiting >= 30.0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(waiting, 30.0, "all 30 polls wait at once");
+    // One client connection holds 30 polls at once.
+    let mut polls = open_polls(&gw, 30, 3);
+    wait_for(&gw, "sqsgw_long_polls_waiting", 30.0).await;
     // A message sent meanwhile goes to one of them; the others answer empty.
     gw.send("orders", "for one poll").await;
     let mut delivered = 0;
@@ -291,15 +281,7 @@ async fn http1_clients_are_unaffected_and_http2_can_be_turned_off() {
 #[tokio::test]
 async fn a_shutdown_answers_http2_long_polls_and_closes_their_connections() {
     let gw = orders_gateway("").await;
-    let h2 = h2c_client();
-    let mut polls = tokio::task::JoinSet::new();
-    for _ in 0..5 {
-        let request = h2
-            .post(gw.receive_url("orders"))
-            .bearer_auth(&gw.key)
-            .json(&json!({"waitSeconds": 20}));
-        polls.spawn(async move { request.send().await });
-    }
+    let mut polls = open_polls(&gw, 5, 20);
     tokio::time::sleep(Duration::from_millis(500)).await;
     let started = std::time::Instant::now();
     tokio::time::timeout(Duration::from_secs(10), gw.stop())
