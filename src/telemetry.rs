@@ -5,7 +5,9 @@
 //!
 //! Lines are written by a thread of their own (`tracing-appender`'s non-blocking writer), so a
 //! request does not wait on a write to stderr; none is dropped (a full queue makes callers wait,
-//! as a direct write would), and the rest are flushed when the [`LogGuard`] drops.
+//! as a direct write would), and the rest are flushed when the [`LogGuard`] drops. That thread
+//! writes every line waiting at once with one system call (it flushes its buffer whenever the
+//! queue is empty), not one per line.
 
 use std::io::IsTerminal as _;
 use tracing_subscriber::EnvFilter;
@@ -23,6 +25,9 @@ pub enum LogFormat {
 pub const DEFAULT_FILTER: &str =
     "info,aws_config=warn,aws_smithy_runtime=warn,aws_sdk_sqs=warn,hyper=warn,h2=warn,rustls=warn";
 
+/// The log thread's write buffer: lines waiting together go out in one write.
+const LOG_BUFFER_BYTES: usize = 64 * 1024;
+
 /// Keeps the log writer's thread going; dropping it writes what is queued and stops it.
 #[must_use = "logs written after the guard drops are lost"]
 pub struct LogGuard {
@@ -36,7 +41,10 @@ pub fn init(format: LogFormat) -> LogGuard {
     let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
         .lossy(false)
         .thread_name("sqs-gateway-log")
-        .finish(std::io::stderr());
+        .finish(std::io::BufWriter::with_capacity(
+            LOG_BUFFER_BYTES,
+            std::io::stderr(),
+        ));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(std::io::stderr().is_terminal())

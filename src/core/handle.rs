@@ -1,19 +1,55 @@
 //! Sealed receipt handles: what a client holds instead of the backend's handle.
 //!
-//! A handle is `base64url(version | key id | nonce | XChaCha20-Poly1305(claims))`. The version and key
-//! id are authenticated as associated data, so any altered byte fails to open. A keyring seals with its
+//! A handle is `base64url(version | key id | nonce | AEAD(claims))`. The version and key id are
+//! authenticated as associated data, so any altered byte fails to open. A keyring seals with its
 //! first key and opens with any, so keys rotate without breaking handles in flight.
+//!
+//! Version 2 (sealed today) is AES-256-GCM-SIV with a 96-bit random nonce, under a key derived from
+//! the receipt key; version 1 (sealed by earlier releases, still opened so handles in flight survive
+//! an upgrade) is XChaCha20-Poly1305 with a 192-bit random nonce under the receipt key itself. The
+//! change is for speed: on short inputs Poly1305's vector backend spends about 1.8 µs per handle
+//! setting up, and a receive and an ack of ten messages seal and open twenty handles.
 
+use aes_gcm_siv::Aes256GcmSiv;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chacha20poly1305::aead::{AeadInPlace, KeyInit, OsRng};
-use chacha20poly1305::{Tag, XChaCha20Poly1305, XNonce};
+use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use chrono::{DateTime, TimeZone, Utc};
 use zeroize::Zeroizing;
 
-const VERSION: u8 = 1;
+/// What each version of the wire form seals with.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Version {
+    /// XChaCha20-Poly1305 under the receipt key (opened only).
+    XChaCha = 1,
+    /// AES-256-GCM-SIV under a key derived from the receipt key (sealed and opened).
+    GcmSiv = 2,
+}
+
+impl Version {
+    fn from_byte(byte: u8) -> Option<Self> {
+        match byte {
+            1 => Some(Self::XChaCha),
+            2 => Some(Self::GcmSiv),
+            _ => None,
+        }
+    }
+
+    fn nonce_len(self) -> usize {
+        match self {
+            Self::XChaCha => 24,
+            Self::GcmSiv => 12,
+        }
+    }
+}
+
+/// The version new handles are sealed in.
+const SEALED_VERSION: Version = Version::GcmSiv;
+/// What the version 2 key is derived with (HMAC-SHA256 of this label under the receipt key): one
+/// key is never used by two algorithms.
+const GCM_SIV_KEY_LABEL: &str = "sqs-gateway receipt handle v2 (AES-256-GCM-SIV)";
 const HEADER_LEN: usize = 1 + 2;
-const NONCE_LEN: usize = 24;
 const TAG_LEN: usize = 16;
 /// Longer inputs are not handles; refuse them before decoding.
 const MAX_ENCODED_LEN: usize = 8 * 1024;
@@ -69,9 +105,15 @@ impl std::fmt::Debug for SealedHandle {
 #[error("not a valid receipt handle")]
 pub struct InvalidHandle;
 
+/// One receipt key's ciphers, one per wire version.
+struct Ciphers {
+    xchacha: XChaCha20Poly1305,
+    gcm_siv: Aes256GcmSiv,
+}
+
 /// The receipt-handle keys: seals with the first, opens with any.
 pub struct Keyring {
-    keys: Vec<(u16, XChaCha20Poly1305)>,
+    keys: Vec<(u16, Ciphers)>,
     /// The keys' secrets, to derive other keys from (token signing); never shown.
     secrets: Vec<(u16, Zeroizing<Vec<u8>>)>,
 }
@@ -108,9 +150,12 @@ impl Keyring {
             if built.iter().any(|(existing, _)| existing == id) {
                 return Err(KeyringError::DuplicateId(*id));
             }
-            let cipher =
+            let xchacha =
                 XChaCha20Poly1305::new_from_slice(secret).map_err(|_| KeyringError::BadKey(*id))?;
-            built.push((*id, cipher));
+            let derived = derive_key(secret, GCM_SIV_KEY_LABEL);
+            let gcm_siv = Aes256GcmSiv::new_from_slice(&*derived)
+                .expect("a derived key is 32 bytes, as AES-256 takes");
+            built.push((*id, Ciphers { xchacha, gcm_siv }));
         }
         Ok(Self {
             keys: built,
@@ -122,15 +167,9 @@ impl Keyring {
     /// key), in the ring's order and with its ids: they rotate with the receipt keys, and the
     /// receipt keys cannot be recovered from them.
     pub fn derive(&self, label: &str) -> Vec<(u16, Zeroizing<[u8; 32]>)> {
-        use hmac::{Hmac, Mac};
         self.secrets
             .iter()
-            .map(|(id, secret)| {
-                let mut mac = <Hmac<sha2::Sha256> as Mac>::new_from_slice(secret)
-                    .expect("HMAC takes keys of any length");
-                mac.update(label.as_bytes());
-                (*id, Zeroizing::new(mac.finalize().into_bytes().into()))
-            })
+            .map(|(id, secret)| (*id, derive_key(secret, label)))
             .collect()
     }
 
@@ -152,26 +191,31 @@ impl Keyring {
         base64::engine::general_purpose::STANDARD.encode(key)
     }
 
-    /// Seals claims under the newest key.
+    /// Seals claims under the newest key, in the current version (AES-256-GCM-SIV).
     ///
-    /// The nonce comes from the thread's CSPRNG (ChaCha, seeded and reseeded from the OS): 192
-    /// random bits per handle, without a system call each.
+    /// The nonce comes from the thread's CSPRNG (ChaCha, seeded and reseeded from the OS): 96
+    /// random bits per handle, without a system call each, drawn without coordination between
+    /// replicas. GCM-SIV derives a fresh key from each nonce, and even a repeated nonce would
+    /// only tell whether two sealed claims were equal (they never are: each carries a random
+    /// 64-bit delivery id).
     pub fn seal(&self, claims: &HandleClaims) -> SealedHandle {
-        let (key_id, cipher) = &self.keys[0];
-        let mut nonce = XNonce::default();
-        rand::RngCore::fill_bytes(&mut rand::rng(), &mut nonce);
-        let body_start = HEADER_LEN + NONCE_LEN;
+        let (key_id, ciphers) = &self.keys[0];
+        let nonce_len = SEALED_VERSION.nonce_len();
+        let body_start = HEADER_LEN + nonce_len;
         // One buffer: header, nonce, then the claims, encrypted where they are, and the tag.
         let mut raw = Zeroizing::new(Vec::with_capacity(
             body_start + claims_len(claims) + TAG_LEN,
         ));
-        raw.extend_from_slice(&header(*key_id));
-        raw.extend_from_slice(&nonce);
+        raw.extend_from_slice(&header(SEALED_VERSION, *key_id));
+        raw.resize(body_start, 0);
+        rand::RngCore::fill_bytes(&mut rand::rng(), &mut raw[HEADER_LEN..]);
         encode_claims(&mut raw, claims);
         let (head, body) = raw.split_at_mut(body_start);
-        let tag = cipher
-            .encrypt_in_place_detached(&nonce, &head[..HEADER_LEN], body)
-            .expect("XChaCha20-Poly1305 encryption of an in-memory buffer cannot fail");
+        let (aad, nonce) = head.split_at(HEADER_LEN);
+        let tag = ciphers
+            .gcm_siv
+            .encrypt_in_place_detached(aes_gcm_siv::Nonce::from_slice(nonce), aad, body)
+            .expect("AES-256-GCM-SIV encryption of an in-memory buffer cannot fail");
         raw.extend_from_slice(&tag);
         SealedHandle(URL_SAFE_NO_PAD.encode(&*raw))
     }
@@ -182,29 +226,57 @@ impl Keyring {
             return Err(InvalidHandle);
         }
         let mut raw = Zeroizing::new(URL_SAFE_NO_PAD.decode(handle).map_err(|_| InvalidHandle)?);
-        if raw.len() < HEADER_LEN + NONCE_LEN + TAG_LEN || raw[0] != VERSION {
+        let version = raw
+            .first()
+            .copied()
+            .and_then(Version::from_byte)
+            .ok_or(InvalidHandle)?;
+        let nonce_len = version.nonce_len();
+        if raw.len() < HEADER_LEN + nonce_len + TAG_LEN {
             return Err(InvalidHandle);
         }
         let key_id = u16::from_be_bytes([raw[1], raw[2]]);
-        let (_, cipher) = self
+        let (_, ciphers) = self
             .keys
             .iter()
             .find(|(id, _)| *id == key_id)
             .ok_or(InvalidHandle)?;
-        let (head, rest) = raw.split_at_mut(HEADER_LEN + NONCE_LEN);
+        let (head, rest) = raw.split_at_mut(HEADER_LEN + nonce_len);
         let (body, tag) = rest.split_at_mut(rest.len() - TAG_LEN);
         let (aad, nonce) = head.split_at(HEADER_LEN);
-        cipher
-            .decrypt_in_place_detached(XNonce::from_slice(nonce), aad, body, Tag::from_slice(tag))
-            .map_err(|_| InvalidHandle)?;
+        let opened = match version {
+            Version::XChaCha => ciphers.xchacha.decrypt_in_place_detached(
+                XNonce::from_slice(nonce),
+                aad,
+                body,
+                chacha20poly1305::Tag::from_slice(tag),
+            ),
+            Version::GcmSiv => ciphers.gcm_siv.decrypt_in_place_detached(
+                aes_gcm_siv::Nonce::from_slice(nonce),
+                aad,
+                body,
+                aes_gcm_siv::Tag::from_slice(tag),
+            ),
+        };
+        opened.map_err(|_| InvalidHandle)?;
         // `body` is the plaintext now, zeroed with `raw`.
         decode_claims(body).ok_or(InvalidHandle)
     }
 }
 
-fn header(key_id: u16) -> [u8; HEADER_LEN] {
+fn header(version: Version, key_id: u16) -> [u8; HEADER_LEN] {
     let id = key_id.to_be_bytes();
-    [VERSION, id[0], id[1]]
+    [version as u8, id[0], id[1]]
+}
+
+/// HMAC-SHA256 of `label` under `secret`: a key for another purpose, from which `secret` cannot
+/// be recovered.
+fn derive_key(secret: &[u8], label: &str) -> Zeroizing<[u8; 32]> {
+    use hmac::{Hmac, Mac};
+    let mut mac =
+        <Hmac<sha2::Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes keys of any length");
+    mac.update(label.as_bytes());
+    Zeroizing::new(mac.finalize().into_bytes().into())
 }
 
 /// The encoded claims' length.
@@ -376,40 +448,104 @@ mod tests {
     }
 
     #[test]
-    fn the_wire_form_is_header_nonce_then_the_aead_ciphertext_with_its_tag() {
-        use chacha20poly1305::aead::{Aead, Payload};
+    fn the_wire_form_is_header_nonce_then_aes_256_gcm_siv_under_a_derived_key() {
+        use aes_gcm_siv::aead::{Aead, Payload};
         let ring = Keyring::new(vec![(5, key(7))]).unwrap();
         let raw = sealed_bytes(&ring);
         let mut expected = Vec::new();
         encode_claims(&mut expected, &claims());
         assert_eq!(claims_len(&claims()), expected.len());
-        assert_eq!(raw.len(), HEADER_LEN + NONCE_LEN + expected.len() + TAG_LEN);
-        let cipher = XChaCha20Poly1305::new_from_slice(&key(7)).unwrap();
+        let nonce_len = 12;
+        assert_eq!(raw[..HEADER_LEN], [2, 0, 5]);
+        assert_eq!(raw.len(), HEADER_LEN + nonce_len + expected.len() + TAG_LEN);
+        let derived = derive_key(&key(7), GCM_SIV_KEY_LABEL);
+        let cipher = Aes256GcmSiv::new_from_slice(&*derived).unwrap();
         let opened = cipher
             .decrypt(
-                XNonce::from_slice(&raw[HEADER_LEN..HEADER_LEN + NONCE_LEN]),
+                aes_gcm_siv::Nonce::from_slice(&raw[HEADER_LEN..HEADER_LEN + nonce_len]),
                 Payload {
-                    msg: &raw[HEADER_LEN + NONCE_LEN..],
-                    aad: &[VERSION, 0, 5],
+                    msg: &raw[HEADER_LEN + nonce_len..],
+                    aad: &[2, 0, 5],
                 },
             )
             .unwrap();
         assert_eq!(opened, expected);
-        // And what a one-shot seal makes opens too.
-        let nonce = [9u8; NONCE_LEN];
-        let sealed = cipher
+        // Not under the receipt key itself: each algorithm has a key of its own.
+        let underived = Aes256GcmSiv::new_from_slice(&key(7)).unwrap();
+        assert!(
+            underived
+                .decrypt(
+                    aes_gcm_siv::Nonce::from_slice(&raw[HEADER_LEN..HEADER_LEN + nonce_len]),
+                    Payload {
+                        msg: &raw[HEADER_LEN + nonce_len..],
+                        aad: &[2, 0, 5],
+                    },
+                )
+                .is_err()
+        );
+    }
+
+    /// A handle as earlier releases sealed it (version 1: XChaCha20-Poly1305 under the key).
+    fn version_1_handle(key_id: u16, secret: &[u8], claims: &HandleClaims) -> String {
+        use chacha20poly1305::aead::{Aead, Payload};
+        let mut plain = Vec::new();
+        encode_claims(&mut plain, claims);
+        let nonce = [9u8; 24];
+        let aad = header(Version::XChaCha, key_id);
+        let sealed = XChaCha20Poly1305::new_from_slice(secret)
+            .unwrap()
             .encrypt(
                 XNonce::from_slice(&nonce),
                 Payload {
-                    msg: &expected,
-                    aad: &[VERSION, 0, 5],
+                    msg: &plain,
+                    aad: &aad,
                 },
             )
             .unwrap();
-        let handle = [&[VERSION, 0, 5][..], &nonce, &sealed].concat();
+        URL_SAFE_NO_PAD.encode([&aad[..], &nonce, &sealed].concat())
+    }
+
+    #[test]
+    fn handles_of_earlier_releases_still_open_and_refuse_alteration() {
+        let ring = Keyring::new(vec![(2, key(9)), (5, key(7))]).unwrap();
+        let handle = version_1_handle(5, &key(7), &claims());
+        assert_eq!(ring.open(&handle).unwrap(), claims());
+        let raw = URL_SAFE_NO_PAD.decode(&handle).unwrap();
+        assert_eq!(raw[0], 1);
+        for index in 0..raw.len() {
+            let mut altered = raw.clone();
+            altered[index] ^= 0x01;
+            assert_eq!(
+                ring.open(&URL_SAFE_NO_PAD.encode(&altered)),
+                Err(InvalidHandle),
+                "byte {index}"
+            );
+        }
+        // A version 1 body relabelled as version 2 (and the reverse) does not open.
+        let mut relabelled = raw.clone();
+        relabelled[0] = 2;
         assert_eq!(
-            ring.open(&URL_SAFE_NO_PAD.encode(handle)).unwrap(),
-            claims()
+            ring.open(&URL_SAFE_NO_PAD.encode(&relabelled)),
+            Err(InvalidHandle)
         );
+        let mut current = sealed_bytes(&Keyring::new(vec![(5, key(7))]).unwrap());
+        current[0] = 1;
+        assert_eq!(
+            ring.open(&URL_SAFE_NO_PAD.encode(&current)),
+            Err(InvalidHandle)
+        );
+        // Under another key with the same id, it does not open either.
+        let other = Keyring::new(vec![(5, key(8))]).unwrap();
+        assert_eq!(other.open(&handle), Err(InvalidHandle));
+    }
+
+    #[test]
+    fn unknown_versions_are_refused() {
+        let ring = Keyring::new(vec![(1, key(7))]).unwrap();
+        let mut raw = sealed_bytes(&ring);
+        for version in [0u8, 3, 0xff] {
+            raw[0] = version;
+            assert_eq!(ring.open(&URL_SAFE_NO_PAD.encode(&raw)), Err(InvalidHandle));
+        }
     }
 }

@@ -244,14 +244,14 @@ pub enum Op {
     /// The next sequence number of a queue.
     PutSeq {
         /// The queue.
-        queue: String,
+        queue: Arc<str>,
         /// The next sequence number.
         next: u64,
     },
     /// A message's unchanging part.
     PutBody {
         /// The queue.
-        queue: String,
+        queue: Arc<str>,
         /// The message's sequence number.
         seq: u64,
         /// The message.
@@ -260,7 +260,7 @@ pub enum Op {
     /// A message's delivery state, with what the queue needs to place it without its body.
     PutState {
         /// The queue.
-        queue: String,
+        queue: Arc<str>,
         /// The message's sequence number.
         seq: u64,
         /// The state.
@@ -274,11 +274,11 @@ pub enum Op {
     /// copied under its new place, with its new dead-letter source, and its old records go.
     MoveBody {
         /// The queue it leaves.
-        from_queue: String,
+        from_queue: Arc<str>,
         /// Its sequence number there.
         from_seq: u64,
         /// The queue it joins.
-        to_queue: String,
+        to_queue: Arc<str>,
         /// Its sequence number there.
         to_seq: u64,
         /// The source queue's ARN when it arrives in a dead-letter queue; `None` otherwise.
@@ -287,14 +287,14 @@ pub enum Op {
     /// A message left the queue.
     DeleteMessage {
         /// The queue.
-        queue: String,
+        queue: Arc<str>,
         /// The message's sequence number.
         seq: u64,
     },
     /// A FIFO deduplication record.
     PutDedup {
         /// The queue.
-        queue: String,
+        queue: Arc<str>,
         /// The deduplication id.
         key: String,
         /// The record.
@@ -303,14 +303,14 @@ pub enum Op {
     /// A FIFO deduplication record expired.
     DeleteDedup {
         /// The queue.
-        queue: String,
+        queue: Arc<str>,
         /// The deduplication id.
         key: String,
     },
     /// Every message of a queue left it.
     Purge {
         /// The queue.
-        queue: String,
+        queue: Arc<str>,
     },
 }
 
@@ -427,7 +427,7 @@ impl Message {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Moving {
     /// The queue it leaves.
-    pub from_queue: String,
+    pub from_queue: Arc<str>,
     /// Its sequence number there.
     pub from_seq: u64,
     /// The message.
@@ -468,6 +468,8 @@ struct Attempt {
 pub struct Queue {
     /// The queue's name.
     pub name: String,
+    /// The same, shared by its journal records (one per message changed: no copy each).
+    journal_name: Arc<str>,
     /// Set when the queue is deleted, so operations that already hold it change nothing.
     pub deleted: bool,
     /// Its ARN.
@@ -510,6 +512,7 @@ impl Queue {
     pub fn with_cache(name: &str, settings: Settings, cache: Arc<BodyCache>) -> Self {
         Self {
             name: name.to_owned(),
+            journal_name: Arc::from(name),
             deleted: false,
             arn: format!("arn:aws:sqs:{REGION}:{ACCOUNT}:{name}"),
             settings,
@@ -733,7 +736,7 @@ impl Queue {
             {
                 self.dedup.remove(&key);
                 journal.push(Op::DeleteDedup {
-                    queue: self.name.clone(),
+                    queue: Arc::clone(&self.journal_name),
                     key,
                 });
             }
@@ -745,7 +748,7 @@ impl Queue {
         let message = self.detach(seq)?;
         self.drop_held(&message.held);
         journal.push(Op::DeleteMessage {
-            queue: self.name.clone(),
+            queue: Arc::clone(&self.journal_name),
             seq,
         });
         Some(message)
@@ -766,7 +769,7 @@ impl Queue {
         let message = self.detach(seq)?;
         self.drop_held(&message.held);
         Some(Moving {
-            from_queue: self.name.clone(),
+            from_queue: Arc::clone(&self.journal_name),
             from_seq: seq,
             message,
         })
@@ -869,7 +872,7 @@ impl Queue {
                 seq,
             };
             journal.push(Op::PutDedup {
-                queue: self.name.clone(),
+                queue: Arc::clone(&self.journal_name),
                 key: key.clone(),
                 dedup: dedup.clone(),
             });
@@ -924,7 +927,7 @@ impl Queue {
     fn append(&mut self, body: Arc<Body>, state: State, now: i64, journal: &mut Vec<Op>) -> u64 {
         let seq = self.next_seq();
         journal.push(Op::PutBody {
-            queue: self.name.clone(),
+            queue: Arc::clone(&self.journal_name),
             seq,
             body: Arc::clone(&body),
         });
@@ -952,7 +955,7 @@ impl Queue {
         journal.push(Op::MoveBody {
             from_queue: moving.from_queue,
             from_seq: moving.from_seq,
-            to_queue: self.name.clone(),
+            to_queue: Arc::clone(&self.journal_name),
             to_seq: seq,
             dead_letter_source_arn: dead_letter_source_arn.clone(),
         });
@@ -982,7 +985,7 @@ impl Queue {
 
     fn insert(&mut self, seq: u64, message: Message, now: i64, journal: &mut Vec<Op>) {
         journal.push(Op::PutSeq {
-            queue: self.name.clone(),
+            queue: Arc::clone(&self.journal_name),
             next: self.next_seq,
         });
         journal.push(self.state_record(seq, &message));
@@ -995,7 +998,7 @@ impl Queue {
     /// The journal record of a message's (new) state.
     fn state_record(&self, seq: u64, message: &Message) -> Op {
         Op::PutState {
-            queue: self.name.clone(),
+            queue: Arc::clone(&self.journal_name),
             seq,
             state: message.state,
             sent_at: message.sent_at,
@@ -1259,7 +1262,7 @@ impl Queue {
         self.group_heads.clear();
         self.attempts.clear();
         journal.push(Op::Purge {
-            queue: self.name.clone(),
+            queue: Arc::clone(&self.journal_name),
         });
     }
 

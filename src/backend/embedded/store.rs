@@ -402,12 +402,12 @@ fn apply(db: &Database, batch: &[Submission]) -> Result<(), StoreError> {
                     }
                 }
                 Op::PutSeq { queue, next } => {
-                    next_seqs.insert(queue.as_str(), *next);
+                    next_seqs.insert(&**queue, *next);
                 }
                 Op::PutBody { queue, seq, body } => {
                     let bytes = records::encode_body(body).map_err(StoreError::from)?;
                     bodies
-                        .insert((queue.as_str(), *seq), bytes.as_slice())
+                        .insert((&**queue, *seq), bytes.as_slice())
                         .map_err(StoreError::from)?;
                 }
                 Op::PutState {
@@ -420,7 +420,7 @@ fn apply(db: &Database, batch: &[Submission]) -> Result<(), StoreError> {
                     let bytes = records::encode_state(state, *sent_at, group_id.as_deref())
                         .map_err(StoreError::from)?;
                     states
-                        .insert((queue.as_str(), *seq), bytes.as_slice())
+                        .insert((&**queue, *seq), bytes.as_slice())
                         .map_err(StoreError::from)?;
                 }
                 Op::MoveBody {
@@ -431,13 +431,13 @@ fn apply(db: &Database, batch: &[Submission]) -> Result<(), StoreError> {
                     dead_letter_source_arn,
                 } => {
                     let moved = bodies
-                        .remove((from_queue.as_str(), *from_seq))
+                        .remove((&**from_queue, *from_seq))
                         .map_err(StoreError::from)?
                         .map(|bytes| records::decode_body(bytes.value()))
                         .transpose()
                         .map_err(StoreError::from)?;
                     states
-                        .remove((from_queue.as_str(), *from_seq))
+                        .remove((&**from_queue, *from_seq))
                         .map_err(StoreError::from)?;
                     let Some(mut body) = moved else {
                         // Journals are applied in the order they were made, so the body is
@@ -448,16 +448,12 @@ fn apply(db: &Database, batch: &[Submission]) -> Result<(), StoreError> {
                     body.dead_letter_source_arn = dead_letter_source_arn.clone();
                     let bytes = records::encode_body(&body).map_err(StoreError::from)?;
                     bodies
-                        .insert((to_queue.as_str(), *to_seq), bytes.as_slice())
+                        .insert((&**to_queue, *to_seq), bytes.as_slice())
                         .map_err(StoreError::from)?;
                 }
                 Op::DeleteMessage { queue, seq } => {
-                    bodies
-                        .remove((queue.as_str(), *seq))
-                        .map_err(StoreError::from)?;
-                    states
-                        .remove((queue.as_str(), *seq))
-                        .map_err(StoreError::from)?;
+                    bodies.remove((&**queue, *seq)).map_err(StoreError::from)?;
+                    states.remove((&**queue, *seq)).map_err(StoreError::from)?;
                 }
                 Op::PutDedup {
                     queue,
@@ -466,12 +462,12 @@ fn apply(db: &Database, batch: &[Submission]) -> Result<(), StoreError> {
                 } => {
                     let bytes = records::encode_dedup(record).map_err(StoreError::from)?;
                     dedup
-                        .insert((queue.as_str(), key.as_str()), bytes.as_slice())
+                        .insert((&**queue, key.as_str()), bytes.as_slice())
                         .map_err(StoreError::from)?;
                 }
                 Op::DeleteDedup { queue, key } => {
                     dedup
-                        .remove((queue.as_str(), key.as_str()))
+                        .remove((&**queue, key.as_str()))
                         .map_err(StoreError::from)?;
                 }
                 Op::Purge { queue } => remove_messages(&mut bodies, &mut states, queue)?,
