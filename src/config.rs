@@ -144,6 +144,9 @@ impl TlsConfig {
     }
 }
 
+/// The most `server.worker_threads` accepted.
+pub const MAX_WORKER_THREADS: usize = 1024;
+
 /// The HTTP server's settings.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -172,6 +175,9 @@ pub struct ServerConfig {
     pub http2: bool,
     /// Requests one HTTP/2 connection may have in flight at once (`SETTINGS_MAX_CONCURRENT_STREAMS`).
     pub http2_max_streams: u32,
+    /// Threads serving requests; unset: one per core the process may use (cgroup quotas
+    /// count). Fewer suit a gateway that shares its cores with other busy processes.
+    pub worker_threads: Option<usize>,
     /// Terminate TLS here (HTTPS on `listen`); unset: plain HTTP.
     pub tls: Option<TlsConfig>,
 }
@@ -190,6 +196,7 @@ impl Default for ServerConfig {
             body_timeout_seconds: 30,
             http2: true,
             http2_max_streams: 100,
+            worker_threads: None,
             tls: None,
         }
     }
@@ -385,6 +392,16 @@ impl Config {
             return Err(ConfigError::invalid(
                 "server.http2_max_streams",
                 "must be 1 to 1000",
+            ));
+        }
+        if self
+            .server
+            .worker_threads
+            .is_some_and(|threads| !(1..=MAX_WORKER_THREADS).contains(&threads))
+        {
+            return Err(ConfigError::invalid(
+                "server.worker_threads",
+                format!("must be 1 to {MAX_WORKER_THREADS}"),
             ));
         }
         if self.ledger.max_entries == 0 {
@@ -625,6 +642,23 @@ queues = {{ orders = "orders" }}
         }
         let off = format!("{}\n[server]\nhttp2 = false\n", minimal());
         assert!(!Config::parse(&off).unwrap().server.http2);
+    }
+
+    #[test]
+    fn worker_threads_default_to_the_cores_and_are_bounded() {
+        assert_eq!(
+            Config::parse(&minimal()).unwrap().server.worker_threads,
+            None
+        );
+        let one = format!("{}\n[server]\nworker_threads = 1\n", minimal());
+        assert_eq!(Config::parse(&one).unwrap().server.worker_threads, Some(1));
+        for threads in [0, 1025] {
+            let text = format!("{}\n[server]\nworker_threads = {threads}\n", minimal());
+            assert!(
+                error_of(&text).starts_with("server.worker_threads"),
+                "{threads}"
+            );
+        }
     }
 
     #[test]

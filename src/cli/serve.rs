@@ -43,7 +43,12 @@ pub(super) fn run(
     if let Some(listen) = listen {
         config.server.listen = listen;
     }
-    let runtime = match tokio::runtime::Runtime::new() {
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    runtime.enable_all();
+    if let Some(threads) = config.server.worker_threads {
+        runtime.worker_threads(threads);
+    }
+    let runtime = match runtime.build() {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("cannot start the async runtime: {error}");

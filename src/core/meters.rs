@@ -8,8 +8,9 @@ use crate::core::backend::BackendError;
 use crate::core::error::LimitScope;
 use crate::core::model::QueueStats;
 use metrics::{Key, Label, Metadata, Recorder};
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 /// Requests answered, by dialect, operation and status.
@@ -48,11 +49,30 @@ pub const NO_OPERATION: &str = "none";
 static METADATA: Metadata<'static> =
     Metadata::new(module_path!(), metrics::Level::INFO, Some(module_path!()));
 
+/// A request's meters: by (dialect, operation, status).
+type RequestKey = (&'static str, &'static str, u16);
+/// A backend call's meters: by (backend, call, outcome).
+type CallKey = (&'static str, &'static str, &'static str);
+/// A counter and its latency histogram.
+type Pair = (metrics::Counter, metrics::Histogram);
+
+/// The meters every request and backend call counts in, kept once registered: registering builds
+/// a key (label vector, status text) and hashes it in the recorder's registry, which cost every
+/// request a handful of allocations. Both maps are bounded by the label values, all static. (The
+/// recorder never drops a counter or a histogram, only idle gauges, so a kept handle stays the
+/// one the scrape reads.)
+#[derive(Default)]
+struct HotMeters {
+    requests: RwLock<HashMap<RequestKey, Pair>>,
+    calls: RwLock<HashMap<CallKey, Pair>>,
+}
+
 /// The gateway's meters over a recorder.
 #[derive(Clone)]
 pub struct Meters {
     recorder: Arc<dyn Recorder + Send + Sync>,
     long_polls: Arc<AtomicI64>,
+    hot: Arc<HotMeters>,
 }
 
 impl std::fmt::Debug for Meters {
@@ -74,6 +94,7 @@ impl Meters {
         let meters = Self {
             recorder,
             long_polls: Arc::default(),
+            hot: Arc::default(),
         };
         meters.describe();
         meters
@@ -160,23 +181,28 @@ impl Meters {
         status: u16,
         elapsed: Duration,
     ) {
-        self.counter(
-            REQUESTS,
-            vec![
-                Label::from_static_parts("dialect", dialect),
-                Label::from_static_parts("operation", operation),
-                Label::new("status", status.to_string()),
-            ],
-        )
-        .increment(1);
-        self.histogram(
-            REQUEST_SECONDS,
-            vec![
-                Label::from_static_parts("dialect", dialect),
-                Label::from_static_parts("operation", operation),
-            ],
-        )
-        .record(elapsed.as_secs_f64());
+        let (requests, seconds) =
+            hot_meters(&self.hot.requests, (dialect, operation, status), || {
+                (
+                    self.counter(
+                        REQUESTS,
+                        vec![
+                            Label::from_static_parts("dialect", dialect),
+                            Label::from_static_parts("operation", operation),
+                            Label::new("status", status.to_string()),
+                        ],
+                    ),
+                    self.histogram(
+                        REQUEST_SECONDS,
+                        vec![
+                            Label::from_static_parts("dialect", dialect),
+                            Label::from_static_parts("operation", operation),
+                        ],
+                    ),
+                )
+            });
+        requests.increment(1);
+        seconds.record(elapsed.as_secs_f64());
     }
 
     /// One backend call and how it ended.
@@ -188,23 +214,27 @@ impl Meters {
         elapsed: Duration,
     ) {
         let outcome = error.map_or("ok", backend_outcome);
-        self.counter(
-            BACKEND_CALLS,
-            vec![
-                Label::from_static_parts("backend", backend),
-                Label::from_static_parts("call", call),
-                Label::from_static_parts("outcome", outcome),
-            ],
-        )
-        .increment(1);
-        self.histogram(
-            BACKEND_SECONDS,
-            vec![
-                Label::from_static_parts("backend", backend),
-                Label::from_static_parts("call", call),
-            ],
-        )
-        .record(elapsed.as_secs_f64());
+        let (calls, seconds) = hot_meters(&self.hot.calls, (backend, call, outcome), || {
+            (
+                self.counter(
+                    BACKEND_CALLS,
+                    vec![
+                        Label::from_static_parts("backend", backend),
+                        Label::from_static_parts("call", call),
+                        Label::from_static_parts("outcome", outcome),
+                    ],
+                ),
+                self.histogram(
+                    BACKEND_SECONDS,
+                    vec![
+                        Label::from_static_parts("backend", backend),
+                        Label::from_static_parts("call", call),
+                    ],
+                ),
+            )
+        });
+        calls.increment(1);
+        seconds.record(elapsed.as_secs_f64());
     }
 
     /// A receive starts waiting; the gauge goes down when the guard drops.
@@ -301,4 +331,25 @@ fn backend_outcome(error: &BackendError) -> &'static str {
         BackendError::Unsupported(_) => "unsupported",
         BackendError::Other(_) => "error",
     }
+}
+
+/// The meters under `key`, registered by `register` the first time.
+fn hot_meters<K: std::hash::Hash + Eq + Copy>(
+    map: &RwLock<HashMap<K, Pair>>,
+    key: K,
+    register: impl FnOnce() -> Pair,
+) -> Pair {
+    let known = map
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(&key)
+        .cloned();
+    known.unwrap_or_else(|| {
+        let meters = register();
+        map.write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(key)
+            .or_insert(meters)
+            .clone()
+    })
 }

@@ -596,3 +596,30 @@ async fn idle_sockets_cannot_starve_the_gateway_of_file_descriptors() {
         "{log:?}"
     );
 }
+
+/// The gateway's request-serving threads: tokio's workers, by the name tokio gives them.
+fn worker_threads(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|task| {
+            std::fs::read_to_string(task.path().join("comm"))
+                .is_ok_and(|name| name.trim_end() == "tokio-rt-worker")
+        })
+        .count()
+}
+
+#[tokio::test]
+async fn worker_threads_sets_how_many_threads_serve_requests() {
+    let http = reqwest::Client::new();
+    for threads in [1, 3] {
+        let gateway = spawn_gateway(&embedded_config(&format!("worker_threads = {threads}")), "");
+        let health = http
+            .get(format!("http://{}/healthz", gateway.address))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(health.status(), reqwest::StatusCode::OK);
+        assert_eq!(worker_threads(gateway.child.0.id()), threads);
+    }
+}
