@@ -352,6 +352,7 @@ impl ResultsResponse {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::ErrorKind;
 
     #[test]
     fn timestamps_are_written_as_rfc_3339_with_milliseconds_in_utc() {
@@ -373,7 +374,6 @@ mod tests {
             far.to_rfc3339_opts(SecondsFormat::Millis, true)
         );
     }
-    use crate::core::ErrorKind;
 
     #[test]
     fn the_documented_receive_example_parses() {
