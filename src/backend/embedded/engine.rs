@@ -11,6 +11,7 @@ use crate::core::model::{
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::num::{NonZeroI64, NonZeroU64};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -207,12 +208,29 @@ pub struct Body {
 pub struct State {
     /// Deliveries so far.
     pub receive_count: u32,
-    /// When it was first received, in milliseconds since the epoch.
-    pub first_received_at: Option<i64>,
+    /// When it was first received, in milliseconds since the epoch (never zero: see
+    /// [`first_receive_time`]).
+    pub first_received_at: Option<NonZeroI64>,
     /// When it is (or was) visible: after its delay, or when its visibility timeout ends.
     pub visible_at: i64,
-    /// The current delivery's receipt; `None` until first received.
-    pub receipt: Option<u64>,
+    /// The current delivery's receipt; `None` until first received. Never zero, like the first
+    /// receive time, which keeps [`Message`] at 72 bytes: a B-tree leaf of eleven messages then
+    /// fits an 896-byte allocation, where 88-byte messages took 1,088 (glibc) or 1,280 (jemalloc).
+    pub receipt: Option<NonZeroU64>,
+}
+
+/// `now` as a first receive time: a receive in the epoch's very first millisecond counts as the
+/// second one, so that zero can mean "never" in the space of an `i64`.
+fn first_receive_time(now: i64) -> NonZeroI64 {
+    const SECOND_MILLISECOND: NonZeroI64 = NonZeroI64::new(1).expect("one is not zero");
+    NonZeroI64::new(now).unwrap_or(SECOND_MILLISECOND)
+}
+
+impl State {
+    /// Whether `receipt` is the current delivery's.
+    pub fn is_delivery(&self, receipt: u64) -> bool {
+        self.receipt.is_some_and(|current| current.get() == receipt)
+    }
 }
 
 /// A record of a FIFO deduplication id.
@@ -1055,7 +1073,7 @@ impl Queue {
                 let Some(message) = self.messages.get(&seq).cloned() else {
                     continue;
                 };
-                if message.state.receipt != Some(receipt) {
+                if !message.state.is_delivery(receipt) {
                     continue;
                 }
                 self.unindex(seq, &message);
@@ -1111,10 +1129,13 @@ impl Queue {
                 continue;
             }
             self.unindex(seq, &message);
-            let receipt = rand::random::<u64>();
+            let receipt = rand::random::<NonZeroU64>();
             let mut updated = message;
             updated.state.receive_count += 1;
-            updated.state.first_received_at.get_or_insert(now);
+            updated
+                .state
+                .first_received_at
+                .get_or_insert(first_receive_time(now));
             updated.state.visible_at = now + i64::from(visibility_seconds) * 1000;
             updated.state.receipt = Some(receipt);
             self.index(seq, &updated, now);
@@ -1122,7 +1143,7 @@ impl Queue {
             self.messages.insert(seq, updated.clone());
             received.delivered.push(Delivered {
                 seq,
-                receipt,
+                receipt: receipt.get(),
                 message: updated,
             });
         }
@@ -1212,7 +1233,7 @@ impl Queue {
     /// Deletes the delivery `(seq, receipt)`: only the current delivery of a message can.
     pub fn delete(&mut self, seq: u64, receipt: u64, journal: &mut Vec<Op>) -> EntryOutcome {
         match self.messages.get(&seq) {
-            Some(message) if message.state.receipt == Some(receipt) => {
+            Some(message) if message.state.is_delivery(receipt) => {
                 self.remove(seq, journal);
                 EntryOutcome::Ok
             }
@@ -1233,7 +1254,7 @@ impl Queue {
         let Some(message) = self.messages.get(&seq).cloned() else {
             return EntryOutcome::Gone;
         };
-        if message.state.receipt != Some(receipt) {
+        if !message.state.is_delivery(receipt) {
             return EntryOutcome::Gone;
         }
         if message.state.visible_at <= now {
@@ -1313,6 +1334,19 @@ mod tests {
 
     const T0: i64 = 1_800_000_000_000;
 
+    #[test]
+    fn a_stored_message_takes_72_bytes() {
+        // Eleven to a B-tree leaf: 8-byte keys, 72-byte messages and the leaf's header fit an
+        // 896-byte allocation (see `State::receipt`); a million messages hold ~91,000 leaves.
+        assert_eq!(std::mem::size_of::<Message>(), 72);
+    }
+
+    #[test]
+    fn a_receive_at_the_epoch_still_counts_as_received() {
+        assert_eq!(first_receive_time(0).get(), 1);
+        assert_eq!(first_receive_time(T0).get(), T0);
+    }
+
     fn queue(name: &str, settings: QueueSettings) -> Queue {
         Queue::new(name, Settings::new(name, &settings).unwrap())
     }
@@ -1357,7 +1391,7 @@ mod tests {
         assert_eq!(second.delivered[0].message.state.receive_count, 2);
         assert_eq!(
             second.delivered[0].message.state.first_received_at,
-            Some(T0)
+            NonZeroI64::new(T0)
         );
         assert_ne!(first.delivered[0].receipt, second.delivered[0].receipt);
     }
@@ -1499,7 +1533,7 @@ mod tests {
             message: Message {
                 state: State {
                     receive_count: 3,
-                    first_received_at: Some(T0),
+                    first_received_at: NonZeroI64::new(T0),
                     visible_at: T0,
                     receipt: None,
                 },

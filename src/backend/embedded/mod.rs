@@ -682,7 +682,10 @@ fn to_backend_message(seq: u64, receipt: u64, message: &Message, body: &Body) ->
         body: body.body.clone(),
         attributes: body.attributes.clone(),
         sent_at: time(message.sent_at),
-        first_received_at: message.state.first_received_at.and_then(time),
+        first_received_at: message
+            .state
+            .first_received_at
+            .and_then(|at| time(at.get())),
         receive_count: message.state.receive_count,
         sequence_number: message
             .group_id

@@ -9,6 +9,7 @@ use super::engine::{Body, Dedup, State};
 use crate::core::model::{AttributeValue, MessageAttribute};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::num::{NonZeroI64, NonZeroU64};
 
 /// First byte of every versioned record. A record of the first release starts with a postcard
 /// varint instead: the length of its first string, a message id of 36 characters (0x24), or a
@@ -124,9 +125,11 @@ impl From<StateV1> for State {
     fn from(stored: StateV1) -> Self {
         State {
             receive_count: stored.receive_count,
-            first_received_at: stored.first_received_at,
+            first_received_at: stored.first_received_at.and_then(NonZeroI64::new),
             visible_at: stored.visible_at,
-            receipt: stored.receipt,
+            // A receipt of zero (odds 2^-64, from before receipts were never zero) is dropped:
+            // the message then counts as visible, which at-least-once allows.
+            receipt: stored.receipt.and_then(NonZeroU64::new),
         }
     }
 }
@@ -212,9 +215,9 @@ pub(super) fn encode_state(
         &StateV2 {
             delivery: StateV1 {
                 receive_count: state.receive_count,
-                first_received_at: state.first_received_at,
+                first_received_at: state.first_received_at.map(NonZeroI64::get),
                 visible_at: state.visible_at,
-                receipt: state.receipt,
+                receipt: state.receipt.map(NonZeroU64::get),
             },
             sent_at,
             group_id: group_id.map(str::to_owned),
@@ -313,9 +316,9 @@ mod tests {
     fn states_and_dedup_records_written_by_this_release_read_back() {
         let state = State {
             receive_count: 3,
-            first_received_at: Some(1_800_000_100_000),
+            first_received_at: NonZeroI64::new(1_800_000_100_000),
             visible_at: 1_800_000_160_000,
-            receipt: Some(0xef),
+            receipt: NonZeroU64::new(0xef),
         };
         // The previous release's states read back without a placement (the body has it).
         assert_eq!(decode_state(&hex(STATE_V1)).unwrap(), (state, None));
