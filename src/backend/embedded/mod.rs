@@ -441,6 +441,18 @@ impl EmbeddedBackend {
         }
     }
 
+    /// [`Self::submit`] for a receive's journal, which need not reach the disk before the next
+    /// synced commit (see [`Store::submit_unsynced`]).
+    fn submit_unsynced(&self, journal: Vec<Op>) -> Commit {
+        match &self.durable {
+            Some(durable) => match &*read(&durable.store) {
+                Some(store) => store.submit_unsynced(journal),
+                None => Commit::failed(),
+            },
+            None => Commit::done(),
+        }
+    }
+
     /// Applies `change` to the queue, waits until it is on disk, and wakes the queue's long polls.
     async fn apply<T>(
         &self,
@@ -645,7 +657,7 @@ impl EmbeddedBackend {
             }
         }
         let next_visible_at = source.next_visible_at(now);
-        let commit = self.submit(journal);
+        let commit = self.submit_unsynced(journal);
         Ok((received.delivered, moved, next_visible_at, now, commit))
     }
 }

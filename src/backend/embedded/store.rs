@@ -3,7 +3,12 @@
 //! Callers submit the journal of one engine operation and await its commit. The writer thread takes
 //! every submission waiting at that moment, applies them in order in one write transaction and
 //! commits once (one fsync), then answers them all: under load, hundreds of operations share a
-//! disk sync. Nothing is answered before its records are on disk.
+//! disk sync. Nothing is answered before its records are on disk, but records whose loss in a
+//! crash is harmless (a receive's: its messages are only delivered again) may be submitted
+//! unsynced ([`Store::submit_unsynced`]): a batch of only those is committed without a disk sync
+//! of its own (redb's `Durability::None`), and the next synced commit makes it durable, which
+//! comes within a second (the writer makes one for them if nothing else is written; closing the
+//! store also syncs).
 //!
 //! Bodies are read back on demand ([`Reader`]) from a snapshot, beside the writer; a reopen reads
 //! only the states (which carry what places a message in its queue), so it does not grow with
@@ -17,6 +22,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
+use std::time::Duration;
 use tokio::sync::oneshot;
 
 const QUEUES: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("queues");
@@ -27,6 +33,9 @@ const DEDUP: TableDefinition<'static, (&str, &str), &[u8]> = TableDefinition::ne
 
 /// Submissions applied in one transaction at most; bounds the latency of the first in a batch.
 const MAX_BATCH: usize = 8_192;
+/// How long records committed without a disk sync wait for the next synced commit before one is
+/// made for them alone: what a crash can take back of a receive.
+const UNSYNCED_AT_MOST: Duration = Duration::from_secs(1);
 
 /// The store could not be opened, read or written.
 #[derive(Debug, thiserror::Error)]
@@ -74,6 +83,9 @@ pub struct RecoveredQueue {
 
 struct Submission {
     ops: Vec<Op>,
+    /// Whether the submitter needs the records on disk (else the next synced commit puts them
+    /// there).
+    synced: bool,
     done: oneshot::Sender<Result<(), String>>,
 }
 
@@ -197,12 +209,22 @@ impl Store {
         if ops.is_empty() {
             return Commit::done();
         }
-        self.enqueue(ops)
+        self.enqueue(ops, true)
+    }
+
+    /// Like [`Store::submit`], for records whose loss in a crash is harmless: the commit completes
+    /// once they are applied (readers see them), and they reach the disk with the next synced
+    /// commit, or when the store closes.
+    pub fn submit_unsynced(&self, ops: Vec<Op>) -> Commit {
+        if ops.is_empty() {
+            return Commit::done();
+        }
+        self.enqueue(ops, false)
     }
 
     /// A commit that completes once everything submitted before it is on disk.
     pub fn barrier(&self) -> Commit {
-        self.enqueue(Vec::new())
+        self.enqueue(Vec::new(), true)
     }
 
     /// Whether a write failed: the store then refuses every write; the backend reopens it.
@@ -220,7 +242,7 @@ impl Store {
         self.commits.load(Ordering::Relaxed)
     }
 
-    fn enqueue(&self, ops: Vec<Op>) -> Commit {
+    fn enqueue(&self, ops: Vec<Op>, synced: bool) -> Commit {
         let (done, receiver) = oneshot::channel();
         if self.is_poisoned() {
             let _ = done.send(Err(
@@ -230,7 +252,7 @@ impl Store {
         }
         if let Some(submissions) = &self.submissions {
             // A failed send drops `done`, and waiting on the commit then reports the stopped writer.
-            let _ = submissions.send(Submission { ops, done });
+            let _ = submissions.send(Submission { ops, synced, done });
         }
         Commit(Some(receiver))
     }
@@ -337,7 +359,29 @@ fn write_loop(
     poisoned: &AtomicBool,
     commits: &std::sync::atomic::AtomicU64,
 ) {
-    while let Ok(first) = submissions.recv() {
+    // Whether the last commit was made without a disk sync: then the next one comes within
+    // `UNSYNCED_AT_MOST`, with or without records.
+    let mut unsynced = false;
+    loop {
+        let first = if unsynced {
+            match submissions.recv_timeout(UNSYNCED_AT_MOST) {
+                Ok(first) => first,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    let (done, _) = oneshot::channel();
+                    Submission {
+                        ops: Vec::new(),
+                        synced: true,
+                        done,
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        } else {
+            match submissions.recv() {
+                Ok(first) => first,
+                Err(_) => break,
+            }
+        };
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
             match submissions.try_recv() {
@@ -345,11 +389,13 @@ fn write_loop(
                 Err(_) => break,
             }
         }
+        let synced = batch.iter().any(|submission| submission.synced);
         let result = if poisoned.load(Ordering::SeqCst) {
             Err("an earlier write failed; the store is being reopened".to_owned())
         } else {
-            apply(db, &batch)
+            apply(db, &batch, synced)
                 .map(|()| {
+                    unsynced = !synced;
                     commits.fetch_add(1, Ordering::Relaxed);
                 })
                 .map_err(|error| {
@@ -364,8 +410,11 @@ fn write_loop(
     }
 }
 
-fn apply(db: &Database, batch: &[Submission]) -> Result<(), StoreError> {
-    let txn = db.begin_write().map_err(StoreError::from)?;
+fn apply(db: &Database, batch: &[Submission], synced: bool) -> Result<(), StoreError> {
+    let mut txn = db.begin_write().map_err(StoreError::from)?;
+    if !synced {
+        txn.set_durability(redb::Durability::None);
+    }
     {
         let mut queues = txn.open_table(QUEUES).map_err(StoreError::from)?;
         let mut sequences = txn.open_table(SEQUENCES).map_err(StoreError::from)?;
@@ -504,6 +553,83 @@ mod tests {
 
     fn hex(text: &str) -> Vec<u8> {
         hex::decode(text.split_whitespace().collect::<String>()).unwrap()
+    }
+
+    fn message_ops(queue: &str, receive_count: u32) -> Vec<Op> {
+        let queue: Arc<str> = Arc::from(queue);
+        let state = State {
+            receive_count,
+            first_received_at: None,
+            visible_at: 1_800_000_000_000,
+            receipt: None,
+        };
+        let state = Op::PutState {
+            queue: Arc::clone(&queue),
+            seq: 1,
+            state,
+            sent_at: 1_800_000_000_000,
+            group_id: None,
+        };
+        if receive_count > 0 {
+            return vec![state];
+        }
+        let body = Body {
+            id: "m".into(),
+            body: "hello".into(),
+            attributes: BTreeMap::new(),
+            sent_at: 1_800_000_000_000,
+            group_id: None,
+            dead_letter_source_arn: None,
+            deduplication_id: None,
+        };
+        vec![
+            Op::PutQueue {
+                name: queue.to_string(),
+                settings: Settings::new(&queue, &Default::default()).unwrap(),
+            },
+            Op::PutBody {
+                queue: Arc::clone(&queue),
+                seq: 1,
+                body: Arc::new(body),
+            },
+            state,
+        ]
+    }
+
+    /// A receive's records are committed at once without a sync of their own, and a synced
+    /// commit follows within `UNSYNCED_AT_MOST` when nothing else is written.
+    #[tokio::test]
+    async fn unsynced_records_are_committed_at_once_and_synced_within_a_second() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let (store, _) = Store::open(dir.path(), 1 << 20).unwrap();
+            store.submit(message_ops("q", 0)).wait().await.unwrap();
+            store
+                .submit_unsynced(message_ops("q", 1))
+                .wait()
+                .await
+                .unwrap();
+            assert_eq!(store.commits(), 2);
+            // With nothing else written, the writer syncs them on its own within a second.
+            let waited = tokio::time::Instant::now();
+            while store.commits() < 3 && waited.elapsed() < Duration::from_secs(10) {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            assert_eq!(
+                store.commits(),
+                3,
+                "a synced commit follows an unsynced one"
+            );
+            assert!(waited.elapsed() >= Duration::from_millis(500));
+            // A synced submission needs no extra commit after it.
+            store.submit(message_ops("q", 2)).wait().await.unwrap();
+            tokio::time::sleep(UNSYNCED_AT_MOST + Duration::from_millis(500)).await;
+            assert_eq!(store.commits(), 4);
+        }
+        let (_store, recovered) = Store::open(dir.path(), 1 << 20).unwrap();
+        let messages = &recovered.queues["q"].messages;
+        assert_eq!(messages.len(), 1);
+        assert_eq!(messages[0].state.receive_count, 2);
     }
 
     /// A store of the previous release (state records without the message's placement) reopens:
