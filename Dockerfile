@@ -7,6 +7,11 @@
 # Build stage. The toolchain and Debian release match the runtime stage's (bookworm, glibc 2.36),
 # which is also what CI builds and tests the binary on.
 FROM rust:1.95-slim-bookworm AS builder
+# jemalloc, the gateway's allocator (tikv-jemalloc-sys), is built from its C sources with make,
+# which the slim image lacks (it has gcc).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends make \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /build
 # Only what the build needs (.dockerignore keeps everything else out of the context).
 COPY Cargo.toml Cargo.lock ./

@@ -453,6 +453,16 @@ fn the_dockerfile_builds_with_cargo_locked_in_a_stage_of_its_own_from_files_in_t
         build.args.contains(&built),
         "the build RUN puts the binary at {built}, which the runtime stage copies"
     );
+    // jemalloc's sources are built with make, which the slim Rust images lack.
+    if repo_file("Cargo.lock").contains("name = \"tikv-jemalloc-sys\"") {
+        assert!(
+            builder.all("RUN").any(|run| {
+                let words = run.words();
+                words.iter().any(|w| w == "install") && words.iter().any(|w| w == "make")
+            }),
+            "the build stage installs make for jemalloc"
+        );
+    }
     assert_eq!(
         dockerfile.command()[0],
         installed,
