@@ -432,21 +432,20 @@ impl EmbeddedBackend {
     }
 
     fn submit(&self, journal: Vec<Op>) -> Commit {
-        match &self.durable {
-            Some(durable) => match &*read(&durable.store) {
-                Some(store) => store.submit(journal),
-                None => Commit::failed(),
-            },
-            None => Commit::done(),
-        }
+        self.to_store(|store| store.submit(journal))
     }
 
     /// [`Self::submit`] for a receive's journal, which need not reach the disk before the next
     /// synced commit (see [`Store::submit_unsynced`]).
     fn submit_unsynced(&self, journal: Vec<Op>) -> Commit {
+        self.to_store(|store| store.submit_unsynced(journal))
+    }
+
+    /// `submit` to the store: done at once without a disk, failed while the store is down.
+    fn to_store(&self, submit: impl FnOnce(&Store) -> Commit) -> Commit {
         match &self.durable {
             Some(durable) => match &*read(&durable.store) {
-                Some(store) => store.submit_unsynced(journal),
+                Some(store) => submit(store),
                 None => Commit::failed(),
             },
             None => Commit::done(),
@@ -468,13 +467,7 @@ impl EmbeddedBackend {
 
     /// A commit that completes once everything submitted before it is on disk.
     fn barrier(&self) -> Commit {
-        match &self.durable {
-            Some(durable) => match &*read(&durable.store) {
-                Some(store) => store.barrier(),
-                None => Commit::failed(),
-            },
-            None => Commit::done(),
-        }
+        self.to_store(Store::barrier)
     }
 
     /// Runs `change` on the queue under its lock and queues its journal in that order.
