@@ -214,7 +214,7 @@ impl Store {
 
     /// Like [`Store::submit`], for records whose loss in a crash is harmless: the commit completes
     /// once they are applied (readers see them), and they reach the disk with the next synced
-    /// commit, or when the store closes.
+    /// commit, which the writer makes within `UNSYNCED_AT_MOST` if no one else does.
     pub fn submit_unsynced(&self, ops: Vec<Op>) -> Commit {
         if ops.is_empty() {
             return Commit::done();
@@ -395,7 +395,6 @@ fn write_loop(
         } else {
             apply(db, &batch, synced)
                 .map(|()| {
-                    unsynced = !synced;
                     commits.fetch_add(1, Ordering::Relaxed);
                 })
                 .map_err(|error| {
@@ -404,6 +403,8 @@ fn write_loop(
                     error.to_string()
                 })
         };
+        // A failed store writes nothing more until it is reopened: no sync to follow up.
+        unsynced = result.is_ok() && !synced;
         for submission in batch {
             let _ = submission.done.send(result.clone());
         }
@@ -555,6 +556,8 @@ mod tests {
         hex::decode(text.split_whitespace().collect::<String>()).unwrap()
     }
 
+    /// The records of message 1's send (`receive_count` 0: its queue, body and state), or of its
+    /// `receive_count`-th receive (its state).
     fn message_ops(queue: &str, receive_count: u32) -> Vec<Op> {
         let queue: Arc<str> = Arc::from(queue);
         let state = State {
