@@ -20,7 +20,7 @@ use super::records;
 use redb::{Database, ReadableTable, TableDefinition};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 use tokio::sync::oneshot;
@@ -97,8 +97,15 @@ pub struct Store {
     writer: Option<std::thread::JoinHandle<()>>,
     /// Set after a failed write: memory and disk may disagree, so nothing more is written.
     poisoned: Arc<AtomicBool>,
-    /// Transactions committed since the store was opened.
-    commits: Arc<std::sync::atomic::AtomicU64>,
+    /// What the writer has done since the store was opened.
+    counts: Arc<Counts>,
+}
+
+/// Transactions the writer committed, and those of them that synced the disk.
+#[derive(Debug, Default)]
+struct Counts {
+    commits: AtomicU64,
+    syncs: AtomicU64,
 }
 
 impl Drop for Store {
@@ -186,11 +193,11 @@ impl Store {
         let (submissions, receiver) = mpsc::channel();
         let poisoned = Arc::new(AtomicBool::new(false));
         let writer_poisoned = Arc::clone(&poisoned);
-        let commits = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let writer_commits = Arc::clone(&commits);
+        let counts = Arc::new(Counts::default());
+        let writer_counts = Arc::clone(&counts);
         let writer = std::thread::Builder::new()
             .name("sqs-gateway-store".into())
-            .spawn(move || write_loop(&writer_db, receiver, &writer_poisoned, &writer_commits))
+            .spawn(move || write_loop(&writer_db, receiver, &writer_poisoned, &writer_counts))
             .map_err(StoreError::from)?;
         Ok((
             Self {
@@ -198,7 +205,7 @@ impl Store {
                 submissions: Some(submissions),
                 writer: Some(writer),
                 poisoned,
-                commits,
+                counts,
             },
             recovered,
         ))
@@ -239,7 +246,12 @@ impl Store {
 
     /// Transactions committed since the store was opened.
     pub fn commits(&self) -> u64 {
-        self.commits.load(Ordering::Relaxed)
+        self.counts.commits.load(Ordering::Relaxed)
+    }
+
+    /// Those of them that synced the disk.
+    pub fn syncs(&self) -> u64 {
+        self.counts.syncs.load(Ordering::Relaxed)
     }
 
     fn enqueue(&self, ops: Vec<Op>, synced: bool) -> Commit {
@@ -357,14 +369,16 @@ fn write_loop(
     db: &Database,
     submissions: mpsc::Receiver<Submission>,
     poisoned: &AtomicBool,
-    commits: &std::sync::atomic::AtomicU64,
+    counts: &Counts,
 ) {
-    // Whether the last commit was made without a disk sync: then the next one comes within
-    // `UNSYNCED_AT_MOST`, with or without records.
-    let mut unsynced = false;
+    // Since when commits have been made without a disk sync: the next synced one comes within
+    // `UNSYNCED_AT_MOST` of the first of them, with or without records (a steady stream of
+    // receives does not put it off).
+    let mut unsynced_since: Option<tokio::time::Instant> = None;
     loop {
-        let first = if unsynced {
-            match submissions.recv_timeout(UNSYNCED_AT_MOST) {
+        let first = if let Some(since) = unsynced_since {
+            let left = UNSYNCED_AT_MOST.saturating_sub(since.elapsed());
+            match submissions.recv_timeout(left) {
                 Ok(first) => first,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     let (done, _) = oneshot::channel();
@@ -389,13 +403,14 @@ fn write_loop(
                 Err(_) => break,
             }
         }
-        let synced = batch.iter().any(|submission| submission.synced);
+        let overdue = unsynced_since.is_some_and(|since| since.elapsed() >= UNSYNCED_AT_MOST);
+        let synced = overdue || batch.iter().any(|submission| submission.synced);
         let result = if poisoned.load(Ordering::SeqCst) {
             Err("an earlier write failed; the store is being reopened".to_owned())
         } else {
             apply(db, &batch, synced)
                 .map(|()| {
-                    commits.fetch_add(1, Ordering::Relaxed);
+                    counts.commits.fetch_add(1, Ordering::Relaxed);
                 })
                 .map_err(|error| {
                     tracing::error!(%error, "embedded store write failed; refusing writes until it is reopened");
@@ -403,8 +418,17 @@ fn write_loop(
                     error.to_string()
                 })
         };
-        // A failed store writes nothing more until it is reopened: no sync to follow up.
-        unsynced = result.is_ok() && !synced;
+        if synced {
+            counts
+                .syncs
+                .fetch_add(u64::from(result.is_ok()), Ordering::Relaxed);
+            unsynced_since = None;
+        } else if result.is_ok() {
+            unsynced_since.get_or_insert_with(tokio::time::Instant::now);
+        } else {
+            // A failed store writes nothing more until it is reopened: no sync to follow up.
+            unsynced_since = None;
+        }
         for submission in batch {
             let _ = submission.done.send(result.clone());
         }
@@ -612,7 +636,7 @@ mod tests {
                 .wait()
                 .await
                 .unwrap();
-            assert_eq!(store.commits(), 2);
+            assert_eq!((store.commits(), store.syncs()), (2, 1));
             // With nothing else written, the writer syncs them on its own within a second.
             let waited = tokio::time::Instant::now();
             while store.commits() < 3 && waited.elapsed() < Duration::from_secs(10) {
@@ -624,15 +648,43 @@ mod tests {
                 "a synced commit follows an unsynced one"
             );
             assert!(waited.elapsed() >= Duration::from_millis(500));
+            assert_eq!(store.syncs(), 2);
             // A synced submission needs no extra commit after it.
             store.submit(message_ops("q", 2)).wait().await.unwrap();
             tokio::time::sleep(UNSYNCED_AT_MOST + Duration::from_millis(500)).await;
-            assert_eq!(store.commits(), 4);
+            assert_eq!((store.commits(), store.syncs()), (4, 3));
         }
         let (_store, recovered) = Store::open(dir.path(), 1 << 20).unwrap();
         let messages = &recovered.queues["q"].messages;
         assert_eq!(messages.len(), 1);
         assert_eq!(messages[0].state.receive_count, 2);
+    }
+
+    /// Receives arriving steadily do not put the sync off: it comes within `UNSYNCED_AT_MOST` of
+    /// the first unsynced commit.
+    #[tokio::test]
+    async fn a_steady_stream_of_unsynced_records_is_still_synced_every_second() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, _) = Store::open(dir.path(), 1 << 20).unwrap();
+        store.submit(message_ops("q", 0)).wait().await.unwrap();
+        assert_eq!(store.syncs(), 1);
+        let started = tokio::time::Instant::now();
+        let mut receives = 0;
+        while started.elapsed() < UNSYNCED_AT_MOST * 2 {
+            receives += 1;
+            store
+                .submit_unsynced(message_ops("q", receives))
+                .wait()
+                .await
+                .unwrap();
+            tokio::time::sleep(UNSYNCED_AT_MOST / 5).await;
+        }
+        assert!(receives >= 8);
+        assert!(
+            store.syncs() >= 2,
+            "{} syncs in two seconds of receives",
+            store.syncs() - 1
+        );
     }
 
     /// A store of the previous release (state records without the message's placement) reopens:
