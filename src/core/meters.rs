@@ -173,6 +173,20 @@ impl Meters {
             .register_histogram(&Key::from_parts(name, labels), &METADATA)
     }
 
+    /// A counter and a duration histogram of one event: both carry `labels`, the counter also
+    /// `outcome` (a duration is kept per operation, not per outcome).
+    fn count_and_time(
+        &self,
+        (counter, histogram): (&'static str, &'static str),
+        labels: [Label; 2],
+        outcome: Label,
+    ) -> Pair {
+        let timed = self.histogram(histogram, labels.to_vec());
+        let mut counted = labels.to_vec();
+        counted.push(outcome);
+        (self.counter(counter, counted), timed)
+    }
+
     /// One answered HTTP request.
     pub fn request(
         &self,
@@ -183,22 +197,13 @@ impl Meters {
     ) {
         let (requests, seconds) =
             hot_meters(&self.hot.requests, (dialect, operation, status), || {
-                (
-                    self.counter(
-                        REQUESTS,
-                        vec![
-                            Label::from_static_parts("dialect", dialect),
-                            Label::from_static_parts("operation", operation),
-                            Label::new("status", status.to_string()),
-                        ],
-                    ),
-                    self.histogram(
-                        REQUEST_SECONDS,
-                        vec![
-                            Label::from_static_parts("dialect", dialect),
-                            Label::from_static_parts("operation", operation),
-                        ],
-                    ),
+                self.count_and_time(
+                    (REQUESTS, REQUEST_SECONDS),
+                    [
+                        Label::from_static_parts("dialect", dialect),
+                        Label::from_static_parts("operation", operation),
+                    ],
+                    Label::new("status", status.to_string()),
                 )
             });
         requests.increment(1);
@@ -215,22 +220,13 @@ impl Meters {
     ) {
         let outcome = error.map_or("ok", backend_outcome);
         let (calls, seconds) = hot_meters(&self.hot.calls, (backend, call, outcome), || {
-            (
-                self.counter(
-                    BACKEND_CALLS,
-                    vec![
-                        Label::from_static_parts("backend", backend),
-                        Label::from_static_parts("call", call),
-                        Label::from_static_parts("outcome", outcome),
-                    ],
-                ),
-                self.histogram(
-                    BACKEND_SECONDS,
-                    vec![
-                        Label::from_static_parts("backend", backend),
-                        Label::from_static_parts("call", call),
-                    ],
-                ),
+            self.count_and_time(
+                (BACKEND_CALLS, BACKEND_SECONDS),
+                [
+                    Label::from_static_parts("backend", backend),
+                    Label::from_static_parts("call", call),
+                ],
+                Label::from_static_parts("outcome", outcome),
             )
         });
         calls.increment(1);
