@@ -3,6 +3,8 @@
 
 use crate::core::access::Action;
 use std::cell::Cell;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 tokio::task_local! {
     /// The operation the request being served named, for the server's request metrics.
@@ -10,13 +12,32 @@ tokio::task_local! {
 }
 
 /// Runs a request's work, answering with the operation it named (if it got that far).
-pub async fn named_by<F: Future>(work: F) -> (F::Output, Option<Operation>) {
-    NAMED
-        .scope(Cell::new(None), async {
-            let output = work.await;
-            (output, NAMED.with(Cell::get))
-        })
-        .await
+///
+/// A future of its own, not an `async fn`: an `async fn` keeps its argument beside the future it
+/// awaits, so every waiting long poll would hold the work twice.
+pub fn named_by<F: Future>(work: F) -> Named<F> {
+    Named {
+        scope: NAMED.scope(Cell::new(None), work),
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A request's work in the scope that collects the operation it names ([`named_by`]).
+    pub struct Named<F: Future> {
+        #[pin]
+        scope: tokio::task::futures::TaskLocalFuture<Cell<Option<Operation>>, F>,
+    }
+}
+
+impl<F: Future> Future for Named<F> {
+    type Output = (F::Output, Option<Operation>);
+
+    fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut scope = self.project().scope;
+        let output = std::task::ready!(scope.as_mut().poll(context));
+        let named = scope.take_value().and_then(Cell::into_inner);
+        Poll::Ready((output, named))
+    }
 }
 
 /// One core operation.

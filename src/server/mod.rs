@@ -157,10 +157,7 @@ impl App {
         }
         let router = router
             .fallback(edge::not_found)
-            .layer(axum::middleware::from_fn_with_state(
-                meters,
-                observe::observe,
-            ));
+            .layer(observe::ObserveLayer::new(meters));
         Ok(Self {
             scrape,
             metrics_listen: config

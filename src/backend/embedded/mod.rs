@@ -818,31 +818,38 @@ impl Backend for EmbeddedBackend {
             tokio::pin!(notified);
             notified.as_mut().enable();
 
-            let target_name = lock(&slot.queue)
-                .settings
-                .dead_letter
-                .as_ref()
-                .map(|(target, _)| target.clone());
-            let target = target_name.as_deref().and_then(|name| self.slot(name).ok());
-            let (deliveries, moved, next_visible_at, now, mut commit) =
-                self.receive_once(&slot, target.as_deref(), request)?;
-            // Not waited for: losing a receive in a crash only makes its messages visible again
-            // (at least once holds), and every later write of the queue commits after it. A store
-            // already down still answers 503.
-            if commit.failed_already() {
-                return Err(store_down());
-            }
-            if moved > 0
-                && let Some(target) = &target
-            {
-                tracing::debug!(count = moved, "messages dead-lettered");
-                target.notify.notify_one();
-            }
-            if !deliveries.is_empty() {
-                // More may be there: the next waiter looks (and wakes the one after, if it takes).
-                slot.notify.notify_one();
-                return self.answer(queue_name(queue_url), deliveries).await;
-            }
+            // Scoped, so nothing the look holds is kept through the wait below (ten thousand
+            // idle long polls are ten thousand waiting receives).
+            let (next_visible_at, now) = {
+                let target_name = lock(&slot.queue)
+                    .settings
+                    .dead_letter
+                    .as_ref()
+                    .map(|(target, _)| target.clone());
+                let target = target_name.as_deref().and_then(|name| self.slot(name).ok());
+                let (deliveries, moved, next_visible_at, now, mut commit) =
+                    self.receive_once(&slot, target.as_deref(), request)?;
+                // Not waited for: losing a receive in a crash only makes its messages visible
+                // again (at least once holds), and every later write of the queue commits after
+                // it. A store already down still answers 503.
+                if commit.failed_already() {
+                    return Err(store_down());
+                }
+                if moved > 0
+                    && let Some(target) = &target
+                {
+                    tracing::debug!(count = moved, "messages dead-lettered");
+                    target.notify.notify_one();
+                }
+                if !deliveries.is_empty() {
+                    // More may be there: the next waiter looks (and wakes the one after, if it
+                    // takes).
+                    slot.notify.notify_one();
+                    // Boxed, for the same reason: the wait's state stays small.
+                    return Box::pin(self.answer(queue_name(queue_url), deliveries)).await;
+                }
+                (next_visible_at, now)
+            };
             let rest = deadline.saturating_duration_since(tokio::time::Instant::now());
             if rest.is_zero() {
                 return Ok(Vec::new());

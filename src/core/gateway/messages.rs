@@ -242,9 +242,15 @@ impl Gateway {
                         return Ok((Vec::new(), Vec::new()));
                     }
                     // Room frees when deliveries end; look again shortly, within the wait.
-                    tokio::select! {
-                        () = tokio::time::sleep(rest.min(OVER_LIMIT_RETRY)) => {}
-                        () = self.shutdown.cancelled() => return Ok((Vec::new(), Vec::new())),
+                    // Boxed: the rare pause would otherwise widen every waiting receive.
+                    let paused = Box::pin(async {
+                        tokio::select! {
+                            () = tokio::time::sleep(rest.min(OVER_LIMIT_RETRY)) => true,
+                            () = self.shutdown.cancelled() => false,
+                        }
+                    });
+                    if !paused.await {
+                        return Ok((Vec::new(), Vec::new()));
                     }
                 }
                 answer => break (received_at, answer),
