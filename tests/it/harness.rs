@@ -48,6 +48,78 @@ pub fn sqs() -> Client {
     Client::new(&sdk_config(&localstack_endpoint()))
 }
 
+/// Name prefixes of the queues the integration tests leave in LocalStack: their own (`it-`) and
+/// those the gateway makes for sombus workspaces and basaltic queues.
+const TEST_QUEUE_PREFIXES: [&str; 3] = ["it-", "sqsgw_sb_", "sqsgw_bq_"];
+
+/// Deletes, once per test run, the test queues that earlier runs left in a long-lived LocalStack
+/// (about a hundred a run; CI starts a fresh one). Queues made since this test process started
+/// are left alone: tests of this run use them.
+async fn sweep_earlier_runs() {
+    static SWEPT: tokio::sync::OnceCell<usize> = tokio::sync::OnceCell::const_new();
+    SWEPT
+        .get_or_init(|| async {
+            // Without a start time there is no telling this run's queues from earlier ones.
+            let Some(started) = process_started_at() else {
+                return 0;
+            };
+            let sqs = sqs();
+            let mut swept = 0;
+            for prefix in TEST_QUEUE_PREFIXES {
+                let Ok(listed) = sqs.list_queues().queue_name_prefix(prefix).send().await else {
+                    return swept;
+                };
+                for url in listed.queue_urls() {
+                    let created = sqs
+                        .get_queue_attributes()
+                        .queue_url(url)
+                        .attribute_names(QueueAttributeName::CreatedTimestamp)
+                        .send()
+                        .await
+                        .ok()
+                        .and_then(|answer| {
+                            answer
+                                .attributes()?
+                                .get(&QueueAttributeName::CreatedTimestamp)?
+                                .parse::<u64>()
+                                .ok()
+                        });
+                    // A second's margin: LocalStack counts whole seconds.
+                    if created.is_some_and(|created| created + 1 < started)
+                        && sqs.delete_queue().queue_url(url).send().await.is_ok()
+                    {
+                        swept += 1;
+                    }
+                }
+            }
+            swept
+        })
+        .await;
+}
+
+/// When this test process started, in Unix seconds (Linux: `/proc`).
+fn process_started_at() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name: the 22nd field of the line (start time, in clock ticks
+    // since boot) is the 20th of them.
+    let ticks: u64 = stat
+        .rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(19)?
+        .parse()
+        .ok()?;
+    let booted: u64 = std::fs::read_to_string("/proc/stat")
+        .ok()?
+        .lines()
+        .find_map(|line| line.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    // Linux reports these ticks at USER_HZ, 100 a second.
+    Some(booted + ticks / 100)
+}
+
 /// Log lines of the whole test process, to check that no handle is ever written.
 pub fn captured_logs() -> String {
     String::from_utf8_lossy(&log_buffer().lock().unwrap()).into_owned()
@@ -263,6 +335,7 @@ impl GatewayBuilder {
             "[[receipt_keys]]\nid = 7\nsecret = \"{receipt_key}\"\n\n"
         ));
         if self.kind == Kind::LocalStack && shared_backend.is_none() {
+            sweep_earlier_runs().await;
             let sqs = sqs();
             let mut ordered = self.queues.clone();
             ordered.sort_by_key(|spec| spec.dead_letter.is_some());
