@@ -24,6 +24,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, Semaphore};
 use tokio::time::Instant;
 use tokio_rustls::TlsAcceptor;
+use tokio_rustls::server::TlsStream;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower::ServiceExt as _;
@@ -224,21 +225,34 @@ impl Connection {
                 None => {}
             };
         };
-        let handshake = Box::pin(acceptor.accept(stream));
-        match tokio::time::timeout(self.settings.header_timeout, handshake).await {
-            Ok(Ok(stream)) => {
-                let negotiated_h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
-                if negotiated_h2 && self.settings.http2_max_streams.is_some() {
-                    Box::pin(self.run_http2(stream)).await;
-                } else {
-                    Box::pin(self.run(stream)).await;
-                }
-            }
+        // The TLS stream (rustls' state is kilobytes) is boxed, and so is the handshake: a plain
+        // connection's future holds neither, a TLS one holds its stream once.
+        let Some(stream) = Box::pin(self.handshake(acceptor, stream)).await else {
+            return;
+        };
+        let negotiated_h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+        if negotiated_h2 && self.settings.http2_max_streams.is_some() {
+            Box::pin(self.run_http2(stream)).await;
+        } else {
+            Box::pin(self.run(stream)).await;
+        }
+    }
+
+    /// The TLS handshake, within the head deadline; `None` when it failed or came too late.
+    async fn handshake(
+        &self,
+        acceptor: TlsAcceptor,
+        stream: TcpStream,
+    ) -> Option<Box<TlsStream<TcpStream>>> {
+        match tokio::time::timeout(self.settings.header_timeout, acceptor.accept(stream)).await {
+            Ok(Ok(stream)) => Some(Box::new(stream)),
             Ok(Err(error)) => {
                 tracing::debug!(peer = %self.peer, %error, "TLS handshake failed");
+                None
             }
             Err(_) => {
                 tracing::debug!(peer = %self.peer, "no TLS handshake in time");
+                None
             }
         }
     }
