@@ -97,7 +97,7 @@ fn core_grants(grants: &BTreeMap<String, BTreeSet<String>>) -> Result<Grants, St
 /// All configured API keys, by id.
 #[derive(Debug, Default)]
 pub struct ApiKeys {
-    by_id: HashMap<String, ApiKey>,
+    by_id: HashMap<String, Arc<ApiKey>>,
 }
 
 impl ApiKeys {
@@ -105,7 +105,7 @@ impl ApiKeys {
     pub fn new(keys: Vec<ApiKey>) -> Result<Self, String> {
         let mut by_id = HashMap::with_capacity(keys.len());
         for key in keys {
-            if let Some(previous) = by_id.insert(key.id.clone(), key) {
+            if let Some(previous) = by_id.insert(key.id.clone(), Arc::new(key)) {
                 return Err(format!("api key id `{}` is listed twice", previous.id));
             }
         }
@@ -113,7 +113,7 @@ impl ApiKeys {
     }
 
     /// The key a presented secret belongs to, or `None`.
-    pub fn verify(&self, presented: &str) -> Option<&ApiKey> {
+    pub fn verify(&self, presented: &str) -> Option<&Arc<ApiKey>> {
         let key = self.by_id.get(key_id(presented)?)?;
         hash_matches(presented, &key.hash).then_some(key)
     }

@@ -98,11 +98,12 @@ fn router(state: Arc<EzghState>) -> Router {
 
 impl EzghState {
     /// The key in the `Authorization: Bearer` header, or 401.
-    fn authenticate(&self, headers: &HeaderMap) -> Result<&ApiKey, GatewayError> {
+    fn authenticate(&self, headers: &HeaderMap) -> Result<Arc<ApiKey>, GatewayError> {
         let presented =
             crate::api::bearer_token(headers).ok_or_else(GatewayError::unauthenticated)?;
         self.keys
             .verify(presented)
+            .cloned()
             .ok_or_else(GatewayError::unauthenticated)
     }
 
@@ -198,46 +199,53 @@ impl EzghState {
         (status = 503, description = "Try again after `Retry-After`", body = ErrorBody),
     ),
 )]
-pub(super) async fn receive(
+// A function answering a future rather than an `async fn`: the key is taken from the head
+// before anything waits, and the future keeps only what the receive needs (an `async fn` keeps
+// its arguments beside the locals made of them through the whole long poll).
+pub(super) fn receive(
     State(state): State<Arc<EzghState>>,
     path: Result<Path<(String, String, String)>, PathRejection>,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<ReceiveResponse>, EzghError> {
-    let key = state.authenticate(&headers)?;
-    // The head's bytes are the connection's read buffer: a long poll waits without them.
-    drop(headers);
-    // A segment that is not UTF-8 once decoded names no queue: ezgh's error, not axum's text.
-    let Path((organization, project, queue)) = path.map_err(|_| {
-        GatewayError::invalid_request("the path is not valid: its segments must be UTF-8")
-    })?;
-    let gateway_queue = state
-        .gateway_queue(key, &organization, &project, &queue)
-        .await?;
-    let mut options = wire::parse_receive(&read_body(body, BODY_LIMIT).await?)?;
-    // "With many messages in flight it answers no more until some are acknowledged": the core
-    // waits out the long poll instead of answering an error, and answers once room frees.
-    options.wait_out_over_limit = true;
-    let deliveries = state
-        .gateway
-        .receive(&key.caller(), &gateway_queue, options)
-        .await?;
-    // The consumer knows queues by its project's ids.
-    let project_queue_id = |gateway_queue: &str| {
-        state
+) -> impl Future<Output = Result<Json<ReceiveResponse>, EzghError>> + Send {
+    // Authenticated before the body is read; the head (its bytes are the connection's read
+    // buffer) is dropped as this returns, before the wait.
+    let key = state.authenticate(&headers);
+    async move {
+        let key = key?;
+        // A segment that is not UTF-8 once decoded names no queue: ezgh's error, not axum's text.
+        let Path((organization, project, queue)) = path.map_err(|_| {
+            GatewayError::invalid_request("the path is not valid: its segments must be UTF-8")
+        })?;
+        let gateway_queue = state
+            .gateway_queue(&key, &organization, &project, &queue)
+            .await?;
+        let mut options = wire::parse_receive(&read_body(body, BODY_LIMIT).await?)?;
+        // "With many messages in flight it answers no more until some are acknowledged": the
+        // core waits out the long poll instead of answering an error, and answers once room
+        // frees.
+        options.wait_out_over_limit = true;
+        let deliveries = state
             .gateway
-            .aliases_of(gateway_queue, Namespace::Ezgh)
-            .into_iter()
-            .find(|alias| alias.is_under(Namespace::Ezgh, &[&organization, &project]))
-            .and_then(|alias| alias.path().last().cloned())
-    };
-    tracing::debug!(queue = %gateway_queue, key = %key.name, count = deliveries.len(), "ezgh receive");
-    Ok(Json(ReceiveResponse {
-        messages: deliveries
-            .into_iter()
-            .map(|delivery| MessageJson::new(delivery, project_queue_id))
-            .collect(),
-    }))
+            .receive(&key.caller(), &gateway_queue, options)
+            .await?;
+        // The consumer knows queues by its project's ids.
+        let project_queue_id = |gateway_queue: &str| {
+            state
+                .gateway
+                .aliases_of(gateway_queue, Namespace::Ezgh)
+                .into_iter()
+                .find(|alias| alias.is_under(Namespace::Ezgh, &[&organization, &project]))
+                .and_then(|alias| alias.path().last().cloned())
+        };
+        tracing::debug!(queue = %gateway_queue, key = %key.name, count = deliveries.len(), "ezgh receive");
+        Ok(Json(ReceiveResponse {
+            messages: deliveries
+                .into_iter()
+                .map(|delivery| MessageJson::new(delivery, project_queue_id))
+                .collect(),
+        }))
+    }
 }
 
 /// Acknowledges messages, which deletes them.
