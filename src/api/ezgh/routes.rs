@@ -209,10 +209,11 @@ pub(super) fn receive(
     body: Body,
 ) -> impl Future<Output = Result<Json<ReceiveResponse>, EzghError>> + Send {
     // Authenticated before the body is read; the head (its bytes are the connection's read
-    // buffer) is dropped as this returns, before the wait.
-    let key = state.authenticate(&headers);
+    // buffer) is dropped as this returns, before the wait. Every refusal is the same 401, so the
+    // future carries the key or nothing (8 bytes, not an error's 64).
+    let key = state.authenticate(&headers).ok();
     async move {
-        let key = key?;
+        let key = key.ok_or_else(GatewayError::unauthenticated)?;
         // A segment that is not UTF-8 once decoded names no queue: ezgh's error, not axum's text.
         let Path((organization, project, queue)) = path.map_err(|_| {
             GatewayError::invalid_request("the path is not valid: its segments must be UTF-8")
