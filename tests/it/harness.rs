@@ -7,6 +7,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use sqs_gateway::backend::sqs::SqsBackend;
 use sqs_gateway::config::Config;
+use sqs_gateway::core::access::RESERVED_QUEUE_PREFIX;
 use sqs_gateway::core::backend::Backend;
 use sqs_gateway::core::clock::SkewClock;
 use sqs_gateway::core::handle::Keyring;
@@ -48,9 +49,11 @@ pub fn sqs() -> Client {
     Client::new(&sdk_config(&localstack_endpoint()))
 }
 
-/// Name prefixes of the queues the integration tests leave in LocalStack: their own (`it-`) and
-/// those the gateway makes for sombus workspaces and basaltic queues.
-const TEST_QUEUE_PREFIXES: [&str; 3] = ["it-", "sqsgw_sb_", "sqsgw_bq_"];
+/// The name prefix of the queues the tests make in LocalStack themselves.
+const TEST_QUEUE_PREFIX: &str = "it-";
+/// Name prefixes of the queues the integration tests leave in LocalStack: their own and those the
+/// gateway makes (sombus workspaces, basaltic queues), all under its reserved prefix.
+const TEST_QUEUE_PREFIXES: [&str; 2] = [TEST_QUEUE_PREFIX, RESERVED_QUEUE_PREFIX];
 
 /// Deletes, once per test run, the test queues that earlier runs left in a long-lived LocalStack
 /// (about a hundred a run; CI starts a fresh one). Queues made since this test process started
@@ -70,20 +73,9 @@ async fn sweep_earlier_runs() {
                     return swept;
                 };
                 for url in listed.queue_urls() {
-                    let created = sqs
-                        .get_queue_attributes()
-                        .queue_url(url)
-                        .attribute_names(QueueAttributeName::CreatedTimestamp)
-                        .send()
+                    let created = queue_attribute(&sqs, url, QueueAttributeName::CreatedTimestamp)
                         .await
-                        .ok()
-                        .and_then(|answer| {
-                            answer
-                                .attributes()?
-                                .get(&QueueAttributeName::CreatedTimestamp)?
-                                .parse::<u64>()
-                                .ok()
-                        });
+                        .and_then(|created| created.parse::<u64>().ok());
                     // A second's margin: LocalStack counts whole seconds.
                     if created.is_some_and(|created| created + 1 < started)
                         && sqs.delete_queue().queue_url(url).send().await.is_ok()
@@ -341,9 +333,12 @@ impl GatewayBuilder {
             ordered.sort_by_key(|spec| spec.dead_letter.is_some());
             for spec in &ordered {
                 let name = if spec.fifo {
-                    format!("it-{}-{suffix}.fifo", spec.name.trim_end_matches(".fifo"))
+                    format!(
+                        "{TEST_QUEUE_PREFIX}{}-{suffix}.fifo",
+                        spec.name.trim_end_matches(".fifo")
+                    )
                 } else {
-                    format!("it-{}-{suffix}", spec.name)
+                    format!("{TEST_QUEUE_PREFIX}{}-{suffix}", spec.name)
                 };
                 let mut create = sqs.create_queue().queue_name(&name);
                 if spec.fifo {
@@ -487,15 +482,21 @@ impl GatewayBuilder {
 }
 
 pub async fn queue_arn(sqs: &Client, url: &str) -> String {
+    queue_attribute(sqs, url, QueueAttributeName::QueueArn)
+        .await
+        .expect("LocalStack answers the queue's ARN")
+}
+
+/// One attribute of a LocalStack queue; `None` when the call fails or the queue has none.
+async fn queue_attribute(sqs: &Client, url: &str, name: QueueAttributeName) -> Option<String> {
     sqs.get_queue_attributes()
         .queue_url(url)
-        .attribute_names(QueueAttributeName::QueueArn)
+        .attribute_names(name.clone())
         .send()
         .await
-        .unwrap()
-        .attributes
-        .unwrap()[&QueueAttributeName::QueueArn]
-        .clone()
+        .ok()?
+        .attributes?
+        .remove(&name)
 }
 
 /// An HTTP answer: status, headers and JSON body.

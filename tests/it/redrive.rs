@@ -3,7 +3,6 @@
 
 use crate::harness::*;
 use aws_sdk_sqs::error::ProvideErrorMetadata;
-use aws_sdk_sqs::types::QueueAttributeName;
 use std::time::Duration;
 
 const MANAGING: &str = "[sqs_api]\nmanage_queues = true\n";
@@ -39,19 +38,6 @@ async fn dead_letter(gw: &TestGateway, queue: &str, dlq: &str, count: usize) {
     panic!("{count} messages did not reach {dlq}");
 }
 
-async fn arn_of(client: &aws_sdk_sqs::Client, url: &str) -> String {
-    client
-        .get_queue_attributes()
-        .queue_url(url)
-        .attribute_names(QueueAttributeName::QueueArn)
-        .send()
-        .await
-        .unwrap()
-        .attributes()
-        .unwrap()[&QueueAttributeName::QueueArn]
-        .clone()
-}
-
 async fn a_move_task_returns_dead_letters_to_their_source(kind: Kind) {
     let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders-dlq"))
@@ -62,7 +48,7 @@ async fn a_move_task_returns_dead_letters_to_their_source(kind: Kind) {
     dead_letter(&gw, "orders", "orders-dlq", 3).await;
     let (client, dlq_url) = gw.sqs_queue("orders-dlq").await;
     let (_, orders_url) = gw.sqs_queue("orders").await;
-    let dlq_arn = arn_of(&client, &dlq_url).await;
+    let dlq_arn = queue_arn(&client, &dlq_url).await;
     let handle = client
         .start_message_move_task()
         .source_arn(&dlq_arn)
@@ -111,7 +97,7 @@ async fn a_move_task_returns_dead_letters_to_their_source(kind: Kind) {
     assert!(back.messages()[0].body().unwrap().starts_with("poison"));
 
     // A queue that is no dead-letter queue, and an ARN the gateway does not know.
-    let orders_arn = arn_of(&client, &orders_url).await;
+    let orders_arn = queue_arn(&client, &orders_url).await;
     let refused = client
         .start_message_move_task()
         .source_arn(&orders_arn)
@@ -151,7 +137,7 @@ async fn a_running_move_task_can_be_cancelled() {
         .await;
     dead_letter(&gw, "jobs", "jobs-dlq", 5).await;
     let (client, dlq_url) = gw.sqs_queue("jobs-dlq").await;
-    let dlq_arn = arn_of(&client, &dlq_url).await;
+    let dlq_arn = queue_arn(&client, &dlq_url).await;
     let handle = client
         .start_message_move_task()
         .source_arn(&dlq_arn)
@@ -216,7 +202,7 @@ async fn redrive_is_a_permission() {
         .start()
         .await;
     let (client, dlq_url) = gw.sqs_queue("orders-dlq").await;
-    let dlq_arn = arn_of(&client, &dlq_url).await;
+    let dlq_arn = queue_arn(&client, &dlq_url).await;
     let refused = client
         .start_message_move_task()
         .source_arn(&dlq_arn)

@@ -237,26 +237,30 @@ impl Timestamp {
     }
 }
 
-impl std::fmt::Display for Timestamp {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.rfc3339_millis() {
-            Some(text) => f.write_str(std::str::from_utf8(&text).map_err(|_| std::fmt::Error)?),
-            // Other years: chrono writes them (never met: send times).
-            None => f.write_str(&self.0.to_rfc3339_opts(SecondsFormat::Millis, true)),
-        }
-    }
-}
-
-impl Serialize for Timestamp {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+impl Timestamp {
+    /// Hands `write` the text: the digits above, or chrono's for other years (never met: send
+    /// times).
+    fn with_text<R>(&self, write: impl FnOnce(&str) -> R) -> R {
         match self
             .rfc3339_millis()
             .as_ref()
             .and_then(|text| std::str::from_utf8(text).ok())
         {
-            Some(text) => serializer.serialize_str(text),
-            None => serializer.collect_str(self),
+            Some(text) => write(text),
+            None => write(&self.0.to_rfc3339_opts(SecondsFormat::Millis, true)),
         }
+    }
+}
+
+impl std::fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.with_text(|text| f.write_str(text))
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.with_text(|text| serializer.serialize_str(text))
     }
 }
 
