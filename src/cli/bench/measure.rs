@@ -42,6 +42,15 @@ impl Run {
         self.latencies.extend(latencies);
     }
 
+    /// Joins a later run of the same scenario (a round of an alternation): its work and its time
+    /// add up.
+    pub(super) fn extend(&mut self, later: Run) {
+        self.messages += later.messages;
+        self.elapsed += later.elapsed;
+        self.latencies.extend(later.latencies);
+        self.empty_receives += later.empty_receives;
+    }
+
     pub(super) fn requests(&self) -> usize {
         self.latencies.len()
     }

@@ -253,6 +253,22 @@ pub(super) struct Gateway {
 }
 
 impl Gateway {
+    /// Its `/metrics` page.
+    pub(super) async fn scrape(&self) -> Result<String, String> {
+        let fail = |e: reqwest::Error| format!("cannot read the gateway's metrics: {e}");
+        reqwest::Client::builder()
+            .timeout(Duration::from_secs(5))
+            .build()
+            .map_err(fail)?
+            .get(format!("{}/metrics", self.base))
+            .send()
+            .await
+            .map_err(fail)?
+            .text()
+            .await
+            .map_err(fail)
+    }
+
     /// Starts a gateway child and waits until `/readyz` answers 200 (at most `ready_timeout`).
     pub(super) async fn start(
         name: &str,
@@ -443,14 +459,25 @@ pub(super) fn parse_vm_rss(status: &str) -> Option<u64> {
 /// The sum of a metric's samples (every label set) in a Prometheus text scrape; `None` when
 /// it has none.
 pub(super) fn metric_sum(scrape: &str, name: &str) -> Option<f64> {
+    metric_sum_where(scrape, name, &[])
+}
+
+/// The sum of a metric's samples whose labels include every `labels` pair; `None` when it has
+/// none.
+pub(super) fn metric_sum_where(scrape: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     let values: Vec<f64> = scrape
         .lines()
         .filter(|line| !line.starts_with('#'))
-        .filter(|line| {
-            line.strip_prefix(name)
-                .is_some_and(|rest| rest.starts_with(' ') || rest.starts_with('{'))
+        .filter_map(|line| {
+            let rest = line.strip_prefix(name)?;
+            (rest.starts_with(' ') || rest.starts_with('{')).then_some(rest)
         })
-        .filter_map(|line| line.split_whitespace().last()?.parse().ok())
+        .filter(|rest| {
+            labels
+                .iter()
+                .all(|(label, value)| rest.contains(&format!("{label}=\"{value}\"")))
+        })
+        .filter_map(|rest| rest.split_whitespace().last()?.parse().ok())
         .collect();
     (!values.is_empty()).then(|| values.iter().sum())
 }
@@ -484,6 +511,16 @@ mod tests {
         assert_eq!(metric_sum(scrape, "sqsgw_long_polls_waiting"), Some(9876.0));
         assert_eq!(metric_sum(scrape, "sqsgw_backend_calls_total"), Some(42.0));
         assert_eq!(metric_sum(scrape, "missing"), None);
+        let labelled = [("operation", "receive"), ("outcome", "ok")];
+        assert_eq!(
+            metric_sum_where(scrape, "sqsgw_backend_calls_total", &labelled),
+            Some(30.0)
+        );
+        let absent = [("operation", "receive"), ("outcome", "error")];
+        assert_eq!(
+            metric_sum_where(scrape, "sqsgw_backend_calls_total", &absent),
+            None
+        );
     }
 
     #[test]
