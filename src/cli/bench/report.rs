@@ -134,18 +134,25 @@ pub(super) fn signed_ms(delta: f64) -> String {
     format!("{delta:+.2}")
 }
 
-/// A ratio: two decimals below 10, whole above.
+/// A ratio: two decimals below 10, one below 100, whole above; cut, not rounded, so a ratio
+/// printed at a target's bound (20×, 0.90×) reached it.
 pub(super) fn times(ratio: f64) -> String {
+    let cut = |decimals: i32| {
+        let scale = 10f64.powi(decimals);
+        (ratio * scale).floor() / scale
+    };
     if ratio < 10.0 {
-        format!("{ratio:.2}×")
+        format!("{:.2}×", cut(2))
+    } else if ratio < 100.0 {
+        format!("{:.1}×", cut(1))
     } else {
-        format!("{ratio:.0}×")
+        format!("{:.0}×", cut(0))
     }
 }
 
-/// A share in percent.
+/// A share in percent, cut to a whole percent (49.6 % reads 49 %, under a 50 % target).
 pub(super) fn percent(share: f64) -> String {
-    format!("{:.0} %", share * 100.0)
+    format!("{:.0} %", (share * 100.0).floor())
 }
 
 /// Whether a target is met.
@@ -211,7 +218,7 @@ mod tests {
         assert_eq!(lines[1], "target             msg/s  ratio");
         assert_eq!(lines[2], "----------------  ------  -----");
         assert_eq!(lines[3], "LocalStack         2,813  1.00×");
-        assert_eq!(lines[4], "gateway, durable  74,307    21×");
+        assert_eq!(lines[4], "gateway, durable  74,307  21.3×");
         assert_eq!(lines[5], "  batches of 10");
     }
 
@@ -221,7 +228,7 @@ mod tests {
         assert!(
             text.starts_with("**Sample**\n\n| target | msg/s | ratio |\n| --- | ---: | ---: |\n")
         );
-        assert!(text.contains("| gateway, durable | 74,307 | 21× |\n"));
+        assert!(text.contains("| gateway, durable | 74,307 | 21.3× |\n"));
         assert!(text.ends_with("\nbatches of 10  \n"));
     }
 
@@ -232,8 +239,11 @@ mod tests {
         assert_eq!(count(1000.0), "1,000");
         assert_eq!(count(1_234_567.0), "1,234,567");
         assert_eq!(times(0.934), "0.93×");
+        assert_eq!(times(0.8999), "0.89×", "under 0.9× never reads 0.90×");
+        assert_eq!(times(19.96), "19.9×", "under 20× never reads 20×");
         assert_eq!(times(187.2), "187×");
-        assert_eq!(percent(0.756), "76 %");
+        assert_eq!(percent(0.756), "75 %");
+        assert_eq!(percent(0.4996), "49 %", "under 50 % never reads 50 %");
         assert_eq!(ms(Some(Duration::from_micros(1234))), "1.23");
         assert_eq!(ms(None), "-");
         assert_eq!(signed_ms(-0.001), "+0.00");
