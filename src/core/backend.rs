@@ -3,7 +3,7 @@
 
 use crate::core::model::{
     BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, QueueSettings,
-    QueueStats, RedriveTask, ResolvedQueue, SentMessage,
+    QueueStats, RedriveTask, ResolvedQueue, SentMessage, StoreCounts,
 };
 use crate::core::{ErrorKind, GatewayError};
 use async_trait::async_trait;
@@ -148,6 +148,11 @@ pub trait Backend: Send + Sync + 'static {
 
     /// The gateway is shutting down: waiting long polls may end now (with what they have).
     fn shutting_down(&self) {}
+
+    /// What the backend's own disk store has done, for the meters; `None` without one.
+    fn store_counts(&self) -> Option<StoreCounts> {
+        None
+    }
 
     // Optional capabilities: a backend that lacks one answers `Unsupported`.
 

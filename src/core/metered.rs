@@ -5,7 +5,7 @@ use crate::core::backend::{Backend, BackendError};
 use crate::core::meters::Meters;
 use crate::core::model::{
     BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, QueueSettings,
-    QueueStats, RedriveTask, ResolvedQueue, SentMessage,
+    QueueStats, RedriveTask, ResolvedQueue, SentMessage, StoreCounts,
 };
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -135,6 +135,10 @@ impl Backend for MeteredBackend {
 
     fn shutting_down(&self) {
         self.inner.shutting_down();
+    }
+
+    fn store_counts(&self) -> Option<StoreCounts> {
+        self.inner.store_counts()
     }
 
     async fn tag_queue(

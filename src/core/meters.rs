@@ -6,7 +6,7 @@
 
 use crate::core::backend::BackendError;
 use crate::core::error::LimitScope;
-use crate::core::model::QueueStats;
+use crate::core::model::{QueueStats, StoreCounts};
 use metrics::{Key, Label, Metadata, Recorder};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -41,6 +41,12 @@ pub const QUEUE_IN_FLIGHT: &str = "sqsgw_queue_in_flight_messages";
 pub const QUEUE_DELAYED: &str = "sqsgw_queue_delayed_messages";
 /// Age of the oldest message, by queue (sampled; absent where the backend does not tell).
 pub const QUEUE_OLDEST_AGE: &str = "sqsgw_queue_oldest_message_age_seconds";
+/// Transactions the embedded store committed (sampled; since the store was opened).
+pub const STORE_COMMITS: &str = "sqsgw_store_commits_total";
+/// Of them, those that synced the disk (sampled).
+pub const STORE_SYNCS: &str = "sqsgw_store_syncs_total";
+/// Operations' writes the commits carried (sampled): writes per sync is group commit's sharing.
+pub const STORE_WRITES: &str = "sqsgw_store_writes_total";
 
 /// The label a request gets when it ended before naming an operation (refused at the door, a
 /// token request, an unknown route).
@@ -132,6 +138,21 @@ impl Meters {
             "Receipt handles that were not this gateway's, altered, or of another queue.",
         );
         describe(RATE_LIMITED, None, "Requests refused by a limit, by scope.");
+        describe(
+            STORE_COMMITS,
+            None,
+            "Transactions the embedded store committed since it was opened (sampled).",
+        );
+        describe(
+            STORE_SYNCS,
+            None,
+            "Embedded store commits that synced the disk (sampled).",
+        );
+        describe(
+            STORE_WRITES,
+            None,
+            "Operations' writes the embedded store's commits carried (sampled).",
+        );
         let histogram = |name: &'static str, help: &'static str| {
             self.recorder
                 .describe_histogram(name.into(), Some(Unit::Seconds), help.into());
@@ -286,6 +307,16 @@ impl Meters {
             .absolute(evictions);
         // Sampled with the rest, so the gauge stays while it does not change.
         self.set_long_polls(self.long_polls.load(Ordering::Relaxed));
+    }
+
+    /// What the backend's disk store has done (sampled; a reopen after a failed write starts the
+    /// counts again, which Prometheus reads as a counter reset).
+    pub fn store(&self, counts: &StoreCounts) {
+        self.counter(STORE_COMMITS, Vec::new())
+            .absolute(counts.commits);
+        self.counter(STORE_SYNCS, Vec::new()).absolute(counts.syncs);
+        self.counter(STORE_WRITES, Vec::new())
+            .absolute(counts.writes);
     }
 
     /// A queue's depth (sampled).

@@ -243,6 +243,18 @@ impl EntryError {
     }
 }
 
+/// What a backend's own disk store has done since it was opened (the embedded engine's group
+/// commit): operators read how many writes share a disk sync from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StoreCounts {
+    /// Transactions committed.
+    pub commits: u64,
+    /// Those of them that synced the disk.
+    pub syncs: u64,
+    /// Operations' writes the commits carried (a send, a delete, a receive's records...).
+    pub writes: u64,
+}
+
 /// How many messages a queue holds, by state, and how old the oldest is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct QueueStats {

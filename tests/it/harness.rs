@@ -237,6 +237,8 @@ pub struct GatewayBuilder {
     given_backend: Option<(Arc<dyn Backend>, Vec<String>)>,
     /// Lines added to the `[backend]` table.
     backend_extra: String,
+    /// The embedded backend's data directory (durable), instead of memory.
+    data_dir: Option<std::path::PathBuf>,
 }
 
 /// What a second replica shares with the first.
@@ -256,7 +258,14 @@ impl GatewayBuilder {
             replica_of: None,
             given_backend: None,
             backend_extra: String::new(),
+            data_dir: None,
         }
+    }
+
+    /// The embedded backend keeps its queues in `dir` (durable) instead of in memory.
+    pub fn durable(mut self, dir: &std::path::Path) -> Self {
+        self.data_dir = Some(dir.to_owned());
+        self
     }
 
     /// A `key = value` line for the `[backend]` table (e.g. a lower in-flight limit).
@@ -319,7 +328,13 @@ impl GatewayBuilder {
         let mut toml = String::new();
         match self.kind {
             Kind::LocalStack => toml.push_str("[backend]\nkind = \"sqs\"\n"),
-            Kind::Embedded => toml.push_str("[backend]\nkind = \"embedded\"\nin_memory = true\n"),
+            Kind::Embedded => match &self.data_dir {
+                Some(dir) => toml.push_str(&format!(
+                    "[backend]\nkind = \"embedded\"\ndata_dir = {}\n",
+                    toml::Value::String(dir.display().to_string())
+                )),
+                None => toml.push_str("[backend]\nkind = \"embedded\"\nin_memory = true\n"),
+            },
         }
         toml.push_str(&self.backend_extra);
         toml.push('\n');

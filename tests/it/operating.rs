@@ -199,6 +199,63 @@ crate::on_both_backends!(
     a_receive_is_one_backend_call
 );
 
+/// The embedded store's group commit as operators read it: its commits, the synced ones, and the
+/// writes they carried; a gateway without a disk store shows none of them.
+#[tokio::test]
+async fn the_scrape_counts_the_embedded_store_s_commits_syncs_and_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .durable(dir.path())
+        .queue(QueueSpec::standard("orders"))
+        .config("[metrics]\nsample_seconds = 1")
+        .start()
+        .await;
+    for n in 0..40 {
+        gw.send("orders", &format!("m{n}")).await;
+    }
+    let mut text = String::new();
+    for _ in 0..100 {
+        text = scrape(&gw).await;
+        if sample(&text, "sqsgw_store_writes_total").is_some_and(|writes| writes >= 40.0) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let count = |series| sample(&text, series).unwrap_or_else(|| panic!("no {series}:\n{text}"));
+    let (commits, syncs, writes) = (
+        count("sqsgw_store_commits_total"),
+        count("sqsgw_store_syncs_total"),
+        count("sqsgw_store_writes_total"),
+    );
+    assert!(writes >= 40.0, "every answered send is a write: {writes}");
+    assert!(
+        (1.0..=commits).contains(&syncs),
+        "syncs {syncs}, commits {commits}"
+    );
+    assert!(
+        syncs <= writes,
+        "every sync carried a send: {syncs} > {writes}"
+    );
+    assert!(
+        text.contains("# TYPE sqsgw_store_syncs_total counter"),
+        "{text}"
+    );
+
+    let in_memory = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .config("[metrics]\nsample_seconds = 1")
+        .start()
+        .await;
+    in_memory.send("orders", "m").await;
+    let text = wait_for(
+        &in_memory,
+        r#"sqsgw_queue_visible_messages{queue="orders"}"#,
+        1.0,
+    )
+    .await;
+    assert!(!text.contains("sqsgw_store_"), "{text}");
+}
+
 #[tokio::test]
 async fn metrics_can_move_to_their_own_listener_or_be_turned_off() {
     let port = std::net::TcpListener::bind("127.0.0.1:0")

@@ -24,7 +24,7 @@ use crate::core::backend::{Backend, BackendError};
 use crate::core::clock::Clock;
 use crate::core::model::{
     BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, QueueAttributes,
-    QueueSettings, QueueStats, RedrivePolicy, RedriveTask, ResolvedQueue, SentMessage,
+    QueueSettings, QueueStats, RedrivePolicy, RedriveTask, ResolvedQueue, SentMessage, StoreCounts,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, TimeZone, Utc};
@@ -1087,6 +1087,17 @@ impl Backend for EmbeddedBackend {
 
     fn shutting_down(&self) {
         self.closing.cancel();
+    }
+
+    fn store_counts(&self) -> Option<StoreCounts> {
+        let durable = self.durable.as_ref()?;
+        let store = read(&durable.store);
+        let store = store.as_ref()?;
+        Some(StoreCounts {
+            commits: store.commits(),
+            syncs: store.syncs(),
+            writes: store.writes(),
+        })
     }
 
     async fn start_redrive(

@@ -101,11 +101,13 @@ pub struct Store {
     counts: Arc<Counts>,
 }
 
-/// Transactions the writer committed, and those of them that synced the disk.
+/// Transactions the writer committed, those of them that synced the disk, and the submissions
+/// with records they carried.
 #[derive(Debug, Default)]
 struct Counts {
     commits: AtomicU64,
     syncs: AtomicU64,
+    writes: AtomicU64,
 }
 
 impl Drop for Store {
@@ -252,6 +254,12 @@ impl Store {
     /// Those of them that synced the disk.
     pub fn syncs(&self) -> u64 {
         self.counts.syncs.load(Ordering::Relaxed)
+    }
+
+    /// Submissions with records that those commits carried (a barrier, or the writer's own sync
+    /// of unsynced records, carries none).
+    pub fn writes(&self) -> u64 {
+        self.counts.writes.load(Ordering::Relaxed)
     }
 
     fn enqueue(&self, ops: Vec<Op>, synced: bool) -> Commit {
@@ -411,6 +419,8 @@ fn write_loop(
             apply(db, &batch, synced)
                 .map(|()| {
                     counts.commits.fetch_add(1, Ordering::Relaxed);
+                    let writes = batch.iter().filter(|s| !s.ops.is_empty()).count();
+                    counts.writes.fetch_add(writes as u64, Ordering::Relaxed);
                 })
                 .map_err(|error| {
                     tracing::error!(%error, "embedded store write failed; refusing writes until it is reopened");
@@ -658,6 +668,27 @@ mod tests {
         let messages = &recovered.queues["q"].messages;
         assert_eq!(messages.len(), 1);
         assert_eq!(messages[0].state.receive_count, 2);
+    }
+
+    /// The counts the meters show: every commit, the synced ones, and the writes they carried
+    /// (a barrier carries none).
+    #[tokio::test]
+    async fn commits_syncs_and_writes_are_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, _) = Store::open(dir.path(), 1 << 20).unwrap();
+        store.submit(message_ops("q", 0)).wait().await.unwrap();
+        assert_eq!((store.commits(), store.syncs(), store.writes()), (1, 1, 1));
+        store.barrier().wait().await.unwrap();
+        assert_eq!((store.commits(), store.syncs(), store.writes()), (2, 2, 1));
+        // Two writes queued before either is waited for: one commit or two, two writes either way.
+        let (first, second) = (
+            store.submit(message_ops("q", 1)),
+            store.submit(message_ops("q", 2)),
+        );
+        first.wait().await.unwrap();
+        second.wait().await.unwrap();
+        assert_eq!(store.writes(), 3);
+        assert!(store.commits() <= 4 && store.commits() == store.syncs());
     }
 
     /// Receives arriving steadily do not put the sync off: it comes within `UNSYNCED_AT_MOST` of

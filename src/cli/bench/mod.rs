@@ -265,7 +265,7 @@ fn header(options: &BenchOptions, work: &Path) -> String {
         "release"
     };
     format!(
-        "sqs-gateway bench, {} ({})\nmachine: {cores} cores ({model}), {memory} RAM; build profile: {profile}; load average at the start: {}\ndata directories: {} ({})\nthroughput rows: {} messages of {} bytes each, batches of {BATCH}, 1 and 8 clients; gateways are child processes (default config, server.max_connections = {})\n",
+        "sqs-gateway bench, {} ({})\nmachine: {cores} cores ({model}), {memory} RAM; build profile: {profile}; load average at the start: {}\ndata directories: {} ({})\nthroughput rows: {} messages of {} bytes each, batches of {BATCH}, 1 and 8 clients; gateways are child processes (default config, server.max_connections = {}; durable ones sample their metrics every second)\n",
         chrono::Utc::now().format("%Y-%m-%d %H:%M UTC"),
         env!("CARGO_PKG_VERSION"),
         load_average(),
@@ -361,6 +361,7 @@ async fn sqs_family(
     ));
     let mut fsync_per_second = 0.0;
     let mut own_work = OwnWork::new();
+    let mut sharing = Vec::new();
     let outcome = async {
         for (target, backend) in targets {
             if target == Target::GatewayDurable {
@@ -401,7 +402,14 @@ async fn sqs_family(
                     let endpoint = gateway_endpoint(&gateway, secrets);
                     let mut measured = Vec::new();
                     for clients in CLIENT_COUNTS {
-                        let before = gateway.scrape().await?;
+                        let before = match target {
+                            Target::GatewayOverLocalStack => Some(gateway.scrape().await?),
+                            Target::GatewayDurable => {
+                                tokio::time::sleep(STORE_SAMPLED).await;
+                                Some(gateway.scrape().await?)
+                            }
+                            _ => None,
+                        };
                         measured.extend(
                             sqs_endpoint::measure(
                                 target,
@@ -413,8 +421,16 @@ async fn sqs_family(
                             )
                             .await?,
                         );
-                        if target == Target::GatewayOverLocalStack {
-                            let after = gateway.scrape().await?;
+                        let Some(before) = before else { continue };
+                        if target == Target::GatewayDurable {
+                            tokio::time::sleep(STORE_SAMPLED).await;
+                        }
+                        let after = gateway.scrape().await?;
+                        if target == Target::GatewayDurable {
+                            sharing.extend(
+                                writes_per_sync(&before, &after).map(|share| (clients, share)),
+                            );
+                        } else {
                             own_work.extend(
                                 gateway_own_work(&before, &after)
                                     .into_iter()
@@ -441,7 +457,23 @@ async fn sqs_family(
         notes,
         fsync_per_second,
         own_work,
+        sharing,
     })
+}
+
+/// How long the bench waits for a durable gateway to sample its store's counts (every second in
+/// its config) before reading them.
+const STORE_SAMPLED: Duration = Duration::from_millis(1_200);
+
+/// Between two scrapes of a durable gateway: the store's writes per synced commit (what group
+/// commit shared); `None` without a sync between them.
+fn writes_per_sync(before: &str, after: &str) -> Option<f64> {
+    let delta = |name: &str| {
+        let after = process::metric_sum(after, name)?;
+        Some(after - process::metric_sum(before, name).unwrap_or(0.0))
+    };
+    let syncs = delta("sqsgw_store_syncs_total")?;
+    (syncs > 0.0).then_some(delta("sqsgw_store_writes_total")? / syncs)
 }
 
 /// What the SQS family measured.
@@ -451,6 +483,8 @@ struct SqsFigures {
     fsync_per_second: f64,
     /// The gateway over LocalStack's own work per request, by request kind and client count.
     own_work: OwnWork,
+    /// The durable gateway's writes per synced commit, by client count (both rows of a count).
+    sharing: Vec<(usize, f64)>,
 }
 
 /// The mean time a request spent in the gateway outside its backend call, by request kind and
@@ -526,6 +560,7 @@ fn sqs_tables(options: &BenchOptions, figures: &SqsFigures) -> Vec<Table> {
         notes,
         fsync_per_second,
         own_work,
+        sharing,
     } = figures;
     let fsync_per_second = *fsync_per_second;
     let has_localstack = scenarios.iter().any(|s| s.target == Target::LocalStack);
@@ -577,6 +612,16 @@ fn sqs_tables(options: &BenchOptions, figures: &SqsFigures) -> Vec<Table> {
     }
     for note in notes {
         table.note(note.clone());
+    }
+    if !sharing.is_empty() {
+        let each = sharing
+            .iter()
+            .map(|(clients, share)| format!("{clients} client(s): {share:.1}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        table.note(format!(
+            "embedded durable, group commit: writes (sends, receives, deletes) per disk sync over both rows of a client count, from the gateway's sqsgw_store_* counters: {each}"
+        ));
     }
     if let Some(durable) = find(scenarios, Target::GatewayDurable, Operation::Send, 1) {
         table.note(format!(
@@ -1273,6 +1318,15 @@ mod tests {
         assert_eq!(own.len(), 1, "receives were not answered: no figure");
         assert_eq!(own[0].0, RequestKind::SendMessageBatch);
         assert_eq!(own[0].1, Duration::from_millis(5));
+    }
+
+    #[test]
+    fn group_commit_s_sharing_is_writes_per_sync_between_two_scrapes() {
+        let before = "sqsgw_store_syncs_total 10\nsqsgw_store_writes_total 12\n";
+        let after = "sqsgw_store_syncs_total 110\nsqsgw_store_writes_total 362\n";
+        assert_eq!(writes_per_sync(before, after), Some(3.5));
+        assert_eq!(writes_per_sync(after, after), None, "no sync between them");
+        assert_eq!(writes_per_sync("", after), Some(362.0 / 110.0));
     }
 
     #[test]

@@ -82,8 +82,9 @@ pub(super) fn gateway_config(
         GatewayBackend::InMemory => {
             toml.push_str("[backend]\nkind = \"embedded\"\nin_memory = true\n\n");
         }
+        // Sampled every second, so the store's counts are fresh when read after a row.
         GatewayBackend::Durable(dir) => toml.push_str(&format!(
-            "[backend]\nkind = \"embedded\"\ndata_dir = {}\n\n",
+            "[metrics]\nsample_seconds = 1\n\n[backend]\nkind = \"embedded\"\ndata_dir = {}\n\n",
             toml_string(&dir.to_string_lossy())
         )),
         GatewayBackend::Sqs { endpoint, .. } => toml.push_str(&format!(
@@ -305,7 +306,7 @@ impl Gateway {
         })
     }
 
-    /// Waits until the gateway's backend calls stop for a second (a gateway reads its backend's
+    /// Waits until the gateway's backend calls (but its metrics sampler's) stop for a second (a gateway reads its backend's
     /// queues in the background after it starts), at most `limit`; answers how long that took
     /// and how many backend calls it made meanwhile.
     pub(super) async fn settle(&self, limit: Duration) -> Result<(Duration, u64), String> {
@@ -322,7 +323,11 @@ impl Gateway {
                 .text()
                 .await
                 .ok()?;
-            Some(metric_sum(&scrape, "sqsgw_backend_calls_total").unwrap_or(0.0) as u64)
+            // The metrics sampler's own reads (queue depths) go on for as long as it runs.
+            let all = metric_sum(&scrape, "sqsgw_backend_calls_total").unwrap_or(0.0);
+            let sampling =
+                metric_sum_where(&scrape, "sqsgw_backend_calls_total", &[("call", "stats")]);
+            Some((all - sampling.unwrap_or(0.0)) as u64)
         };
         let started = Instant::now();
         let first = calls().await.unwrap_or(0);

@@ -119,11 +119,15 @@ impl Gateway {
         &self.meters
     }
 
-    /// Samples what gauges show: the ledger, and the depth of each queue the registry knows (at
-    /// most [`SAMPLED_QUEUES`]); a queue the backend cannot count now is skipped this time.
+    /// Samples what gauges show: the ledger, the backend's disk store, and the depth of each queue
+    /// the registry knows (at most [`SAMPLED_QUEUES`]); a queue the backend cannot count now is
+    /// skipped this time.
     pub async fn sample_meters(&self) {
         let ledger = self.state.ledger_stats();
         self.meters.ledger(ledger.deliveries, ledger.evictions);
+        if let Some(counts) = self.backend.store_counts() {
+            self.meters.store(&counts);
+        }
         let Ok(names) = self.registry.names("").await else {
             return;
         };
