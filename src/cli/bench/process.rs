@@ -306,9 +306,9 @@ impl Gateway {
         })
     }
 
-    /// Waits until the gateway's backend calls (but its metrics sampler's) stop for a second (a gateway reads its backend's
-    /// queues in the background after it starts), at most `limit`; answers how long that took
-    /// and how many backend calls it made meanwhile.
+    /// Waits until the gateway's backend calls (but its metrics sampler's) stop for a second (a
+    /// gateway reads its backend's queues in the background after it starts), at most `limit`;
+    /// answers how long that took and how many backend calls it made meanwhile.
     pub(super) async fn settle(&self, limit: Duration) -> Result<(Duration, u64), String> {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(5))
