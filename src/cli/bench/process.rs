@@ -310,19 +310,8 @@ impl Gateway {
     /// gateway reads its backend's queues in the background after it starts), at most `limit`;
     /// answers how long that took and how many backend calls it made meanwhile.
     pub(super) async fn settle(&self, limit: Duration) -> Result<(Duration, u64), String> {
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(5))
-            .build()
-            .map_err(|e| e.to_string())?;
         let calls = || async {
-            let scrape = http
-                .get(format!("{}/metrics", self.base))
-                .send()
-                .await
-                .ok()?
-                .text()
-                .await
-                .ok()?;
+            let scrape = self.scrape().await.ok()?;
             // The metrics sampler's own reads (queue depths) go on for as long as it runs.
             let all = metric_sum(&scrape, "sqsgw_backend_calls_total").unwrap_or(0.0);
             let sampling =
