@@ -16,7 +16,13 @@ pub(super) fn run(
     listen: Option<SocketAddr>,
     log_format: LogFormat,
 ) -> ExitCode {
-    let _logs = telemetry::init(log_format);
+    let _logs = match telemetry::init(log_format) {
+        Ok(guard) => guard,
+        Err(error) => {
+            eprintln!("cannot start the logging thread: {error}");
+            return ExitCode::from(EXIT_RUNTIME);
+        }
+    };
     let (config, zero_config) = match config {
         Some(path) => (Config::load(&path), None),
         None => match setup::prepare(data_dir) {
