@@ -3,6 +3,7 @@
 
 use super::Gateway;
 use super::MAX_IN_FLIGHT;
+use super::finishing::Finishing;
 use crate::core::ErrorKind;
 use crate::core::GatewayError;
 use crate::core::access::Action;
@@ -107,12 +108,11 @@ impl Gateway {
             )
             .await;
         let gateway = Arc::clone(self);
-        self.tasks
-            .spawn(tracing::Instrument::in_current_span(async move {
-                gateway.apply_acks(by_queue, outcomes).await
-            }))
-            .await
-            .map_err(GatewayError::internal)?
+        let work = tracing::Instrument::in_current_span(async move {
+            gateway.apply_acks(by_queue, outcomes).await
+        });
+        // Nobody is left to tell the outcomes to.
+        Finishing::new(&self.tasks, work, |_| async {}).await
     }
     async fn apply_acks(
         &self,
@@ -201,12 +201,11 @@ impl Gateway {
             *seconds = clamp_visibility(*seconds, claims.received_at, now);
         }
         let gateway = Arc::clone(self);
-        self.tasks
-            .spawn(tracing::Instrument::in_current_span(async move {
-                gateway.apply_visibility(by_queue, outcomes).await
-            }))
-            .await
-            .map_err(GatewayError::internal)?
+        let work = tracing::Instrument::in_current_span(async move {
+            gateway.apply_visibility(by_queue, outcomes).await
+        });
+        // Nobody is left to tell the outcomes to.
+        Finishing::new(&self.tasks, work, |_| async {}).await
     }
     async fn apply_visibility(
         &self,

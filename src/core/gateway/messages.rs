@@ -5,6 +5,7 @@ use super::Attempted;
 use super::Gateway;
 use super::ReceiveOptions;
 use super::clamp_visibility;
+use super::finishing::Finishing;
 use crate::core::GatewayError;
 use crate::core::access::Caller;
 use crate::core::access::Principal;
@@ -29,7 +30,6 @@ use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use tokio::sync::oneshot;
 
 impl Gateway {
     /// Sends messages to the gateway queue `queue`; one result per message, in order.
@@ -135,36 +135,39 @@ impl Gateway {
             Prepared::Receive(prepared) => prepared,
         };
 
-        let (answer, answered) = oneshot::channel();
         let gateway = Arc::clone(self);
+        let url = resolved.url.clone();
+        let keeps_answer = request.attempt_id.is_some();
         let queue = queue.to_owned();
-        self.tasks.spawn(tracing::Instrument::instrument(
-            async move {
-                let result = gateway
-                    .receive_and_seal(&queue, &resolved, &request, wait_out_over_limit)
-                    .await;
-                if let (Some(key), Ok((deliveries, attempted))) = (attempt, &result)
-                    && !deliveries.is_empty()
-                {
-                    // Kept even when nobody waits for the answer: the retry gets it.
-                    Box::pin(gateway.keep_answer(&key, attempted)).await;
-                }
-                let result = result.map(|(deliveries, _)| deliveries);
-                if let Ok(deliveries) = &result {
-                    gateway.count_redeliveries(&queue, deliveries);
-                }
-                if let Err(Ok(abandoned)) = answer.send(result) {
-                    // With an attempt id the client retries to get these same deliveries back.
-                    if request.attempt_id.is_none() {
-                        release_abandoned(gateway.backend.as_ref(), &resolved.url, abandoned).await;
-                    }
-                }
-            },
-            tracing::Span::current(),
-        ));
+        let work = tracing::Instrument::in_current_span(async move {
+            let result = gateway
+                .receive_and_seal(&queue, &resolved, &request, wait_out_over_limit)
+                .await;
+            if let (Some(key), Ok((deliveries, attempted))) = (attempt, &result)
+                && !deliveries.is_empty()
+            {
+                // Kept even when nobody waits for the answer: the retry gets it.
+                Box::pin(gateway.keep_answer(&key, attempted)).await;
+            }
+            let result = result.map(|(deliveries, _)| deliveries);
+            if let Ok(deliveries) = &result {
+                gateway.count_redeliveries(&queue, deliveries);
+            }
+            result
+        });
+        let backend = Arc::clone(&self.backend);
+        let receiving = Finishing::new(&self.tasks, work, move |result| async move {
+            // With an attempt id the client retries to get these same deliveries back.
+            if let Ok(abandoned) = result
+                && !keeps_answer
+            {
+                release_abandoned(backend.as_ref(), &url, abandoned).await;
+            }
+        });
         tokio::select! {
             biased;
-            result = answered => result.map_err(|_| GatewayError::internal("receive task ended without an answer"))?,
+            result = receiving => result,
+            // The receive, dropped here unfinished, finishes on its own and releases what it got.
             () = self.shutdown.cancelled() => Ok(Vec::new()),
         }
     }

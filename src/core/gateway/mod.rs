@@ -74,6 +74,7 @@ impl std::fmt::Debug for Gateway {
 }
 
 mod aliases;
+mod finishing;
 mod handles;
 mod messages;
 mod queues;
