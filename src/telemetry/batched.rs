@@ -18,7 +18,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// How long a line may wait in memory before the thread writes it.
-pub(super) const FLUSH_INTERVAL: Duration = Duration::from_millis(50);
+const FLUSH_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Bytes waiting that make the thread write at once rather than at its next interval.
 const FLUSH_AT: usize = 64 * 1024;
