@@ -110,6 +110,33 @@ async fn a_receive_abandoned_by_its_client_releases_its_messages(kind: Kind) {
     gw.stop().await;
 }
 
+/// The gateway keeps its connections to LocalStack open (`Connection: keep-alive`, which
+/// LocalStack otherwise answers with `Connection: close`); LocalStack closes one after 5 idle
+/// seconds, and the next call must take a new connection, not fail on the closed one.
+#[tokio::test]
+async fn calls_after_localstack_closed_an_idle_connection_still_succeed() {
+    let gw = GatewayBuilder::new(Kind::LocalStack)
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    let first = gw.send("orders", "before the idle close").await;
+    let found = gw.receive_ok("orders", json!({ "waitSeconds": 1 })).await;
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0]["messageId"], first);
+    // Past hypercorn's keep-alive timeout (5 s), so its end of the pooled connection is closed.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let answer = gw.ack(&[found[0]["receiptHandle"].as_str().unwrap()]).await;
+    assert_eq!(
+        (answer.status, answer.body),
+        (StatusCode::OK, json!({ "results": [ { "ok": true } ] }))
+    );
+    let second = gw.send("orders", "after the idle close").await;
+    let found = gw.receive_ok("orders", json!({ "waitSeconds": 1 })).await;
+    assert_eq!(found.len(), 1, "only the second message is left");
+    assert_eq!(found[0]["messageId"], second);
+    gw.stop().await;
+}
+
 crate::on_both_backends!(
     health_and_readiness_answer_when_the_backend_is_up,
     unknown_routes_and_methods_answer_json,

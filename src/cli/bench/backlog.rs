@@ -167,6 +167,7 @@ pub(super) async fn measure(
                 url: gateway.base.clone(),
                 key_id: secrets.sqs_key_id.clone(),
                 secret: secrets.sqs_secret.clone(),
+                keep_alive: false,
             };
             let url = sqs_endpoint::queue_url(&endpoint, QUEUE).await?;
             let body = "s".repeat(body_bytes);

@@ -142,6 +142,7 @@ pub(super) async fn measure(
         url: gateway.base.clone(),
         key_id: secrets.sqs_key_id.clone(),
         secret: secrets.sqs_secret.clone(),
+        keep_alive: false,
     };
     let probe_queue = sqs_endpoint::queue_url(&endpoint, "probe").await?;
     sqs_endpoint::send(&endpoint, &probe_queue, &"p".repeat(256), 10, 1).await?;

@@ -21,6 +21,9 @@ pub(super) struct Endpoint {
     pub url: String,
     pub key_id: String,
     pub secret: String,
+    /// Ask for `Connection: keep-alive` on every request, as the gateway's own SQS backend does
+    /// (LocalStack otherwise closes each connection after its answer).
+    pub keep_alive: bool,
 }
 
 impl Endpoint {
@@ -40,7 +43,13 @@ impl Endpoint {
                 ),
             ))
             .build();
-        Client::new(&sdk)
+        if !self.keep_alive {
+            return Client::new(&sdk);
+        }
+        let config = aws_sdk_sqs::config::Builder::from(&sdk)
+            .interceptor(sqs_gateway::backend::sqs::AskKeepAlive)
+            .build();
+        Client::from_conf(config)
     }
 }
 

@@ -1,5 +1,9 @@
 //! The production backend: Amazon SQS (or LocalStack) through aws-sdk-sqs.
 
+mod keep_alive;
+
+pub use keep_alive::AskKeepAlive;
+
 use crate::core::backend::{Backend, BackendError};
 use crate::core::model::{
     AttributeValue, BackendMessage, BackendReceive, EntryError, EntryErrorKind, EntryOutcome,
@@ -72,6 +76,7 @@ impl SqsBackend {
         if sdk.timeout_config().is_none() {
             builder = builder.timeout_config(timeouts(default_connect_timeout()));
         }
+        builder = builder.interceptor(keep_alive::AskKeepAlive);
         Self {
             client: Client::from_conf(builder.build()),
         }
