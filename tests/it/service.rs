@@ -5,6 +5,7 @@ use crate::harness::*;
 use reqwest::StatusCode;
 use serde_json::json;
 use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 async fn health_and_readiness_answer_when_the_backend_is_up(kind: Kind) {
     let gw = GatewayBuilder::new(kind)
@@ -110,6 +111,46 @@ async fn a_receive_abandoned_by_its_client_releases_its_messages(kind: Kind) {
     gw.stop().await;
 }
 
+/// A TCP connection to LocalStack whose one request asked for keep-alive, its answer read whole
+/// (and checked to keep the connection).
+async fn kept_connection_to_localstack() -> tokio::net::TcpStream {
+    let address = localstack_endpoint()
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned();
+    let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let request = format!(
+        "GET /_localstack/health HTTP/1.1\r\nHost: {address}\r\nConnection: keep-alive\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    loop {
+        let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buffer))
+            .await
+            .expect("LocalStack answers")
+            .unwrap();
+        assert!(
+            read > 0,
+            "LocalStack kept the connection through its answer"
+        );
+        answer.extend_from_slice(&buffer[..read]);
+        let text = String::from_utf8_lossy(&answer).to_ascii_lowercase();
+        let Some(end) = text.find("\r\n\r\n") else {
+            continue;
+        };
+        assert!(!text[..end].contains("connection: close"), "{text}");
+        let length: usize = text[..end]
+            .lines()
+            .find_map(|line| line.strip_prefix("content-length:"))
+            .map(|value| value.trim().parse().unwrap())
+            .expect("a content-length");
+        if answer.len() >= end + 4 + length {
+            return stream;
+        }
+    }
+}
+
 /// The gateway keeps its connections to LocalStack open (`Connection: keep-alive`, which
 /// LocalStack otherwise answers with `Connection: close`); LocalStack closes one after 5 idle
 /// seconds, and the next call must take a new connection, not fail on the closed one.
@@ -123,8 +164,17 @@ async fn calls_after_localstack_closed_an_idle_connection_still_succeed() {
     let found = gw.receive_ok("orders", json!({ "waitSeconds": 1 })).await;
     assert_eq!(found.len(), 1);
     assert_eq!(found[0]["messageId"], first);
+    // A connection of our own, kept as the gateway's are, shows that LocalStack closes them:
+    // it is open after its answer and closed by LocalStack after the idle wait.
+    let mut own = kept_connection_to_localstack().await;
     // Past hypercorn's keep-alive timeout (5 s), so its end of the pooled connection is closed.
     tokio::time::sleep(Duration::from_secs(6)).await;
+    let mut rest = [0u8; 1];
+    let read = tokio::time::timeout(Duration::from_secs(1), own.read(&mut rest)).await;
+    assert!(
+        matches!(read, Ok(Ok(0))),
+        "LocalStack closed the idle kept connection: {read:?}"
+    );
     let answer = gw.ack(&[found[0]["receiptHandle"].as_str().unwrap()]).await;
     assert_eq!(
         (answer.status, answer.body),

@@ -42,49 +42,40 @@ mod tests {
     use crate::core::backend::Backend;
     use aws_config::{BehaviorVersion, Region, SdkConfig};
     use aws_sdk_sqs::config::{Credentials, SharedCredentialsProvider};
+    use std::time::Duration;
     use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
     use tokio::net::TcpListener;
+    use tokio::sync::mpsc;
 
-    const ANSWER: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: application/x-amz-json-1.0\r\ncontent-length: 2\r\n\r\n{}";
+    const KEPT: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: application/x-amz-json-1.0\r\ncontent-length: 2\r\n\r\n{}";
+    const CLOSED: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: application/x-amz-json-1.0\r\nconnection: close\r\ncontent-length: 2\r\n\r\n{}";
 
-    /// Serves canned `ListQueues` answers on one connection at a time, keeping each open, and
-    /// hands back every request's head as received with the number of its connection.
-    async fn recording_endpoint() -> (
-        String,
-        tokio::sync::mpsc::UnboundedReceiver<(usize, String)>,
-    ) {
+    /// Answers `ListQueues` as LocalStack behind hypercorn does: `Connection: close` (and a
+    /// close) unless the request asks for keep-alive, and a kept connection closed after `idle`
+    /// without a request. Hands back every request's head with the number of its connection.
+    async fn localstack_like(idle: Duration) -> (String, mpsc::UnboundedReceiver<(usize, String)>) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let endpoint = format!("http://{}", listener.local_addr().unwrap());
-        let (heads, received) = tokio::sync::mpsc::unbounded_channel();
+        let (heads, received) = mpsc::unbounded_channel();
         tokio::spawn(async move {
             for connection in 0.. {
-                let (stream, _) = listener.accept().await.unwrap();
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
                 let heads = heads.clone();
                 tokio::spawn(async move {
                     let mut stream = BufReader::new(stream);
-                    loop {
-                        let mut head = String::new();
-                        let mut content_length = 0;
-                        loop {
-                            let mut line = String::new();
-                            if stream.read_line(&mut line).await.unwrap_or(0) == 0 {
-                                return;
-                            }
-                            if let Some(value) =
-                                line.to_ascii_lowercase().strip_prefix("content-length:")
-                            {
-                                content_length = value.trim().parse().unwrap();
-                            }
-                            let end = line == "\r\n";
-                            head.push_str(&line);
-                            if end {
-                                break;
-                            }
+                    while let Ok(Some(head)) =
+                        tokio::time::timeout(idle, read_request(&mut stream)).await
+                    {
+                        let asked = head
+                            .to_ascii_lowercase()
+                            .contains("\r\nconnection: keep-alive\r\n");
+                        let _ = heads.send((connection, head));
+                        let answer = if asked { KEPT } else { CLOSED };
+                        if stream.get_mut().write_all(answer).await.is_err() || !asked {
+                            return;
                         }
-                        let mut body = vec![0; content_length];
-                        stream.read_exact(&mut body).await.unwrap();
-                        heads.send((connection, head)).unwrap();
-                        stream.get_mut().write_all(ANSWER).await.unwrap();
                     }
                 });
             }
@@ -92,9 +83,29 @@ mod tests {
         (endpoint, received)
     }
 
-    #[tokio::test]
-    async fn every_call_asks_for_keep_alive_unsigned_and_reuses_its_connection() {
-        let (endpoint, mut received) = recording_endpoint().await;
+    /// One request's head (its body read and dropped); `None` once the client closed.
+    async fn read_request(stream: &mut BufReader<tokio::net::TcpStream>) -> Option<String> {
+        let mut head = String::new();
+        let mut content_length = 0;
+        loop {
+            let mut line = String::new();
+            if stream.read_line(&mut line).await.ok()? == 0 {
+                return None;
+            }
+            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                content_length = value.trim().parse().ok()?;
+            }
+            head.push_str(&line);
+            if line == "\r\n" {
+                break;
+            }
+        }
+        let mut body = vec![0; content_length];
+        stream.read_exact(&mut body).await.ok()?;
+        Some(head)
+    }
+
+    fn backend(endpoint: String) -> SqsBackend {
         let sdk = SdkConfig::builder()
             .behavior_version(BehaviorVersion::latest())
             .region(Region::new("us-east-1"))
@@ -103,7 +114,13 @@ mod tests {
                 "AKIDTEST", "secret", None, None, "test",
             )))
             .build();
-        let backend = SqsBackend::from_sdk_config(&sdk);
+        SqsBackend::from_sdk_config(&sdk)
+    }
+
+    #[tokio::test]
+    async fn every_call_asks_for_keep_alive_unsigned_and_keeps_its_connection() {
+        let (endpoint, mut received) = localstack_like(Duration::from_secs(30)).await;
+        let backend = backend(endpoint);
         for _ in 0..3 {
             backend.ping().await.unwrap();
         }
@@ -120,6 +137,28 @@ mod tests {
             assert!(!signed.contains("connection"), "signed: {signed}");
             connections.push(connection);
         }
+        // Without the header the endpoint closes after each answer: three connections.
         assert_eq!(connections, vec![0, 0, 0], "one connection for every call");
+    }
+
+    #[tokio::test]
+    async fn a_connection_the_endpoint_closed_while_idle_is_replaced_not_failed_on() {
+        let (endpoint, mut received) = localstack_like(Duration::from_millis(200)).await;
+        let backend = backend(endpoint);
+        backend.ping().await.unwrap();
+        backend.ping().await.unwrap();
+        // The endpoint closes the kept connection after 200 ms without a request.
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        backend.ping().await.unwrap();
+        let mut connections = Vec::new();
+        for _ in 0..3 {
+            connections.push(received.recv().await.unwrap().0);
+        }
+        assert_eq!(
+            connections,
+            vec![0, 0, 1],
+            "a new connection after the idle close"
+        );
+        assert!(received.try_recv().is_err(), "no call was retried");
     }
 }

@@ -713,7 +713,7 @@ fn sqs_tables(options: &BenchOptions, figures: &SqsFigures) -> Vec<Table> {
                 }
             }
         }
-        proxy.note("gateway's own: the mean time from the gateway reading a request to answering it, less the time inside its call to LocalStack (from the gateway's /metrics, read before and after each client count); the rest of the added time is that call's own overhead: a second signed aws-sdk-sqs request, on a connection the gateway keeps open (it asks with `Connection: keep-alive`; the direct client, asking nothing, gets `Connection: close` and a new connection per request from LocalStack, so the gateway can answer sooner than LocalStack directly); kept-alive: LocalStack directly with the client asking for keep-alive as the gateway does, the baseline of the proxy's own cost");
+        proxy.note("gateway's own: the mean time from the gateway reading a request to answering it, less the time inside its call to LocalStack (from the gateway's /metrics, read before and after each client count); the rest of the added time is not broken down: the call's own overhead (a second signed aws-sdk-sqs request, on a connection the gateway keeps open: it asks with `Connection: keep-alive`, while the direct client, asking nothing, gets `Connection: close` and a new connection per request from LocalStack, so the gateway can answer sooner than LocalStack directly) and, with 8 clients, waiting for a CPU that LocalStack, the gateway and the clients share; kept-alive: LocalStack directly with the client asking for keep-alive as the gateway does, the baseline of the proxy's own cost");
         tables.push(proxy);
     }
     tables
@@ -757,12 +757,12 @@ fn sqs_checks(scenarios: &[Scenario], fsync_per_second: f64, has_localstack: boo
         (Operation::ReceiveDelete, 1),
         (Operation::ReceiveDelete, 8),
     ];
-    let ratio = |target, base, operation, clients| {
+    let ratio = |target: Target, base: Target, operation, clients| {
         let base = find(scenarios, base, operation, clients)?;
         let row = find(scenarios, target, operation, clients)?;
         Some(row.run.messages_per_second() / base.run.messages_per_second())
     };
-    let ratios = |target, base, rows: &[(Operation, usize)], bound: f64| {
+    let ratios = |target: Target, base: Target, rows: &[(Operation, usize)], bound: f64| {
         let found: Vec<(String, f64)> = rows
             .iter()
             .filter_map(|&(operation, clients)| {
@@ -771,7 +771,10 @@ fn sqs_checks(scenarios: &[Scenario], fsync_per_second: f64, has_localstack: boo
             })
             .collect();
         if found.len() < rows.len() {
-            return ("LocalStack not measured".to_owned(), Verdict::NotMeasured);
+            return (
+                format!("{} not measured", base.label()),
+                Verdict::NotMeasured,
+            );
         }
         let figure = found
             .iter()
@@ -802,7 +805,7 @@ fn sqs_checks(scenarios: &[Scenario], fsync_per_second: f64, has_localstack: boo
             },
             _ => Check {
                 target,
-                figure: "LocalStack not measured".into(),
+                figure: format!("{} not measured", base.label()),
                 verdict: Verdict::NotMeasured,
             },
         });
