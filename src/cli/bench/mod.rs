@@ -70,8 +70,8 @@ pub(super) enum Family {
     Backlog,
 }
 
-/// What a row measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a row measured (tables list rows in this order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Target {
     LocalStack,
     /// LocalStack directly, the client asking for keep-alive as the gateway does.
@@ -123,6 +123,8 @@ struct Scenario {
 }
 
 const CLIENT_COUNTS: [usize; 2] = [1, 8];
+/// Messages LocalStack is warmed up with, unmeasured, before its first row.
+const LOCALSTACK_WARM_UP: usize = 2_000;
 /// How long the fsync ceiling loop runs.
 const FSYNC_LOOP: Duration = Duration::from_secs(3);
 
@@ -347,23 +349,22 @@ async fn sqs_family(
             let url = sqs_endpoint::create_queue(localstack, &name).await?;
             proxied_queues.push((process::sqs_queue(clients), name, url));
         }
-        targets.push((Target::LocalStack, None));
-        targets.push((Target::LocalStackKeptAlive, None));
+        // LocalStack's own rows are measured with the gateway's, per client count (below).
         targets.push((
             Target::GatewayOverLocalStack,
-            Some(GatewayBackend::Sqs {
+            GatewayBackend::Sqs {
                 endpoint: localstack.url.clone(),
                 queues: proxied_queues
                     .iter()
                     .map(|(gateway, backend, _)| (gateway.clone(), backend.clone()))
                     .collect(),
-            }),
+            },
         ));
     }
-    targets.push((Target::GatewayInMemory, Some(GatewayBackend::InMemory)));
+    targets.push((Target::GatewayInMemory, GatewayBackend::InMemory));
     targets.push((
         Target::GatewayDurable,
-        Some(GatewayBackend::Durable(work.join("sqs-durable"))),
+        GatewayBackend::Durable(work.join("sqs-durable")),
     ));
     let mut fsync_per_second = 0.0;
     let mut own_work = OwnWork::new();
@@ -374,83 +375,106 @@ async fn sqs_family(
                 // Next to the durable rows, so both see the same disk (it is shared).
                 fsync_per_second = ceiling::fsync_ceiling(work, FSYNC_LOOP).await?;
             }
-            let measured = match (backend, localstack) {
-                (None, Some(localstack)) => {
-                    let endpoint = Endpoint {
-                        keep_alive: target == Target::LocalStackKeptAlive,
-                        ..localstack.clone()
-                    };
+            let measured = {
+                let gateway = Gateway::start(
+                    &format!("gateway-sqs-{target:?}"),
+                    &backend,
+                    secrets,
+                    work,
+                    Duration::from_secs(60),
+                )
+                .await?;
+                let (took, calls) = gateway.settle(Duration::from_secs(120)).await?;
+                if calls > 100 {
+                    notes.push(format!(
+                        "{}: measured after its start-up reads of the backend settled ({:.1} s, {} backend calls; the gateway reads every queue under its managed sqsgw_ prefix at start and every 5 minutes, and LocalStack held {} such queues)",
+                        target.label(),
+                        took.as_secs_f64(),
+                        count(calls as f64),
+                        count(managed_queues as f64),
+                    ));
+                }
+                let endpoint = gateway_endpoint(&gateway, secrets);
+                let mut measured = Vec::new();
+                if let (Target::GatewayOverLocalStack, Some(localstack)) = (target, localstack) {
+                    // A freshly started LocalStack answers its first requests slower; its first
+                    // measured row should not pay that.
                     sqs_endpoint::measure(
-                        target,
-                        &endpoint,
+                        Target::LocalStack,
+                        localstack,
                         Queues::Fresh,
                         &body,
-                        options.messages,
-                        &CLIENT_COUNTS,
-                    )
-                    .await?
-                }
-                (Some(backend), _) => {
-                    let gateway = Gateway::start(
-                        &format!("gateway-sqs-{target:?}"),
-                        &backend,
-                        secrets,
-                        work,
-                        Duration::from_secs(60),
+                        LOCALSTACK_WARM_UP,
+                        &[1],
                     )
                     .await?;
-                    let (took, calls) = gateway.settle(Duration::from_secs(120)).await?;
-                    if calls > 100 {
-                        notes.push(format!(
-                            "{}: measured after its start-up reads of the backend settled ({:.1} s, {} backend calls; the gateway reads every queue under its managed sqsgw_ prefix at start and every 5 minutes, and LocalStack held {} such queues)",
-                            target.label(),
-                            took.as_secs_f64(),
-                            count(calls as f64),
-                            count(managed_queues as f64),
-                        ));
-                    }
-                    let endpoint = gateway_endpoint(&gateway, secrets);
-                    let mut measured = Vec::new();
-                    for clients in CLIENT_COUNTS {
-                        let before = match target {
-                            Target::GatewayOverLocalStack => Some(gateway.scrape().await?),
-                            Target::GatewayDurable => {
-                                tokio::time::sleep(STORE_SAMPLED).await;
-                                Some(gateway.scrape().await?)
-                            }
-                            _ => None,
-                        };
-                        measured.extend(
-                            sqs_endpoint::measure(
-                                target,
-                                &endpoint,
-                                Queues::Configured,
-                                &body,
-                                options.messages,
-                                &[clients],
-                            )
-                            .await?,
-                        );
-                        let Some(before) = before else { continue };
-                        if target == Target::GatewayDurable {
-                            tokio::time::sleep(STORE_SAMPLED).await;
-                        }
-                        let after = gateway.scrape().await?;
-                        if target == Target::GatewayDurable {
-                            sharing.extend(
-                                writes_per_sync(&before, &after).map(|share| (clients, share)),
-                            );
-                        } else {
-                            own_work.extend(
-                                gateway_own_work(&before, &after)
-                                    .into_iter()
-                                    .map(|(kind, mean)| ((kind, clients), mean)),
-                            );
-                        }
-                    }
-                    measured
+                    notes.push(format!("LocalStack warmed up before its first row: {} messages sent, then received + deleted, 1 client, not measured", count(LOCALSTACK_WARM_UP as f64)));
                 }
-                (None, None) => Vec::new(),
+                for clients in CLIENT_COUNTS {
+                    // LocalStack directly, then through the gateway, one right after the
+                    // other at each client count, so a drift of the machine's (or
+                    // LocalStack's) speed over the run moves both sides of a comparison.
+                    if let (Target::GatewayOverLocalStack, Some(localstack)) =
+                        (target, localstack)
+                    {
+                        for (direct, keep_alive) in [
+                            (Target::LocalStack, false),
+                            (Target::LocalStackKeptAlive, true),
+                        ] {
+                            let endpoint = Endpoint {
+                                keep_alive,
+                                ..localstack.clone()
+                            };
+                            measured.extend(
+                                sqs_endpoint::measure(
+                                    direct,
+                                    &endpoint,
+                                    Queues::Fresh,
+                                    &body,
+                                    options.messages,
+                                    &[clients],
+                                )
+                                .await?,
+                            );
+                        }
+                    }
+                    let before = match target {
+                        Target::GatewayOverLocalStack => Some(gateway.scrape().await?),
+                        Target::GatewayDurable => {
+                            tokio::time::sleep(STORE_SAMPLED).await;
+                            Some(gateway.scrape().await?)
+                        }
+                        _ => None,
+                    };
+                    measured.extend(
+                        sqs_endpoint::measure(
+                            target,
+                            &endpoint,
+                            Queues::Configured,
+                            &body,
+                            options.messages,
+                            &[clients],
+                        )
+                        .await?,
+                    );
+                    let Some(before) = before else { continue };
+                    if target == Target::GatewayDurable {
+                        tokio::time::sleep(STORE_SAMPLED).await;
+                    }
+                    let after = gateway.scrape().await?;
+                    if target == Target::GatewayDurable {
+                        sharing.extend(
+                            writes_per_sync(&before, &after).map(|share| (clients, share)),
+                        );
+                    } else {
+                        own_work.extend(
+                            gateway_own_work(&before, &after)
+                                .into_iter()
+                                .map(|(kind, mean)| ((kind, clients), mean)),
+                        );
+                    }
+                }
+                measured
             };
             scenarios.extend(measured);
         }
@@ -462,6 +486,8 @@ async fn sqs_family(
             sqs_endpoint::delete_queue(localstack, url).await;
         }
     }
+    // Measured interleaved, listed by target (the sort keeps send before receive+delete).
+    scenarios.sort_by_key(|scenario| (scenario.target, scenario.clients));
     outcome.map(|()| SqsFigures {
         scenarios,
         notes,
