@@ -396,7 +396,9 @@ async fn sqs_family(
                 }
                 let endpoint = gateway_endpoint(&gateway, secrets);
                 let mut measured = Vec::new();
-                if let (Target::GatewayOverLocalStack, Some(localstack)) = (target, localstack) {
+                // The gateway over LocalStack is measured beside LocalStack itself.
+                let beside = localstack.filter(|_| target == Target::GatewayOverLocalStack);
+                if let Some(localstack) = beside {
                     // A freshly started LocalStack answers its first requests slower; its first
                     // measured row should not pay that.
                     sqs_endpoint::measure(
@@ -414,9 +416,7 @@ async fn sqs_family(
                     // LocalStack directly, then through the gateway, one right after the
                     // other at each client count, so a drift of the machine's (or
                     // LocalStack's) speed over the run moves both sides of a comparison.
-                    if let (Target::GatewayOverLocalStack, Some(localstack)) =
-                        (target, localstack)
-                    {
+                    if let Some(localstack) = beside {
                         for (direct, keep_alive) in [
                             (Target::LocalStack, false),
                             (Target::LocalStackKeptAlive, true),

@@ -43,13 +43,11 @@ impl Endpoint {
                 ),
             ))
             .build();
-        if !self.keep_alive {
-            return Client::new(&sdk);
+        let mut config = aws_sdk_sqs::config::Builder::from(&sdk);
+        if self.keep_alive {
+            config = config.interceptor(sqs_gateway::backend::sqs::AskKeepAlive);
         }
-        let config = aws_sdk_sqs::config::Builder::from(&sdk)
-            .interceptor(sqs_gateway::backend::sqs::AskKeepAlive)
-            .build();
-        Client::from_conf(config)
+        Client::from_conf(config.build())
     }
 }
 
