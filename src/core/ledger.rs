@@ -2,10 +2,11 @@
 //!
 //! SQS accepts a handle from an earlier delivery (and LocalStack even deletes with it), but the
 //! documented contract is that such a handle is stale and changes nothing. The ledger remembers, per
-//! `(queue, message id)`, the newest delivery the gateway handed out and whether it has ended
-//! (acknowledged, or gone from the backend). What the ledger does not know at all (evicted, expired,
-//! from before a restart or from another replica) is `Unknown`; the gateway's policy decides what
-//! that means (see [`UnknownDeliveries`]).
+//! `(queue, message id)`, the newest delivery the gateway handed out and whether it is being
+//! acknowledged. What the ledger does not know at all (evicted, expired, from before a restart or
+//! from another replica) is `Unknown`; the gateway's policy decides what that means (see
+//! [`UnknownDeliveries`]). A delivery that ended (acknowledged, or gone from the backend) is
+//! forgotten where the policy reads unknown as stale, and kept as ended where it does not.
 
 use lru::LruCache;
 use serde::Deserialize;
@@ -45,8 +46,19 @@ enum State {
     Active,
     /// An acknowledgement is being applied; further ones are stale.
     Acking,
-    /// Acknowledged, or gone from the backend; kept so a repeat is stale, not unknown.
+    /// Acknowledged, or gone from the backend; kept (under `pass_through`) so a repeat is stale,
+    /// not unknown.
     Ended,
+}
+
+/// What a change does to a delivery's entry.
+enum Change {
+    /// Leaves it as it is.
+    Keep,
+    /// Stores this entry (a fresh change).
+    Put(Entry),
+    /// Forgets the delivery.
+    Forget,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +111,8 @@ pub struct DeliveryLedger {
     generations: Arc<Mutex<std::collections::HashMap<String, u64>>>,
     /// Deliveries dropped to stay within `max_entries` (not those that expired), since start.
     evictions: Arc<AtomicU64>,
+    /// Whether an ended delivery is kept (read as stale) or forgotten (read as unknown).
+    keep_ended: bool,
 }
 
 impl std::fmt::Debug for DeliveryLedger {
@@ -110,8 +124,12 @@ impl std::fmt::Debug for DeliveryLedger {
 }
 
 impl DeliveryLedger {
-    /// A ledger holding at most `max_entries` deliveries, each for at most `ttl`.
-    pub fn new(max_entries: u64, ttl: Duration) -> Self {
+    /// A ledger holding at most `max_entries` deliveries, each for at most `ttl`. Under the
+    /// `stale` policy an unknown delivery reads as an ended one does, so an ended delivery is
+    /// forgotten: the ledger then holds the deliveries in flight, not every one of the last `ttl`
+    /// (fewer entries, kept in the processor's caches). Under `pass_through` it is kept, so a
+    /// repeated acknowledgement stays stale instead of reaching the backend.
+    pub fn new(max_entries: u64, ttl: Duration, unknown: UnknownDeliveries) -> Self {
         let count = if max_entries >= SHARDED_FROM {
             SHARDS
         } else {
@@ -133,6 +151,7 @@ impl DeliveryLedger {
             ttl,
             generations: Default::default(),
             evictions: Default::default(),
+            keep_ended: unknown == UnknownDeliveries::PassThrough,
         }
     }
 
@@ -162,22 +181,28 @@ impl DeliveryLedger {
     }
 
     /// Runs `change` on the delivery's entry (`None` if unknown or expired) under its shard's
-    /// lock; the entry it answers, if any, is stored as a fresh change.
+    /// lock, and applies the change it answers.
     fn with_entry<R>(
         &self,
         queue: &str,
         message_id: &str,
-        change: impl FnOnce(Option<Entry>) -> (Option<Entry>, R),
+        change: impl FnOnce(Option<Entry>) -> (Change, R),
     ) -> R {
         let hash = self.hasher.hash_one((queue, message_id));
         let mut shard = Self::lock(&self.shards[(hash % self.shards.len() as u64) as usize]);
         let now = Instant::now();
         match shard.get_mut(&hash) {
             Some(slot) if slot.is(queue, message_id) && !slot.expired(now, self.ttl) => {
-                let (put, answer) = change(Some(slot.entry));
-                if let Some(entry) = put {
-                    slot.entry = entry;
-                    slot.written = now;
+                let (change, answer) = change(Some(slot.entry));
+                match change {
+                    Change::Keep => {}
+                    Change::Put(entry) => {
+                        slot.entry = entry;
+                        slot.written = now;
+                    }
+                    Change::Forget => {
+                        shard.pop(&hash);
+                    }
                 }
                 return answer;
             }
@@ -186,8 +211,8 @@ impl DeliveryLedger {
             }
             _ => {}
         }
-        let (put, answer) = change(None);
-        if let Some(entry) = put {
+        let (change, answer) = change(None);
+        if let Change::Put(entry) = change {
             let slot = Slot {
                 key: [queue, message_id].concat().into_boxed_str(),
                 queue_len: queue.len(),
@@ -214,14 +239,14 @@ impl DeliveryLedger {
             state: State::Active,
             generation,
         };
-        self.with_entry(queue, message_id, |_| (Some(entry), ()));
+        self.with_entry(queue, message_id, |_| (Change::Put(entry), ()));
     }
 
     /// Where the delivery stands.
     pub fn standing(&self, queue: &str, message_id: &str, delivery_id: u64) -> Standing {
         let generation = self.generation(queue);
         self.with_entry(queue, message_id, |current| {
-            (None, standing_of(current, delivery_id, generation))
+            (Change::Keep, standing_of(current, delivery_id, generation))
         })
     }
 
@@ -231,29 +256,35 @@ impl DeliveryLedger {
         let generation = self.generation(queue);
         self.with_entry(queue, message_id, |current| {
             let standing = standing_of(current, delivery_id, generation);
-            let claim = (standing == Standing::Current).then_some(Entry {
-                delivery_id,
-                state: State::Acking,
-                generation,
-            });
+            let claim = match standing {
+                Standing::Current => Change::Put(Entry {
+                    delivery_id,
+                    state: State::Acking,
+                    generation,
+                }),
+                _ => Change::Keep,
+            };
             (claim, standing)
         })
     }
 
     /// The delivery is over (acknowledged, or the backend no longer has it): later uses of its
-    /// handle are stale. A newer delivery is left alone.
+    /// handle are stale (kept as ended) or unknown (forgotten, under the `stale` policy). A newer
+    /// delivery is left alone.
     pub fn end(&self, queue: &str, message_id: &str, delivery_id: u64) {
         let generation = self.generation(queue);
         self.with_entry(queue, message_id, |current| match current {
-            Some(entry) if entry.delivery_id != delivery_id => (None, ()),
-            _ => {
+            Some(entry) if entry.delivery_id != delivery_id => (Change::Keep, ()),
+            _ if self.keep_ended => {
                 let ended = Entry {
                     delivery_id,
                     state: State::Ended,
                     generation,
                 };
-                (Some(ended), ())
+                (Change::Put(ended), ())
             }
+            Some(_) => (Change::Forget, ()),
+            None => (Change::Keep, ()),
         });
     }
 
@@ -265,9 +296,9 @@ impl DeliveryLedger {
                     state: State::Active,
                     ..entry
                 };
-                (Some(active), ())
+                (Change::Put(active), ())
             }
-            _ => (None, ()),
+            _ => (Change::Keep, ()),
         });
     }
 
@@ -324,8 +355,46 @@ fn standing_of(entry: Option<Entry>, delivery_id: u64, generation: u64) -> Stand
 mod tests {
     use super::*;
 
+    /// A ledger that keeps ended deliveries (the `pass_through` policy's).
     fn ledger() -> DeliveryLedger {
-        DeliveryLedger::new(1_000, Duration::from_secs(3600))
+        DeliveryLedger::new(
+            1_000,
+            Duration::from_secs(3600),
+            UnknownDeliveries::PassThrough,
+        )
+    }
+
+    /// A ledger that forgets ended deliveries (the `stale` policy's, the default).
+    fn forgetting_ledger() -> DeliveryLedger {
+        DeliveryLedger::new(1_000, Duration::from_secs(3600), UnknownDeliveries::Stale)
+    }
+
+    #[test]
+    fn under_the_stale_policy_an_ended_delivery_is_forgotten_and_a_newer_one_kept() {
+        let ledger = forgetting_ledger();
+        ledger.record("q", "m", 7);
+        assert_eq!(ledger.begin_ack("q", "m", 7), Standing::Current);
+        assert_eq!(
+            ledger.begin_ack("q", "m", 7),
+            Standing::Stale,
+            "while applying"
+        );
+        ledger.end("q", "m", 7);
+        assert_eq!(ledger.len(), 0, "in flight only");
+        assert_eq!(
+            ledger.begin_ack("q", "m", 7),
+            Standing::Unknown,
+            "acknowledged twice: read as stale by the policy"
+        );
+        ledger.record("q", "n", 1);
+        assert_eq!(ledger.begin_ack("q", "n", 1), Standing::Current);
+        ledger.record("q", "n", 2);
+        ledger.end("q", "n", 1);
+        assert_eq!(ledger.standing("q", "n", 2), Standing::Current);
+        // Ending a delivery it never knew (a pass-through) records nothing.
+        ledger.end("q", "x", 9);
+        assert_eq!(ledger.len(), 1);
+        assert_eq!(ledger.evictions(), 0);
     }
 
     #[test]
@@ -410,7 +479,7 @@ mod tests {
 
     #[test]
     fn a_full_ledger_evicts_the_least_recently_used_and_counts_it() {
-        let ledger = DeliveryLedger::new(3, Duration::from_secs(3600));
+        let ledger = DeliveryLedger::new(3, Duration::from_secs(3600), UnknownDeliveries::Stale);
         for message in ["a", "b", "c"] {
             ledger.record("q", message, 1);
         }
@@ -436,7 +505,7 @@ mod tests {
     #[test]
     fn a_large_ledger_stays_within_its_bound() {
         let max = SHARDED_FROM + 5;
-        let ledger = DeliveryLedger::new(max, Duration::from_secs(3600));
+        let ledger = DeliveryLedger::new(max, Duration::from_secs(3600), UnknownDeliveries::Stale);
         for message in 0..max + 1_000 {
             ledger.record("q", &message.to_string(), message);
         }
@@ -448,9 +517,13 @@ mod tests {
         );
     }
 
+    fn ledger_of(max: u64) -> DeliveryLedger {
+        DeliveryLedger::new(max, Duration::from_secs(60), UnknownDeliveries::Stale)
+    }
+
     #[tokio::test(start_paused = true)]
     async fn deliveries_are_forgotten_a_ttl_after_their_last_change_without_counting_evictions() {
-        let ledger = DeliveryLedger::new(100, Duration::from_secs(60));
+        let ledger = ledger_of(100);
         ledger.record("q", "old", 1);
         tokio::time::advance(Duration::from_secs(30)).await;
         ledger.record("q", "new", 1);
@@ -470,7 +543,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn an_expired_delivery_pushed_out_by_size_is_not_an_eviction() {
-        let ledger = DeliveryLedger::new(1, Duration::from_secs(60));
+        let ledger = ledger_of(1);
         ledger.record("q", "old", 1);
         tokio::time::advance(Duration::from_secs(60)).await;
         ledger.record("q", "new", 1);

@@ -102,7 +102,12 @@ mod tests {
     fn limits() -> (Limits, Arc<ManualClock>) {
         let start = Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap();
         let clock = Arc::new(ManualClock::new(start));
-        let state = InProcessState::new(1_000, Duration::from_secs(3600), clock.clone());
+        let state = InProcessState::new(
+            1_000,
+            Duration::from_secs(3600),
+            crate::core::ledger::UnknownDeliveries::Stale,
+            clock.clone(),
+        );
         (Limits::new(Arc::new(state), Meters::default()), clock)
     }
 

@@ -5,7 +5,7 @@
 
 use crate::core::clock::Clock;
 use crate::core::counters::{Allowance, Daily, Rates, Window};
-use crate::core::ledger::{DeliveryLedger, Standing};
+use crate::core::ledger::{DeliveryLedger, Standing, UnknownDeliveries};
 use async_trait::async_trait;
 use moka::sync::Cache;
 use std::sync::{Arc, Mutex};
@@ -95,8 +95,14 @@ impl std::fmt::Debug for InProcessState {
 }
 
 impl InProcessState {
-    /// A ledger of at most `max_deliveries`, each remembered for `delivery_ttl`; time from `clock`.
-    pub fn new(max_deliveries: u64, delivery_ttl: Duration, clock: Arc<dyn Clock>) -> Self {
+    /// A ledger of at most `max_deliveries`, each remembered for `delivery_ttl`, holding ended
+    /// ones as the `unknown` policy needs ([`DeliveryLedger::new`]); time from `clock`.
+    pub fn new(
+        max_deliveries: u64,
+        delivery_ttl: Duration,
+        unknown: UnknownDeliveries,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
         let counts = || {
             Cache::builder()
                 .max_capacity(TRACKED_KEYS)
@@ -104,7 +110,7 @@ impl InProcessState {
                 .build()
         };
         Self {
-            ledger: DeliveryLedger::new(max_deliveries, delivery_ttl),
+            ledger: DeliveryLedger::new(max_deliveries, delivery_ttl, unknown),
             answers: Cache::builder()
                 .max_capacity(100_000)
                 .time_to_live(ANSWER_TTL + Duration::from_secs(60))

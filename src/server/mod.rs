@@ -108,6 +108,7 @@ impl App {
         let state: Arc<dyn StateStore> = Arc::new(InProcessState::new(
             config.ledger.max_entries,
             Duration::from_secs(config.ledger.ttl_seconds),
+            config.ledger.unknown_deliveries,
             Arc::clone(&clock),
         ));
         let gateway = Arc::new(
