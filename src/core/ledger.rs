@@ -12,7 +12,7 @@ use lru::LruCache;
 use serde::Deserialize;
 use std::hash::BuildHasher;
 use std::num::NonZeroUsize;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -109,6 +109,9 @@ pub struct DeliveryLedger {
     ttl: Duration,
     /// Purges per queue: a delivery handed out before its queue's latest purge is over.
     generations: Arc<Mutex<std::collections::HashMap<String, u64>>>,
+    /// Whether any queue was purged yet: until then every generation is 0, read without the
+    /// lock every ledger operation would otherwise take.
+    purged: Arc<AtomicBool>,
     /// Deliveries dropped to stay within `max_entries` (not those that expired), since start.
     evictions: Arc<AtomicU64>,
     /// Whether an ended delivery is kept (read as stale) or forgotten (read as unknown).
@@ -150,12 +153,16 @@ impl DeliveryLedger {
             hasher: std::hash::RandomState::new(),
             ttl,
             generations: Default::default(),
+            purged: Default::default(),
             evictions: Default::default(),
             keep_ended: unknown == UnknownDeliveries::PassThrough,
         }
     }
 
     fn generation(&self, queue: &str) -> u64 {
+        if !self.purged.load(Ordering::Acquire) {
+            return 0;
+        }
         self.generations
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -166,12 +173,13 @@ impl DeliveryLedger {
 
     /// The queue was purged: every delivery of it handed out so far is over.
     pub fn end_queue(&self, queue: &str) {
-        *self
+        let mut generations = self
             .generations
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .entry(queue.to_owned())
-            .or_default() += 1;
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        *generations.entry(queue.to_owned()).or_default() += 1;
+        // Set under the lock, after the count: a reader that sees it reads the new generation.
+        self.purged.store(true, Ordering::Release);
     }
 
     fn lock(shard: &Mutex<Shard>) -> MutexGuard<'_, Shard> {
