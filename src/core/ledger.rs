@@ -377,9 +377,9 @@ mod tests {
         DeliveryLedger::new(1_000, Duration::from_secs(3600), UnknownDeliveries::Stale)
     }
 
-    #[test]
-    fn under_the_stale_policy_an_ended_delivery_is_forgotten_and_a_newer_one_kept() {
-        let ledger = forgetting_ledger();
+    /// One delivery acknowledged (only one claim wins while it applies), then claimed again: how
+    /// the second claim stands.
+    fn acknowledged_twice(ledger: &DeliveryLedger) -> Standing {
         ledger.record("q", "m", 7);
         assert_eq!(ledger.begin_ack("q", "m", 7), Standing::Current);
         assert_eq!(
@@ -387,19 +387,26 @@ mod tests {
             Standing::Stale,
             "while applying"
         );
+        assert_eq!(ledger.standing("q", "m", 7), Standing::Stale);
         ledger.end("q", "m", 7);
-        assert_eq!(ledger.len(), 0, "in flight only");
+        ledger.begin_ack("q", "m", 7)
+    }
+
+    #[test]
+    fn under_the_stale_policy_an_ended_delivery_is_forgotten_and_a_newer_one_kept() {
+        let ledger = forgetting_ledger();
         assert_eq!(
-            ledger.begin_ack("q", "m", 7),
+            acknowledged_twice(&ledger),
             Standing::Unknown,
-            "acknowledged twice: read as stale by the policy"
+            "read as stale by the policy"
         );
+        assert_eq!(ledger.len(), 0, "in flight only");
         ledger.record("q", "n", 1);
         assert_eq!(ledger.begin_ack("q", "n", 1), Standing::Current);
         ledger.record("q", "n", 2);
         ledger.end("q", "n", 1);
         assert_eq!(ledger.standing("q", "n", 2), Standing::Current);
-        // Ending a delivery it never knew (a pass-through) records nothing.
+        // Ending a delivery it does not know (evicted, say) records nothing.
         ledger.end("q", "x", 9);
         assert_eq!(ledger.len(), 1);
         assert_eq!(ledger.evictions(), 0);
@@ -419,20 +426,12 @@ mod tests {
     #[test]
     fn only_one_acknowledgement_wins_and_a_second_is_stale() {
         let ledger = ledger();
-        ledger.record("q", "m", 7);
-        assert_eq!(ledger.begin_ack("q", "m", 7), Standing::Current);
         assert_eq!(
-            ledger.begin_ack("q", "m", 7),
+            acknowledged_twice(&ledger),
             Standing::Stale,
-            "while applying"
+            "kept as ended"
         );
-        assert_eq!(ledger.standing("q", "m", 7), Standing::Stale);
-        ledger.end("q", "m", 7);
-        assert_eq!(
-            ledger.begin_ack("q", "m", 7),
-            Standing::Stale,
-            "acknowledged twice"
-        );
+        assert_eq!(ledger.len(), 1);
     }
 
     #[test]
