@@ -82,6 +82,38 @@ impl std::fmt::Debug for HandleClaims {
     }
 }
 
+/// Claims to seal, borrowed from where they already are: a receive seals one handle per message
+/// without copying the strings it names.
+#[derive(Clone, Copy)]
+pub struct ClaimsToSeal<'a> {
+    /// See [`HandleClaims::queue`].
+    pub queue: &'a str,
+    /// See [`HandleClaims::message_id`].
+    pub message_id: &'a str,
+    /// See [`HandleClaims::backend_handle`].
+    pub backend_handle: &'a str,
+    /// See [`HandleClaims::delivery`].
+    pub delivery: u32,
+    /// See [`HandleClaims::received_at`].
+    pub received_at: DateTime<Utc>,
+    /// See [`HandleClaims::delivery_id`].
+    pub delivery_id: u64,
+}
+
+impl HandleClaims {
+    /// These claims, to seal.
+    pub fn to_seal(&self) -> ClaimsToSeal<'_> {
+        ClaimsToSeal {
+            queue: &self.queue,
+            message_id: &self.message_id,
+            backend_handle: &self.backend_handle,
+            delivery: self.delivery,
+            received_at: self.received_at,
+            delivery_id: self.delivery_id,
+        }
+    }
+}
+
 /// A sealed handle as given to clients. Its `Debug` never shows the value.
 #[derive(Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
@@ -198,18 +230,18 @@ impl Keyring {
     /// replicas. GCM-SIV derives a fresh key from each nonce, and even a repeated nonce would
     /// only tell whether two sealed claims were equal (they never are: each carries a random
     /// 64-bit delivery id).
-    pub fn seal(&self, claims: &HandleClaims) -> SealedHandle {
+    pub fn seal(&self, claims: ClaimsToSeal<'_>) -> SealedHandle {
         let (key_id, ciphers) = &self.keys[0];
         let nonce_len = SEALED_VERSION.nonce_len();
         let body_start = HEADER_LEN + nonce_len;
         // One buffer: header, nonce, then the claims, encrypted where they are, and the tag.
         let mut raw = Zeroizing::new(Vec::with_capacity(
-            body_start + claims_len(claims) + TAG_LEN,
+            body_start + claims_len(&claims) + TAG_LEN,
         ));
         raw.extend_from_slice(&header(SEALED_VERSION, *key_id));
         raw.resize(body_start, 0);
         rand::RngCore::fill_bytes(&mut rand::rng(), &mut raw[HEADER_LEN..]);
-        encode_claims(&mut raw, claims);
+        encode_claims(&mut raw, &claims);
         let (head, body) = raw.split_at_mut(body_start);
         let (aad, nonce) = head.split_at(HEADER_LEN);
         let tag = ciphers
@@ -280,11 +312,11 @@ fn derive_key(secret: &[u8], label: &str) -> Zeroizing<[u8; 32]> {
 }
 
 /// The encoded claims' length.
-fn claims_len(claims: &HandleClaims) -> usize {
+fn claims_len(claims: &ClaimsToSeal<'_>) -> usize {
     3 * 4 + claims.queue.len() + claims.message_id.len() + claims.backend_handle.len() + 4 + 8 + 8
 }
 
-fn encode_claims(out: &mut Vec<u8>, claims: &HandleClaims) {
+fn encode_claims(out: &mut Vec<u8>, claims: &ClaimsToSeal<'_>) {
     put_bytes(out, claims.queue.as_bytes());
     put_bytes(out, claims.message_id.as_bytes());
     put_bytes(out, claims.backend_handle.as_bytes());
@@ -359,15 +391,15 @@ mod tests {
     #[test]
     fn seal_then_open_round_trips() {
         let ring = Keyring::new(vec![(1, key(7))]).unwrap();
-        let sealed = ring.seal(&claims());
+        let sealed = ring.seal(claims().to_seal());
         assert_eq!(ring.open(sealed.expose()).unwrap(), claims());
     }
 
     #[test]
     fn the_handle_hides_the_backend_handle_and_differs_each_time() {
         let ring = Keyring::new(vec![(1, key(7))]).unwrap();
-        let first = ring.seal(&claims());
-        let second = ring.seal(&claims());
+        let first = ring.seal(claims().to_seal());
+        let second = ring.seal(claims().to_seal());
         assert_ne!(first, second, "a fresh nonce per seal");
         assert!(!first.expose().contains("backend-handle"));
         assert!(!format!("{first:?}").contains(first.expose()));
@@ -376,7 +408,7 @@ mod tests {
     /// The bytes of a fresh handle of `claims()`.
     fn sealed_bytes(ring: &Keyring) -> Vec<u8> {
         URL_SAFE_NO_PAD
-            .decode(ring.seal(&claims()).expose())
+            .decode(ring.seal(claims().to_seal()).expose())
             .unwrap()
     }
 
@@ -417,10 +449,10 @@ mod tests {
     #[test]
     fn rotation_opens_old_handles_and_seals_with_the_newest_key() {
         let old = Keyring::new(vec![(1, key(7))]).unwrap();
-        let old_handle = old.seal(&claims());
+        let old_handle = old.seal(claims().to_seal());
         let rotated = Keyring::new(vec![(2, key(9)), (1, key(7))]).unwrap();
         assert_eq!(rotated.open(old_handle.expose()).unwrap(), claims());
-        let new_handle = rotated.seal(&claims());
+        let new_handle = rotated.seal(claims().to_seal());
         assert_eq!(old.open(new_handle.expose()), Err(InvalidHandle));
         let retired = Keyring::new(vec![(2, key(9))]).unwrap();
         assert_eq!(retired.open(old_handle.expose()), Err(InvalidHandle));
@@ -431,7 +463,7 @@ mod tests {
         let ours = Keyring::new(vec![(1, key(7))]).unwrap();
         let theirs = Keyring::new(vec![(1, key(8))]).unwrap();
         assert_eq!(
-            ours.open(theirs.seal(&claims()).expose()),
+            ours.open(theirs.seal(claims().to_seal()).expose()),
             Err(InvalidHandle)
         );
     }
@@ -458,8 +490,8 @@ mod tests {
         let ring = Keyring::new(vec![(5, key(7))]).unwrap();
         let raw = sealed_bytes(&ring);
         let mut expected = Vec::new();
-        encode_claims(&mut expected, &claims());
-        assert_eq!(claims_len(&claims()), expected.len());
+        encode_claims(&mut expected, &claims().to_seal());
+        assert_eq!(claims_len(&claims().to_seal()), expected.len());
         let nonce_len = 12;
         assert_eq!(raw[..HEADER_LEN], [2, 0, 5]);
         assert_eq!(raw.len(), HEADER_LEN + nonce_len + expected.len() + TAG_LEN);
@@ -494,7 +526,7 @@ mod tests {
     fn version_1_handle(key_id: u16, secret: &[u8], claims: &HandleClaims) -> String {
         use chacha20poly1305::aead::{Aead, Payload};
         let mut plain = Vec::new();
-        encode_claims(&mut plain, claims);
+        encode_claims(&mut plain, &claims.to_seal());
         let nonce = [9u8; 24];
         let aad = header(Version::XChaCha, key_id);
         let sealed = XChaCha20Poly1305::new_from_slice(secret)

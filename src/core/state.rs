@@ -19,20 +19,20 @@ const TRACKED_KEYS: u64 = 100_000;
 /// Where the core keeps what outlives a request.
 #[async_trait]
 pub trait StateStore: Send + Sync + 'static {
-    /// Records a new delivery of a message; every earlier one becomes stale.
-    async fn record_delivery(&self, queue: &str, message_id: &str, delivery_id: u64);
+    /// Records new deliveries of messages; every earlier delivery of each becomes stale.
+    async fn record_deliveries(&self, deliveries: &[DeliveryKey<'_>]);
 
-    /// Where a delivery stands.
-    async fn standing(&self, queue: &str, message_id: &str, delivery_id: u64) -> Standing;
+    /// Where each delivery stands, in order.
+    async fn standings(&self, deliveries: &[DeliveryKey<'_>]) -> Vec<Standing>;
 
-    /// Claims the right to acknowledge a delivery; `Current` means claimed (once).
-    async fn begin_ack(&self, queue: &str, message_id: &str, delivery_id: u64) -> Standing;
+    /// Claims the right to acknowledge each delivery, in order; `Current` means claimed (once).
+    async fn begin_acks(&self, deliveries: &[DeliveryKey<'_>]) -> Vec<Standing>;
 
-    /// The delivery is over: later uses of its handle are stale.
-    async fn end_delivery(&self, queue: &str, message_id: &str, delivery_id: u64);
+    /// The deliveries are over: later uses of their handles are stale.
+    async fn end_deliveries(&self, deliveries: &[DeliveryKey<'_>]);
 
-    /// An acknowledgement failed: the handle may act again.
-    async fn abort_ack(&self, queue: &str, message_id: &str, delivery_id: u64);
+    /// Acknowledgements failed: the handles may act again.
+    async fn abort_acks(&self, deliveries: &[DeliveryKey<'_>]);
 
     /// The queue was purged: every delivery of it so far is over.
     async fn end_queue(&self, queue: &str);
@@ -62,6 +62,18 @@ pub trait StateStore: Send + Sync + 'static {
     fn ledger_stats(&self) -> LedgerStats {
         LedgerStats::default()
     }
+}
+
+/// One delivery of a message, as the ledger keys it. The port takes them a request's worth at a
+/// time: one call (one round trip, for a networked store) per request, not one per handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeliveryKey<'a> {
+    /// The gateway queue.
+    pub queue: &'a str,
+    /// The message's id in the backend.
+    pub message_id: &'a str,
+    /// The delivery's random id.
+    pub delivery_id: u64,
 }
 
 /// What metrics show of the ledger.
@@ -132,24 +144,45 @@ impl InProcessState {
 
 #[async_trait]
 impl StateStore for InProcessState {
-    async fn record_delivery(&self, queue: &str, message_id: &str, delivery_id: u64) {
-        self.ledger.record(queue, message_id, delivery_id);
+    async fn record_deliveries(&self, deliveries: &[DeliveryKey<'_>]) {
+        for delivery in deliveries {
+            self.ledger
+                .record(delivery.queue, delivery.message_id, delivery.delivery_id);
+        }
     }
 
-    async fn standing(&self, queue: &str, message_id: &str, delivery_id: u64) -> Standing {
-        self.ledger.standing(queue, message_id, delivery_id)
+    async fn standings(&self, deliveries: &[DeliveryKey<'_>]) -> Vec<Standing> {
+        deliveries
+            .iter()
+            .map(|delivery| {
+                self.ledger
+                    .standing(delivery.queue, delivery.message_id, delivery.delivery_id)
+            })
+            .collect()
     }
 
-    async fn begin_ack(&self, queue: &str, message_id: &str, delivery_id: u64) -> Standing {
-        self.ledger.begin_ack(queue, message_id, delivery_id)
+    async fn begin_acks(&self, deliveries: &[DeliveryKey<'_>]) -> Vec<Standing> {
+        deliveries
+            .iter()
+            .map(|delivery| {
+                self.ledger
+                    .begin_ack(delivery.queue, delivery.message_id, delivery.delivery_id)
+            })
+            .collect()
     }
 
-    async fn end_delivery(&self, queue: &str, message_id: &str, delivery_id: u64) {
-        self.ledger.end(queue, message_id, delivery_id);
+    async fn end_deliveries(&self, deliveries: &[DeliveryKey<'_>]) {
+        for delivery in deliveries {
+            self.ledger
+                .end(delivery.queue, delivery.message_id, delivery.delivery_id);
+        }
     }
 
-    async fn abort_ack(&self, queue: &str, message_id: &str, delivery_id: u64) {
-        self.ledger.abort_ack(queue, message_id, delivery_id);
+    async fn abort_acks(&self, deliveries: &[DeliveryKey<'_>]) {
+        for delivery in deliveries {
+            self.ledger
+                .abort_ack(delivery.queue, delivery.message_id, delivery.delivery_id);
+        }
     }
 
     async fn end_queue(&self, queue: &str) {

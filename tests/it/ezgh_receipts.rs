@@ -283,6 +283,25 @@ async fn receipts_answer_cors_preflight_for_any_origin(kind: Kind) {
         .await
         .unwrap();
     assert_eq!(answer.headers()["access-control-allow-origin"], "*");
+    // Nothing in an answer depends on the origin or the preflight headers: no `Vary` to split
+    // caches by them, on answers or preflights.
+    assert!(
+        !answer.headers().contains_key("vary"),
+        "{:?}",
+        answer.headers()
+    );
+    let preflight = gw
+        .http
+        .request(
+            reqwest::Method::OPTIONS,
+            format!("{}/v1/receipts/ack", gw.base),
+        )
+        .header("origin", "https://partner.example")
+        .header("access-control-request-method", "POST")
+        .send()
+        .await
+        .unwrap();
+    assert!(!preflight.headers().contains_key("vary"));
     gw.stop().await;
 }
 

@@ -68,6 +68,10 @@ async fn a_received_message_has_every_documented_field(kind: Kind) {
             "sentAt"
         ]
     );
+    let empty = gw.receive("orders", json!({ "waitSeconds": 0 })).await;
+    assert_eq!(empty.status, 200);
+    assert_eq!(empty.headers["content-type"], "application/json");
+    assert_eq!(empty.body, json!({ "messages": [] }));
     gw.stop().await;
 }
 

@@ -83,7 +83,10 @@ fn router(state: Arc<EzghState>) -> Router {
         .allow_methods([Method::POST])
         .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION])
         .expose_headers([header::RETRY_AFTER])
-        .max_age(PREFLIGHT_MAX_AGE);
+        .max_age(PREFLIGHT_MAX_AGE)
+        // No `Vary`: with any origin and fixed lists, no answer depends on the request's `Origin`
+        // or preflight headers (tower-http would otherwise build the header for every answer).
+        .vary([]);
     Router::new()
         .route(
             "/v1/organizations/{organization}/projects/{project}/queues/{queue}/messages/receive",
@@ -207,7 +210,7 @@ pub(super) fn receive(
     path: Result<Path<(String, String, String)>, PathRejection>,
     headers: HeaderMap,
     body: Body,
-) -> impl Future<Output = Result<Json<ReceiveResponse>, EzghError>> + Send {
+) -> impl Future<Output = Result<ReceiveResponse, EzghError>> + Send {
     // Authenticated before the body is read; the head (its bytes are the connection's read
     // buffer) is dropped as this returns, before the wait. Every refusal is the same 401, so the
     // future carries the key or nothing (8 bytes, not an error's 64).
@@ -240,12 +243,12 @@ pub(super) fn receive(
                 .and_then(|alias| alias.path().last().cloned())
         };
         tracing::debug!(queue = %gateway_queue, key = %key.name, count = deliveries.len(), "ezgh receive");
-        Ok(Json(ReceiveResponse {
+        Ok(ReceiveResponse {
             messages: deliveries
                 .into_iter()
                 .map(|delivery| MessageJson::new(delivery, project_queue_id))
                 .collect(),
-        }))
+        })
     }
 }
 

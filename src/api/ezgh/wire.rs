@@ -158,6 +158,46 @@ pub(super) struct ReceiveResponse {
     pub messages: Vec<MessageJson>,
 }
 
+impl axum::response::IntoResponse for ReceiveResponse {
+    /// Written into a buffer sized for its messages up front: axum's `Json` starts at 128 bytes
+    /// and grows, copying, half a dozen times for ten 256-byte messages.
+    fn into_response(self) -> axum::response::Response {
+        let mut body = Vec::with_capacity(self.encoded_len_hint());
+        match serde_json::to_writer(&mut body, &self) {
+            Ok(()) => {
+                let json = axum::http::HeaderValue::from_static("application/json");
+                ([(axum::http::header::CONTENT_TYPE, json)], body).into_response()
+            }
+            Err(error) => super::error::EzghError(GatewayError::internal(error)).into_response(),
+        }
+    }
+}
+
+impl ReceiveResponse {
+    /// About the length of its JSON (exact for messages with nothing to escape, short of it
+    /// for the rest).
+    fn encoded_len_hint(&self) -> usize {
+        /// The field names, punctuation, timestamps and count of one message.
+        const PER_MESSAGE: usize = 168;
+        let message_len = |message: &MessageJson| {
+            let attributes: usize = (message.attributes.iter())
+                .map(|(name, value)| name.len() + value.len() + 6)
+                .sum();
+            PER_MESSAGE
+                + message.message_id.len()
+                + message.receipt_handle.expose().len()
+                + message.body.len()
+                + attributes
+                + message
+                    .group_id
+                    .as_ref()
+                    .map_or(0, |group| group.len() + 13)
+                + message.seq.as_ref().map_or(0, |seq| seq.len() + 9)
+        };
+        16 + self.messages.iter().map(message_len).sum::<usize>()
+    }
+}
+
 /// One received message, as the ezgh docs list its fields.
 // No `Debug`: it holds a receipt handle.
 #[derive(Serialize, ToSchema)]
@@ -378,6 +418,44 @@ impl ResultsResponse {
 mod tests {
     use super::*;
     use crate::core::ErrorKind;
+
+    /// The buffer a receive answer is written into is sized for it: long enough for messages
+    /// with nothing to escape (no copy as it grows), and not far longer.
+    #[test]
+    fn a_receive_answer_s_buffer_fits_its_json() {
+        use chrono::TimeZone as _;
+        let handle: SealedHandle =
+            serde_json::from_str(&format!("\"{}\"", "A".repeat(210))).unwrap();
+        let at = Utc.timestamp_millis_opt(1_780_000_000_123).unwrap();
+        let message = |attributes: usize, fifo: bool| MessageJson {
+            message_id: "5fd1b9b4-4b8e-4a0e-9d0c-6c1f2f1e0a11".to_owned(),
+            receipt_handle: handle.clone(),
+            body: "x".repeat(256),
+            attributes: (0..attributes)
+                .map(|index| (format!("attribute-{index}"), "value".repeat(index)))
+                .collect(),
+            sent_at: Some(Timestamp(at)),
+            first_received_at: Some(Timestamp(at)),
+            receive_count: 1_000_000,
+            group_id: fifo.then(|| "group-1".to_owned()),
+            seq: fifo.then(|| "18889999999999999999".to_owned()),
+        };
+        for messages in [
+            vec![],
+            vec![message(0, false)],
+            (0..10)
+                .map(|index| message(index, index % 2 == 0))
+                .collect(),
+        ] {
+            let answer = ReceiveResponse { messages };
+            let written = serde_json::to_vec(&answer).unwrap().len();
+            let hint = answer.encoded_len_hint();
+            assert!(
+                hint >= written && hint <= written + 64 * (answer.messages.len() + 1),
+                "{hint} for {written}"
+            );
+        }
+    }
 
     #[test]
     fn timestamps_are_written_as_rfc_3339_with_milliseconds_in_utc() {

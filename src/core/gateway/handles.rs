@@ -14,6 +14,7 @@ use crate::core::ledger::UnknownDeliveries;
 use crate::core::model::EntryOutcome;
 use crate::core::model::HandleOutcome;
 use crate::core::operation::Operation;
+use crate::core::state::DeliveryKey;
 use chrono::DateTime;
 use chrono::Utc;
 use std::collections::BTreeMap;
@@ -108,9 +109,7 @@ impl Gateway {
             )
             .await;
         let gateway = Arc::clone(self);
-        let work = tracing::Instrument::in_current_span(async move {
-            gateway.apply_acks(by_queue, outcomes).await
-        });
+        let work = async move { gateway.apply_acks(by_queue, outcomes).await };
         // Nobody is left to tell the outcomes to.
         Finishing::new(&self.tasks, work, |_| async {}).await
     }
@@ -137,31 +136,30 @@ impl Gateway {
             };
             match result {
                 Ok(results) => {
+                    let (mut ended, mut aborted) = (Vec::new(), Vec::new());
                     for ((index, claims, ()), result) in entries.iter().zip(results) {
                         match result {
                             EntryOutcome::Ok => {
-                                self.finish_ack(claims).await;
+                                ended.push(claims);
                                 outcomes[*index] = HandleOutcome::Ok;
                             }
-                            EntryOutcome::Gone | EntryOutcome::NotInFlight => {
-                                self.finish_ack(claims).await
-                            }
+                            EntryOutcome::Gone | EntryOutcome::NotInFlight => ended.push(claims),
                             EntryOutcome::Failed(detail) => {
-                                self.abort_ack(claims).await;
+                                aborted.push(claims);
                                 first_error.get_or_insert_with(|| entry_failure(detail));
                             }
                         }
                     }
+                    self.finish_acks(ended.into_iter()).await;
+                    self.abort_acks(aborted.into_iter()).await;
                 }
                 Err(error) if error.kind == ErrorKind::QueueNotFound => {
-                    for (_, claims, ()) in &entries {
-                        self.finish_ack(claims).await;
-                    }
+                    self.finish_acks(entries.iter().map(|(_, claims, ())| claims))
+                        .await;
                 }
                 Err(error) => {
-                    for (_, claims, ()) in &entries {
-                        self.abort_ack(claims).await;
-                    }
+                    self.abort_acks(entries.iter().map(|(_, claims, ())| claims))
+                        .await;
                     first_error.get_or_insert(error);
                 }
             }
@@ -201,9 +199,7 @@ impl Gateway {
             *seconds = clamp_visibility(*seconds, claims.received_at, now);
         }
         let gateway = Arc::clone(self);
-        let work = tracing::Instrument::in_current_span(async move {
-            gateway.apply_visibility(by_queue, outcomes).await
-        });
+        let work = async move { gateway.apply_visibility(by_queue, outcomes).await };
         // Nobody is left to tell the outcomes to.
         Finishing::new(&self.tasks, work, |_| async {}).await
     }
@@ -230,6 +226,7 @@ impl Gateway {
             };
             match result {
                 Ok(results) => {
+                    let mut gone = Vec::new();
                     for ((index, claims, timeout), result) in entries.iter().zip(results) {
                         outcomes[*index] = match result {
                             EntryOutcome::Ok => HandleOutcome::Ok,
@@ -238,7 +235,7 @@ impl Gateway {
                             EntryOutcome::NotInFlight if *timeout == 0 => HandleOutcome::Ok,
                             EntryOutcome::NotInFlight => HandleOutcome::Stale,
                             EntryOutcome::Gone => {
-                                self.finish_ack(claims).await;
+                                gone.push(claims);
                                 HandleOutcome::Stale
                             }
                             EntryOutcome::Failed(detail) => {
@@ -247,6 +244,7 @@ impl Gateway {
                             }
                         };
                     }
+                    self.finish_acks(gone.into_iter()).await;
                 }
                 Err(error) if error.kind == ErrorKind::QueueNotFound => {}
                 Err(error) => {
@@ -271,27 +269,32 @@ impl Gateway {
         expected_queue: Option<&str>,
         outcomes: &mut [HandleOutcome],
     ) -> BTreeMap<String, Vec<(usize, HandleClaims, T)>> {
-        let mut by_queue: BTreeMap<String, Vec<(usize, HandleClaims, T)>> = BTreeMap::new();
+        let mut candidates = Vec::new();
         for (index, (claims, extra)) in entries.enumerate() {
             let Some(claims) = Self::admit_claims(caller, action, claims, expected_queue) else {
                 outcomes[index] = HandleOutcome::Invalid;
                 self.meters.invalid_handles(action_name(action), 1);
                 continue;
             };
-            if !self.registry.contains(&claims.queue) {
-                continue;
+            if self.registry.contains(&claims.queue) {
+                candidates.push((index, claims, extra));
             }
-            let (queue, message, delivery) =
-                (&claims.queue, &claims.message_id, claims.delivery_id);
-            let standing = match action {
-                Action::Acknowledge => self.state.begin_ack(queue, message, delivery).await,
-                _ => self.state.standing(queue, message, delivery).await,
-            };
+        }
+        let keys: Vec<DeliveryKey<'_>> = candidates
+            .iter()
+            .map(|(_, claims, _)| delivery_key(claims))
+            .collect();
+        let standings = match action {
+            Action::Acknowledge => self.state.begin_acks(&keys).await,
+            _ => self.state.standings(&keys).await,
+        };
+        let mut by_queue: BTreeMap<String, Vec<(usize, HandleClaims, T)>> = BTreeMap::new();
+        for (candidate, standing) in candidates.into_iter().zip(standings) {
             if self.may_act(standing) {
                 by_queue
-                    .entry(claims.queue.clone())
+                    .entry(candidate.1.queue.clone())
                     .or_default()
-                    .push((index, claims, extra));
+                    .push(candidate);
             }
         }
         by_queue
@@ -309,17 +312,28 @@ impl Gateway {
             }
         }
     }
-    /// The delivery is over (acknowledged, or gone from the backend).
-    async fn finish_ack(&self, claims: &HandleClaims) {
-        self.state
-            .end_delivery(&claims.queue, &claims.message_id, claims.delivery_id)
-            .await;
+    /// The deliveries are over (acknowledged, or gone from the backend).
+    async fn finish_acks<'c>(&self, claims: impl Iterator<Item = &'c HandleClaims>) {
+        let keys: Vec<DeliveryKey<'_>> = claims.map(delivery_key).collect();
+        if !keys.is_empty() {
+            self.state.end_deliveries(&keys).await;
+        }
     }
-    /// The acknowledgement did not happen: the handle may act again.
-    async fn abort_ack(&self, claims: &HandleClaims) {
-        self.state
-            .abort_ack(&claims.queue, &claims.message_id, claims.delivery_id)
-            .await;
+    /// The acknowledgements did not happen: the handles may act again.
+    async fn abort_acks<'c>(&self, claims: impl Iterator<Item = &'c HandleClaims>) {
+        let keys: Vec<DeliveryKey<'_>> = claims.map(delivery_key).collect();
+        if !keys.is_empty() {
+            self.state.abort_acks(&keys).await;
+        }
+    }
+}
+
+/// The ledger's key of the delivery a handle names.
+fn delivery_key(claims: &HandleClaims) -> DeliveryKey<'_> {
+    DeliveryKey {
+        queue: &claims.queue,
+        message_id: &claims.message_id,
+        delivery_id: claims.delivery_id,
     }
 }
 

@@ -11,7 +11,7 @@ use crate::core::access::Caller;
 use crate::core::access::Principal;
 use crate::core::attributes;
 use crate::core::backend::{Backend, BackendError};
-use crate::core::handle::HandleClaims;
+use crate::core::handle::ClaimsToSeal;
 use crate::core::handle::SealedHandle;
 use crate::core::ledger::Standing;
 use crate::core::message_rules;
@@ -25,6 +25,7 @@ use crate::core::model::ResolvedQueue;
 use crate::core::model::SentMessage;
 use crate::core::model::{DeadLetterInfo, DeadLetterReason};
 use crate::core::operation::Operation;
+use crate::core::state::DeliveryKey;
 use chrono::Duration as ChronoDuration;
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
@@ -139,7 +140,7 @@ impl Gateway {
         let url = resolved.url.clone();
         let keeps_answer = request.attempt_id.is_some();
         let queue = queue.to_owned();
-        let work = tracing::Instrument::in_current_span(async move {
+        let work = async move {
             let result = gateway
                 .receive_and_seal(&queue, &resolved, &request, wait_out_over_limit)
                 .await;
@@ -154,7 +155,7 @@ impl Gateway {
                 gateway.count_redeliveries(&queue, deliveries);
             }
             result
-        });
+        };
         let backend = Arc::clone(&self.backend);
         let receiving = Finishing::new(&self.tasks, work, move |result| async move {
             // With an attempt id the client retries to get these same deliveries back.
@@ -274,8 +275,9 @@ impl Gateway {
     ) -> Result<(Vec<Delivery>, Vec<Attempted>), GatewayError> {
         let messages = self.settle(queue, answer).await?;
         let dead_letter_source = self.dead_letter_source(resolved, &messages).await;
-        let mut deliveries = Vec::with_capacity(messages.len());
-        let mut attempted = Vec::new();
+        // Each message's earlier handle (a backend replaying an attempt id) or a fresh delivery
+        // id; the fresh ones are recorded in the ledger in one call, before any handle is out.
+        let mut handed = Vec::with_capacity(messages.len());
         for mut message in messages {
             // As the client sent them, however the backend holds them.
             message.attributes = attributes::unpack(message.attributes);
@@ -288,17 +290,33 @@ impl Gateway {
                 Some(key) => self.backend_replay(queue, &message, key).await,
                 None => None,
             };
-            let (receipt_handle, delivery_id, first_received_at) = match replayed {
-                Some((delivery_id, at, handle)) => (handle, delivery_id, at),
-                None => {
-                    let delivery_id = rand::random::<u64>();
-                    self.state
-                        .record_delivery(queue, &message.message_id, delivery_id)
-                        .await;
-                    let handle = self.keyring.seal(&HandleClaims {
-                        queue: queue.to_owned(),
-                        message_id: message.message_id.clone(),
-                        backend_handle: message.backend_handle.clone(),
+            let hand = replayed.map_or_else(|| Hand::Fresh(rand::random()), Hand::Replayed);
+            handed.push((message, replay_key, hand));
+        }
+        let fresh: Vec<DeliveryKey<'_>> = handed
+            .iter()
+            .filter_map(|(message, _, hand)| match hand {
+                Hand::Fresh(delivery_id) => Some(DeliveryKey {
+                    queue,
+                    message_id: &message.message_id,
+                    delivery_id: *delivery_id,
+                }),
+                Hand::Replayed(_) => None,
+            })
+            .collect();
+        if !fresh.is_empty() {
+            self.state.record_deliveries(&fresh).await;
+        }
+        let mut deliveries = Vec::with_capacity(handed.len());
+        let mut attempted = Vec::new();
+        for (message, replay_key, hand) in handed {
+            let (receipt_handle, delivery_id, first_received_at) = match hand {
+                Hand::Replayed((delivery_id, at, handle)) => (handle, delivery_id, at),
+                Hand::Fresh(delivery_id) => {
+                    let handle = self.keyring.seal(ClaimsToSeal {
+                        queue,
+                        message_id: &message.message_id,
+                        backend_handle: &message.backend_handle,
                         delivery: message.receive_count,
                         received_at,
                         delivery_id,
@@ -348,20 +366,21 @@ impl Gateway {
         visibility: u32,
     ) -> Result<Vec<Delivery>, GatewayError> {
         let now = self.clock.now();
-        let mut current: Vec<&Attempted> = Vec::new();
-        for attempted in answered {
-            let standing = self
-                .state
-                .standing(
-                    queue,
-                    &attempted.delivery.message.message_id,
-                    attempted.delivery_id,
-                )
-                .await;
-            if standing == Standing::Current {
-                current.push(attempted);
-            }
-        }
+        let keys: Vec<DeliveryKey<'_>> = answered
+            .iter()
+            .map(|attempted| DeliveryKey {
+                queue,
+                message_id: &attempted.delivery.message.message_id,
+                delivery_id: attempted.delivery_id,
+            })
+            .collect();
+        let standings = self.state.standings(&keys).await;
+        let current: Vec<&Attempted> = answered
+            .iter()
+            .zip(standings)
+            .filter(|(_, standing)| *standing == Standing::Current)
+            .map(|(attempted, _)| attempted)
+            .collect();
         if current.is_empty() {
             return Ok(Vec::new());
         }
@@ -522,16 +541,25 @@ impl Gateway {
     ) -> Option<(u64, DateTime<Utc>, SealedHandle)> {
         let bytes = self.state.answer(replay_key).await?;
         let replay: Replay = postcard::from_bytes(&bytes).ok()?;
-        let standing = self
-            .state
-            .standing(queue, &message.message_id, replay.delivery_id)
-            .await;
-        (standing == Standing::Current).then_some((
+        let key = DeliveryKey {
+            queue,
+            message_id: &message.message_id,
+            delivery_id: replay.delivery_id,
+        };
+        let standing = self.state.standings(&[key]).await;
+        (standing.first() == Some(&Standing::Current)).then_some((
             replay.delivery_id,
             replay.received_at,
             replay.handle,
         ))
     }
+}
+
+/// How a received message is handed out: with the handle an earlier receive of the same
+/// attempt gave it (its delivery id, receive time and handle), or as a fresh delivery.
+enum Hand {
+    Replayed((u64, DateTime<Utc>, SealedHandle)),
+    Fresh(u64),
 }
 
 /// The handle a backend delivery got, for a backend that replays attempts itself.
