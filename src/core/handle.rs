@@ -249,7 +249,7 @@ impl Keyring {
             .encrypt_in_place_detached(aes_gcm_siv::Nonce::from_slice(nonce), aad, body)
             .expect("AES-256-GCM-SIV encryption of an in-memory buffer cannot fail");
         raw.extend_from_slice(&tag);
-        SealedHandle(URL_SAFE_NO_PAD.encode(&*raw))
+        SealedHandle(base64_simd::URL_SAFE_NO_PAD.encode_to_string(&*raw))
     }
 
     /// Opens a handle sealed under any key of the ring.
@@ -257,7 +257,8 @@ impl Keyring {
         if handle.len() > MAX_ENCODED_LEN {
             return Err(InvalidHandle);
         }
-        let mut raw = Zeroizing::new(URL_SAFE_NO_PAD.decode(handle).map_err(|_| InvalidHandle)?);
+        let decoded = base64_simd::URL_SAFE_NO_PAD.decode_to_vec(handle);
+        let mut raw = Zeroizing::new(decoded.map_err(|_| InvalidHandle)?);
         let version = raw
             .first()
             .copied()
@@ -423,6 +424,28 @@ mod tests {
                 "byte {index}"
             );
         }
+    }
+
+    /// One string per handle: the unused low bits of the last character must be zero, so no
+    /// second spelling of a handle opens (each would act as the same delivery).
+    #[test]
+    fn only_the_canonical_spelling_of_a_handle_opens() {
+        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        let ring = Keyring::new(vec![(1, key(7))]).unwrap();
+        let sealed = ring.seal(claims().to_seal());
+        let text = sealed.expose();
+        assert_ne!(
+            text.len() % 4,
+            0,
+            "the test needs a handle with unused bits"
+        );
+        let last = ALPHABET
+            .iter()
+            .position(|c| *c == text.as_bytes()[text.len() - 1]);
+        let respelled = char::from(ALPHABET[last.unwrap() ^ 1]);
+        let respelled = format!("{}{respelled}", &text[..text.len() - 1]);
+        assert_eq!(ring.open(&respelled), Err(InvalidHandle));
+        assert!(ring.open(text).is_ok());
     }
 
     #[test]
