@@ -137,6 +137,25 @@ impl InProcessState {
         }
     }
 
+    /// `act` on the ledger for each delivery, in order; what each answered.
+    fn each_delivery<T>(
+        &self,
+        deliveries: &[DeliveryKey<'_>],
+        act: impl Fn(&DeliveryLedger, &str, &str, u64) -> T,
+    ) -> Vec<T> {
+        deliveries
+            .iter()
+            .map(|delivery| {
+                act(
+                    &self.ledger,
+                    delivery.queue,
+                    delivery.message_id,
+                    delivery.delivery_id,
+                )
+            })
+            .collect()
+    }
+
     fn now_ms(&self) -> i64 {
         self.clock.now().timestamp_millis()
     }
@@ -145,44 +164,23 @@ impl InProcessState {
 #[async_trait]
 impl StateStore for InProcessState {
     async fn record_deliveries(&self, deliveries: &[DeliveryKey<'_>]) {
-        for delivery in deliveries {
-            self.ledger
-                .record(delivery.queue, delivery.message_id, delivery.delivery_id);
-        }
+        self.each_delivery(deliveries, DeliveryLedger::record);
     }
 
     async fn standings(&self, deliveries: &[DeliveryKey<'_>]) -> Vec<Standing> {
-        deliveries
-            .iter()
-            .map(|delivery| {
-                self.ledger
-                    .standing(delivery.queue, delivery.message_id, delivery.delivery_id)
-            })
-            .collect()
+        self.each_delivery(deliveries, DeliveryLedger::standing)
     }
 
     async fn begin_acks(&self, deliveries: &[DeliveryKey<'_>]) -> Vec<Standing> {
-        deliveries
-            .iter()
-            .map(|delivery| {
-                self.ledger
-                    .begin_ack(delivery.queue, delivery.message_id, delivery.delivery_id)
-            })
-            .collect()
+        self.each_delivery(deliveries, DeliveryLedger::begin_ack)
     }
 
     async fn end_deliveries(&self, deliveries: &[DeliveryKey<'_>]) {
-        for delivery in deliveries {
-            self.ledger
-                .end(delivery.queue, delivery.message_id, delivery.delivery_id);
-        }
+        self.each_delivery(deliveries, DeliveryLedger::end);
     }
 
     async fn abort_acks(&self, deliveries: &[DeliveryKey<'_>]) {
-        for delivery in deliveries {
-            self.ledger
-                .abort_ack(delivery.queue, delivery.message_id, delivery.delivery_id);
-        }
+        self.each_delivery(deliveries, DeliveryLedger::abort_ack);
     }
 
     async fn end_queue(&self, queue: &str) {

@@ -96,35 +96,11 @@ mod tests {
         assert_eq!(abandoned.load(Ordering::SeqCst), 0);
     }
 
+    /// Dropped midway, the rest runs as a task of its own, in the span that was current where
+    /// the work was dropped (the request's: its log lines keep the request id), and hands its
+    /// output over.
     #[tokio::test]
-    async fn dropped_midway_it_finishes_on_the_tracker_and_hands_its_output_over() {
-        let tasks = TaskTracker::new();
-        let go_on = Arc::new(Notify::new());
-        let (abandoned, handed_over) = tokio::sync::oneshot::channel();
-        let work = {
-            let go_on = Arc::clone(&go_on);
-            async move {
-                go_on.notified().await;
-                "released"
-            }
-        };
-        let mut finishing = Finishing::new(&tasks, work, move |output| async move {
-            let _ = abandoned.send(output);
-        });
-        // Started in place, then the caller goes away before the end.
-        assert!(futures_poll_once(&mut finishing).await.is_none());
-        drop(finishing);
-        assert_eq!(tasks.len(), 1, "the rest runs as a task of its own");
-        go_on.notify_one();
-        assert_eq!(handed_over.await.unwrap(), "released");
-        tasks.close();
-        tasks.wait().await;
-    }
-
-    /// The rest runs in the span that was current where the work was dropped (the request's), so
-    /// its log lines keep the request id.
-    #[tokio::test]
-    async fn dropped_midway_it_finishes_in_the_span_it_was_dropped_in() {
+    async fn dropped_midway_it_finishes_on_the_tracker_in_its_span_and_hands_its_output_over() {
         let _subscriber = tracing::subscriber::set_default(tracing_subscriber::registry());
         let tasks = TaskTracker::new();
         let go_on = Arc::new(Notify::new());
@@ -133,16 +109,19 @@ mod tests {
             let go_on = Arc::clone(&go_on);
             async move {
                 go_on.notified().await;
-                tracing::Span::current().metadata().map(|span| span.name())
+                let span = tracing::Span::current().metadata().map(|span| span.name());
+                ("released", span)
             }
         };
         let mut finishing = Finishing::new(&tasks, work, move |output| async move {
             let _ = abandoned.send(output);
         });
+        // Started in place, then the caller goes away before the end.
         assert!(futures_poll_once(&mut finishing).await.is_none());
         tracing::info_span!("request").in_scope(|| drop(finishing));
+        assert_eq!(tasks.len(), 1, "the rest runs as a task of its own");
         go_on.notify_one();
-        assert_eq!(handed_over.await.unwrap(), Some("request"));
+        assert_eq!(handed_over.await.unwrap(), ("released", Some("request")));
         tasks.close();
         tasks.wait().await;
     }
