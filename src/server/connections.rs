@@ -427,18 +427,11 @@ const HYPER_HTTP1_BUFFER: usize = 8192;
 /// one staying with each open connection. 10,000 idle long polls over HTTP/1.1 went from 12.0 to
 /// 8.0 KiB each (`sqs-gateway bench --only polls`, README). One allocation and free a
 /// connection; with another allocator it only costs that.
-fn serve_http1<I, S>(
+fn serve_http1<I: hyper::rt::Read + hyper::rt::Write + Unpin>(
     builder: &hyper::server::conn::http1::Builder,
     io: I,
-    service: S,
-) -> hyper::server::conn::http1::Connection<I, S>
-where
-    I: hyper::rt::Read + hyper::rt::Write + Unpin,
-    S: hyper::service::HttpService<Incoming>,
-    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    S::ResBody: 'static,
-    <S::ResBody as http_body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
+    service: ConnectionService,
+) -> hyper::server::conn::http1::Connection<I, ConnectionService> {
     // `black_box`: an allocation nothing reads may otherwise be optimised away.
     let last_read_into = std::hint::black_box(Vec::<u8>::with_capacity(HYPER_HTTP1_BUFFER));
     let connection = builder.serve_connection(io, service);
