@@ -28,8 +28,10 @@ pub(super) struct RecordError {
     reason: String,
 }
 
-fn encode<T: Serialize>(version: u8, value: &T) -> Result<Vec<u8>, RecordError> {
-    let bytes = vec![MARKER, version];
+fn encode<T: Serialize>(version: u8, value: &T, size_hint: usize) -> Result<Vec<u8>, RecordError> {
+    // Sized up front: postcard grows the vector as it writes, one reallocation per doubling.
+    let mut bytes = Vec::with_capacity(2 + size_hint);
+    bytes.extend_from_slice(&[MARKER, version]);
     postcard::to_extend(value, bytes).map_err(|error| RecordError {
         what: "new",
         reason: error.to_string(),
@@ -121,6 +123,15 @@ struct StateV2 {
     group_id: Option<String>,
 }
 
+/// What [`StateV2`] writes, with the group borrowed.
+#[derive(Serialize)]
+#[serde(rename = "StateV2")]
+struct StateV2Out<'a> {
+    delivery: StateV1,
+    sent_at: i64,
+    group_id: Option<&'a str>,
+}
+
 impl From<StateV1> for State {
     fn from(stored: StateV1) -> Self {
         State {
@@ -152,30 +163,82 @@ struct DedupV1 {
     seq: u64,
 }
 
+/// What [`BodyV1`] writes, borrowed from the engine's body (the same bytes, no copies).
+#[derive(Serialize)]
+#[serde(rename = "BodyV1")]
+struct BodyV1Out<'a> {
+    id: &'a str,
+    body: &'a str,
+    attributes: AttributesV1Out<'a>,
+    sent_at: i64,
+    group_id: Option<&'a str>,
+    dead_letter_source_arn: Option<&'a str>,
+    deduplication_id: Option<&'a str>,
+}
+
+/// A body's attributes, written as [`BodyV1`]'s map of [`AttributeV1`].
+struct AttributesV1Out<'a>(&'a BTreeMap<String, MessageAttribute>);
+
+impl Serialize for AttributesV1Out<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(name, attribute)| {
+            let value = match &attribute.value {
+                AttributeValue::Text(text) => ValueV1Out::Text(text),
+                AttributeValue::Bytes(bytes) => ValueV1Out::Bytes(bytes),
+            };
+            let data_type = attribute.data_type.as_str();
+            (name, AttributeV1Out { data_type, value })
+        }))
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename = "AttributeV1")]
+struct AttributeV1Out<'a> {
+    data_type: &'a str,
+    value: ValueV1Out<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename = "ValueV1")]
+enum ValueV1Out<'a> {
+    Text(&'a str),
+    Bytes(&'a [u8]),
+}
+
 /// A body as stored.
 pub(super) fn encode_body(body: &Body) -> Result<Vec<u8>, RecordError> {
+    let attributes: usize = body
+        .attributes
+        .iter()
+        .map(|(name, attribute)| {
+            let value = match &attribute.value {
+                AttributeValue::Text(text) => text.len(),
+                AttributeValue::Bytes(bytes) => bytes.len(),
+            };
+            name.len() + attribute.data_type.len() + value + 8
+        })
+        .sum();
+    let optional = |text: &Option<String>| text.as_deref().map_or(1, |text| text.len() + 3);
+    let size_hint = body.id.len()
+        + body.body.len()
+        + attributes
+        + optional(&body.group_id)
+        + optional(&body.dead_letter_source_arn)
+        + optional(&body.deduplication_id)
+        + 24;
     encode(
         BODY_VERSION,
-        &BodyV1 {
-            id: body.id.clone(),
-            body: body.body.clone(),
-            attributes: body
-                .attributes
-                .iter()
-                .map(|(name, attribute)| {
-                    let value = match &attribute.value {
-                        AttributeValue::Text(text) => ValueV1::Text(text.clone()),
-                        AttributeValue::Bytes(bytes) => ValueV1::Bytes(bytes.clone()),
-                    };
-                    let data_type = attribute.data_type.clone();
-                    (name.clone(), AttributeV1 { data_type, value })
-                })
-                .collect(),
+        &BodyV1Out {
+            id: &body.id,
+            body: &body.body,
+            attributes: AttributesV1Out(&body.attributes),
             sent_at: body.sent_at,
-            group_id: body.group_id.clone(),
-            dead_letter_source_arn: body.dead_letter_source_arn.clone(),
-            deduplication_id: body.deduplication_id.clone(),
+            group_id: body.group_id.as_deref(),
+            dead_letter_source_arn: body.dead_letter_source_arn.as_deref(),
+            deduplication_id: body.deduplication_id.as_deref(),
         },
+        size_hint,
     )
 }
 
@@ -212,7 +275,7 @@ pub(super) fn encode_state(
 ) -> Result<Vec<u8>, RecordError> {
     encode(
         STATE_VERSION,
-        &StateV2 {
+        &StateV2Out {
             delivery: StateV1 {
                 receive_count: state.receive_count,
                 first_received_at: state.first_received_at.map(NonZeroI64::get),
@@ -220,8 +283,9 @@ pub(super) fn encode_state(
                 receipt: state.receipt.map(NonZeroU64::get),
             },
             sent_at,
-            group_id: group_id.map(str::to_owned),
+            group_id,
         },
+        48 + group_id.map_or(0, str::len),
     )
 }
 
@@ -249,6 +313,7 @@ pub(super) fn encode_dedup(dedup: &Dedup) -> Result<Vec<u8>, RecordError> {
             message_id: dedup.message_id.clone(),
             seq: dedup.seq,
         },
+        64,
     )
 }
 

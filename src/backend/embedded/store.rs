@@ -5,10 +5,11 @@
 //! commits once (one fsync), then answers them all: under load, hundreds of operations share a
 //! disk sync. Nothing is answered before its records are on disk, but records whose loss in a
 //! crash is harmless (a receive's: its messages are only delivered again) may be submitted
-//! unsynced ([`Store::submit_unsynced`]): a batch of only those is committed without a disk sync
-//! of its own (redb's `Durability::None`), and the next synced commit makes it durable, which
-//! comes within a second (the writer makes one for them if nothing else is written; closing the
-//! store also syncs).
+//! unsynced ([`Store::submit_unsynced`]): they wait in the writer for the next synced commit and
+//! join it, which comes within a second (the writer makes one for them if nothing else is
+//! written; closing the store also commits them). So a receive costs no commit of its own, and
+//! when the delete of what it received joins the same commit, its state record is not written at
+//! all.
 //!
 //! Bodies are read back on demand ([`Reader`]) from a snapshot, beside the writer; a reopen reads
 //! only the states (which carry what places a message in its queue), so it does not grow with
@@ -33,8 +34,8 @@ const DEDUP: TableDefinition<'static, (&str, &str), &[u8]> = TableDefinition::ne
 
 /// Submissions applied in one transaction at most; bounds the latency of the first in a batch.
 const MAX_BATCH: usize = 8_192;
-/// How long records committed without a disk sync wait for the next synced commit before one is
-/// made for them alone: what a crash can take back of a receive.
+/// How long unsynced records wait for the next synced commit before one is made for them alone:
+/// what a crash can take back of a receive.
 const UNSYNCED_AT_MOST: Duration = Duration::from_secs(1);
 
 /// The store could not be opened, read or written.
@@ -221,9 +222,10 @@ impl Store {
         self.enqueue(ops, true)
     }
 
-    /// Like [`Store::submit`], for records whose loss in a crash is harmless: the commit completes
-    /// once they are applied (readers see them), and they reach the disk with the next synced
-    /// commit, which the writer makes within `UNSYNCED_AT_MOST` if no one else does.
+    /// Like [`Store::submit`], for records whose loss in a crash is harmless: they wait in the
+    /// writer and join the next synced commit, which the writer makes within `UNSYNCED_AT_MOST`
+    /// if no one else does; the commit completes then. Readers do not see them before (a
+    /// [`Store::barrier`] commits them).
     pub fn submit_unsynced(&self, ops: Vec<Op>) -> Commit {
         if ops.is_empty() {
             return Commit::done();
@@ -251,13 +253,12 @@ impl Store {
         self.counts.commits.load(Ordering::Relaxed)
     }
 
-    /// Those of them that synced the disk.
+    /// Those of them that synced the disk (every one: unsynced records wait for a synced commit).
     pub fn syncs(&self) -> u64 {
         self.counts.syncs.load(Ordering::Relaxed)
     }
 
-    /// Submissions with records that those commits carried (a barrier, or the writer's own sync
-    /// of unsynced records, carries none).
+    /// Submissions with records that those commits carried (a barrier carries none).
     pub fn writes(&self) -> u64 {
         self.counts.writes.load(Ordering::Relaxed)
     }
@@ -379,77 +380,103 @@ fn write_loop(
     poisoned: &AtomicBool,
     counts: &Counts,
 ) {
-    // Since when commits have been made without a disk sync: the next synced one comes within
-    // `UNSYNCED_AT_MOST` of the first of them, with or without records (a steady stream of
-    // receives does not put it off).
-    let mut unsynced_since: Option<tokio::time::Instant> = None;
+    // Unsynced submissions not yet applied, in the order they came, and since when the first of
+    // them waits: they join the next synced commit, or get one of their own `UNSYNCED_AT_MOST`
+    // after the first came (a steady stream of receives does not put it off).
+    let mut deferred: Vec<Submission> = Vec::new();
+    let mut deferred_since: Option<tokio::time::Instant> = None;
     loop {
-        let first = if let Some(since) = unsynced_since {
+        let received = if let Some(since) = deferred_since {
             let left = UNSYNCED_AT_MOST.saturating_sub(since.elapsed());
             match submissions.recv_timeout(left) {
-                Ok(first) => first,
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    let (done, _) = oneshot::channel();
-                    Submission {
-                        ops: Vec::new(),
-                        synced: true,
-                        done,
-                    }
-                }
+                Ok(first) => Some(first),
+                Err(mpsc::RecvTimeoutError::Timeout) => None,
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
         } else {
             match submissions.recv() {
-                Ok(first) => first,
+                Ok(first) => Some(first),
                 Err(_) => break,
             }
         };
-        let mut batch = vec![first];
+        let mut batch = std::mem::take(&mut deferred);
+        batch.extend(received);
         while batch.len() < MAX_BATCH {
             match submissions.try_recv() {
                 Ok(next) => batch.push(next),
                 Err(_) => break,
             }
         }
-        let overdue = unsynced_since.is_some_and(|since| since.elapsed() >= UNSYNCED_AT_MOST);
-        let synced = overdue || batch.iter().any(|submission| submission.synced);
-        let result = if poisoned.load(Ordering::SeqCst) {
-            Err("an earlier write failed; the store is being reopened".to_owned())
-        } else {
-            apply(db, &batch, synced)
-                .map(|()| {
-                    counts.commits.fetch_add(1, Ordering::Relaxed);
-                    let writes = batch.iter().filter(|s| !s.ops.is_empty()).count();
-                    counts.writes.fetch_add(writes as u64, Ordering::Relaxed);
-                })
-                .map_err(|error| {
-                    tracing::error!(%error, "embedded store write failed; refusing writes until it is reopened");
-                    poisoned.store(true, Ordering::SeqCst);
-                    error.to_string()
-                })
-        };
-        if synced {
-            counts
-                .syncs
-                .fetch_add(u64::from(result.is_ok()), Ordering::Relaxed);
-            unsynced_since = None;
-        } else if result.is_ok() {
-            unsynced_since.get_or_insert_with(tokio::time::Instant::now);
-        } else {
-            // A failed store writes nothing more until it is reopened: no sync to follow up.
-            unsynced_since = None;
+        let overdue = deferred_since.is_some_and(|since| since.elapsed() >= UNSYNCED_AT_MOST);
+        let wanted_on_disk = batch.iter().any(|submission| submission.synced);
+        if !overdue && !wanted_on_disk && batch.len() < MAX_BATCH {
+            deferred_since.get_or_insert_with(tokio::time::Instant::now);
+            deferred = batch;
+            continue;
         }
-        for submission in batch {
-            let _ = submission.done.send(result.clone());
-        }
+        deferred_since = None;
+        commit(db, batch, poisoned, counts);
+    }
+    // Closing the store: what waits reaches the disk before the file closes.
+    if !deferred.is_empty() {
+        commit(db, deferred, poisoned, counts);
     }
 }
 
-fn apply(db: &Database, batch: &[Submission], synced: bool) -> Result<(), StoreError> {
-    let mut txn = db.begin_write().map_err(StoreError::from)?;
-    if !synced {
-        txn.set_durability(redb::Durability::None);
+/// Applies `batch` in one transaction, commits it with a disk sync and answers every submission
+/// in it; a failure poisons the store.
+fn commit(db: &Database, batch: Vec<Submission>, poisoned: &AtomicBool, counts: &Counts) {
+    let result = if poisoned.load(Ordering::SeqCst) {
+        Err("an earlier write failed; the store is being reopened".to_owned())
+    } else {
+        apply(db, &batch)
+            .map(|()| {
+                counts.commits.fetch_add(1, Ordering::Relaxed);
+                counts.syncs.fetch_add(1, Ordering::Relaxed);
+                let writes = batch.iter().filter(|s| !s.ops.is_empty()).count();
+                counts.writes.fetch_add(writes as u64, Ordering::Relaxed);
+            })
+            .map_err(|error| {
+                tracing::error!(%error, "embedded store write failed; refusing writes until it is reopened");
+                poisoned.store(true, Ordering::SeqCst);
+                error.to_string()
+            })
+    };
+    for submission in batch {
+        let _ = submission.done.send(result.clone());
     }
+}
+
+/// Which ops of `ops` need not be applied: a message's state record that a later op of the same
+/// transaction replaces or removes (a receive's state followed by the delete of what it
+/// received, most often). Nothing in a transaction reads a state record, so dropping one that
+/// a later op overwrites changes nothing committed.
+fn superseded_states<'a>(ops: impl DoubleEndedIterator<Item = &'a Op>) -> Vec<bool> {
+    let mut replaced_later: foldhash::HashSet<(&str, u64)> = foldhash::HashSet::default();
+    let mut superseded: Vec<bool> = ops
+        .rev()
+        .map(|op| match op {
+            Op::PutState { queue, seq, .. } => !replaced_later.insert((&**queue, *seq)),
+            Op::DeleteMessage { queue, seq }
+            | Op::MoveBody {
+                from_queue: queue,
+                from_seq: seq,
+                ..
+            } => {
+                replaced_later.insert((&**queue, *seq));
+                false
+            }
+            _ => false,
+        })
+        .collect();
+    superseded.reverse();
+    superseded
+}
+
+fn apply(db: &Database, batch: &[Submission]) -> Result<(), StoreError> {
+    let txn = db.begin_write().map_err(StoreError::from)?;
+    let ops = || batch.iter().flat_map(|submission| &submission.ops);
+    let superseded = superseded_states(ops());
     {
         let mut queues = txn.open_table(QUEUES).map_err(StoreError::from)?;
         let mut sequences = txn.open_table(SEQUENCES).map_err(StoreError::from)?;
@@ -459,7 +486,7 @@ fn apply(db: &Database, batch: &[Submission], synced: bool) -> Result<(), StoreE
         // Every appended message journals its queue's next sequence number; only the last of a
         // batch needs writing.
         let mut next_seqs: BTreeMap<&str, u64> = BTreeMap::new();
-        for op in batch.iter().flat_map(|submission| &submission.ops) {
+        for (op, _) in ops().zip(superseded).filter(|(_, superseded)| !superseded) {
             match op {
                 Op::PutQueue { name, settings } => {
                     // JSON, not postcard: settings are small and rare, and gain fields over time.
@@ -633,41 +660,151 @@ mod tests {
         ]
     }
 
-    /// A receive's records are committed at once without a sync of their own, and a synced
-    /// commit follows within `UNSYNCED_AT_MOST` when nothing else is written.
+    /// A receive's records wait for the next synced commit and join it; with nothing else
+    /// written, the writer commits them on its own within `UNSYNCED_AT_MOST`.
     #[tokio::test]
-    async fn unsynced_records_are_committed_at_once_and_synced_within_a_second() {
+    async fn unsynced_records_join_the_next_synced_commit_or_get_one_within_a_second() {
         let dir = tempfile::tempdir().unwrap();
         {
             let (store, _) = Store::open(dir.path(), 1 << 20).unwrap();
             store.submit(message_ops("q", 0)).wait().await.unwrap();
+            assert_eq!((store.commits(), store.syncs()), (1, 1));
+            // With nothing else written, the writer commits them on its own within a second.
+            let waited = tokio::time::Instant::now();
             store
                 .submit_unsynced(message_ops("q", 1))
                 .wait()
                 .await
                 .unwrap();
-            assert_eq!((store.commits(), store.syncs()), (2, 1));
-            // With nothing else written, the writer syncs them on its own within a second.
-            let waited = tokio::time::Instant::now();
-            while store.commits() < 3 && waited.elapsed() < Duration::from_secs(10) {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            assert_eq!(
-                store.commits(),
-                3,
-                "a synced commit follows an unsynced one"
-            );
             assert!(waited.elapsed() >= Duration::from_millis(500));
-            assert_eq!(store.syncs(), 2);
-            // A synced submission needs no extra commit after it.
-            store.submit(message_ops("q", 2)).wait().await.unwrap();
-            tokio::time::sleep(UNSYNCED_AT_MOST + Duration::from_millis(500)).await;
-            assert_eq!((store.commits(), store.syncs()), (4, 3));
+            assert_eq!((store.commits(), store.syncs(), store.writes()), (2, 2, 2));
+            // Followed by a synced submission, they join its commit: one commit for both.
+            let unsynced = store.submit_unsynced(message_ops("q", 2));
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert_eq!(store.commits(), 2, "unsynced records wait");
+            store.barrier().wait().await.unwrap();
+            unsynced.wait().await.unwrap();
+            assert_eq!((store.commits(), store.syncs(), store.writes()), (3, 3, 3));
+            // Closing the store commits what waits.
+            let _ = store.submit_unsynced(message_ops("q", 3));
         }
         let (_store, recovered) = Store::open(dir.path(), 1 << 20).unwrap();
         let messages = &recovered.queues["q"].messages;
         assert_eq!(messages.len(), 1);
-        assert_eq!(messages[0].state.receive_count, 2);
+        assert_eq!(messages[0].state.receive_count, 3);
+    }
+
+    /// A receive's state followed by the delete of its message in one commit: the message is
+    /// gone; a state another state replaces in the same commit leaves the later one; and a
+    /// state written after its message's delete (a queue recreated under the same name starts
+    /// its sequence again) is kept.
+    #[tokio::test]
+    async fn states_replaced_in_the_same_commit_leave_the_last_word() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let (store, _) = Store::open(dir.path(), 1 << 20).unwrap();
+            store.submit(message_ops("q", 0)).wait().await.unwrap();
+            let second_message = |ops: Vec<Op>| -> Vec<Op> {
+                ops.into_iter()
+                    .map(|op| match op {
+                        Op::PutBody { queue, body, .. } => Op::PutBody {
+                            queue,
+                            seq: 2,
+                            body,
+                        },
+                        Op::PutState {
+                            queue,
+                            state,
+                            sent_at,
+                            group_id,
+                            ..
+                        } => Op::PutState {
+                            queue,
+                            seq: 2,
+                            state,
+                            sent_at,
+                            group_id,
+                        },
+                        other => other,
+                    })
+                    .collect()
+            };
+            store
+                .submit(second_message(message_ops("q", 0)))
+                .wait()
+                .await
+                .unwrap();
+            let delete = |seq| Op::DeleteMessage {
+                queue: Arc::from("q"),
+                seq,
+            };
+            // Message 1: received, then deleted. Message 2: received twice.
+            let mut ops = message_ops("q", 1);
+            ops.push(delete(1));
+            ops.extend(second_message(message_ops("q", 1)));
+            ops.extend(second_message(message_ops("q", 2)));
+            // Message 1 again after its delete (its queue recreated): sent and received.
+            let mut again = message_ops("q", 0);
+            again.retain(|op| !matches!(op, Op::PutQueue { .. }));
+            ops.extend(again);
+            ops.extend(message_ops("q", 4));
+            let unsynced = store.submit_unsynced(ops);
+            store.barrier().wait().await.unwrap();
+            unsynced.wait().await.unwrap();
+        }
+        let (_store, recovered) = Store::open(dir.path(), 1 << 20).unwrap();
+        let counts: Vec<(u64, u32)> = recovered.queues["q"]
+            .messages
+            .iter()
+            .map(|message| (message.seq, message.state.receive_count))
+            .collect();
+        assert_eq!(counts, [(1, 4), (2, 2)]);
+    }
+
+    #[test]
+    fn only_states_a_later_op_replaces_or_removes_are_superseded() {
+        let queue: Arc<str> = Arc::from("q");
+        let state = |seq| Op::PutState {
+            queue: Arc::clone(&queue),
+            seq,
+            state: State {
+                receive_count: 1,
+                first_received_at: None,
+                visible_at: 0,
+                receipt: None,
+            },
+            sent_at: 0,
+            group_id: None,
+        };
+        let delete = |seq| Op::DeleteMessage {
+            queue: Arc::clone(&queue),
+            seq,
+        };
+        let moved = |seq| Op::MoveBody {
+            from_queue: Arc::clone(&queue),
+            from_seq: seq,
+            to_queue: Arc::from("dlq"),
+            to_seq: 1,
+            dead_letter_source_arn: None,
+        };
+        let ops = [
+            state(1),
+            delete(1),
+            state(1),
+            state(2),
+            state(3),
+            state(2),
+            state(4),
+            moved(4),
+            delete(5),
+            state(5),
+        ];
+        assert_eq!(
+            superseded_states(ops.iter()),
+            [
+                true, false, false, true, false, false, true, false, false, false
+            ]
+        );
     }
 
     /// The counts the meters show: every commit, the synced ones, and the writes they carried
@@ -691,23 +828,21 @@ mod tests {
         assert!(store.commits() <= 4 && store.commits() == store.syncs());
     }
 
-    /// Receives arriving steadily do not put the sync off: it comes within `UNSYNCED_AT_MOST` of
-    /// the first unsynced commit.
+    /// Receives arriving steadily do not put the commit off: it comes within `UNSYNCED_AT_MOST`
+    /// of the first waiting one.
     #[tokio::test]
-    async fn a_steady_stream_of_unsynced_records_is_still_synced_every_second() {
+    async fn a_steady_stream_of_unsynced_records_is_still_committed_every_second() {
         let dir = tempfile::tempdir().unwrap();
         let (store, _) = Store::open(dir.path(), 1 << 20).unwrap();
         store.submit(message_ops("q", 0)).wait().await.unwrap();
         assert_eq!(store.syncs(), 1);
         let started = tokio::time::Instant::now();
         let mut receives = 0;
+        let mut first_commit = None;
         while started.elapsed() < UNSYNCED_AT_MOST * 2 {
             receives += 1;
-            store
-                .submit_unsynced(message_ops("q", receives))
-                .wait()
-                .await
-                .unwrap();
+            let commit = store.submit_unsynced(message_ops("q", receives));
+            first_commit.get_or_insert(commit);
             tokio::time::sleep(UNSYNCED_AT_MOST / 5).await;
         }
         assert!(receives >= 8);
@@ -716,6 +851,7 @@ mod tests {
             "{} syncs in two seconds of receives",
             store.syncs() - 1
         );
+        first_commit.unwrap().wait().await.unwrap();
     }
 
     /// A store of the previous release (state records without the message's placement) reopens:
