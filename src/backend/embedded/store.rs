@@ -374,19 +374,106 @@ fn read_all(db: &Database) -> Result<Recovered, StoreError> {
     Ok(recovered)
 }
 
+/// Receives' state records held back across commits. A received message is usually deleted
+/// within milliseconds, and its delete makes the receive's state record moot: held, it is
+/// dropped then instead of written and removed again. A held state is written by the first
+/// commit that flushes (`UNSYNCED_AT_MOST` after the first was held, a barrier, many held, or
+/// the store closing), unless a later record of its message (or its queue's purge or deletion)
+/// replaces it first. Only ops that came after a held state drop it, so what is committed is
+/// what applying every record in order would commit.
+#[derive(Default)]
+struct Held {
+    /// Each message's latest held state, by queue and sequence number.
+    states: foldhash::HashMap<(Arc<str>, u64), Op>,
+    /// The submissions whose states are held, answered once none is held any more.
+    waiting: Vec<oneshot::Sender<Result<(), String>>>,
+    /// When the first of them was held.
+    since: Option<tokio::time::Instant>,
+}
+
+/// States held at most before a commit writes them all (a bound on the writer's memory).
+const MAX_HELD: usize = 65_536;
+
+impl Held {
+    /// Whether `submission` is a receive's states only, which may be held.
+    fn may_hold(submission: &Submission) -> bool {
+        !submission.synced
+            && !submission.ops.is_empty()
+            && submission
+                .ops
+                .iter()
+                .all(|op| matches!(op, Op::PutState { .. }))
+    }
+
+    fn hold(&mut self, submission: Submission) {
+        for op in submission.ops {
+            if let Op::PutState { queue, seq, .. } = &op {
+                self.states.insert((Arc::clone(queue), *seq), op);
+            }
+        }
+        self.waiting.push(submission.done);
+        self.since.get_or_insert_with(tokio::time::Instant::now);
+    }
+
+    /// Drops the held states that `op`, which came after them, replaces or removes.
+    fn drop_replaced_by(&mut self, op: &Op) {
+        if self.states.is_empty() {
+            return;
+        }
+        match op {
+            Op::PutState { queue, seq, .. }
+            | Op::DeleteMessage { queue, seq }
+            | Op::MoveBody {
+                from_queue: queue,
+                from_seq: seq,
+                ..
+            } => {
+                self.states.remove(&(Arc::clone(queue), *seq));
+            }
+            Op::Purge { queue } => self.states.retain(|(held, _), _| held != queue),
+            Op::DeleteQueue { name } => self.states.retain(|(held, _), _| **held != **name),
+            Op::PutQueue { .. } | Op::PutSeq { .. } | Op::PutBody { .. } => {}
+            Op::PutDedup { .. } | Op::DeleteDedup { .. } => {}
+        }
+    }
+
+    fn overdue(&self) -> bool {
+        self.since
+            .is_some_and(|since| since.elapsed() >= UNSYNCED_AT_MOST)
+    }
+
+    /// After a commit: the submissions whose states are all written or replaced now, answered
+    /// with its result; how many.
+    fn answer(&mut self, result: &Result<(), String>) -> usize {
+        if !self.states.is_empty() && result.is_ok() {
+            return 0;
+        }
+        // A failed commit poisons the store: what is held will never be written.
+        self.states.clear();
+        self.since = None;
+        let answered = self.waiting.len();
+        for done in self.waiting.drain(..) {
+            let _ = done.send(result.clone());
+        }
+        answered
+    }
+}
+
 fn write_loop(
     db: &Database,
     submissions: mpsc::Receiver<Submission>,
     poisoned: &AtomicBool,
     counts: &Counts,
 ) {
-    // Unsynced submissions not yet applied, in the order they came, and since when the first of
-    // them waits: they join the next synced commit, or get one of their own `UNSYNCED_AT_MOST`
-    // after the first came (a steady stream of receives does not put it off).
+    // Unsynced submissions not yet applied (but held states), in the order they came, and since
+    // when the first of them waits: they join the next synced commit, or get one of their own
+    // `UNSYNCED_AT_MOST` after the first came (a steady stream of receives does not put it off).
     let mut deferred: Vec<Submission> = Vec::new();
     let mut deferred_since: Option<tokio::time::Instant> = None;
+    let mut held = Held::default();
     loop {
-        let received = if let Some(since) = deferred_since {
+        let first_waiting = deferred_since.into_iter().chain(held.since).min();
+        let received = if let Some(since) = first_waiting {
             let left = UNSYNCED_AT_MOST.saturating_sub(since.elapsed());
             match submissions.recv_timeout(left) {
                 Ok(first) => Some(first),
@@ -399,37 +486,80 @@ fn write_loop(
                 Err(_) => break,
             }
         };
-        let mut batch = std::mem::take(&mut deferred);
-        batch.extend(received);
-        while batch.len() < MAX_BATCH {
+        let mut arrived: Vec<Submission> = received.into_iter().collect();
+        while arrived.len() < MAX_BATCH {
             match submissions.try_recv() {
-                Ok(next) => batch.push(next),
+                Ok(next) => arrived.push(next),
                 Err(_) => break,
             }
         }
+        // In the order they came: a receive's states are held, anything else drops the held
+        // states it replaces and waits for (or makes) the next commit.
+        let mut batch = std::mem::take(&mut deferred);
+        let mut barrier = false;
+        for submission in arrived {
+            if Held::may_hold(&submission) {
+                held.hold(submission);
+                continue;
+            }
+            barrier |= submission.synced && submission.ops.is_empty();
+            for op in &submission.ops {
+                held.drop_replaced_by(op);
+            }
+            batch.push(submission);
+        }
+        let flush = held.overdue() || barrier || held.states.len() >= MAX_HELD;
         let overdue = deferred_since.is_some_and(|since| since.elapsed() >= UNSYNCED_AT_MOST);
         let wanted_on_disk = batch.iter().any(|submission| submission.synced);
-        if !overdue && !wanted_on_disk && batch.len() < MAX_BATCH {
-            deferred_since.get_or_insert_with(tokio::time::Instant::now);
+        if !flush && !overdue && !wanted_on_disk && batch.len() < MAX_BATCH {
+            if batch.is_empty() {
+                // Only states held (or all held ones replaced): nothing to commit yet.
+                let answered = held.answer(&Ok(()));
+                counts.writes.fetch_add(answered as u64, Ordering::Relaxed);
+            } else {
+                deferred_since.get_or_insert_with(tokio::time::Instant::now);
+            }
             deferred = batch;
             continue;
         }
         deferred_since = None;
-        commit(db, batch, poisoned, counts);
+        commit(db, batch, &mut held, flush, poisoned, counts);
     }
-    // Closing the store: what waits reaches the disk before the file closes.
-    if !deferred.is_empty() {
-        commit(db, deferred, poisoned, counts);
-    }
+    // Closing the store: what waits, held states too, reaches the disk before the file closes.
+    commit(db, deferred, &mut held, true, poisoned, counts);
 }
 
-/// Applies `batch` in one transaction, commits it with a disk sync and answers every submission
-/// in it; a failure poisons the store.
-fn commit(db: &Database, batch: Vec<Submission>, poisoned: &AtomicBool, counts: &Counts) {
+/// Applies `batch` (then, when `flush`, every held state) in one transaction, commits it with a
+/// disk sync and answers every submission it settles; a failure poisons the store.
+fn commit(
+    db: &Database,
+    batch: Vec<Submission>,
+    held: &mut Held,
+    flush: bool,
+    poisoned: &AtomicBool,
+    counts: &Counts,
+) {
+    if batch.is_empty() && held.states.is_empty() {
+        // Nothing to write: the held states were all replaced by records already committed.
+        let answered = held.answer(&Ok(()));
+        counts.writes.fetch_add(answered as u64, Ordering::Relaxed);
+        return;
+    }
+    let held_states: Vec<Op> = if flush {
+        held.states.drain().map(|(_, op)| op).collect()
+    } else {
+        Vec::new()
+    };
     let result = if poisoned.load(Ordering::SeqCst) {
         Err("an earlier write failed; the store is being reopened".to_owned())
     } else {
-        apply(db, &batch)
+        // Held states come last: every op before them in the transaction came before them.
+        let ops: Vec<&Op> = batch
+            .iter()
+            .flat_map(|submission| &submission.ops)
+            .chain(&held_states)
+            .collect();
+        apply(db, &ops)
             .map(|()| {
                 counts.commits.fetch_add(1, Ordering::Relaxed);
                 counts.syncs.fetch_add(1, Ordering::Relaxed);
@@ -442,6 +572,10 @@ fn commit(db: &Database, batch: Vec<Submission>, poisoned: &AtomicBool, counts: 
                 error.to_string()
             })
     };
+    let answered = held.answer(&result);
+    if result.is_ok() {
+        counts.writes.fetch_add(answered as u64, Ordering::Relaxed);
+    }
     for submission in batch {
         let _ = submission.done.send(result.clone());
     }
@@ -473,9 +607,9 @@ fn superseded_states<'a>(ops: impl DoubleEndedIterator<Item = &'a Op>) -> Vec<bo
     superseded
 }
 
-fn apply(db: &Database, batch: &[Submission]) -> Result<(), StoreError> {
+fn apply(db: &Database, ops: &[&Op]) -> Result<(), StoreError> {
     let txn = db.begin_write().map_err(StoreError::from)?;
-    let ops = || batch.iter().flat_map(|submission| &submission.ops);
+    let ops = || ops.iter().copied();
     let superseded = superseded_states(ops());
     {
         let mut queues = txn.open_table(QUEUES).map_err(StoreError::from)?;
@@ -660,6 +794,102 @@ mod tests {
         ]
     }
 
+    /// `ops` about message `seq` instead of message 1.
+    fn at_seq(ops: Vec<Op>, seq: u64) -> Vec<Op> {
+        ops.into_iter()
+            .map(|op| match op {
+                Op::PutBody { queue, body, .. } => Op::PutBody { queue, seq, body },
+                Op::PutState {
+                    queue,
+                    state,
+                    sent_at,
+                    group_id,
+                    ..
+                } => Op::PutState {
+                    queue,
+                    seq,
+                    state,
+                    sent_at,
+                    group_id,
+                },
+                other => other,
+            })
+            .collect()
+    }
+
+    /// A later message's send: its records, without its queue's.
+    fn send_of(seq: u64) -> Vec<Op> {
+        let mut ops = at_seq(message_ops("q", 0), seq);
+        ops.retain(|op| !matches!(op, Op::PutQueue { .. }));
+        ops
+    }
+
+    fn recovered_counts(dir: &Path) -> Vec<(u64, u32)> {
+        let (_store, recovered) = Store::open(dir, 1 << 20).unwrap();
+        recovered.queues["q"]
+            .messages
+            .iter()
+            .map(|message| (message.seq, message.state.receive_count))
+            .collect()
+    }
+
+    /// A receive's state is held across other commits until the delete of its message replaces
+    /// it: no commit writes it, and its commit completes with the delete's.
+    #[tokio::test]
+    async fn a_receive_s_state_is_held_until_its_delete_replaces_it() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let (store, _) = Store::open(dir.path(), 1 << 20).unwrap();
+            store.submit(message_ops("q", 0)).wait().await.unwrap();
+            let received = store.submit_unsynced(message_ops("q", 1));
+            store.submit(send_of(2)).wait().await.unwrap();
+            assert_eq!(
+                (store.commits(), store.writes()),
+                (2, 2),
+                "the held state joins no commit"
+            );
+            let delete = Op::DeleteMessage {
+                queue: Arc::from("q"),
+                seq: 1,
+            };
+            store.submit(vec![delete]).wait().await.unwrap();
+            assert_eq!(
+                (store.commits(), store.writes()),
+                (3, 4),
+                "the delete settles the held state"
+            );
+            received.wait().await.unwrap();
+        }
+        assert_eq!(recovered_counts(dir.path()), [(2, 0)]);
+    }
+
+    /// A held state is replaced only by what came after it: an earlier state of its message
+    /// committed meanwhile leaves it the last word, a purge after it drops it.
+    #[tokio::test]
+    async fn a_held_state_is_replaced_only_by_what_came_after_it() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let (store, _) = Store::open(dir.path(), 1 << 20).unwrap();
+            store.submit(message_ops("q", 0)).wait().await.unwrap();
+            store.submit(send_of(2)).wait().await.unwrap();
+            // Message 1: a synced state (a visibility change), then a receive's, held.
+            store.submit(message_ops("q", 5)).wait().await.unwrap();
+            let _ = store.submit_unsynced(message_ops("q", 6));
+            store.submit(send_of(3)).wait().await.unwrap();
+        }
+        // Closing the store wrote the held state.
+        assert_eq!(recovered_counts(dir.path()), [(1, 6), (2, 0), (3, 0)]);
+        {
+            let (store, _) = Store::open(dir.path(), 1 << 20).unwrap();
+            let _ = store.submit_unsynced(at_seq(message_ops("q", 7), 2));
+            let purge = Op::Purge {
+                queue: Arc::from("q"),
+            };
+            store.submit(vec![purge]).wait().await.unwrap();
+        }
+        assert_eq!(recovered_counts(dir.path()), []);
+    }
+
     /// A receive's records wait for the next synced commit and join it; with nothing else
     /// written, the writer commits them on its own within `UNSYNCED_AT_MOST`.
     #[tokio::test]
@@ -704,33 +934,8 @@ mod tests {
         {
             let (store, _) = Store::open(dir.path(), 1 << 20).unwrap();
             store.submit(message_ops("q", 0)).wait().await.unwrap();
-            let second_message = |ops: Vec<Op>| -> Vec<Op> {
-                ops.into_iter()
-                    .map(|op| match op {
-                        Op::PutBody { queue, body, .. } => Op::PutBody {
-                            queue,
-                            seq: 2,
-                            body,
-                        },
-                        Op::PutState {
-                            queue,
-                            state,
-                            sent_at,
-                            group_id,
-                            ..
-                        } => Op::PutState {
-                            queue,
-                            seq: 2,
-                            state,
-                            sent_at,
-                            group_id,
-                        },
-                        other => other,
-                    })
-                    .collect()
-            };
             store
-                .submit(second_message(message_ops("q", 0)))
+                .submit(at_seq(message_ops("q", 0), 2))
                 .wait()
                 .await
                 .unwrap();
@@ -741,8 +946,8 @@ mod tests {
             // Message 1: received, then deleted. Message 2: received twice.
             let mut ops = message_ops("q", 1);
             ops.push(delete(1));
-            ops.extend(second_message(message_ops("q", 1)));
-            ops.extend(second_message(message_ops("q", 2)));
+            ops.extend(at_seq(message_ops("q", 1), 2));
+            ops.extend(at_seq(message_ops("q", 2), 2));
             // Message 1 again after its delete (its queue recreated): sent and received.
             let mut again = message_ops("q", 0);
             again.retain(|op| !matches!(op, Op::PutQueue { .. }));
