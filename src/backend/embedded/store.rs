@@ -5,11 +5,11 @@
 //! commits once (one fsync), then answers them all: under load, hundreds of operations share a
 //! disk sync. Nothing is answered before its records are on disk, but records whose loss in a
 //! crash is harmless (a receive's: its messages are only delivered again) may be submitted
-//! unsynced ([`Store::submit_unsynced`]): they wait in the writer for the next synced commit and
-//! join it, which comes within a second (the writer makes one for them if nothing else is
-//! written; closing the store also commits them). So a receive costs no commit of its own, and
-//! when the delete of what it received joins the same commit, its state record is not written at
-//! all.
+//! unsynced ([`Store::submit_unsynced`]): they wait in the writer, and reach the disk within a
+//! second (the writer makes a commit for them if nothing else is written; closing the store also
+//! commits them). A receive's state records wait until a later record of their message replaces
+//! them (its delete, usually: they are then never written) or a flush writes them (`Held`);
+//! other unsynced records join the next synced commit. So a receive costs no commit of its own.
 //!
 //! Bodies are read back on demand ([`Reader`]) from a snapshot, beside the writer; a reopen reads
 //! only the states (which carry what places a message in its queue), so it does not grow with
@@ -223,9 +223,10 @@ impl Store {
     }
 
     /// Like [`Store::submit`], for records whose loss in a crash is harmless: they wait in the
-    /// writer and join the next synced commit, which the writer makes within `UNSYNCED_AT_MOST`
-    /// if no one else does; the commit completes then. Readers do not see them before (a
-    /// [`Store::barrier`] commits them).
+    /// writer (a receive's states until replaced or flushed, see `Held`; others for the next
+    /// synced commit) and reach the disk within `UNSYNCED_AT_MOST`; the commit completes once
+    /// they are written or replaced. Readers do not see them before (a [`Store::barrier`]
+    /// commits them).
     pub fn submit_unsynced(&self, ops: Vec<Op>) -> Commit {
         if ops.is_empty() {
             return Commit::done();
