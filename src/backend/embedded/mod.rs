@@ -830,8 +830,8 @@ impl Backend for EmbeddedBackend {
                 let (deliveries, moved, next_visible_at, now, mut commit) =
                     self.receive_once(&slot, target.as_deref(), request)?;
                 // Not waited for: losing a receive in a crash only makes its messages visible
-                // again (at least once holds), and every later write of the queue commits after
-                // it. A store already down still answers 503.
+                // again (at least once holds), and a later write of one of its messages replaces
+                // its record in the store's order. A store already down still answers 503.
                 if commit.failed_already() {
                     return Err(store_down());
                 }
