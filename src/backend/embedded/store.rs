@@ -421,20 +421,14 @@ impl Held {
         if self.states.is_empty() {
             return;
         }
+        if let Some((queue, seq)) = state_replaced_by(op) {
+            self.states.remove(&(Arc::clone(queue), seq));
+            return;
+        }
         match op {
-            Op::PutState { queue, seq, .. }
-            | Op::DeleteMessage { queue, seq }
-            | Op::MoveBody {
-                from_queue: queue,
-                from_seq: seq,
-                ..
-            } => {
-                self.states.remove(&(Arc::clone(queue), *seq));
-            }
             Op::Purge { queue } => self.states.retain(|(held, _), _| held != queue),
             Op::DeleteQueue { name } => self.states.retain(|(held, _), _| **held != **name),
-            Op::PutQueue { .. } | Op::PutSeq { .. } | Op::PutBody { .. } => {}
-            Op::PutDedup { .. } | Op::DeleteDedup { .. } => {}
+            _ => {}
         }
     }
 
@@ -582,6 +576,21 @@ fn commit(
     }
 }
 
+/// The message whose state record `op` writes anew or removes, if it is one op's message: its
+/// own state, its delete, or its move away. (A purge or a queue's deletion removes many.)
+fn state_replaced_by(op: &Op) -> Option<(&Arc<str>, u64)> {
+    match op {
+        Op::PutState { queue, seq, .. }
+        | Op::DeleteMessage { queue, seq }
+        | Op::MoveBody {
+            from_queue: queue,
+            from_seq: seq,
+            ..
+        } => Some((queue, *seq)),
+        _ => None,
+    }
+}
+
 /// Which ops of `ops` need not be applied: a message's state record that a later op of the same
 /// transaction replaces or removes (a receive's state followed by the delete of what it
 /// received, most often). Nothing in a transaction reads a state record, so dropping one that
@@ -590,18 +599,12 @@ fn superseded_states<'a>(ops: impl DoubleEndedIterator<Item = &'a Op>) -> Vec<bo
     let mut replaced_later: foldhash::HashSet<(&str, u64)> = foldhash::HashSet::default();
     let mut superseded: Vec<bool> = ops
         .rev()
-        .map(|op| match op {
-            Op::PutState { queue, seq, .. } => !replaced_later.insert((&**queue, *seq)),
-            Op::DeleteMessage { queue, seq }
-            | Op::MoveBody {
-                from_queue: queue,
-                from_seq: seq,
-                ..
-            } => {
-                replaced_later.insert((&**queue, *seq));
-                false
-            }
-            _ => false,
+        .map(|op| {
+            let Some((queue, seq)) = state_replaced_by(op) else {
+                return false;
+            };
+            let seen_later = !replaced_later.insert((&**queue, seq));
+            seen_later && matches!(op, Op::PutState { .. })
         })
         .collect();
     superseded.reverse();
