@@ -198,7 +198,6 @@ pub(super) async fn run(options: &BenchOptions) -> Result<(), String> {
             &figures.scenarios,
             &figures.proxy_rounds,
             figures.fsync_per_second,
-            localstack.is_some(),
         ));
     }
     if runs(Family::Ezgh) {
@@ -736,25 +735,21 @@ fn sqs_tables(options: &BenchOptions, figures: &SqsFigures) -> Vec<Table> {
             }
         }
         proxy.note("gateway's own: the mean time from the gateway reading a request to answering it, less the time inside its call to LocalStack (from the gateway's /metrics, read before and after each client count); the rest of the added time is not broken down: the call's own overhead (a second signed aws-sdk-sqs request, on a connection the gateway keeps open: it asks with `Connection: keep-alive`, while the direct client, asking nothing, gets `Connection: close` and a new connection per request from LocalStack, so the gateway can answer sooner than LocalStack directly) and, with 8 clients, waiting for a CPU that LocalStack, the gateway and the clients share; kept-alive: LocalStack directly with the client asking for keep-alive as the gateway does, the baseline of the proxy's own cost");
-        let per_round = [
-            (Operation::Send, 1),
-            (Operation::Send, 8),
-            (Operation::ReceiveDelete, 1),
-            (Operation::ReceiveDelete, 8),
-        ]
-        .iter()
-        .map(|&(operation, clients)| {
-            let ratios = proxy::round_ratios(proxy_rounds, Target::LocalStack, operation, clients);
-            let each: Vec<String> = ratios.iter().map(|r| times(*r)).collect();
-            let middle = median(&ratios).map_or_else(|| "-".into(), times);
-            format!(
-                "{} {clients}: {} (median {middle})",
-                operation.label(),
-                each.join(", ")
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("; ");
+        let per_round = SQS_ROWS
+            .iter()
+            .map(|&(operation, clients)| {
+                let ratios =
+                    proxy::round_ratios(proxy_rounds, Target::LocalStack, operation, clients);
+                let each: Vec<String> = ratios.iter().map(|r| times(*r)).collect();
+                let middle = median(&ratios).map_or_else(|| "-".into(), times);
+                format!(
+                    "{} {clients}: {} (median {middle})",
+                    operation.label(),
+                    each.join(", ")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
         proxy.note(format!("LocalStack directly, kept-alive and through the gateway ran in {} alternating rounds per client count (each a fifth of the row's messages per target, the order rotated from round to round), so a drift of LocalStack's speed moves both sides of a round alike; the rows join the rounds, the targets are judged on the median round; the gateway's msg/s against LocalStack directly per round: {per_round}", proxy::PROXY_ROUNDS));
         tables.push(proxy);
     }
@@ -785,43 +780,46 @@ fn worst_added_p50(
     worst
 }
 
-fn sqs_checks(
-    scenarios: &[Scenario],
-    proxy_rounds: &[proxy::Round],
-    fsync_per_second: f64,
-    has_localstack: bool,
-) -> Vec<Check> {
-    let rows = [
-        (Operation::Send, 1),
-        (Operation::Send, 8),
-        (Operation::ReceiveDelete, 1),
-        (Operation::ReceiveDelete, 8),
-    ];
-    let ratio = |target: Target, base: Target, operation, clients| {
-        let base = find(scenarios, base, operation, clients)?;
-        let row = find(scenarios, target, operation, clients)?;
-        Some(row.run.messages_per_second() / base.run.messages_per_second())
-    };
-    let ratios = |target: Target, base: Target, rows: &[(Operation, usize)], bound: f64| {
-        let found: Vec<(String, f64)> = rows
-            .iter()
-            .filter_map(|&(operation, clients)| {
-                ratio(target, base, operation, clients)
-                    .map(|r| (format!("{} {clients}: {}", operation.label(), times(r)), r))
-            })
-            .collect();
-        if found.len() < rows.len() {
+/// The SQS family's rows: operation and client count.
+const SQS_ROWS: [(Operation, usize); 4] = [
+    (Operation::Send, 1),
+    (Operation::Send, 8),
+    (Operation::ReceiveDelete, 1),
+    (Operation::ReceiveDelete, 8),
+];
+
+/// A ratio target's figure and verdict over `rows`: every row's ratio (from `ratio_of`) at least
+/// `bound`; not measured when a row has no ratio against `base`.
+fn ratio_check(
+    rows: &[(Operation, usize)],
+    base: Target,
+    bound: f64,
+    ratio_of: impl Fn(Operation, usize) -> Option<f64>,
+) -> (String, Verdict) {
+    let mut texts = Vec::with_capacity(rows.len());
+    let mut all_met = true;
+    for &(operation, clients) in rows {
+        let Some(ratio) = ratio_of(operation, clients) else {
             return (
                 format!("{} not measured", base.label()),
                 Verdict::NotMeasured,
             );
-        }
-        let figure = found
-            .iter()
-            .map(|(text, _)| text.clone())
-            .collect::<Vec<_>>()
-            .join(", ");
-        (figure, Verdict::of(found.iter().all(|(_, r)| *r >= bound)))
+        };
+        texts.push(format!("{} {clients}: {}", operation.label(), times(ratio)));
+        all_met &= ratio >= bound;
+    }
+    (texts.join(", "), Verdict::of(all_met))
+}
+
+fn sqs_checks(
+    scenarios: &[Scenario],
+    proxy_rounds: &[proxy::Round],
+    fsync_per_second: f64,
+) -> Vec<Check> {
+    let ratio = |target: Target, base: Target, operation, clients| {
+        let base = find(scenarios, base, operation, clients)?;
+        let row = find(scenarios, target, operation, clients)?;
+        Some(row.run.messages_per_second() / base.run.messages_per_second())
     };
     let mut checks = Vec::new();
     // The targets, against the client users run; then the same against a client that
@@ -831,26 +829,10 @@ fn sqs_checks(
         (Target::LocalStack, "LocalStack's"),
         (Target::LocalStackKeptAlive, "a kept-alive client's"),
     ] {
-        let medians: Vec<(String, f64)> = rows
-            .iter()
-            .filter_map(|&(operation, clients)| {
-                proxy::median_ratio(proxy_rounds, base, operation, clients)
-                    .map(|r| (format!("{} {clients}: {}", operation.label(), times(r)), r))
-            })
-            .collect();
-        let (figure, verdict) = if medians.len() < rows.len() || !has_localstack {
-            (
-                format!("{} not measured", base.label()),
-                Verdict::NotMeasured,
-            )
-        } else {
-            let figure = medians
-                .iter()
-                .map(|(text, _)| text.clone())
-                .collect::<Vec<_>>()
-                .join(", ");
-            (figure, Verdict::of(medians.iter().all(|(_, r)| *r >= 0.9)))
-        };
+        // No rounds ran without LocalStack, so every median is missing then.
+        let (figure, verdict) = ratio_check(&SQS_ROWS, base, 0.9, |operation, clients| {
+            proxy::median_ratio(proxy_rounds, base, operation, clients)
+        });
         checks.push(Check {
             target: format!("gateway over LocalStack ≥ 0.9× {against} throughput (median round)"),
             figure,
@@ -858,8 +840,8 @@ fn sqs_checks(
         });
         let target =
             format!("gateway over LocalStack ≤ 1 ms added p50 over {against} (median round)");
-        checks.push(match worst_added_p50(proxy_rounds, base, &rows) {
-            Some((added, where_)) if has_localstack => Check {
+        checks.push(match worst_added_p50(proxy_rounds, base, &SQS_ROWS) {
+            Some((added, where_)) => Check {
                 target,
                 figure: format!("worst {} ms ({where_})", signed_ms(added)),
                 verdict: Verdict::of(added <= 1.0),
@@ -871,11 +853,18 @@ fn sqs_checks(
             },
         });
     }
-    let (figure, verdict) = ratios(
-        Target::GatewayDurable,
-        Target::LocalStack,
+    let (figure, verdict) = ratio_check(
         &[(Operation::Send, 8), (Operation::ReceiveDelete, 8)],
+        Target::LocalStack,
         20.0,
+        |operation, clients| {
+            ratio(
+                Target::GatewayDurable,
+                Target::LocalStack,
+                operation,
+                clients,
+            )
+        },
     );
     checks.push(Check {
         target: "SQS endpoint, durable engine, 8 clients ≥ 20× LocalStack".into(),
@@ -1437,5 +1426,47 @@ mod tests {
         let missed = ezgh_checks(&[(1, vec![0.45, 0.55, 0.6]), (8, vec![0.49, 0.2, 0.7])]);
         assert_eq!(missed[0].verdict, Verdict::of(false));
         assert_eq!(ezgh_checks(&[])[0].verdict, Verdict::NotMeasured);
+    }
+
+    #[test]
+    fn a_ratio_target_needs_every_row_at_its_bound_and_every_row_measured() {
+        let rows = [(Operation::Send, 1), (Operation::ReceiveDelete, 8)];
+        let ratios = |send: Option<f64>, receive: Option<f64>| {
+            move |operation, _clients| match operation {
+                Operation::Send => send,
+                _ => receive,
+            }
+        };
+        let (figure, verdict) = ratio_check(
+            &rows,
+            Target::LocalStack,
+            0.9,
+            ratios(Some(0.95), Some(0.9)),
+        );
+        assert_eq!(verdict, Verdict::Met);
+        assert_eq!(
+            figure,
+            format!(
+                "{} 1: {}, {} 8: {}",
+                Operation::Send.label(),
+                times(0.95),
+                Operation::ReceiveDelete.label(),
+                times(0.9)
+            )
+        );
+        let (_, verdict) = ratio_check(
+            &rows,
+            Target::LocalStack,
+            0.9,
+            ratios(Some(1.5), Some(0.89)),
+        );
+        assert_eq!(verdict, Verdict::NotMet);
+        let (figure, verdict) =
+            ratio_check(&rows, Target::LocalStack, 0.9, ratios(Some(1.5), None));
+        assert_eq!(verdict, Verdict::NotMeasured);
+        assert_eq!(
+            figure,
+            format!("{} not measured", Target::LocalStack.label())
+        );
     }
 }
