@@ -1431,38 +1431,27 @@ mod tests {
     #[test]
     fn a_ratio_target_needs_every_row_at_its_bound_and_every_row_measured() {
         let rows = [(Operation::Send, 1), (Operation::ReceiveDelete, 8)];
-        let ratios = |send: Option<f64>, receive: Option<f64>| {
-            move |operation, _clients| match operation {
-                Operation::Send => send,
-                _ => receive,
-            }
+        let check = |send: Option<f64>, receive: Option<f64>| {
+            ratio_check(
+                &rows,
+                Target::LocalStack,
+                0.9,
+                |operation, _clients| match operation {
+                    Operation::Send => send,
+                    _ => receive,
+                },
+            )
         };
-        let (figure, verdict) = ratio_check(
-            &rows,
-            Target::LocalStack,
-            0.9,
-            ratios(Some(0.95), Some(0.9)),
-        );
+        let (figure, verdict) = check(Some(0.95), Some(0.9));
         assert_eq!(verdict, Verdict::Met);
+        let send = Operation::Send.label();
+        let receive = Operation::ReceiveDelete.label();
         assert_eq!(
             figure,
-            format!(
-                "{} 1: {}, {} 8: {}",
-                Operation::Send.label(),
-                times(0.95),
-                Operation::ReceiveDelete.label(),
-                times(0.9)
-            )
+            format!("{send} 1: {}, {receive} 8: {}", times(0.95), times(0.9))
         );
-        let (_, verdict) = ratio_check(
-            &rows,
-            Target::LocalStack,
-            0.9,
-            ratios(Some(1.5), Some(0.89)),
-        );
-        assert_eq!(verdict, Verdict::NotMet);
-        let (figure, verdict) =
-            ratio_check(&rows, Target::LocalStack, 0.9, ratios(Some(1.5), None));
+        assert_eq!(check(Some(1.5), Some(0.89)).1, Verdict::NotMet);
+        let (figure, verdict) = check(Some(1.5), None);
         assert_eq!(verdict, Verdict::NotMeasured);
         assert_eq!(
             figure,
