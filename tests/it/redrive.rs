@@ -212,3 +212,75 @@ async fn redrive_is_a_permission() {
     assert_eq!(refused.code(), Some("AccessDenied"));
     gw.stop().await;
 }
+
+/// A dead-letter target receives the queue's messages: a key may name only a queue it may send
+/// to, and a queue it may not (or none at all) answers the same, so no ARN can be probed.
+#[tokio::test]
+async fn a_dead_letter_target_needs_the_send_permission_on_it() {
+    const MINE: &str = "AKIDGATEWAYMINE";
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("mine"))
+        .queue(QueueSpec::standard("mine-dlq"))
+        .queue(QueueSpec::standard("payments"))
+        .config(&format!(
+            "[[sqs_api.credentials]]\naccess_key_id = \"{MINE}\"\nsecret = \"{SQS_SECRET}\"\nqueues = [\"mine\", \"mine-dlq\"]\nactions = [\"SendMessage\", \"ReceiveMessage\", \"GetQueueAttributes\", \"SetQueueAttributes\"]\n"
+        ))
+        .start()
+        .await;
+    let (admin, payments_url) = gw.sqs_queue("payments").await;
+    let payments_arn = queue_arn(&admin, &payments_url).await;
+    let (_, dlq_url) = gw.sqs_queue("mine-dlq").await;
+    let dlq_arn = queue_arn(&admin, &dlq_url).await;
+    let (_, mine_url) = gw.sqs_queue("mine").await;
+    let mine = gw.sqs_client(MINE, SQS_SECRET);
+    let redrive_to = |arn: &str| {
+        mine.set_queue_attributes()
+            .queue_url(&mine_url)
+            .attributes(
+                aws_sdk_sqs::types::QueueAttributeName::RedrivePolicy,
+                format!("{{\"deadLetterTargetArn\":\"{arn}\",\"maxReceiveCount\":1}}"),
+            )
+            .send()
+    };
+    let redrive_policy = || async {
+        admin
+            .get_queue_attributes()
+            .queue_url(&mine_url)
+            .attribute_names(aws_sdk_sqs::types::QueueAttributeName::RedrivePolicy)
+            .send()
+            .await
+            .unwrap()
+            .attributes
+            .unwrap_or_default()
+            .remove(&aws_sdk_sqs::types::QueueAttributeName::RedrivePolicy)
+    };
+
+    let refused = redrive_to(&payments_arn).await.unwrap_err();
+    assert_eq!(refused.code(), Some("AccessDenied"), "{refused:?}");
+    let missing = payments_arn.replace(":payments", ":no-such-queue");
+    let refused_too = redrive_to(&missing).await.unwrap_err();
+    assert_eq!(refused_too.code(), Some("AccessDenied"), "{refused_too:?}");
+    assert_eq!(refused_too.message(), refused.message(), "the same answer");
+    assert_eq!(redrive_policy().await, None, "nothing was set");
+
+    // Its own dead-letter queue, which it may send to, is fine; and a message that runs out of
+    // receives goes there, not elsewhere.
+    redrive_to(&dlq_arn).await.unwrap();
+    assert!(redrive_policy().await.unwrap().contains(&dlq_arn));
+    mine.send_message()
+        .queue_url(&mine_url)
+        .message_body("pay 100")
+        .send()
+        .await
+        .unwrap();
+    for _ in 0..2 {
+        mine.receive_message()
+            .queue_url(&mine_url)
+            .visibility_timeout(0)
+            .send()
+            .await
+            .unwrap();
+    }
+    assert_eq!(gw.backend_depth("payments").await, 0);
+    gw.stop().await;
+}

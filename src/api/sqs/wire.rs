@@ -90,6 +90,35 @@ pub(super) struct Tags {
     pub tag_keys: Vec<String>,
 }
 
+/// A RedrivePolicy's dead-letter target ARN (ending in a queue name) and receive count.
+fn redrive_policy(value: &str) -> Result<(String, u32), SqsError> {
+    let invalid = || {
+        SqsError::sender(
+            "InvalidAttributeValue",
+            "Invalid value for the parameter RedrivePolicy.",
+        )
+    };
+    let policy: serde_json::Value = serde_json::from_str(value).map_err(|_| invalid())?;
+    let target = policy["deadLetterTargetArn"].as_str().unwrap_or_default();
+    let count = match &policy["maxReceiveCount"] {
+        serde_json::Value::Number(n) => n.as_u64(),
+        serde_json::Value::String(s) => s.parse().ok(),
+        _ => None,
+    };
+    match (target.rsplit(':').next(), count) {
+        (Some(queue), Some(count)) if !queue.is_empty() => {
+            Ok((target.to_owned(), u32::try_from(count).unwrap_or(u32::MAX)))
+        }
+        _ => Err(invalid()),
+    }
+}
+
+/// The dead-letter target ARN of the attributes' RedrivePolicy, if it has a valid one.
+pub(super) fn dead_letter_arn(attributes: &BTreeMap<String, String>) -> Option<String> {
+    let policy = attributes.get("RedrivePolicy")?;
+    redrive_policy(policy).ok().map(|(arn, _)| arn)
+}
+
 /// Queue attributes (as CreateQueue and SetQueueAttributes carry them) as settings.
 pub(super) fn queue_settings(
     attributes: &BTreeMap<String, String>,
@@ -132,28 +161,9 @@ pub(super) fn queue_settings(
                 ));
             }
             "RedrivePolicy" => {
-                let policy: serde_json::Value = serde_json::from_str(value).map_err(|_| {
-                    SqsError::sender(
-                        "InvalidAttributeValue",
-                        "Invalid value for the parameter RedrivePolicy.",
-                    )
-                })?;
-                let target = policy["deadLetterTargetArn"].as_str().unwrap_or_default();
-                let count = match &policy["maxReceiveCount"] {
-                    serde_json::Value::Number(n) => n.as_u64(),
-                    serde_json::Value::String(s) => s.parse().ok(),
-                    _ => None,
-                };
-                let (Some(queue), Some(count)) =
-                    (target.rsplit(':').next().filter(|q| !q.is_empty()), count)
-                else {
-                    return Err(SqsError::sender(
-                        "InvalidAttributeValue",
-                        "Invalid value for the parameter RedrivePolicy.",
-                    ));
-                };
-                settings.dead_letter =
-                    Some((queue.to_owned(), u32::try_from(count).unwrap_or(u32::MAX)));
+                let (arn, count) = redrive_policy(value)?;
+                let queue = arn.rsplit(':').next().unwrap_or_default();
+                settings.dead_letter = Some((queue.to_owned(), count));
             }
             "Policy"
             | "KmsMasterKeyId"

@@ -167,6 +167,21 @@ impl Gateway {
             .filter(|source| caller.may(Action::Inspect, source))
             .collect())
     }
+    /// Whether the caller may name the queue with `arn` as a dead-letter target: a queue of this
+    /// gateway it may send to, since the messages moved there are the caller's doing. One answer
+    /// whether the queue is missing or not the caller's, so no queue's existence is learnt by it.
+    pub async fn authorize_dead_letter_target(
+        &self,
+        caller: &Caller,
+        arn: &str,
+    ) -> Result<(), GatewayError> {
+        match self.registry.name_of_arn(arn).await {
+            Some(name) if caller.may(Action::Send, &name) => Ok(()),
+            _ => Err(GatewayError::permission_denied(
+                "the dead-letter target must be a queue of this gateway the credential may send to",
+            )),
+        }
+    }
     /// The gateway queue whose backend ARN is `arn` (clients name queues by ARN in redrives).
     pub async fn queue_named_by_arn(&self, arn: &str) -> Result<String, GatewayError> {
         self.registry.name_of_arn(arn).await.ok_or_else(|| {
