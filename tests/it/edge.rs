@@ -8,6 +8,68 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
+/// A `+` in a signed query means what the Query protocol reads: a space. A URL signed with `%2B`
+/// (a plus) does not verify with `+` in its place, which the action would read as a space; a `+`
+/// signed as a space verifies and sends a space.
+#[tokio::test]
+async fn a_plus_in_a_signed_query_means_what_was_signed() {
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    let host = host_of(&gw.base);
+    let queue_url = format!("{}/000000000000/orders", gw.base)
+        .replace(':', "%3A")
+        .replace('/', "%2F");
+    let url = |body: &str| {
+        format!(
+            "{}/?Action=SendMessage&QueueUrl={queue_url}&MessageBody={body}&Version=2012-11-05",
+            gw.base
+        )
+    };
+    let presign = Signing {
+        presigned: Some(Duration::from_secs(300)),
+        ..Default::default()
+    };
+    let signed_plus = signed("POST", &url("pay%2B100"), &[("host", &host)], b"", &presign);
+    let target = signed_plus.uri().to_string();
+    assert!(target.contains("pay%2B100"), "{target}");
+    let tampered = http::Request::builder()
+        .method("POST")
+        .uri(target.replace("pay%2B100", "pay+100"))
+        .body(Vec::new())
+        .unwrap();
+    let (status, _, body) = send(&gw, tampered).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(
+        body.contains("<Code>SignatureDoesNotMatch</Code>"),
+        "{body}"
+    );
+    assert_eq!(gw.backend_depth("orders").await, 0, "nothing was sent");
+
+    let (status, _, body) = send(&gw, signed_plus).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let signed_space = signed("POST", &url("pay+100"), &[("host", &host)], b"", &presign);
+    let (status, _, body) = send(&gw, signed_space).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (client, orders) = gw.sqs_queue("orders").await;
+    let mut bodies = Vec::new();
+    while bodies.len() < 2 {
+        let received = client
+            .receive_message()
+            .queue_url(&orders)
+            .max_number_of_messages(10)
+            .wait_time_seconds(1)
+            .send()
+            .await
+            .unwrap();
+        bodies.extend(received.messages().iter().filter_map(|m| m.body.clone()));
+    }
+    bodies.sort();
+    assert_eq!(bodies, ["pay 100", "pay+100"]);
+    gw.stop().await;
+}
+
 #[tokio::test]
 async fn a_presigned_url_means_only_what_was_signed() {
     let gw = GatewayBuilder::new(Kind::Embedded)

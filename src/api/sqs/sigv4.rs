@@ -478,12 +478,16 @@ fn canonical_query(query: &[(Vec<u8>, Vec<u8>)], presigned: bool) -> String {
     pairs.join("&")
 }
 
-/// Splits a raw query string into percent-decoded (name, value) pairs; `+` stays `+`.
+/// Splits a raw query string into decoded (name, value) pairs as the Query protocol reads them
+/// (`+` is a space, `%XX` a byte), so that what is signed is what the action receives: a `+`
+/// signed as a space (as aws-sigv4 reads it) verifies, a `%2B` signed as a plus does not verify
+/// with a `+` in its place.
 fn parse_query(raw: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
     let pairs = raw.split('&').filter(|pair| !pair.is_empty());
     let pairs = pairs.map(|pair| pair.split_once('=').unwrap_or((pair, "")));
+    let decode = |text: &str| percent_decode(&text.replace('+', " "));
     pairs
-        .map(|(name, value)| (percent_decode(name), percent_decode(value)))
+        .map(|(name, value)| (decode(name), decode(value)))
         .collect()
 }
 
