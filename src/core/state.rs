@@ -15,6 +15,13 @@ use std::time::Duration;
 pub const ANSWER_TTL: Duration = Duration::from_secs(300);
 /// Keys of windows and daily counts tracked at most; the least recently used go first.
 const TRACKED_KEYS: u64 = 100_000;
+/// Bytes of kept answers at most (each weighs its key, its answer and a fixed overhead): one
+/// answer may carry ten 256 KiB bodies, so a count of answers alone bounds no memory. Past it the
+/// least recently used go first; a retry whose answer went receives anew (at-least-once holds:
+/// what the first attempt received becomes visible again after its visibility timeout).
+pub const KEPT_ANSWER_BYTES: u64 = 128 * 1024 * 1024;
+/// What a kept answer costs besides its bytes (the entry, its key's allocation, the expiry).
+const KEPT_ANSWER_OVERHEAD: usize = 128;
 
 /// Where the core keeps what outlives a request.
 #[async_trait]
@@ -124,7 +131,13 @@ impl InProcessState {
         Self {
             ledger: DeliveryLedger::new(max_deliveries, delivery_ttl, unknown),
             answers: Cache::builder()
-                .max_capacity(100_000)
+                .max_capacity(KEPT_ANSWER_BYTES)
+                .weigher(|key: &String, kept: &Arc<(i64, Vec<u8>)>| {
+                    let bytes = key.len() + kept.1.len() + KEPT_ANSWER_OVERHEAD;
+                    u32::try_from(bytes).unwrap_or(u32::MAX)
+                })
+                // A retry comes soon after its attempt: the newest answers are the ones to keep.
+                .eviction_policy(moka::policy::EvictionPolicy::lru())
                 .time_to_live(ANSWER_TTL + Duration::from_secs(60))
                 .build(),
             rates: Rates::new(Arc::clone(&clock)),
@@ -235,5 +248,40 @@ impl StateStore for InProcessState {
             deliveries: self.ledger.len(),
             evictions: self.ledger.evictions(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::clock::SystemClock;
+
+    /// Kept answers are bounded by their bytes: a caller retrying with ever new attempt ids over
+    /// receives of large bodies cannot make the gateway hold more than the bound.
+    #[tokio::test]
+    async fn kept_answers_are_bounded_by_their_bytes() {
+        let state = InProcessState::new(
+            1_000,
+            Duration::from_secs(3600),
+            UnknownDeliveries::Stale,
+            Arc::new(SystemClock),
+        );
+        let answer_bytes: u64 = 2 * 1024 * 1024;
+        let kept = 2 * KEPT_ANSWER_BYTES / answer_bytes;
+        for attempt in 0..kept {
+            let answer = vec![0u8; usize::try_from(answer_bytes).unwrap()];
+            state
+                .keep_answer(&format!("q/attempt-{attempt}"), answer)
+                .await;
+        }
+        state.answers.run_pending_tasks();
+        let held = state.answers.entry_count() * answer_bytes;
+        assert!(
+            held <= KEPT_ANSWER_BYTES,
+            "{held} bytes of answers kept, over {KEPT_ANSWER_BYTES}"
+        );
+        assert!(state.answers.entry_count() > 0, "the recent ones are kept");
+        let newest = format!("q/attempt-{}", kept - 1);
+        assert!(state.answer(&newest).await.is_some(), "the newest is kept");
     }
 }
