@@ -19,7 +19,7 @@ const TRACKED_KEYS: u64 = 100_000;
 /// answer may carry ten 256 KiB bodies, so a count of answers alone bounds no memory. Past it the
 /// least recently used go first; a retry whose answer went receives anew (at-least-once holds:
 /// what the first attempt received becomes visible again after its visibility timeout).
-pub const KEPT_ANSWER_BYTES: u64 = 128 * 1024 * 1024;
+const KEPT_ANSWER_BYTES: u64 = 128 * 1024 * 1024;
 /// What a kept answer costs besides its bytes (the entry, its key's allocation, the expiry).
 const KEPT_ANSWER_OVERHEAD: usize = 128;
 

@@ -567,7 +567,8 @@ impl Context<'_> {
         let settings = wire::queue_settings(&request.attributes, true)?;
         // Refused before the queue exists, not after.
         crate::core::alias::check_client_tags(request.tags.keys())?;
-        self.check_dead_letter_target(&request.attributes).await?;
+        self.check_dead_letter_target(&name, &request.attributes)
+            .await?;
         self.gateway()
             .create_queue(&self.caller, &name, &settings)
             .await?;
@@ -585,22 +586,24 @@ impl Context<'_> {
     ) -> Result<Value, SqsError> {
         let queue = self.queue_of(request.queue_url.as_deref(), Operation::SetQueueSettings)?;
         let settings = wire::queue_settings(&request.attributes, false)?;
-        self.check_dead_letter_target(&request.attributes).await?;
+        self.check_dead_letter_target(&queue, &request.attributes)
+            .await?;
         self.gateway()
             .set_queue_settings(&self.caller, &queue, &settings)
             .await?;
         Ok(json!({}))
     }
 
-    /// A RedrivePolicy may name only a queue of this gateway the caller may send to: the queue's
-    /// messages land there.
+    /// A RedrivePolicy of `queue` may name only a queue of this gateway the caller may send to:
+    /// the queue's messages land there.
     async fn check_dead_letter_target(
         &self,
+        queue: &str,
         attributes: &BTreeMap<String, String>,
     ) -> Result<(), SqsError> {
         if let Some(arn) = wire::dead_letter_arn(attributes) {
             self.gateway()
-                .authorize_dead_letter_target(&self.caller, &arn)
+                .authorize_dead_letter_target(&self.caller, queue, &arn)
                 .await?;
         }
         Ok(())

@@ -167,14 +167,18 @@ impl Gateway {
             .filter(|source| caller.may(Action::Inspect, source))
             .collect())
     }
-    /// Whether the caller may name the queue with `arn` as a dead-letter target: a queue of this
-    /// gateway it may send to, since the messages moved there are the caller's doing. One answer
-    /// whether the queue is missing or not the caller's, so no queue's existence is learnt by it.
+    /// Whether the caller may make the queue with `arn` the dead-letter target of `source`: it
+    /// must manage `source` (checked first, so no other caller makes the gateway look ARNs up)
+    /// and may send to the target, a queue of this gateway, since the messages moved there are
+    /// its doing. One answer whether the target is missing or not the caller's, so no queue's
+    /// existence is learnt by it.
     pub async fn authorize_dead_letter_target(
         &self,
         caller: &Caller,
+        source: &str,
         arn: &str,
     ) -> Result<(), GatewayError> {
+        caller.authorize(Action::ManageQueues, source)?;
         match self.registry.name_of_arn(arn).await {
             Some(name) if caller.may(Action::Send, &name) => Ok(()),
             _ => Err(GatewayError::permission_denied(
