@@ -23,7 +23,24 @@ pub fn allowed_char(c: char) -> bool {
 /// queue's setting).
 pub fn check_message(message: &OutgoingMessage) -> Result<(), EntryError> {
     check_body(&message.body)?;
+    check_deduplication_id(message.deduplication_id.as_deref())?;
     check_attributes(&message.attributes)
+}
+
+/// SQS's rule for a deduplication id, when one is given: 1 to 128 characters, letters, digits and
+/// punctuation (printable ASCII, no spaces). The id is kept for 5 minutes per queue, so an
+/// unbounded one would be unbounded memory.
+fn check_deduplication_id(id: Option<&str>) -> Result<(), EntryError> {
+    match id {
+        Some(id)
+            if id.is_empty() || id.len() > 128 || !id.chars().all(|c| c.is_ascii_graphic()) =>
+        {
+            Err(EntryError::invalid(
+                "MessageDeduplicationId must be 1 to 128 letters, digits or punctuation characters",
+            ))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Checks a message as a backend stores it (its attributes possibly packed) by what the client

@@ -272,6 +272,31 @@ async fn batches_answer_per_entry(kind: Kind) {
         "{:?}",
         empty.code()
     );
+    // More than 1 MiB of messages in all is refused whole, as SQS does, though each fits.
+    let depth = gw.backend_depth("orders").await;
+    let large = |id: &str| {
+        SendMessageBatchRequestEntry::builder()
+            .id(id)
+            .message_body("b".repeat(600 * 1024))
+            .build()
+            .unwrap()
+    };
+    let too_long = client
+        .send_message_batch()
+        .queue_url(&url)
+        .set_entries(Some(vec![large("a"), large("b")]))
+        .send()
+        .await
+        .unwrap_err();
+    assert!(
+        too_long
+            .code()
+            .unwrap_or_default()
+            .contains("BatchRequestTooLong"),
+        "{:?}",
+        too_long.code()
+    );
+    assert_eq!(gw.backend_depth("orders").await, depth, "nothing was sent");
     gw.stop().await;
 }
 
@@ -456,6 +481,40 @@ async fn fifo_through_the_sdk(kind: Kind) {
         .await
         .unwrap();
     assert_eq!(again.message_id(), first.message_id(), "deduplicated");
+    // A deduplication id is 1 to 128 letters, digits or punctuation, as on SQS.
+    for bad in [
+        "d".repeat(129),
+        "a b".into(),
+        "d\u{1}".into(),
+        String::new(),
+    ] {
+        let refused = client
+            .send_message()
+            .queue_url(&url)
+            .message_body("b")
+            .message_group_id("g")
+            .message_deduplication_id(&bad)
+            .send()
+            .await
+            .unwrap_err();
+        assert!(
+            refused
+                .code()
+                .unwrap_or_default()
+                .contains("InvalidParameterValue"),
+            "{bad:?}: {:?}",
+            refused.code()
+        );
+    }
+    client
+        .send_message()
+        .queue_url(&url)
+        .message_body("b")
+        .message_group_id("g")
+        .message_deduplication_id("d".repeat(128))
+        .send()
+        .await
+        .unwrap();
     gw.stop().await;
 }
 

@@ -41,6 +41,7 @@ impl SqsError {
             "TooManyEntriesInBatchRequest" => "AWS.SimpleQueueService.TooManyEntriesInBatchRequest",
             "InvalidBatchEntryId" => "AWS.SimpleQueueService.InvalidBatchEntryId",
             "BatchEntryIdsNotDistinct" => "AWS.SimpleQueueService.BatchEntryIdsNotDistinct",
+            "BatchRequestTooLong" => "AWS.SimpleQueueService.BatchRequestTooLong",
             other => other,
         };
         Self {

@@ -755,6 +755,7 @@ impl Context<'_> {
             }
         }
         let messages: Vec<_> = accepted.iter().map(|(_, m)| m.clone()).collect();
+        wire::check_batch_length(&messages)?;
         let sent = if messages.is_empty() {
             Vec::new()
         } else {

@@ -320,6 +320,28 @@ pub(super) struct MessageJson {
     pub message_attributes: BTreeMap<String, AttributeJson>,
 }
 
+/// The most message data a SendMessageBatch carries, all entries together (SQS's limit: as the
+/// largest message).
+pub(super) const MAX_BATCH_BYTES: usize = 1024 * 1024;
+
+/// Refuses a send batch whose messages (bodies and attributes, as SQS counts them) exceed
+/// [`MAX_BATCH_BYTES`] together, as SQS does: the whole request, no entry sent.
+pub(super) fn check_batch_length(messages: &[OutgoingMessage]) -> Result<(), SqsError> {
+    let total: usize = messages
+        .iter()
+        .map(|message| crate::core::message_rules::size(&message.body, &message.attributes))
+        .sum();
+    if total > MAX_BATCH_BYTES {
+        return Err(SqsError::batch(
+            "BatchRequestTooLong",
+            format!(
+                "Batch requests cannot be longer than {MAX_BATCH_BYTES} bytes. You have sent {total} bytes."
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Checks a batch's size and entry ids as SQS does.
 pub(super) fn check_batch<'a>(
     ids: impl ExactSizeIterator<Item = Option<&'a str>>,
