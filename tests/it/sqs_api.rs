@@ -550,6 +550,64 @@ async fn unsigned_requests_work_when_the_config_allows_them() {
     gw.stop().await;
 }
 
+/// A message attribute named twice, or under an index that is not a number, is refused in both
+/// protocols (a map would keep one value and drop the other with a 200), and nothing is sent.
+#[tokio::test]
+async fn attributes_named_twice_or_badly_indexed_are_refused() {
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .config("[sqs_api]\nallow_unsigned = true\n")
+        .start()
+        .await;
+    let queue_url = format!("{}/000000000000/orders", gw.base);
+    let json = format!(
+        r#"{{"QueueUrl":"{queue_url}","MessageBody":"dup","MessageAttributes":{{"x":{{"DataType":"String","StringValue":"v"}},"x":{{"DataType":"String","StringValue":"w"}}}}}}"#
+    );
+    let answer = gw
+        .http
+        .post(&gw.base)
+        .header("x-amz-target", "AmazonSQS.SendMessage")
+        .header("content-type", "application/x-amz-json-1.0")
+        .body(json)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), StatusCode::BAD_REQUEST);
+    let body = answer.text().await.unwrap();
+    assert!(body.contains("SerializationException"), "{body}");
+    let attribute = |n: &str, name: &str, value: &str| {
+        format!(
+            "&MessageAttribute.{n}.Name={name}&MessageAttribute.{n}.Value.DataType=String&MessageAttribute.{n}.Value.StringValue={value}"
+        )
+    };
+    let queue = queue_url.replace(':', "%3A").replace('/', "%2F");
+    for attributes in [
+        attribute("1", "x", "v") + &attribute("2", "x", "w"),
+        attribute("-1", "x", "v"),
+        attribute("99999999999999999999", "x", "v"),
+    ] {
+        let form = format!(
+            "Action=SendMessage&Version=2012-11-05&QueueUrl={queue}&MessageBody=dup{attributes}"
+        );
+        let answer = gw
+            .http
+            .post(&gw.base)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), StatusCode::BAD_REQUEST, "{attributes}");
+        let body = answer.text().await.unwrap();
+        assert!(
+            body.contains("<Code>InvalidParameterValue</Code>"),
+            "{body}"
+        );
+    }
+    assert_eq!(gw.backend_depth("orders").await, 0, "nothing was sent");
+    gw.stop().await;
+}
+
 fn md5_of(text: &str) -> u128 {
     use md5::Digest as _;
     u128::from_be_bytes(md5::Md5::digest(text.as_bytes()).into())

@@ -93,22 +93,38 @@ fn unescape(raw: &[u8]) -> Result<String, SqsError> {
         .map_err(|_| SqsError::invalid_parameter("The request parameters are not valid UTF-8."))
 }
 
-/// The `{prefix}.N[.rest]` parameters, grouped by N (in numeric order), keyed by `rest` ("" if none).
-fn indexed(params: &Params, prefix: &str) -> BTreeMap<u32, Params> {
+/// The `{prefix}.N[.rest]` parameters, grouped by N (in numeric order), keyed by `rest` ("" if none);
+/// an N that is not a number (negative, or too large) is refused, not dropped.
+fn indexed(params: &Params, prefix: &str) -> Result<BTreeMap<u32, Params>, SqsError> {
     let mut groups: BTreeMap<u32, Params> = BTreeMap::new();
     for (key, value) in params {
         let Some(rest) = key.strip_prefix(prefix).and_then(|r| r.strip_prefix('.')) else {
             continue;
         };
         let (n, rest) = rest.split_once('.').unwrap_or((rest, ""));
-        if let Ok(n) = n.parse::<u32>() {
-            groups
-                .entry(n)
-                .or_default()
-                .insert(rest.to_owned(), value.clone());
-        }
+        let n = n.parse::<u32>().map_err(|_| {
+            SqsError::invalid_parameter(format!(
+                "The parameter {} has no valid index.",
+                key.chars().take(64).collect::<String>()
+            ))
+        })?;
+        groups
+            .entry(n)
+            .or_default()
+            .insert(rest.to_owned(), value.clone());
     }
-    groups
+    Ok(groups)
+}
+
+/// Refuses a name given twice in one list of named entries (SQS does; a map would keep the last).
+fn named_once(map: &mut Map<String, Value>, name: &str, value: Value) -> Result<(), SqsError> {
+    if map.insert(name.to_owned(), value).is_some() {
+        return Err(SqsError::invalid_parameter(format!(
+            "The name {} is given more than once.",
+            name.chars().take(64).collect::<String>()
+        )));
+    }
+    Ok(())
 }
 
 /// Flattened Query parameters (of a request, or of one batch entry) to a JSON-protocol object.
@@ -132,7 +148,7 @@ fn convert(action: &str, params: &Params) -> Result<Map<String, Value>, SqsError
     for prefix in LISTS.split_whitespace() {
         // A bare `AttributeName=All` (as older clients send it) counts as the first item.
         let bare = params.get(prefix).into_iter();
-        let groups = indexed(params, prefix);
+        let groups = indexed(params, prefix)?;
         let items: Vec<Value> = bare
             .chain(groups.values().filter_map(|g| g.get("")))
             .map(|v| json!(v))
@@ -145,7 +161,7 @@ fn convert(action: &str, params: &Params) -> Result<Map<String, Value>, SqsError
         ("MessageAttribute", "MessageAttributes"),
         ("MessageSystemAttribute", "MessageSystemAttributes"),
     ] {
-        let groups = indexed(params, prefix);
+        let groups = indexed(params, prefix)?;
         if groups.is_empty() {
             continue;
         }
@@ -166,7 +182,7 @@ fn convert(action: &str, params: &Params) -> Result<Map<String, Value>, SqsError
                     value.insert(kind.into(), json!(v));
                 }
             }
-            attributes.insert(name.clone(), Value::Object(value));
+            named_once(&mut attributes, name, Value::Object(value))?;
         }
         out.insert(field.into(), Value::Object(attributes));
     }
@@ -177,7 +193,7 @@ fn convert(action: &str, params: &Params) -> Result<Map<String, Value>, SqsError
         "Tags"
     };
     for (prefix, key, field) in [("Attribute", "Name", "Attributes"), ("Tag", "Key", tags)] {
-        let groups = indexed(params, prefix);
+        let groups = indexed(params, prefix)?;
         if groups.is_empty() {
             continue;
         }
@@ -187,12 +203,12 @@ fn convert(action: &str, params: &Params) -> Result<Map<String, Value>, SqsError
                 .get(key)
                 .ok_or_else(|| SqsError::missing_parameter(&format!("{prefix}.{n}.{key}")))?;
             let value = group.get("Value").cloned().unwrap_or_default();
-            map.insert(name.clone(), json!(value));
+            named_once(&mut map, name, json!(value))?;
         }
         out.insert(field.into(), Value::Object(map));
     }
     for batch in BATCHES.split_whitespace() {
-        let groups = indexed(params, &format!("{batch}RequestEntry"));
+        let groups = indexed(params, &format!("{batch}RequestEntry"))?;
         if !groups.is_empty() {
             let entries = groups
                 .values()

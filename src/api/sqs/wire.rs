@@ -201,7 +201,7 @@ pub(super) struct SendEntry {
     pub id: Option<String>,
     pub message_body: Option<String>,
     pub delay_seconds: Option<i64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "names_once")]
     pub message_attributes: BTreeMap<String, AttributeJson>,
     pub message_deduplication_id: Option<String>,
     pub message_group_id: Option<String>,
@@ -322,7 +322,7 @@ pub(super) struct MessageJson {
 
 /// The most message data a SendMessageBatch carries, all entries together (SQS's limit: as the
 /// largest message).
-pub(super) const MAX_BATCH_BYTES: usize = 1024 * 1024;
+const MAX_BATCH_BYTES: usize = 1024 * 1024;
 
 /// Refuses a send batch whose messages (bodies and attributes, as SQS counts them) exceed
 /// [`MAX_BATCH_BYTES`] together, as SQS does: the whole request, no entry sent.
@@ -340,6 +340,36 @@ pub(super) fn check_batch_length(messages: &[OutgoingMessage]) -> Result<(), Sqs
         ));
     }
     Ok(())
+}
+
+/// A JSON object of named entries, refusing a name given twice (a map would keep the last value
+/// and drop the other without a word).
+fn names_once<'de, D, V>(deserializer: D) -> Result<BTreeMap<String, V>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    V: Deserialize<'de>,
+{
+    struct Once<V>(std::marker::PhantomData<V>);
+    impl<'de, V: Deserialize<'de>> serde::de::Visitor<'de> for Once<V> {
+        type Value = BTreeMap<String, V>;
+        fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            formatter.write_str("an object whose names are distinct")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out = BTreeMap::new();
+            while let Some((name, value)) = map.next_entry::<String, V>()? {
+                if out.contains_key(&name) {
+                    return Err(serde::de::Error::custom("a name is given more than once"));
+                }
+                out.insert(name, value);
+            }
+            Ok(out)
+        }
+    }
+    deserializer.deserialize_map(Once(std::marker::PhantomData))
 }
 
 /// Checks a batch's size and entry ids as SQS does.
