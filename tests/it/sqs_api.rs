@@ -575,6 +575,22 @@ async fn attributes_named_twice_or_badly_indexed_are_refused() {
     assert_eq!(answer.status(), StatusCode::BAD_REQUEST);
     let body = answer.text().await.unwrap();
     assert!(body.contains("SerializationException"), "{body}");
+    // The same for a queue attribute given twice: neither value is set.
+    let json = format!(
+        r#"{{"QueueUrl":"{queue_url}","Attributes":{{"DelaySeconds":"5","DelaySeconds":"7"}}}}"#
+    );
+    let answer = gw
+        .http
+        .post(&gw.base)
+        .header("x-amz-target", "AmazonSQS.SetQueueAttributes")
+        .header("content-type", "application/x-amz-json-1.0")
+        .body(json)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), StatusCode::BAD_REQUEST);
+    let body = answer.text().await.unwrap();
+    assert!(body.contains("SerializationException"), "{body}");
     let attribute = |n: &str, name: &str, value: &str| {
         format!(
             "&MessageAttribute.{n}.Name={name}&MessageAttribute.{n}.Value.DataType=String&MessageAttribute.{n}.Value.StringValue={value}"

@@ -65,10 +65,10 @@ pub(super) struct ListQueues {
 #[serde(rename_all = "PascalCase")]
 pub(super) struct CreateQueue {
     pub queue_name: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "names_once")]
     pub attributes: BTreeMap<String, String>,
     /// The JSON protocol spells this one in lower case.
-    #[serde(default, rename = "tags")]
+    #[serde(default, deserialize_with = "names_once", rename = "tags")]
     pub tags: BTreeMap<String, String>,
 }
 
@@ -76,7 +76,7 @@ pub(super) struct CreateQueue {
 #[serde(rename_all = "PascalCase")]
 pub(super) struct SetQueueAttributes {
     pub queue_url: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "names_once")]
     pub attributes: BTreeMap<String, String>,
 }
 
@@ -84,7 +84,7 @@ pub(super) struct SetQueueAttributes {
 #[serde(rename_all = "PascalCase")]
 pub(super) struct Tags {
     pub queue_url: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "names_once")]
     pub tags: BTreeMap<String, String>,
     #[serde(default)]
     pub tag_keys: Vec<String>,
