@@ -560,37 +560,34 @@ async fn attributes_named_twice_or_badly_indexed_are_refused() {
         .start()
         .await;
     let queue_url = format!("{}/000000000000/orders", gw.base);
-    let json = format!(
-        r#"{{"QueueUrl":"{queue_url}","MessageBody":"dup","MessageAttributes":{{"x":{{"DataType":"String","StringValue":"v"}},"x":{{"DataType":"String","StringValue":"w"}}}}}}"#
-    );
-    let answer = gw
-        .http
-        .post(&gw.base)
-        .header("x-amz-target", "AmazonSQS.SendMessage")
-        .header("content-type", "application/x-amz-json-1.0")
-        .body(json)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(answer.status(), StatusCode::BAD_REQUEST);
-    let body = answer.text().await.unwrap();
-    assert!(body.contains("SerializationException"), "{body}");
-    // The same for a queue attribute given twice: neither value is set.
-    let json = format!(
-        r#"{{"QueueUrl":"{queue_url}","Attributes":{{"DelaySeconds":"5","DelaySeconds":"7"}}}}"#
-    );
-    let answer = gw
-        .http
-        .post(&gw.base)
-        .header("x-amz-target", "AmazonSQS.SetQueueAttributes")
-        .header("content-type", "application/x-amz-json-1.0")
-        .body(json)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(answer.status(), StatusCode::BAD_REQUEST);
-    let body = answer.text().await.unwrap();
-    assert!(body.contains("SerializationException"), "{body}");
+    // A repeated JSON key, in a message's attributes or a queue's (neither value is kept).
+    for (action, json) in [
+        (
+            "SendMessage",
+            format!(
+                r#"{{"QueueUrl":"{queue_url}","MessageBody":"dup","MessageAttributes":{{"x":{{"DataType":"String","StringValue":"v"}},"x":{{"DataType":"String","StringValue":"w"}}}}}}"#
+            ),
+        ),
+        (
+            "SetQueueAttributes",
+            format!(
+                r#"{{"QueueUrl":"{queue_url}","Attributes":{{"DelaySeconds":"5","DelaySeconds":"7"}}}}"#
+            ),
+        ),
+    ] {
+        let answer = gw
+            .http
+            .post(&gw.base)
+            .header("x-amz-target", format!("AmazonSQS.{action}"))
+            .header("content-type", "application/x-amz-json-1.0")
+            .body(json)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), StatusCode::BAD_REQUEST, "{action}");
+        let body = answer.text().await.unwrap();
+        assert!(body.contains("SerializationException"), "{body}");
+    }
     let attribute = |n: &str, name: &str, value: &str| {
         format!(
             "&MessageAttribute.{n}.Name={name}&MessageAttribute.{n}.Value.DataType=String&MessageAttribute.{n}.Value.StringValue={value}"
