@@ -32,15 +32,17 @@ pub fn check_message(message: &OutgoingMessage) -> Result<(), EntryError> {
 /// unbounded one would be unbounded memory.
 fn check_deduplication_id(id: Option<&str>) -> Result<(), EntryError> {
     match id {
-        Some(id)
-            if id.is_empty() || id.len() > 128 || !id.chars().all(|c| c.is_ascii_graphic()) =>
-        {
-            Err(EntryError::invalid(
-                "MessageDeduplicationId must be 1 to 128 letters, digits or punctuation characters",
-            ))
-        }
+        Some(id) if !valid_fifo_id(id) => Err(EntryError::invalid(
+            "MessageDeduplicationId must be 1 to 128 letters, digits or punctuation characters",
+        )),
         _ => Ok(()),
     }
+}
+
+/// SQS's rule for a FIFO message's group and deduplication ids: 1 to 128 letters, digits or
+/// punctuation (printable ASCII, no spaces).
+pub fn valid_fifo_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 128 && id.chars().all(|c| c.is_ascii_graphic())
 }
 
 /// Checks a message as a backend stores it (its attributes possibly packed) by what the client

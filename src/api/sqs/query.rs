@@ -60,7 +60,7 @@ fn decode_into(form: &[u8], params: &mut Params) -> Result<(), SqsError> {
             // One meaning per parameter: the URL's and the body's may not disagree.
             return Err(SqsError::invalid_parameter(format!(
                 "The parameter {} is given more than once.",
-                key.chars().take(64).collect::<String>()
+                clipped(&key)
             )));
         }
     }
@@ -105,7 +105,7 @@ fn indexed(params: &Params, prefix: &str) -> Result<BTreeMap<u32, Params>, SqsEr
         let n = n.parse::<u32>().map_err(|_| {
             SqsError::invalid_parameter(format!(
                 "The parameter {} has no valid index.",
-                key.chars().take(64).collect::<String>()
+                clipped(key)
             ))
         })?;
         groups
@@ -116,12 +116,17 @@ fn indexed(params: &Params, prefix: &str) -> Result<BTreeMap<u32, Params>, SqsEr
     Ok(groups)
 }
 
+/// A client's parameter name as an error shows it: at most 64 characters.
+fn clipped(text: &str) -> String {
+    text.chars().take(64).collect()
+}
+
 /// Refuses a name given twice in one list of named entries (SQS does; a map would keep the last).
 fn named_once(map: &mut Map<String, Value>, name: &str, value: Value) -> Result<(), SqsError> {
     if map.insert(name.to_owned(), value).is_some() {
         return Err(SqsError::invalid_parameter(format!(
             "The name {} is given more than once.",
-            name.chars().take(64).collect::<String>()
+            clipped(name)
         )));
     }
     Ok(())

@@ -832,8 +832,7 @@ impl Queue {
 
         let dedup_key = if self.settings.fifo {
             let group = message.group_id.as_deref().unwrap_or_default();
-            if group.is_empty() || group.len() > 128 || !group.chars().all(|c| c.is_ascii_graphic())
-            {
+            if !crate::core::message_rules::valid_fifo_id(group) {
                 return Err(EntryError::new(
                     EntryErrorKind::MissingParameter,
                     "FIFO messages need a MessageGroupId of 1 to 128 printable characters",
