@@ -164,6 +164,9 @@ pub struct ServerConfig {
     /// Open client connections at most; more are answered 503 and closed. Bounded at start by
     /// the open-file limit (raised to its hard limit).
     pub max_connections: usize,
+    /// Open connections one client address (an IPv6 /64) may hold at most; more are answered 503
+    /// and closed. Unset: half of `max_connections`, so one address can never take every slot.
+    pub max_connections_per_address: Option<usize>,
     /// Seconds a connection gets to send a whole request head once its first byte arrived.
     pub header_timeout_seconds: u64,
     /// Seconds a connection may stay open without a request in flight.
@@ -191,6 +194,7 @@ impl Default for ServerConfig {
             queue_cache_seconds: 60,
             invalid_handles_per_minute: NonZeroU32::new(100).expect("non-zero"),
             max_connections: 10_000,
+            max_connections_per_address: None,
             header_timeout_seconds: 10,
             idle_timeout_seconds: 60,
             body_timeout_seconds: 30,
@@ -385,6 +389,12 @@ impl Config {
         if self.server.max_connections == 0 {
             return Err(ConfigError::invalid(
                 "server.max_connections",
+                "must be at least 1",
+            ));
+        }
+        if self.server.max_connections_per_address == Some(0) {
+            return Err(ConfigError::invalid(
+                "server.max_connections_per_address",
                 "must be at least 1",
             ));
         }
@@ -626,6 +636,14 @@ queues = {{ orders = "orders" }}
             let text = format!("{}\n[sombus]\n{setting}\n", minimal());
             assert!(error_of(&text).starts_with(field), "{setting}");
         }
+    }
+
+    #[test]
+    fn a_per_address_connection_limit_is_at_least_one() {
+        let config = Config::parse(&minimal()).unwrap();
+        assert_eq!(config.server.max_connections_per_address, None);
+        let text = format!("{}\n[server]\nmax_connections_per_address = 0\n", minimal());
+        assert!(error_of(&text).starts_with("server.max_connections_per_address"));
     }
 
     #[test]

@@ -56,28 +56,59 @@ pub enum Prepared {
 }
 
 impl FirstRun {
-    /// Writes the generated config (only its owner can read it).
+    /// Writes the generated config (only its owner can read it); the first start is then
+    /// finished, and what it wrote is kept from now on.
     pub fn persist(&self) -> Result<(), String> {
-        write_private(&self.config_path, &self.config_text)
+        write_private(&self.config_path, &self.config_text)?;
+        if let Some(data_dir) = self.config_path.parent() {
+            let _ = std::fs::remove_file(data_dir.join(FIRST_START_FILE));
+        }
+        Ok(())
     }
 }
 
+/// Name of the embedded engine's store inside the data directory (the engine's own name for it).
+pub const STORE_FILE: &str = "queues.redb";
+/// Name of the sombus credential store inside the data directory.
+pub const SOMBUS_DIR: &str = "sombus";
+/// Marks a first start that has written its keys but not yet its config: what it leaves behind
+/// (keys, an empty store) may be replaced by the next start.
+pub const FIRST_START_FILE: &str = "first-start-unfinished";
+
+/// Why a data directory cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    /// It holds a store or keys but no config: a generated config would replace the keys that
+    /// the data was made with. The gateway refuses to start (a config error, exit code 2).
+    #[error("{0}")]
+    DataWithoutConfig(String),
+    /// The filesystem refused: it cannot be created, read or written.
+    #[error("{0}")]
+    Io(String),
+}
+
 /// The config for `data_dir`: an earlier start's, or a new one (with fresh secrets) to persist.
-pub fn prepare(data_dir: &Path) -> Result<Prepared, String> {
-    std::fs::create_dir_all(data_dir)
-        .map_err(|e| format!("cannot create {}: {e}", data_dir.display()))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        std::fs::set_permissions(data_dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(|e| format!("cannot restrict {}: {e}", data_dir.display()))?;
-    }
+///
+/// Keys are never replaced over data: a directory holding a store or key files but no config is
+/// refused, unless they are the leftovers of a first start that stopped before saving its config
+/// (marked by [`FIRST_START_FILE`]). A directory this creates is made readable by its owner only;
+/// an existing one keeps its permissions (a warning is logged when others may read it).
+pub fn prepare(data_dir: &Path) -> Result<Prepared, PrepareError> {
+    open_data_dir(data_dir)?;
     let data_dir = data_dir
         .canonicalize()
-        .map_err(|e| format!("cannot resolve {}: {e}", data_dir.display()))?;
+        .map_err(|e| PrepareError::Io(format!("cannot resolve {}: {e}", data_dir.display())))?;
     let config_path = data_dir.join(CONFIG_FILE);
+    let unfinished = data_dir.join(FIRST_START_FILE);
     if config_path.exists() {
+        // A first start that saved its config but stopped before removing its marker: the
+        // marker must not outlive it (it would let a start without the config replace the keys).
+        let _ = std::fs::remove_file(&unfinished);
         return Ok(Prepared::Existing(config_path));
+    }
+    if !unfinished.exists() {
+        refuse_data_without_config(&data_dir)?;
+        write_private(&unfinished, FIRST_START_NOTE).map_err(PrepareError::Io)?;
     }
     let key_path = data_dir.join(RECEIPT_KEY_FILE);
     let sqs_secret_path = data_dir.join(SQS_SECRET_FILE);
@@ -85,7 +116,88 @@ pub fn prepare(data_dir: &Path) -> Result<Prepared, String> {
     for leftover in [&key_path, &sqs_secret_path] {
         let _ = std::fs::remove_file(leftover);
     }
-    write_private(&key_path, &Keyring::generate_key())?;
+    first_run(&data_dir, config_path, &key_path, &sqs_secret_path).map_err(PrepareError::Io)
+}
+
+/// What the marker of an unfinished first start says to whoever finds it.
+const FIRST_START_NOTE: &str = "A first start of sqs-gateway in this directory has not saved its \
+config yet: the next start replaces its keys. Removed once the config is saved.\n";
+
+/// Creates the data directory (owner only) or uses an existing one as it is.
+fn open_data_dir(data_dir: &Path) -> Result<(), PrepareError> {
+    match std::fs::metadata(data_dir) {
+        Ok(meta) if meta.is_dir() => {
+            warn_if_open(data_dir, &meta);
+            Ok(())
+        }
+        Ok(_) => Err(PrepareError::Io(format!(
+            "{} is not a directory",
+            data_dir.display()
+        ))),
+        Err(_) => {
+            let mut builder = std::fs::DirBuilder::new();
+            builder.recursive(true);
+            #[cfg(unix)]
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            builder
+                .create(data_dir)
+                .map_err(|e| PrepareError::Io(format!("cannot create {}: {e}", data_dir.display())))
+        }
+    }
+}
+
+/// Logs a warning when an existing data directory is open to its group or to others: it holds
+/// the keys (each in a file only its owner reads) and, with the embedded engine, the messages.
+fn warn_if_open(data_dir: &Path, meta: &std::fs::Metadata) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = meta.permissions().mode() & 0o7777;
+        if mode & 0o077 != 0 {
+            tracing::warn!(
+                data_dir = %data_dir.display(),
+                mode = format!("{mode:o}"),
+                "the data directory is open to its group or to others; it holds the gateway's keys \
+                 and messages (`chmod 700` it, or use a directory of its own)"
+            );
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (data_dir, meta);
+}
+
+/// Refuses a directory that holds a store or keys but no config, saying what is there and how to
+/// recover.
+fn refuse_data_without_config(data_dir: &Path) -> Result<(), PrepareError> {
+    let found: Vec<String> = [STORE_FILE, SOMBUS_DIR, RECEIPT_KEY_FILE, SQS_SECRET_FILE]
+        .into_iter()
+        .filter(|name| data_dir.join(name).exists())
+        .map(|name| match name {
+            SOMBUS_DIR => format!("{name}/"),
+            _ => name.to_owned(),
+        })
+        .collect();
+    if found.is_empty() {
+        return Ok(());
+    }
+    Err(PrepareError::DataWithoutConfig(format!(
+        "{dir} holds {found} but no {CONFIG_FILE}: a new config would replace its keys, and every \
+         receipt handle, sombus token and SQS secret in use would stop working. Restore \
+         {dir}/{CONFIG_FILE} (from a backup) to go on with this data, or move {dir} away to start \
+         afresh",
+        dir = data_dir.display(),
+        found = found.join(", "),
+    )))
+}
+
+/// A first start's fresh secrets (written now) and its config (written by [`FirstRun::persist`]).
+fn first_run(
+    data_dir: &Path,
+    config_path: PathBuf,
+    key_path: &Path,
+    sqs_secret_path: &Path,
+) -> Result<Prepared, String> {
+    write_private(key_path, &Keyring::generate_key())?;
     let generated = api_keys::generate_key();
     let sqs_access_key_id = format!(
         "AKGW{}",
@@ -95,7 +207,7 @@ pub fn prepare(data_dir: &Path) -> Result<Prepared, String> {
         40,
         b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
     );
-    write_private(&sqs_secret_path, &sqs_secret)?;
+    write_private(sqs_secret_path, &sqs_secret)?;
     let config = format!(
         r#"# Generated by `sqs-gateway serve` on its first start in this directory; edit freely.
 # The API key was shown once on that start; only its hash is kept here.
@@ -142,11 +254,11 @@ manage_queues = true
 access_key_id = "{sqs_access_key_id}"
 secret_file = {sqs_secret_path}
 "#,
-        data_dir = toml_path(&data_dir),
-        key_path = toml_path(&key_path),
+        data_dir = toml_path(data_dir),
+        key_path = toml_path(key_path),
         id = generated.id,
         hash = generated.hash,
-        sqs_secret_path = toml_path(&sqs_secret_path),
+        sqs_secret_path = toml_path(sqs_secret_path),
     );
     Ok(Prepared::First(FirstRun {
         config_path,
@@ -188,9 +300,11 @@ pub fn add_api_key(
 }
 
 /// Appends an entry (a TOML array-of-tables item) to a data directory's config, checked whole
-/// before it replaces the old one.
+/// before it replaces the old one. Concurrent appends (several `new-*-key --data-dir` at once)
+/// take turns under an exclusive lock on [`CONFIG_LOCK_FILE`], so none is lost.
 pub fn append_to_config(data_dir: &Path, entry: &str) -> Result<(), String> {
     let config_path = data_dir.join(CONFIG_FILE);
+    let _turn = lock_config(data_dir, &config_path)?;
     let text = std::fs::read_to_string(&config_path).map_err(|e| {
         format!(
             "cannot read {} (start the gateway in this directory once first): {e}",
@@ -202,12 +316,41 @@ pub fn append_to_config(data_dir: &Path, entry: &str) -> Result<(), String> {
     updated.push_str(entry);
     crate::config::Config::parse(&updated)
         .map_err(|error| format!("the new key does not fit: {error}"))?;
-    // Replaced whole (a new file renamed over the old), so a crash leaves one or the other.
-    let staging = data_dir.join(format!("{CONFIG_FILE}.new"));
-    let _ = std::fs::remove_file(&staging);
+    // Replaced whole (a new file, named for this run alone, renamed over the old), so a crash
+    // leaves one or the other.
+    let staging = data_dir.join(format!(
+        "{CONFIG_FILE}.{}-{:08x}.new",
+        std::process::id(),
+        rand::random::<u32>()
+    ));
     write_private(&staging, &updated)?;
-    std::fs::rename(&staging, &config_path)
-        .map_err(|e| format!("cannot replace {}: {e}", config_path.display()))
+    std::fs::rename(&staging, &config_path).map_err(|e| {
+        let _ = std::fs::remove_file(&staging);
+        format!("cannot replace {}: {e}", config_path.display())
+    })
+}
+
+/// Beside the config: held while a change to the config reads, checks and replaces it (the
+/// config itself is replaced by a rename, so it can't carry the lock).
+pub const CONFIG_LOCK_FILE: &str = "sqs-gateway.toml.lock";
+
+/// Takes the config's exclusive lock (released when the file is dropped).
+fn lock_config(data_dir: &Path, config_path: &Path) -> Result<std::fs::File, String> {
+    let lock_path = data_dir.join(CONFIG_LOCK_FILE);
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let lock = options.open(&lock_path).map_err(|e| {
+        format!(
+            "cannot read {} (start the gateway in this directory once first): cannot open {}: {e}",
+            config_path.display(),
+            lock_path.display()
+        )
+    })?;
+    lock.lock()
+        .map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
+    Ok(lock)
 }
 
 fn toml_string(value: &str) -> String {
@@ -240,7 +383,9 @@ fn write_private(path: &Path, text: &str) -> Result<(), String> {
 }
 
 /// The ready-to-paste commands. The consumer API key appears on the first start only; the SQS
-/// secret never appears (the command reads it from its file in the data directory).
+/// secret never appears (the command reads it from its file in the data directory). Both regions'
+/// variables are set: AWS CLI v1 and boto3 read `AWS_DEFAULT_REGION`, not `AWS_REGION`.
+/// The ezgh CLI's variables name the generated organization, project and `orders` queue.
 pub fn instructions(
     address: SocketAddr,
     config_path: &Path,
@@ -261,7 +406,7 @@ pub fn instructions(
     };
     let sqs_key = match sqs_access_key_id {
         Some(id) => format!(
-            "Your SQS access key (the secret stays in its file):\n  export AWS_ACCESS_KEY_ID={id} AWS_SECRET_ACCESS_KEY=\"$(cat {})\" AWS_REGION=us-east-1\n",
+            "Your SQS access key (the secret stays in its file):\n  export AWS_ACCESS_KEY_ID={id} AWS_SECRET_ACCESS_KEY=\"$(cat {})\" AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1\n",
             data_dir.join(SQS_SECRET_FILE).display()
         ),
         None => String::new(),
@@ -286,9 +431,16 @@ Extend a message you are working on (paste its receiptHandle):
 Acknowledge it when done:
   curl -sS -X POST "{base}/v1/receipts/ack" -H "Content-Type: application/json" \
     -d '{{ "receiptHandles": ["PASTE"] }}'
+Or with the ezgh CLI, built with the gateway (from the clone: cargo run --release --bin ezgh -- …):
+  export EZGH_API_KEY="$SQSGW_API_KEY" EZGH_ENDPOINT={base} ORG_ID={ORGANIZATION} PROJECT_ID={PROJECT} QUEUE_ID=orders
+  cargo run --release --bin ezgh -- queues receive --max 10 --wait 20 --visibility-timeout 60
+  cargo run --release --bin ezgh -- queues ack PASTE
+The basaltic CLI (cargo run --release --bin basaltic -- queue list) needs a basaltic key first:
+  sqs-gateway new-basaltic-key --data-dir {data_dir}, then restart.
 Queues: orders (dead letters: orders-dlq), jobs = jobs.fifo (dead letters: jobs-dlq = jobs-dlq.fifo).
 "#,
         config = config_path.display(),
+        data_dir = data_dir.display(),
     )
 }
 
@@ -335,6 +487,31 @@ mod tests {
             "the SQS secret is never printed"
         );
         assert!(!instructions(address, &path, None, None).contains(&first.api_key));
+    }
+
+    #[test]
+    fn keys_are_replaced_only_when_an_unfinished_first_start_left_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let Prepared::First(unsaved) = prepare(dir.path()).unwrap() else {
+            panic!("a first start")
+        };
+        assert!(dir.path().join(FIRST_START_FILE).exists());
+        // It never saved its config: the next start replaces its keys.
+        let Prepared::First(first) = prepare(dir.path()).unwrap() else {
+            panic!("the leftovers are replaced")
+        };
+        assert_ne!(unsaved.sqs_secret, first.sqs_secret);
+        first.persist().unwrap();
+        assert!(!dir.path().join(FIRST_START_FILE).exists());
+        std::fs::remove_file(&first.config_path).unwrap();
+        let refused = prepare(dir.path()).unwrap_err();
+        assert!(matches!(refused, PrepareError::DataWithoutConfig(_)));
+        assert!(
+            refused.to_string().contains("receipt-key, sqs-secret"),
+            "{refused}"
+        );
+        let secret = std::fs::read_to_string(dir.path().join(SQS_SECRET_FILE)).unwrap();
+        assert_eq!(secret, first.sqs_secret, "the keys are kept");
     }
 
     #[test]

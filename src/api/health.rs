@@ -1,6 +1,9 @@
-//! Liveness and readiness probes for orchestrators and load balancers.
+//! Liveness and readiness probes for orchestrators and load balancers: `/healthz` answers while
+//! the process serves; `/readyz` while the backend answers and the sombus credential store (when
+//! it is on disk) can be read.
 
 use crate::core::Gateway;
+use crate::credentials::oauth::ConnectionStore;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -10,45 +13,110 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How long readiness waits for the backend.
+/// How long readiness waits for the backend, and for the credential store.
 const READY_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// The probes, as a dialect of their own.
 #[derive(Debug)]
-pub struct Health(pub Arc<Gateway>);
+pub struct Health {
+    gateway: Arc<Gateway>,
+    /// The sombus credential store, when it is on disk (one in memory is always readable).
+    credentials: Option<Arc<ConnectionStore>>,
+}
 
-impl crate::api::Dialect for Health {
-    fn router(self: Arc<Self>) -> Router {
-        router(Arc::clone(&self.0))
+impl Health {
+    /// Probes of the gateway's backend.
+    pub fn new(gateway: Arc<Gateway>) -> Self {
+        Self {
+            gateway,
+            credentials: None,
+        }
+    }
+
+    /// Readiness needs the sombus credential store readable too, when it is on disk.
+    pub fn with_credential_store(mut self, store: Arc<ConnectionStore>) -> Self {
+        self.credentials = store.is_durable().then_some(store);
+        self
     }
 }
 
-/// `/healthz` (the process answers) and `/readyz` (the backend answers too).
-fn router(gateway: Arc<Gateway>) -> Router {
-    Router::new()
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .method_not_allowed_fallback(crate::api::edge::method_not_allowed)
-        .with_state(gateway)
+impl crate::api::Dialect for Health {
+    fn router(self: Arc<Self>) -> Router {
+        Router::new()
+            .route("/healthz", get(healthz))
+            .route("/readyz", get(readyz))
+            .method_not_allowed_fallback(crate::api::edge::method_not_allowed)
+            .with_state(self)
+    }
 }
 
+/// What readiness found missing: `reason` of the 503's body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NotReady {
+    /// The backend does not answer.
+    Backend,
+    /// The sombus credential store can't be read (damaged, or lost).
+    CredentialStore,
+}
+
+impl NotReady {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Backend => "backend",
+            Self::CredentialStore => "credential_store",
+        }
+    }
+}
+
+/// `/healthz`: the process answers.
 async fn healthz() -> Json<serde_json::Value> {
     Json(json!({ "status": "ok" }))
 }
 
-async fn readyz(State(gateway): State<Arc<Gateway>>) -> Response {
+/// `/readyz`: the backend answers, and the credential store (when on disk) can be read;
+/// otherwise 503 `{"status": "unavailable", "reason": "backend" | "credential_store"}`.
+async fn readyz(State(health): State<Arc<Health>>) -> Response {
+    let outcome = match backend_ready(&health.gateway).await {
+        Ok(()) => credentials_ready(health.credentials.as_ref()).await,
+        not_ready => not_ready,
+    };
+    match outcome {
+        Ok(()) => Json(json!({ "status": "ready" })).into_response(),
+        Err(reason) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, "1")],
+            Json(json!({ "status": "unavailable", "reason": reason.as_str() })),
+        )
+            .into_response(),
+    }
+}
+
+async fn backend_ready(gateway: &Gateway) -> Result<(), NotReady> {
     match tokio::time::timeout(READY_TIMEOUT, gateway.ping()).await {
-        Ok(Ok(())) => Json(json!({ "status": "ready" })).into_response(),
-        outcome => {
-            if let Ok(Err(error)) = &outcome {
-                error.log("readyz");
-            }
-            (
-                StatusCode::SERVICE_UNAVAILABLE,
-                [(header::RETRY_AFTER, "1")],
-                Json(json!({ "status": "unavailable" })),
-            )
-                .into_response()
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(error)) => {
+            error.log("readyz");
+            Err(NotReady::Backend)
+        }
+        Err(_) => Err(NotReady::Backend),
+    }
+}
+
+/// Reads the store off the runtime's threads (a slow disk makes readiness wait, nothing else).
+async fn credentials_ready(store: Option<&Arc<ConnectionStore>>) -> Result<(), NotReady> {
+    let Some(store) = store else {
+        return Ok(());
+    };
+    let probe = store.run(|store| store.probe());
+    match tokio::time::timeout(READY_TIMEOUT, probe).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(error)) => {
+            tracing::error!(%error, "readyz: the sombus credential store can't be read");
+            Err(NotReady::CredentialStore)
+        }
+        Err(_) => {
+            tracing::error!("readyz: the sombus credential store did not answer in time");
+            Err(NotReady::CredentialStore)
         }
     }
 }

@@ -3,23 +3,32 @@
 //! request-2.json` read the same JSON the API takes; also delete, visibility, inspect, purge and
 //! queue create/list/show/delete. Endpoint, key, account and region come from flags, the
 //! environment (`BASALTIC_ENDPOINT`, `BASALTIC_API_KEY`, `BASALTIC_ACCOUNT`, `BASALTIC_REGION`) or
-//! a config file (`BASALTIC_CONFIG_FILE`, default `~/.basaltic/config.toml`), in that order.
+//! a config file (`BASALTIC_CONFIG_FILE`, default `~/.basaltic/config.toml`), in that order; the key
+//! best not from a flag (`--api-key-file PATH` instead). `basaltic completions SHELL` prints a
+//! completion script.
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory as _, Parser, Subcommand};
 use reqwest::Method;
 use serde_json::{Value, json};
-use sqs_gateway::client::{Client, Failure, Output};
+use sqs_gateway::client::{Client, Failure, Output, SecretSource, Shell, printable};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const DEFAULT_ENDPOINT: &str = "http://127.0.0.1:8787";
+
+/// The API key: `BASALTIC_API_KEY` or a file; `--api-key` still works, with a warning.
+const API_KEY: SecretSource = SecretSource {
+    flag: "--api-key",
+    file_flag: "--api-key-file",
+    env: "BASALTIC_API_KEY",
+};
 
 #[derive(Debug, Parser)]
 #[command(
     name = "basaltic",
     version,
     about = "Queues and messages of the basaltic queue API",
-    after_help = "Examples:\n  export BASALTIC_API_KEY=sqsgw_… QUEUE_ID=6f1c…\n  basaltic queue message send \"$QUEUE_ID\" --from-file request-1.json\n  basaltic queue message receive \"$QUEUE_ID\" --from-file request-2.json\n  basaltic queue message delete \"$QUEUE_ID\" AQAB…\n  basaltic queue create --name orders --fifo"
+    after_help = "Examples:\n  export BASALTIC_API_KEY=sqsgw_…\n  export QUEUE_ID=6f1c…\n  basaltic queue message send \"$QUEUE_ID\" --from-file request-1.json\n  basaltic queue message receive \"$QUEUE_ID\" --from-file request-2.json\n  basaltic queue message delete \"$QUEUE_ID\" AQAB…\n  basaltic queue create --name orders --fifo"
 )]
 struct Cli {
     #[command(flatten)]
@@ -37,9 +46,13 @@ struct Settings {
     /// The gateway's base URL (default http://127.0.0.1:8787).
     #[arg(long, global = true, env = "BASALTIC_ENDPOINT")]
     endpoint: Option<String>,
-    /// The API key.
-    #[arg(long, global = true, env = "BASALTIC_API_KEY", hide_env_values = true)]
+    /// The API key: set BASALTIC_API_KEY, use --api-key-file, or `api_key` in the config file.
+    /// This flag puts the key where every local user can read it (the process list), and warns.
+    #[arg(long, global = true, value_name = "KEY")]
     api_key: Option<String>,
+    /// A file whose first line is the API key (beats BASALTIC_API_KEY and the config file).
+    #[arg(long, global = true, value_name = "PATH")]
+    api_key_file: Option<PathBuf>,
     /// The account (one per gateway: accepted, not needed).
     #[arg(long, global = true, env = "BASALTIC_ACCOUNT")]
     account: Option<String>,
@@ -56,6 +69,12 @@ enum Command {
     /// Queues and their messages.
     #[command(subcommand)]
     Queue(Queue),
+    /// Print a completion script for SHELL (e.g. `basaltic completions bash >
+    /// ~/.local/share/bash-completion/completions/basaltic`).
+    Completions {
+        /// bash, elvish, fish, powershell or zsh.
+        shell: Shell,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -159,9 +178,16 @@ fn file_settings(path: Option<&Path>) -> Result<toml::Table, Failure> {
         },
     };
     match std::fs::read_to_string(&path) {
-        Ok(text) => text
-            .parse::<toml::Table>()
-            .map_err(|error| Failure::Usage(format!("{}: {error}", path.display()))),
+        Ok(text) => {
+            let table = text
+                .parse::<toml::Table>()
+                .map_err(|error| Failure::Usage(format!("{}: {error}", path.display())))?;
+            // A key in a file others may read is a key they have.
+            if table.contains_key("api_key") {
+                sqs_gateway::client::warn_if_shared(&path);
+            }
+            Ok(table)
+        }
         Err(error) if error.kind() == std::io::ErrorKind::NotFound && !explicit => {
             Ok(toml::Table::new())
         }
@@ -191,10 +217,21 @@ fn segment(text: &str) -> String {
 }
 
 async fn run(cli: Cli) -> Result<(), Failure> {
+    let command = match cli.command {
+        Command::Completions { shell } => {
+            sqs_gateway::client::print_completions(shell, &mut Cli::command());
+            return Ok(());
+        }
+        Command::Queue(command) => command,
+    };
+    // Flag (warned), then key file, then BASALTIC_API_KEY; the config file below.
+    let key = API_KEY.read(
+        cli.settings.api_key.as_deref(),
+        cli.settings.api_key_file.as_deref(),
+    )?;
     // The file is read only when a flag or the environment leaves something to find.
-    let needs_file = cli.settings.config_file.is_some()
-        || cli.settings.endpoint.is_none()
-        || cli.settings.api_key.is_none();
+    let needs_file =
+        cli.settings.config_file.is_some() || cli.settings.endpoint.is_none() || key.is_none();
     let file = if needs_file {
         file_settings(cli.settings.config_file.as_deref())?
     } else {
@@ -211,19 +248,14 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         .clone()
         .or_else(|| from_file("endpoint"))
         .unwrap_or_else(|| DEFAULT_ENDPOINT.to_owned());
-    let key = cli
-        .settings
-        .api_key
-        .clone()
-        .or_else(|| from_file("api_key"))
-        .ok_or_else(|| {
-            Failure::Usage(
-                "no API key: set BASALTIC_API_KEY, --api-key, or api_key in the config file".into(),
-            )
-        })?;
-    let client = Client::new(&endpoint, &key)?;
+    let key = key.or_else(|| from_file("api_key")).ok_or_else(|| {
+        Failure::Usage(
+            "no API key: set BASALTIC_API_KEY, --api-key-file, or api_key in the config file"
+                .into(),
+        )
+    })?;
+    let client = Client::new(&endpoint, Some(&key))?;
     let output = cli.output;
-    let Command::Queue(command) = cli.command;
     let queue_path = |id: &str| format!("/v1/queues/{}", segment(id));
     match command {
         Queue::Create {
@@ -243,12 +275,16 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             if output == Output::Json {
                 println!("{answer}");
             } else {
-                for queue in answer["queues"].as_array().into_iter().flatten() {
+                let queues = answer["queues"].as_array().cloned().unwrap_or_default();
+                if queues.is_empty() {
+                    println!("no queues");
+                }
+                for queue in &queues {
                     println!(
                         "{}  {}  {}",
-                        queue["id"].as_str().unwrap_or("?"),
-                        queue["type"].as_str().unwrap_or("?"),
-                        queue["name"].as_str().unwrap_or("?")
+                        printable(queue["id"].as_str().unwrap_or("?")),
+                        printable(queue["type"].as_str().unwrap_or("?")),
+                        printable(queue["name"].as_str().unwrap_or("?"))
                     );
                 }
             }
@@ -298,7 +334,7 @@ async fn run_message(
             } else {
                 println!(
                     "sent message {}",
-                    answer["result"]["message_id"].as_str().unwrap_or("?")
+                    printable(answer["result"]["message_id"].as_str().unwrap_or("?"))
                 );
             }
         }
@@ -373,11 +409,11 @@ fn print_queue(output: Output, answer: &Value, queue: &Value) {
     }
     println!(
         "queue {}  {}  {}",
-        queue["id"].as_str().unwrap_or("?"),
-        queue["type"].as_str().unwrap_or("?"),
-        queue["name"].as_str().unwrap_or("?")
+        printable(queue["id"].as_str().unwrap_or("?")),
+        printable(queue["type"].as_str().unwrap_or("?")),
+        printable(queue["name"].as_str().unwrap_or("?"))
     );
-    println!("  settings: {}", queue["settings"]);
+    println!("  settings: {}", printable(&queue["settings"].to_string()));
 }
 
 fn print_messages(output: Output, answer: &Value, leased: bool) {
@@ -389,26 +425,34 @@ fn print_messages(output: Output, answer: &Value, leased: bool) {
     if messages.is_empty() {
         println!("no messages");
     }
+    // Controls in what a producer sent are escaped: they would drive the terminal.
     for message in &messages {
         println!(
             "message {}  receive count {}",
-            message["message_id"].as_str().unwrap_or("?"),
-            message["receive_count"]
+            printable(message["message_id"].as_str().unwrap_or("?")),
+            printable(&message["receive_count"].to_string())
         );
-        println!("  body: {}", message["body"].as_str().unwrap_or(""));
+        println!(
+            "  body: {}",
+            printable(message["body"].as_str().unwrap_or(""))
+        );
         if let Some(attributes) = message["attributes"].as_object()
             && !attributes.is_empty()
         {
-            println!("  attributes: {}", Value::Object(attributes.clone()));
+            // JSON escapes C0 controls but not C1 (U+0080–U+009F) nor the others.
+            println!(
+                "  attributes: {}",
+                printable(&Value::Object(attributes.clone()).to_string())
+            );
         }
         if leased {
             println!(
                 "  visible at: {}",
-                message["visible_at"].as_str().unwrap_or("")
+                printable(message["visible_at"].as_str().unwrap_or(""))
             );
             println!(
                 "  receipt handle: {}",
-                message["receipt_handle"].as_str().unwrap_or("")
+                printable(message["receipt_handle"].as_str().unwrap_or(""))
             );
         }
     }

@@ -1,12 +1,22 @@
 //! `ezgh`: the ezgh pull-consumer API's command-line client, as its document shows it:
 //! `ezgh queues receive --max N --wait S --visibility-timeout S [--ack]`, `ezgh queues ack
 //! HANDLE…`, `ezgh queues change-visibility HANDLE… --visibility-timeout S`. An HTTP client of
-//! the gateway; `EZGH_API_KEY`, `ORG_ID`, `PROJECT_ID`, `QUEUE_ID` and `EZGH_ENDPOINT`.
+//! the gateway; `EZGH_API_KEY`, `ORG_ID`, `PROJECT_ID`, `QUEUE_ID` and `EZGH_ENDPOINT`. Only the
+//! receive needs the key and the queue's ids: the receipt routes take no credential (the handle is
+//! what allows them). `ezgh completions SHELL` prints a completion script.
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory as _, Parser, Subcommand};
 use serde_json::{Value, json};
-use sqs_gateway::client::{Client, Failure, Output};
+use sqs_gateway::client::{Client, Failure, Output, SecretSource, Shell, printable};
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+/// The API key: `EZGH_API_KEY` or a file; `--api-key` still works, with a warning.
+const API_KEY: SecretSource = SecretSource {
+    flag: "--api-key",
+    file_flag: "--api-key-file",
+    env: "EZGH_API_KEY",
+};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -36,9 +46,13 @@ struct Target {
         default_value = "http://127.0.0.1:8787"
     )]
     endpoint: String,
-    /// The API key.
-    #[arg(long, global = true, env = "EZGH_API_KEY", hide_env_values = true)]
+    /// The API key (for receive): set EZGH_API_KEY, or use --api-key-file. This flag puts the key
+    /// where every local user can read it (the process list), and warns.
+    #[arg(long, global = true, value_name = "KEY")]
     api_key: Option<String>,
+    /// A file whose first line is the API key (instead of EZGH_API_KEY).
+    #[arg(long, global = true, value_name = "PATH")]
+    api_key_file: Option<PathBuf>,
     /// The organization.
     #[arg(long, global = true, env = "ORG_ID")]
     org: Option<String>,
@@ -55,6 +69,12 @@ enum Command {
     /// The queue's messages.
     #[command(subcommand)]
     Queues(Queues),
+    /// Print a completion script for SHELL (e.g. `ezgh completions bash >
+    /// ~/.local/share/bash-completion/completions/ezgh`).
+    Completions {
+        /// bash, elvish, fish, powershell or zsh.
+        shell: Shell,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -109,9 +129,15 @@ fn required(value: &Option<String>, name: &str) -> Result<String, Failure> {
 
 async fn run(cli: Cli) -> Result<ExitCode, Failure> {
     let target = &cli.target;
-    let key = required(&target.api_key, "EZGH_API_KEY (or --api-key)")?;
-    let client = Client::new(&target.endpoint, &key)?;
-    let Command::Queues(command) = cli.command;
+    let command = match cli.command {
+        Command::Completions { shell } => {
+            sqs_gateway::client::print_completions(shell, &mut Cli::command());
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Queues(command) => command,
+    };
+    // Read (and warned about) whatever the command; needed only by the receive.
+    let key = API_KEY.read(target.api_key.as_deref(), target.api_key_file.as_deref())?;
     match command {
         Queues::Receive {
             max,
@@ -119,6 +145,10 @@ async fn run(cli: Cli) -> Result<ExitCode, Failure> {
             visibility_timeout,
             ack,
         } => {
+            let key = key.ok_or_else(|| {
+                Failure::Usage("EZGH_API_KEY (or --api-key-file) is not set".to_owned())
+            })?;
+            let client = Client::new(&target.endpoint, Some(&key))?;
             let path = format!(
                 "/v1/organizations/{}/projects/{}/queues/{}/messages/receive",
                 segment(&required(&target.org, "ORG_ID (or --org)")?),
@@ -142,7 +172,8 @@ async fn run(cli: Cli) -> Result<ExitCode, Failure> {
                     .iter()
                     .map(|message| message["receiptHandle"].clone())
                     .collect();
-                let acked = client
+                // The receipt routes read no credential: the key is not sent where not needed.
+                let acked = Client::new(&target.endpoint, None)?
                     .call(
                         reqwest::Method::POST,
                         "/v1/receipts/ack",
@@ -154,7 +185,7 @@ async fn run(cli: Cli) -> Result<ExitCode, Failure> {
             Ok(ExitCode::SUCCESS)
         }
         Queues::Ack { handles } => {
-            let acked = client
+            let acked = Client::new(&target.endpoint, None)?
                 .call(
                     reqwest::Method::POST,
                     "/v1/receipts/ack",
@@ -174,7 +205,7 @@ async fn run(cli: Cli) -> Result<ExitCode, Failure> {
                     json!({ "receiptHandle": handle, "visibilityTimeoutSeconds": visibility_timeout })
                 })
                 .collect();
-            let changed = client
+            let changed = Client::new(&target.endpoint, None)?
                 .call(
                     reqwest::Method::POST,
                     "/v1/receipts/visibility",
@@ -202,21 +233,29 @@ fn print_messages(output: Output, answer: &Value, messages: &[Value]) {
     if messages.is_empty() {
         println!("no messages");
     }
+    // Controls in what a producer sent are escaped: they would drive the terminal.
     for message in messages {
         println!(
             "message {}  receive count {}",
-            message["messageId"].as_str().unwrap_or("?"),
-            message["receiveCount"]
+            printable(message["messageId"].as_str().unwrap_or("?")),
+            printable(&message["receiveCount"].to_string())
         );
-        println!("  body: {}", message["body"].as_str().unwrap_or(""));
+        println!(
+            "  body: {}",
+            printable(message["body"].as_str().unwrap_or(""))
+        );
         if let Some(attributes) = message["attributes"].as_object()
             && !attributes.is_empty()
         {
-            println!("  attributes: {}", Value::Object(attributes.clone()));
+            // JSON escapes C0 controls but not C1 (U+0080–U+009F) nor the others.
+            println!(
+                "  attributes: {}",
+                printable(&Value::Object(attributes.clone()).to_string())
+            );
         }
         println!(
             "  receipt handle: {}",
-            message["receiptHandle"].as_str().unwrap_or("")
+            printable(message["receiptHandle"].as_str().unwrap_or(""))
         );
     }
 }
@@ -234,9 +273,10 @@ fn report_results(output: Output, answer: &Value, handles: &[Value], done: &str)
         for (handle, result) in handles.iter().zip(&results) {
             let handle = handle.as_str().unwrap_or("");
             let short: String = handle.chars().take(16).collect();
+            let short = printable(&short);
             match result["error"].as_str() {
                 None => println!("{done} {short}…"),
-                Some(error) => println!("failed {short}…: {error}"),
+                Some(error) => println!("failed {short}…: {}", printable(error)),
             }
         }
     }

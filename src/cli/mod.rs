@@ -7,7 +7,7 @@ mod probe;
 mod serve;
 mod sombus;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, Parser, Subcommand};
 use sqs_gateway::config::Config;
 use sqs_gateway::core::handle::Keyring;
 use sqs_gateway::telemetry::LogFormat;
@@ -123,6 +123,12 @@ enum Command {
         #[command(subcommand)]
         command: sombus::SombusCommand,
     },
+    /// Print a completion script for SHELL (e.g. `sqs-gateway completions bash >
+    /// ~/.local/share/bash-completion/completions/sqs-gateway`).
+    Completions {
+        /// bash, elvish, fish, powershell or zsh.
+        shell: sqs_gateway::client::Shell,
+    },
     /// Measure what users feel over HTTP, against baselines of the same run: the SQS endpoint
     /// (aws-sdk-sqs) against LocalStack and the proxy's cost, ezgh receive+ack against a bare
     /// handler, idle long polls, and backlogs (memory per million, reopen time); with the targets.
@@ -237,6 +243,10 @@ pub(crate) fn run() -> ExitCode {
             eprintln!("{error}");
             ExitCode::from(EXIT_RUNTIME)
         }),
+        Command::Completions { shell } => {
+            sqs_gateway::client::print_completions(shell, &mut Cli::command());
+            ExitCode::SUCCESS
+        }
         Command::Probe { url } => probe::run(&url),
         Command::NewReceiptKey => {
             println!("{}", Keyring::generate_key());

@@ -33,7 +33,11 @@ pub(super) fn run(
                 Config::parse(&first.config_text),
                 Some(ZeroConfig::First(first)),
             ),
-            Err(error) => {
+            Err(error @ setup::PrepareError::DataWithoutConfig(_)) => {
+                eprintln!("cannot start: {error}");
+                return ExitCode::from(EXIT_CONFIG);
+            }
+            Err(error @ setup::PrepareError::Io(_)) => {
                 eprintln!("cannot prepare {}: {error}", data_dir.display());
                 return ExitCode::from(EXIT_RUNTIME);
             }
@@ -72,8 +76,9 @@ enum ZeroConfig {
 
 async fn serve(config: Config, zero_config: Option<ZeroConfig>) -> ExitCode {
     // In place before the gateway says it listens: a SIGTERM right after must stop it gently,
-    // not end the process with the default action.
+    // not end the process with the default action; a SIGHUP must not end it at all.
     let stop_signal = stop_signal();
+    tokio::spawn(hangups(config.server.tls.is_some()));
     let app = match App::build(&config, Overrides::default()).await {
         Ok(app) => app,
         Err(BuildError::Config(error)) => {
@@ -146,6 +151,30 @@ async fn serve(config: Config, zero_config: Option<ZeroConfig>) -> ExitCode {
             tracing::error!(%error, "server failed");
             ExitCode::from(EXIT_RUNTIME)
         }
+    }
+}
+
+/// Answers SIGHUP for the life of the process, which it never ends: with TLS the certificate's
+/// watcher reloads it (and logs that); without TLS there is nothing to reload, and the log says so
+/// (keys and the rest of the config are read at start only). The handler is installed when this
+/// returns, before the future first runs.
+fn hangups(tls: bool) -> impl Future<Output = ()> + Send + 'static {
+    #[cfg(unix)]
+    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+    async move {
+        #[cfg(unix)]
+        while let Some(signal) = hangup.as_mut() {
+            if signal.recv().await.is_none() {
+                break;
+            }
+            if !tls {
+                tracing::info!(
+                    "SIGHUP: nothing to reload without TLS; keys and other config changes need a restart"
+                );
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = tls;
     }
 }
 

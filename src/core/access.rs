@@ -89,11 +89,14 @@ pub const RESERVED_QUEUE_PREFIX: &str = "sqsgw_";
 /// What a `*` grant still allows on a reserved queue.
 const EVERYWHERE_ON_RESERVED: [Action; 2] = [Action::Send, Action::Inspect];
 
-/// The actions granted on each queue (`*` for every queue but the reserved ones).
+/// The actions granted on each queue: `*` for every queue but the reserved ones, `prefix*` for
+/// every queue whose name starts with `prefix` (reserved ones too: the grant names them), or a
+/// queue's name.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Grants {
     everywhere: BTreeSet<Action>,
     by_queue: BTreeMap<String, BTreeSet<Action>>,
+    by_prefix: BTreeMap<String, BTreeSet<Action>>,
 }
 
 impl Grants {
@@ -107,10 +110,13 @@ impl Grants {
         Self::none().allow("*", Action::ALL)
     }
 
-    /// Adds `actions` on `queue` (`*` for every queue).
+    /// Adds `actions` on `queue` (`*` for every queue, `prefix*` for every queue whose name
+    /// starts with `prefix`).
     pub fn allow(mut self, queue: &str, actions: impl IntoIterator<Item = Action>) -> Self {
         let set = if queue == "*" {
             &mut self.everywhere
+        } else if let Some(prefix) = queue.strip_suffix('*') {
+            self.by_prefix.entry(prefix.to_owned()).or_default()
         } else {
             self.by_queue.entry(queue.to_owned()).or_default()
         };
@@ -123,10 +129,23 @@ impl Grants {
         (self.everywhere.contains(&action)
             && (!queue.starts_with(RESERVED_QUEUE_PREFIX)
                 || EVERYWHERE_ON_RESERVED.contains(&action)))
-            || self
-                .by_queue
-                .get(queue)
-                .is_some_and(|actions| actions.contains(&action))
+            || self.named(queue).any(|actions| actions.contains(&action))
+    }
+
+    /// Whether a grant names `queue` (by its name or a prefix of it), rather than reaching it
+    /// only as one of every queue (`*`).
+    pub fn names(&self, queue: &str) -> bool {
+        self.named(queue).next().is_some()
+    }
+
+    /// The action sets of the grants that name `queue`.
+    fn named<'a>(&'a self, queue: &'a str) -> impl Iterator<Item = &'a BTreeSet<Action>> + 'a {
+        self.by_queue.get(queue).into_iter().chain(
+            self.by_prefix
+                .iter()
+                .filter(move |(prefix, _)| queue.starts_with(prefix.as_str()))
+                .map(|(_, actions)| actions),
+        )
     }
 }
 
@@ -153,6 +172,13 @@ impl Caller {
         self.grants.allows(action, queue)
     }
 
+    /// Whether `queue` is one it should see listed: any queue it may inspect, but a reserved
+    /// one (a tenant's) only when a grant names it, not through `*`.
+    pub fn lists(&self, queue: &str) -> bool {
+        self.may(Action::Inspect, queue)
+            && (!queue.starts_with(RESERVED_QUEUE_PREFIX) || self.grants.names(queue))
+    }
+
     /// `PermissionDenied` unless it may do `action` on `queue`.
     pub fn authorize(&self, action: Action, queue: &str) -> Result<(), GatewayError> {
         if self.may(action, queue) {
@@ -169,6 +195,23 @@ impl Caller {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prefix_grant_reaches_the_queues_it_starts_and_names_reserved_ones() {
+        let producer = Grants::none().allow("sqsgw_sb_w1_*", [Action::Send, Action::Inspect]);
+        assert!(producer.allows(Action::Send, "sqsgw_sb_w1_house1.fifo"));
+        assert!(!producer.allows(Action::Send, "sqsgw_sb_w2_house2.fifo"));
+        assert!(!producer.allows(Action::Send, "sqsgw_sb_w1x_house.fifo"));
+        assert!(!producer.allows(Action::Receive, "sqsgw_sb_w1_house1.fifo"));
+        let caller = Caller::new(Principal::Anonymous, Arc::new(producer));
+        assert!(caller.lists("sqsgw_sb_w1_house1.fifo"));
+        let everywhere = Caller::new(Principal::Anonymous, Arc::new(Grants::everything()));
+        assert!(everywhere.lists("orders"));
+        assert!(
+            !everywhere.lists("sqsgw_sb_w1_house1.fifo"),
+            "`*` reaches a tenant's queue to send, but does not list it"
+        );
+    }
 
     #[test]
     fn grants_are_per_queue_or_everywhere() {

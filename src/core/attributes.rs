@@ -1,7 +1,8 @@
 //! Typed message attributes beyond what a backend holds: SQS (and the embedded engine, which
 //! follows it) keeps at most 10 attributes a message, while the gateway's APIs promise up to 20.
 //! A message with more than 10 goes to the backend with one reserved Binary attribute holding them
-//! all, in the versioned format below, and every receive path unpacks it.
+//! all, in the versioned format below, and every receive path unpacks it; so does a message with a
+//! name SQS cannot hold (longer than LocalStack's 255 bytes, or outside SQS's `A-Za-z0-9_-.`).
 //!
 //! Format of [`PACKED`]'s value, version 1 (all lengths big-endian):
 //!
@@ -17,6 +18,7 @@
 //! Attribute names starting with [`RESERVED_PREFIX`] are the gateway's own: clients cannot send
 //! them (`core::message_rules` refuses them).
 
+use crate::core::message_rules;
 use crate::core::model::{AttributeValue, MessageAttribute};
 use std::collections::BTreeMap;
 
@@ -64,10 +66,14 @@ pub fn pack(attributes: &BTreeMap<String, MessageAttribute>) -> BTreeMap<String,
     )])
 }
 
-/// Whether the attributes go to the backend packed (more than [`BACKEND_MAX`], or a name longer
-/// than [`BACKEND_MAX_NAME`]).
+/// Whether the attributes go to the backend packed: more than [`BACKEND_MAX`], or a name a backend
+/// cannot hold as it is (longer than [`BACKEND_MAX_NAME`], or outside SQS's syntax: `évent`,
+/// `event:type`, `event type`, which other APIs than SQS's take).
 pub fn needs_packing(attributes: &BTreeMap<String, MessageAttribute>) -> bool {
-    attributes.len() > BACKEND_MAX || attributes.keys().any(|name| name.len() > BACKEND_MAX_NAME)
+    attributes.len() > BACKEND_MAX
+        || attributes
+            .keys()
+            .any(|name| name.len() > BACKEND_MAX_NAME || !message_rules::sqs_name(name))
 }
 
 /// The attributes as the client sent them: a packed set is unpacked. One that cannot be read
@@ -202,6 +208,25 @@ mod tests {
         let mut fits = attributes(1);
         fits.insert("n".repeat(255), fits["a00"].clone());
         assert_eq!(pack(&fits), fits);
+    }
+
+    /// Names SQS would refuse (other APIs take any 1 to 256 bytes) travel packed, and come back.
+    #[test]
+    fn names_sqs_cannot_hold_travel_packed() {
+        for name in [
+            "\u{e9}vent",
+            "evento.a\u{f1}o",
+            "event:type",
+            "event/type",
+            "event type",
+            ".a",
+        ] {
+            let mut named = attributes(2);
+            named.insert(name.to_owned(), named["a01"].clone());
+            let packed = pack(&named);
+            assert_eq!(packed.keys().collect::<Vec<_>>(), [PACKED], "{name}");
+            assert_eq!(unpack(packed), named, "{name}");
+        }
     }
 
     /// The format is part of what is stored: this is version 1, byte for byte.

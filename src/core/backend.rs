@@ -110,6 +110,20 @@ pub trait Backend: Send + Sync + 'static {
         entries: &[(&str, u32)],
     ) -> Result<Vec<EntryOutcome>, BackendError>;
 
+    /// Gives back deliveries that no client got (their receive was abandoned): visible again at
+    /// once, each message's receive count and first receive time as before that receive. A
+    /// backend that counts every take for good (SQS) answers `Unsupported`, and the core hands
+    /// such deliveries to the next receive instead.
+    async fn return_undelivered(
+        &self,
+        _queue_url: &str,
+        _backend_handles: &[&str],
+    ) -> Result<Vec<EntryOutcome>, BackendError> {
+        Err(BackendError::Unsupported(
+            "giving back a delivery uncounted",
+        ))
+    }
+
     /// Sends up to 10 messages; one result per message, in order.
     async fn send_batch(
         &self,

@@ -1,8 +1,14 @@
 //! Sealed receipt handles: what a client holds instead of the backend's handle.
 //!
-//! A handle is `base64url(version | key id | nonce | AEAD(claims))`. The version and key id are
+//! A handle is `base64(version | key id | nonce | AEAD(claims))`. The version and key id are
 //! authenticated as associated data, so any altered byte fails to open. A keyring seals with its
 //! first key and opens with any, so keys rotate without breaking handles in flight.
+//!
+//! Handles are sealed in the standard base64 alphabet, padded (`A-Za-z0-9+/=`), as AWS's own
+//! are: SQS clients take that apart (amazon-sqs-extended-client recovers a handle with
+//! `split('-')[-1]`, which a `-` of the URL-safe alphabet breaks). A dialect whose clients put
+//! handles in URLs renders them in the URL-safe alphabet, unpadded ([`SealedHandle::url_safe`]),
+//! as every handle was before; either spelling opens, so handles issued earlier keep working.
 //!
 //! Version 2 (sealed today) is AES-256-GCM-SIV with a 96-bit random nonce, under a key derived from
 //! the receipt key; version 1 (sealed by earlier releases, still opened so handles in flight survive
@@ -123,6 +129,25 @@ impl SealedHandle {
     /// The wire form, for response bodies only.
     pub fn expose(&self) -> &str {
         &self.0
+    }
+
+    /// The same handle in the URL-safe alphabet, unpadded (`A-Za-z0-9-_`): what a dialect whose
+    /// clients put handles in URLs gives out. It opens as the standard spelling does.
+    pub fn url_safe(self) -> Self {
+        if !self.0.contains(['+', '/', '=']) {
+            return self;
+        }
+        Self(
+            self.0
+                .chars()
+                .filter(|c| *c != '=')
+                .map(|c| match c {
+                    '+' => '-',
+                    '/' => '_',
+                    c => c,
+                })
+                .collect(),
+        )
     }
 }
 
@@ -249,16 +274,16 @@ impl Keyring {
             .encrypt_in_place_detached(aes_gcm_siv::Nonce::from_slice(nonce), aad, body)
             .expect("AES-256-GCM-SIV encryption of an in-memory buffer cannot fail");
         raw.extend_from_slice(&tag);
-        SealedHandle(base64_simd::URL_SAFE_NO_PAD.encode_to_string(&*raw))
+        SealedHandle(base64_simd::STANDARD.encode_to_string(&*raw))
     }
 
-    /// Opens a handle sealed under any key of the ring.
+    /// Opens a handle sealed under any key of the ring, spelled in either alphabet (see the
+    /// module's documentation).
     pub fn open(&self, handle: &str) -> Result<HandleClaims, InvalidHandle> {
         if handle.len() > MAX_ENCODED_LEN {
             return Err(InvalidHandle);
         }
-        let decoded = base64_simd::URL_SAFE_NO_PAD.decode_to_vec(handle);
-        let mut raw = Zeroizing::new(decoded.map_err(|_| InvalidHandle)?);
+        let mut raw = Zeroizing::new(decode(handle).ok_or(InvalidHandle)?);
         let version = raw
             .first()
             .copied()
@@ -295,6 +320,20 @@ impl Keyring {
         // `body` is the plaintext now, zeroed with `raw`.
         decode_claims(body).ok_or(InvalidHandle)
     }
+}
+
+/// A handle's bytes from its canonical spelling in the standard alphabet (padded) or the URL-safe
+/// one (unpadded); a string in neither, or with unused bits set, is none.
+fn decode(handle: &str) -> Option<Vec<u8>> {
+    let alphabet = if handle.contains(['-', '_']) {
+        base64_simd::URL_SAFE_NO_PAD
+    } else if handle.contains(['+', '/', '=']) || handle.len().is_multiple_of(4) {
+        base64_simd::STANDARD
+    } else {
+        // Letters and digits only, unpadded: URL-safe (the standard spelling would be padded).
+        base64_simd::URL_SAFE_NO_PAD
+    };
+    alphabet.decode_to_vec(handle).ok()
 }
 
 fn header(version: Version, key_id: u16) -> [u8; HEADER_LEN] {
@@ -373,6 +412,7 @@ fn take_string(input: &mut &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::engine::general_purpose::STANDARD;
 
     fn key(byte: u8) -> Zeroizing<Vec<u8>> {
         Zeroizing::new(vec![byte; 32])
@@ -408,44 +448,85 @@ mod tests {
 
     /// The bytes of a fresh handle of `claims()`.
     fn sealed_bytes(ring: &Keyring) -> Vec<u8> {
-        URL_SAFE_NO_PAD
+        STANDARD
             .decode(ring.seal(claims().to_seal()).expose())
             .unwrap()
     }
 
-    /// Flips a bit of each byte of `raw` in turn: none of them opens.
+    /// Flips a bit of each byte of `raw` in turn: none of them opens, in either alphabet.
     fn assert_every_altered_byte_is_refused(ring: &Keyring, raw: &[u8]) {
         for index in 0..raw.len() {
             let mut altered = raw.to_vec();
             altered[index] ^= 0x01;
-            assert_eq!(
-                ring.open(&URL_SAFE_NO_PAD.encode(&altered)),
-                Err(InvalidHandle),
-                "byte {index}"
-            );
+            for spelled in [STANDARD.encode(&altered), URL_SAFE_NO_PAD.encode(&altered)] {
+                assert_eq!(ring.open(&spelled), Err(InvalidHandle), "byte {index}");
+            }
         }
     }
 
-    /// One string per handle: the unused low bits of the last character must be zero, so no
-    /// second spelling of a handle opens (each would act as the same delivery).
+    /// Handles are sealed in AWS's alphabet, padded; the URL-safe spelling of the same handle
+    /// (what earlier releases sealed, and what URL-carrying dialects give out) opens too.
+    #[test]
+    fn handles_are_standard_base64_and_open_in_either_alphabet() {
+        let ring = Keyring::new(vec![(1, key(7))]).unwrap();
+        let mut saw_plus_or_slash = false;
+        for _ in 0..100 {
+            let sealed = ring.seal(claims().to_seal());
+            let text = sealed.expose().to_owned();
+            assert!(
+                text.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')),
+                "{text}"
+            );
+            assert_eq!(text.len() % 4, 0, "padded");
+            saw_plus_or_slash |= text.contains(['+', '/']);
+            let url_safe = sealed.url_safe();
+            assert_eq!(
+                url_safe.expose(),
+                URL_SAFE_NO_PAD.encode(STANDARD.decode(&text).unwrap())
+            );
+            assert_eq!(ring.open(url_safe.expose()).unwrap(), claims());
+            assert_eq!(ring.open(&text).unwrap(), claims());
+            // One alphabet per spelling: both at once is neither.
+            if text.contains('+') && text.contains('/') {
+                let mixed = text.replacen('/', "_", 1).replace('=', "");
+                assert_eq!(ring.open(&mixed), Err(InvalidHandle));
+            }
+        }
+        assert!(saw_plus_or_slash);
+    }
+
+    /// One string per handle and alphabet: the unused low bits of the last character must be
+    /// zero, so no third spelling of a handle opens (each would act as the same delivery).
     #[test]
     fn only_the_canonical_spelling_of_a_handle_opens() {
-        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        const URL_SAFE: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        const STANDARD_ALPHABET: &[u8] =
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
         let ring = Keyring::new(vec![(1, key(7))]).unwrap();
         let sealed = ring.seal(claims().to_seal());
-        let text = sealed.expose();
-        assert_ne!(
-            text.len() % 4,
-            0,
-            "the test needs a handle with unused bits"
+        for (text, alphabet) in [
+            (sealed.expose().to_owned(), STANDARD_ALPHABET),
+            (sealed.clone().url_safe().expose().to_owned(), URL_SAFE),
+        ] {
+            let unpadded = text.trim_end_matches('=');
+            assert_ne!(
+                unpadded.len() % 4,
+                0,
+                "the test needs a handle with unused bits"
+            );
+            let end = unpadded.len() - 1;
+            let last = alphabet.iter().position(|c| *c == text.as_bytes()[end]);
+            let respelled = char::from(alphabet[last.unwrap() ^ 1]);
+            let respelled = format!("{}{respelled}{}", &text[..end], &text[end + 1..]);
+            assert_eq!(ring.open(&respelled), Err(InvalidHandle));
+            assert!(ring.open(&text).is_ok());
+        }
+        // Padding is the standard spelling's: never more than it takes.
+        assert_eq!(
+            ring.open(&format!("{}=", sealed.expose())),
+            Err(InvalidHandle)
         );
-        let last = ALPHABET
-            .iter()
-            .position(|c| *c == text.as_bytes()[text.len() - 1]);
-        let respelled = char::from(ALPHABET[last.unwrap() ^ 1]);
-        let respelled = format!("{}{respelled}", &text[..text.len() - 1]);
-        assert_eq!(ring.open(&respelled), Err(InvalidHandle));
-        assert!(ring.open(text).is_ok());
     }
 
     #[test]
@@ -455,10 +536,7 @@ mod tests {
         assert_every_altered_byte_is_refused(&ring, &raw);
         let mut truncated = raw.clone();
         truncated.pop();
-        assert_eq!(
-            ring.open(&URL_SAFE_NO_PAD.encode(&truncated)),
-            Err(InvalidHandle)
-        );
+        assert_eq!(ring.open(&STANDARD.encode(&truncated)), Err(InvalidHandle));
     }
 
     #[test]
@@ -582,10 +660,7 @@ mod tests {
         );
         let mut current = sealed_bytes(&Keyring::new(vec![(5, key(7))]).unwrap());
         current[0] = 1;
-        assert_eq!(
-            ring.open(&URL_SAFE_NO_PAD.encode(&current)),
-            Err(InvalidHandle)
-        );
+        assert_eq!(ring.open(&STANDARD.encode(&current)), Err(InvalidHandle));
         // Under another key with the same id, it does not open either.
         let other = Keyring::new(vec![(5, key(8))]).unwrap();
         assert_eq!(other.open(&handle), Err(InvalidHandle));
@@ -597,7 +672,7 @@ mod tests {
         let mut raw = sealed_bytes(&ring);
         for version in [0u8, 3, 0xff] {
             raw[0] = version;
-            assert_eq!(ring.open(&URL_SAFE_NO_PAD.encode(&raw)), Err(InvalidHandle));
+            assert_eq!(ring.open(&STANDARD.encode(&raw)), Err(InvalidHandle));
         }
     }
 }

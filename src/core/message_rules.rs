@@ -46,7 +46,7 @@ pub fn valid_fifo_id(id: &str) -> bool {
 }
 
 /// Checks a message as a backend stores it (its attributes possibly packed) by what the client
-/// sent, and answers its size as SQS counts it.
+/// sent, names held unpacked by SQS's rules too, and answers its size as SQS counts it.
 pub fn check_stored(message: &OutgoingMessage) -> Result<usize, EntryError> {
     let attributes = if message.attributes.contains_key(attributes::PACKED) {
         Cow::Owned(attributes::unpack(message.attributes.clone()))
@@ -55,6 +55,10 @@ pub fn check_stored(message: &OutgoingMessage) -> Result<usize, EntryError> {
     };
     check_body(&message.body)?;
     check_attributes(&attributes)?;
+    if let Cow::Borrowed(unpacked) = &attributes {
+        // What a backend holds as it is, SQS must be able to hold.
+        check_sqs_names(unpacked)?;
+    }
     Ok(size(&message.body, &attributes))
 }
 
@@ -95,7 +99,8 @@ pub fn check_body(body: &str) -> Result<(), EntryError> {
     }
 }
 
-/// At most ten attributes, each with a valid name, a known type and a value that fits it.
+/// At most [`MAX_ATTRIBUTES`] attributes, each with a name the gateway takes (any API's: see
+/// [`check_name`]), a known type and a value that fits it.
 pub fn check_attributes(attributes: &BTreeMap<String, MessageAttribute>) -> Result<(), EntryError> {
     if attributes.len() > MAX_ATTRIBUTES {
         return Err(EntryError::invalid(format!(
@@ -110,25 +115,24 @@ pub fn check_attributes(attributes: &BTreeMap<String, MessageAttribute>) -> Resu
     Ok(())
 }
 
-/// Names are 1 to 256 of `A-Z a-z 0-9 _ - .`, without a leading, trailing or doubled `.`, and not
-/// starting with `AWS.` or `Amazon.` in any case (reserved by AWS), nor with the gateway's own
-/// prefix (`sqsgw.`).
+/// The gateway's rule for names, whatever the API: 1 to 256 bytes of UTF-8 in the characters of
+/// bodies ([`allowed_char`]: every dialect can render them), not starting with `AWS.` or `Amazon.`
+/// in any case (reserved by AWS), nor with the gateway's own prefix (`sqsgw.`). A name SQS itself
+/// could not hold (see [`sqs_name`]) travels packed (`core::attributes`).
 fn check_name(name: &str) -> Result<(), EntryError> {
     let shown: String = name.chars().take(64).collect();
-    let well_formed = !name.is_empty()
-        && name.len() <= MAX_NAME
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
-        && !name.starts_with('.')
-        && !name.ends_with('.')
-        && !name.contains("..");
-    if !well_formed {
+    if name.is_empty() || name.len() > MAX_NAME {
         return Err(EntryError::invalid(format!(
-            "The message attribute name '{shown}' is invalid: names are 1 to {MAX_NAME} characters of A-Z, a-z, 0-9, '_', '-' and '.', and do not start or end with '.' or hold '..'."
+            "The message attribute name '{shown}' is invalid: names are 1 to {MAX_NAME} bytes."
         )));
     }
-    let lower = name.to_ascii_lowercase();
+    if let Some(c) = name.chars().find(|c| !allowed_char(*c)) {
+        return Err(EntryError::invalid(format!(
+            "Invalid binary character '#x{:X}' was found in a message attribute name; the allowed characters are those of message bodies.",
+            u32::from(c)
+        )));
+    }
+    let lower = name.get(..7).unwrap_or(name).to_ascii_lowercase();
     if lower.starts_with("aws.") || lower.starts_with("amazon.") {
         return Err(EntryError::invalid(format!(
             "The message attribute name '{shown}' is reserved: names starting with 'AWS.' or 'Amazon.' are reserved for use by Amazon."
@@ -141,6 +145,31 @@ fn check_name(name: &str) -> Result<(), EntryError> {
         )));
     }
     Ok(())
+}
+
+/// Whether SQS itself takes a name as it is: 1 to 256 of `A-Z a-z 0-9 _ - .`, without a leading,
+/// trailing or doubled `.` (the gateway's other rules aside).
+pub fn sqs_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_NAME
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        && !name.starts_with('.')
+        && !name.ends_with('.')
+        && !name.contains("..")
+}
+
+/// Refuses, as SQS does, a name it would not take as it is: what an API that promises SQS's own
+/// rules (the SQS endpoint) checks on top of [`check_attributes`].
+pub fn check_sqs_names(attributes: &BTreeMap<String, MessageAttribute>) -> Result<(), EntryError> {
+    match attributes.keys().find(|name| !sqs_name(name)) {
+        None => Ok(()),
+        Some(name) => Err(EntryError::invalid(format!(
+            "The message attribute name '{}' is invalid: names are 1 to {MAX_NAME} characters of A-Z, a-z, 0-9, '_', '-' and '.', and do not start or end with '.' or hold '..'.",
+            name.chars().take(64).collect::<String>()
+        ))),
+    }
 }
 
 fn check_attribute(name: &str, attribute: &MessageAttribute) -> Result<(), EntryError> {
@@ -320,35 +349,43 @@ mod tests {
         assert!(check_attributes(&wrong).is_err());
     }
 
+    fn named(name: &str) -> Result<(), EntryError> {
+        let attributes = BTreeMap::from([(
+            name.to_owned(),
+            MessageAttribute {
+                data_type: "String".into(),
+                value: AttributeValue::Text("v".into()),
+            },
+        )]);
+        check_attributes(&attributes)
+    }
+
+    /// Any API's names: 1 to 256 bytes (the SQS endpoint adds SQS's syntax), reserved prefixes
+    /// refused in any case.
     #[test]
-    fn names_follow_sqs_and_reserved_prefixes_are_refused_in_any_case() {
-        let named = |name: &str| {
-            let attributes = BTreeMap::from([(
-                name.to_owned(),
-                MessageAttribute {
-                    data_type: "String".into(),
-                    value: AttributeValue::Text("v".into()),
-                },
-            )]);
-            check_attributes(&attributes)
-        };
+    fn names_are_1_to_256_bytes_and_reserved_prefixes_are_refused_in_any_case() {
         for good in [
             "a",
             "order.id",
             "x-y_z",
             "awsome",
             "amazonian.x",
+            "\u{e9}vent",
+            "evento.a\u{f1}o",
+            "event:type",
+            "event/type",
+            "event type",
+            ".a",
+            "a..b",
+            "aws",
             &"n".repeat(256),
+            &"\u{e9}".repeat(128),
         ] {
             assert!(named(good).is_ok(), "{good}");
         }
         for bad in [
             "",
-            ".a",
-            "a.",
-            "a..b",
-            "a b",
-            "é",
+            "a\u{1}b",
             "AWS.x",
             "aws.trace",
             "aWs.x",
@@ -357,11 +394,51 @@ mod tests {
             "sqsgw.attributes",
             "SQSGW.x",
             &"n".repeat(257),
+            &format!("{}n", "\u{e9}".repeat(128)),
         ] {
             let error = named(bad).unwrap_err();
             assert_eq!(error.kind, EntryErrorKind::InvalidParameter, "{bad}");
         }
         assert!(named("aws.x").unwrap_err().message.contains("reserved"));
+    }
+
+    #[test]
+    fn sqs_names_follow_sqs() {
+        for good in ["a", "order.id", "x-y_z", &"n".repeat(256)] {
+            assert!(sqs_name(good), "{good}");
+        }
+        for bad in [
+            "",
+            ".a",
+            "a.",
+            "a..b",
+            "a b",
+            "\u{e9}",
+            "a:b",
+            "a/b",
+            &"n".repeat(257),
+        ] {
+            assert!(!sqs_name(bad), "{bad}");
+        }
+        let named = |name: &str| {
+            BTreeMap::from([(
+                name.to_owned(),
+                MessageAttribute {
+                    data_type: "String".into(),
+                    value: AttributeValue::Text("v".into()),
+                },
+            )])
+        };
+        assert!(check_sqs_names(&named("a b")).is_err());
+        assert!(check_sqs_names(&named("a-b")).is_ok());
+        // A backend holds such a name only packed.
+        let stored = |attributes| OutgoingMessage {
+            body: "b".into(),
+            attributes,
+            ..Default::default()
+        };
+        assert!(check_stored(&stored(named("a b"))).is_err());
+        assert!(check_stored(&stored(attributes::pack(&named("a b")))).is_ok());
     }
 
     #[test]

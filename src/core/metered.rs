@@ -81,6 +81,18 @@ impl Backend for MeteredBackend {
         .await
     }
 
+    async fn return_undelivered(
+        &self,
+        queue_url: &str,
+        backend_handles: &[&str],
+    ) -> Result<Vec<EntryOutcome>, BackendError> {
+        self.timed(
+            "return_undelivered",
+            self.inner.return_undelivered(queue_url, backend_handles),
+        )
+        .await
+    }
+
     async fn send_batch(
         &self,
         queue_url: &str,

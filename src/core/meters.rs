@@ -23,6 +23,10 @@ pub const BACKEND_CALLS: &str = "sqsgw_backend_calls_total";
 pub const BACKEND_SECONDS: &str = "sqsgw_backend_call_duration_seconds";
 /// Receives waiting in a long poll now.
 pub const LONG_POLLS: &str = "sqsgw_long_polls_waiting";
+/// Requests of the SQS endpoint, by action (as the client named it) and wire protocol.
+pub const SQS_REQUESTS: &str = "sqsgw_sqs_requests_total";
+/// Receives whose client went away before the answer, by what became of them.
+pub const ABANDONED_RECEIVES: &str = "sqsgw_abandoned_receives_total";
 /// Deliveries the ledger holds now.
 pub const LEDGER_DELIVERIES: &str = "sqsgw_ledger_deliveries";
 /// Deliveries the ledger dropped to stay within its size.
@@ -71,6 +75,7 @@ type Pair = (metrics::Counter, metrics::Histogram);
 struct HotMeters {
     requests: RwLock<HashMap<RequestKey, Pair>>,
     calls: RwLock<HashMap<CallKey, Pair>>,
+    sqs_actions: RwLock<HashMap<(&'static str, &'static str), metrics::Counter>>,
 }
 
 /// The gateway's meters over a recorder.
@@ -265,6 +270,45 @@ impl Meters {
 
     fn set_long_polls(&self, waiting: i64) {
         self.gauge(LONG_POLLS, Vec::new()).set(waiting as f64);
+    }
+
+    /// A request of the SQS endpoint: its action (`unknown` when not one the endpoint serves)
+    /// and protocol (`json`, `query`).
+    pub fn sqs_request(&self, action: &'static str, protocol: &'static str) {
+        let key = (action, protocol);
+        let known = self
+            .hot
+            .sqs_actions
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&key)
+            .cloned();
+        let counter = known.unwrap_or_else(|| {
+            let counter = self.counter(
+                SQS_REQUESTS,
+                vec![
+                    Label::from_static_parts("action", action),
+                    Label::from_static_parts("protocol", protocol),
+                ],
+            );
+            self.hot
+                .sqs_actions
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .entry(key)
+                .or_insert(counter)
+                .clone()
+        });
+        counter.increment(1);
+    }
+
+    /// A receive whose client went away ended: `outcome` says what became of what it took.
+    pub fn abandoned_receive(&self, outcome: &'static str) {
+        self.counter(
+            ABANDONED_RECEIVES,
+            vec![Label::from_static_parts("outcome", outcome)],
+        )
+        .increment(1);
     }
 
     /// Handles of deliveries the ledger did not know, answered under `policy`.

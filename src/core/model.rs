@@ -28,6 +28,13 @@ pub struct QueueAttributes {
     pub created_timestamp: Option<u64>,
     /// When its settings last changed, in seconds since the epoch (if the backend says).
     pub last_modified_timestamp: Option<u64>,
+    /// FIFO: deduplication and throughput per message group (SQS's high-throughput mode:
+    /// `DeduplicationScope` `messageGroup`, `FifoThroughputLimit` `perMessageGroupId`) rather
+    /// than per queue.
+    pub per_group_throughput: bool,
+    /// The backend encrypts the queue's messages at rest with keys it manages
+    /// (`SqsManagedSseEnabled`).
+    pub managed_encryption: bool,
 }
 
 /// A queue's dead-letter settings.
@@ -67,7 +74,7 @@ pub enum AttributeValue {
 }
 
 /// The parameters of one backend receive.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct BackendReceive {
     /// 1 to 10.
     pub max_messages: u32,
@@ -77,6 +84,11 @@ pub struct BackendReceive {
     pub visibility_timeout_seconds: u32,
     /// FIFO receive request attempt id, if any.
     pub attempt_id: Option<String>,
+    /// FIFO: at most one message of each message group (its first).
+    pub one_per_group: bool,
+    /// Cancelled when nobody waits for the answer any more (the client went away, or shutdown
+    /// answered it): a backend that can end its wait without taking anything ends it, empty.
+    pub abandoned: tokio_util::sync::CancellationToken,
 }
 
 /// One delivery of a message, as a backend returns it.

@@ -138,8 +138,8 @@ impl QueueRegistry {
         }
     }
 
-    /// The gateway queue names starting with `prefix`: configured ones, and when open the
-    /// backend's own.
+    /// The gateway queue names starting with `prefix`: configured ones, and the backend's own
+    /// (all of them when open, else those under the dialects' managed prefixes).
     pub async fn names(&self, prefix: &str) -> Result<Vec<String>, GatewayError> {
         let mut names: BTreeSet<String> = self
             .configured
@@ -154,6 +154,23 @@ impl QueueRegistry {
                 .await
                 .map_err(GatewayError::from)?;
             names.extend(listed);
+        } else {
+            // The queues dialects made under their own prefixes are gateway queues too.
+            for managed in &self.managed_prefixes {
+                let narrowest = if managed.starts_with(prefix) {
+                    managed.as_str()
+                } else if prefix.starts_with(managed.as_str()) {
+                    prefix
+                } else {
+                    continue;
+                };
+                let listed = self
+                    .backend
+                    .list_queues(narrowest)
+                    .await
+                    .map_err(GatewayError::from)?;
+                names.extend(listed);
+            }
         }
         Ok(names.into_iter().collect())
     }

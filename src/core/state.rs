@@ -7,6 +7,7 @@ use crate::core::clock::Clock;
 use crate::core::counters::{Allowance, Daily, Rates, Window};
 use crate::core::ledger::{DeliveryLedger, Standing, UnknownDeliveries};
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use moka::sync::Cache;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -69,6 +70,13 @@ pub trait StateStore: Send + Sync + 'static {
     fn ledger_stats(&self) -> LedgerStats {
         LedgerStats::default()
     }
+
+    /// Whether the ledger may have dropped, to stay within its size, a delivery recorded at or
+    /// after `at`: an unknown delivery of that age may then still be current, and only the
+    /// backend can tell. A store that never evicts answers `false`.
+    fn may_have_evicted_since(&self, _at: DateTime<Utc>) -> bool {
+        false
+    }
 }
 
 /// One delivery of a message, as the ledger keys it. The port takes them a request's worth at a
@@ -103,6 +111,9 @@ pub struct InProcessState {
     windows: Cache<String, Arc<Mutex<Window>>>,
     days: Cache<String, Arc<Mutex<Daily>>>,
     clock: Arc<dyn Clock>,
+    /// When (on the core's clock, in ms) recording deliveries last pushed one out; `i64::MIN`
+    /// before any was.
+    last_eviction_ms: std::sync::atomic::AtomicI64,
 }
 
 impl std::fmt::Debug for InProcessState {
@@ -147,6 +158,7 @@ impl InProcessState {
                 .build(),
             days: counts(),
             clock,
+            last_eviction_ms: std::sync::atomic::AtomicI64::new(i64::MIN),
         }
     }
 
@@ -177,7 +189,12 @@ impl InProcessState {
 #[async_trait]
 impl StateStore for InProcessState {
     async fn record_deliveries(&self, deliveries: &[DeliveryKey<'_>]) {
+        let evictions = self.ledger.evictions();
         self.each_delivery(deliveries, DeliveryLedger::record);
+        if self.ledger.evictions() != evictions {
+            self.last_eviction_ms
+                .fetch_max(self.now_ms(), std::sync::atomic::Ordering::Relaxed);
+        }
     }
 
     async fn standings(&self, deliveries: &[DeliveryKey<'_>]) -> Vec<Standing> {
@@ -241,6 +258,12 @@ impl StateStore for InProcessState {
     fn housekeeping(&self) {
         self.rates.housekeeping();
         self.ledger.run_pending_tasks();
+    }
+
+    fn may_have_evicted_since(&self, at: DateTime<Utc>) -> bool {
+        self.last_eviction_ms
+            .load(std::sync::atomic::Ordering::Relaxed)
+            >= at.timestamp_millis()
     }
 
     fn ledger_stats(&self) -> LedgerStats {

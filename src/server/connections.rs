@@ -5,6 +5,7 @@
 //! in flight, not idle. With TLS, the handshake comes first, within the request-head deadline, and
 //! ALPN picks the version; on plain HTTP the client's first bytes do (HTTP/2's preface).
 
+use super::per_address::PerAddress;
 use crate::api::edge::{self, RequestHints};
 use crate::core::GatewayError;
 use axum::Router;
@@ -45,6 +46,8 @@ const LINGER: Duration = Duration::from_secs(2);
 const RESERVED_FILES: u64 = 256;
 /// Accept failures (say, out of file descriptors) are logged at most this often.
 const ACCEPT_ERROR_LOG_EVERY: Duration = Duration::from_secs(10);
+/// Connections refused over a limit are logged at most this often (with how many were).
+const REFUSAL_LOG_EVERY: Duration = Duration::from_secs(10);
 /// What an HTTP/2 client sends first on plain HTTP, with prior knowledge (RFC 9113 §3.4).
 const HTTP2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 /// Body bytes an HTTP/2 client may send ahead on one request before the handler reads them (the
@@ -62,6 +65,8 @@ const HTTP2_MAX_HEADER_LIST: u32 = 64 * 1024;
 pub struct ConnectionSettings {
     /// Open client connections at most; more are answered 503 and closed.
     pub max_connections: usize,
+    /// Open connections of one client address at most; `None`: half of `max_connections`.
+    pub max_connections_per_address: Option<usize>,
     /// Time a connection gets to send a whole request head once its first byte arrived.
     pub header_timeout: Duration,
     /// Time a connection may sit without a request (before the first, and between requests).
@@ -107,9 +112,11 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> io::Result<()> {
     let open = Arc::new(Semaphore::new(settings.max_connections));
+    let per_address = PerAddress::new(settings.per_address_limit());
     let refusing = Arc::new(Semaphore::new(REFUSALS_ANSWERED));
     let connections = TaskTracker::new();
     let mut last_accept_error: Option<Instant> = None;
+    let mut refusals = RefusalLog::default();
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -122,7 +129,14 @@ pub async fn serve(
             () = shutdown.cancelled() => break,
         };
         let _ = stream.set_nodelay(true);
-        if let Ok(permit) = Arc::clone(&open).try_acquire_owned() {
+        let admitted = match per_address.enter(peer.ip()) {
+            None => Err(Refusal::AddressLimit),
+            Some(slot) => match Arc::clone(&open).try_acquire_owned() {
+                Ok(permit) => Ok((slot, permit)),
+                Err(_) => Err(Refusal::ConnectionLimit),
+            },
+        };
+        if let Ok(permit) = admitted {
             let connection = Connection {
                 router: router.clone(),
                 settings,
@@ -136,10 +150,9 @@ pub async fn serve(
                 drop(permit);
             });
         } else if let Ok(permit) = Arc::clone(&refusing).try_acquire_owned() {
-            tracing::warn!(
-                max_connections = settings.max_connections,
-                "connection limit reached; answering 503"
-            );
+            if let Err(refusal) = admitted {
+                refusals.refused(refusal, &settings);
+            }
             let connection = Connection {
                 router: router.clone(),
                 settings: ConnectionSettings {
@@ -157,6 +170,9 @@ pub async fn serve(
                 drop(permit);
             });
         } else {
+            if let Err(refusal) = admitted {
+                refusals.refused(refusal, &settings);
+            }
             // Far over the limit: closing at once is the only answer that costs nothing.
             drop(stream);
         }
@@ -165,6 +181,59 @@ pub async fn serve(
     connections.close();
     connections.wait().await;
     Ok(())
+}
+
+impl ConnectionSettings {
+    /// The open connections one client address may hold.
+    fn per_address_limit(&self) -> usize {
+        self.max_connections_per_address
+            .unwrap_or(self.max_connections / 2)
+            .clamp(1, self.max_connections.max(1))
+    }
+}
+
+/// Which limit refused a connection.
+#[derive(Debug, Clone, Copy)]
+enum Refusal {
+    /// Every connection slot is taken.
+    ConnectionLimit,
+    /// The client's address holds its share of the slots.
+    AddressLimit,
+}
+
+/// Refused connections, logged at most once per [`REFUSAL_LOG_EVERY`] with their count: they
+/// come at whatever rate a client opens them, before any credential.
+#[derive(Debug, Default)]
+struct RefusalLog {
+    last: Option<Instant>,
+    unlogged: u64,
+}
+
+impl RefusalLog {
+    fn refused(&mut self, refusal: Refusal, settings: &ConnectionSettings) {
+        self.unlogged += 1;
+        let now = Instant::now();
+        if self
+            .last
+            .is_some_and(|at| now.duration_since(at) < REFUSAL_LOG_EVERY)
+        {
+            return;
+        }
+        let refused = std::mem::take(&mut self.unlogged);
+        self.last = Some(now);
+        match refusal {
+            Refusal::ConnectionLimit => tracing::warn!(
+                max_connections = settings.max_connections,
+                refused,
+                "connection limit reached; answering 503"
+            ),
+            Refusal::AddressLimit => tracing::warn!(
+                max_connections_per_address = settings.per_address_limit(),
+                refused,
+                "a client address holds its share of the connections; answering it 503"
+            ),
+        }
+    }
 }
 
 /// Waits out an accept failure: a connection that went away is nothing; running out of file
@@ -873,6 +942,7 @@ mod tests {
     async fn deadlines_follow_the_connection_state() {
         let settings = ConnectionSettings {
             max_connections: 1,
+            max_connections_per_address: None,
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             body_timeout: Duration::from_secs(30),

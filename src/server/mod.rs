@@ -3,6 +3,7 @@
 pub mod connections;
 mod deadline;
 pub mod observe;
+mod per_address;
 pub mod scrape;
 pub mod tls;
 
@@ -124,6 +125,8 @@ impl App {
             .with_meters(meters.clone()),
         );
         let sombus = sombus_state(config, &gateway, &clock)?;
+        let health = api::health::Health::new(Arc::clone(&gateway))
+            .with_credential_store(sombus.credential_store());
         let dialects: Vec<Arc<dyn Dialect>> = vec![
             Arc::new(sombus),
             Arc::new(api::basaltic::BasalticState::new(
@@ -131,7 +134,7 @@ impl App {
                 config.basaltic.keys().map_err(ConfigError::from)?,
                 Duration::from_secs(config.basaltic.metrics_interval_seconds),
             )),
-            Arc::new(api::health::Health(Arc::clone(&gateway))),
+            Arc::new(health),
             Arc::new(api::documents::OpenApiDocuments),
             Arc::new(api::ezgh::EzghState::from_config(
                 Arc::clone(&gateway),
@@ -176,6 +179,7 @@ impl App {
             connections: ConnectionSettings {
                 // The open-file limit is raised (and read) before the listener exists.
                 max_connections: connections::fit_to_open_file_limit(config.server.max_connections),
+                max_connections_per_address: config.server.max_connections_per_address,
                 header_timeout: Duration::from_secs(config.server.header_timeout_seconds),
                 idle_timeout: Duration::from_secs(config.server.idle_timeout_seconds),
                 body_timeout: Duration::from_secs(config.server.body_timeout_seconds),

@@ -103,6 +103,10 @@ where
             method = %request.method(),
             route,
             operation = tracing::field::Empty,
+            // The dialect's own name of the call and its wire protocol (the SQS endpoint's
+            // action, JSON or Query).
+            action = tracing::field::Empty,
+            protocol = tracing::field::Empty,
             traceparent = traceparent.map(tracing::field::display),
         );
         let hints = RequestHints::of(&request);

@@ -71,7 +71,7 @@ basaltic_output="$("$BIN" new-basaltic-key --name contract)"
 basaltic_key="$(echo "$basaltic_output" | secret_of)"
 admin_output="$("$BIN" new-admin-key --workspace contract --role admin --name contract)"
 admin_key="$(echo "$admin_output" | secret_of)"
-sqs_secret="contract-$RANDOM$RANDOM"
+sqs_secret="contract-secret-$RANDOM$RANDOM"  # 16 characters at least
 
 port="$(free_port)"
 cat > "$work/gateway.toml" <<TOML

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Why: runs real, unmodified AWS clients (boto3 over AWS JSON 1.0, boto3 over the old Query/XML protocol,
-# aws-cli v1) against an SQS-compatible endpoint, so wire compatibility is tested the way users will hit it.
+# aws-cli v1, and a Celery worker on kombu's SQS transport over both protocols) against an SQS-compatible
+# endpoint, so wire compatibility is tested the way users will hit it.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -102,6 +103,10 @@ scenario boto3-json "$VENV/bin/python" "$HERE/scenario.py" --expect-protocol jso
 scenario boto3-query env AWS_DATA_PATH="$QUERY_DATA" "$VENV/bin/python" "$HERE/scenario.py" --expect-protocol query
 # (c) aws-cli v1
 scenario aws-cli env AWS_CLI="$VENV/bin/aws" PYTHON="$VENV/bin/python" bash "$HERE/aws_cli.sh"
+# (d) Celery (kombu's SQS transport, predefined queue): a solo-pool worker runs 20 tasks, each exactly
+# once, stops on SIGTERM, and leaves the queue empty; over JSON 1.0, then over Query/XML
+scenario celery env CLIENTS_LOGS="$LOGS" "$VENV/bin/python" "$HERE/celery_tasks.py" --expect-protocol json
+scenario celery-query env CLIENTS_LOGS="$LOGS" AWS_DATA_PATH="$QUERY_DATA" "$VENV/bin/python" "$HERE/celery_tasks.py" --expect-protocol query
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

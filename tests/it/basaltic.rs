@@ -1053,7 +1053,240 @@ async fn ids_dead_letter_targets_and_binary_values(kind: Kind) {
     );
 }
 
+/// The document's names: any 1 to 256 bytes. Names SQS would refuse (accents, `:`, `/`, spaces)
+/// travel packed in the core's codec and come back unchanged with their types and values, through
+/// receive and (where the backend can) inspect; the reserved prefixes stay refused.
+async fn attribute_names_are_any_1_to_256_bytes(kind: Kind) {
+    let api = Basaltic::start(kind).await;
+    let id = api.create(json!({ "name": name() })).await;
+    let attributes = json!({
+        "évent": { "type": "String", "value": "order.paid" },
+        "evento.año": { "type": "Number", "value": "2026" },
+        "event:type": { "type": "Binary", "value": "AAEC/w==" },
+        "event/type": { "type": "String", "value": "a/b" },
+        "event type": { "type": "Number", "value": "-1.5" },
+        "plain": { "type": "String", "value": "as SQS has it" },
+        ("é".repeat(128)): { "type": "String", "value": "256 bytes" },
+    });
+    let request = json!({ "body": "named", "attributes": attributes }).to_string();
+    let sent = api.send(&id, &request).await;
+    assert_eq!(sent.status, StatusCode::CREATED, "{}", sent.body);
+    // One name alone, with nothing to pack it with.
+    let alone = json!({ "body": "alone", "attributes": { "event:type": { "type": "String", "value": "x" } } });
+    let sent = api.send(&id, &alone.to_string()).await;
+    assert_eq!(sent.status, StatusCode::CREATED, "{}", sent.body);
+    if kind == Kind::Embedded {
+        let inspected = api
+            .call(
+                Method::GET,
+                &format!("/v1/queues/{id}/messages?max_messages=10"),
+                Some(&api.admin),
+                None,
+            )
+            .await;
+        assert_eq!(inspected.status, StatusCode::OK, "{}", inspected.body);
+        let named = inspected.body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["body"] == "named")
+            .expect("inspected");
+        assert_eq!(named["attributes"], attributes);
+    }
+    let mut got = Vec::new();
+    for _ in 0..5 {
+        got.extend(
+            api.receive(&id, r#"{"max_messages": 10, "wait_time_seconds": 1}"#)
+                .await,
+        );
+        if got.len() >= 2 {
+            break;
+        }
+    }
+    let by_body = |body: &str| {
+        got.iter()
+            .find(|m| m["body"] == body)
+            .unwrap_or_else(|| panic!("{body}: {got:?}"))
+    };
+    assert_eq!(by_body("named")["attributes"], attributes);
+    assert_eq!(by_body("alone")["attributes"], alone["attributes"]);
+    // Receipts are URL-safe here (the delete route takes them in its query string); the standard
+    // spelling of the same receipt (the SQS endpoint's) acts too.
+    for message in &got {
+        let handle = message["receipt_handle"].as_str().unwrap();
+        assert!(!handle.contains(['+', '/', '=']), "{handle}");
+    }
+    use base64::Engine as _;
+    let standard = |handle: &str| {
+        let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(handle)
+            .unwrap();
+        base64::engine::general_purpose::STANDARD.encode(raw)
+    };
+    for message in &got {
+        let handle = standard(message["receipt_handle"].as_str().unwrap());
+        assert_eq!(
+            api.delete(&id, &handle).await.status,
+            StatusCode::NO_CONTENT
+        );
+    }
+    // Nothing stricter than the document, but the prefixes the API reserves stay reserved.
+    for reserved in ["AWS.trace", "amazon.id", "sqsgw.attributes", "SQSGW.x"] {
+        let request =
+            json!({ "body": "x", "attributes": { reserved: { "type": "String", "value": "v" } } });
+        let refused = api.send(&id, &request.to_string()).await;
+        assert_eq!(
+            code(&refused),
+            (StatusCode::BAD_REQUEST, "invalid_argument".into()),
+            "{reserved}"
+        );
+    }
+    let too_long = json!({ "body": "x", "attributes": { (format!("{}n", "é".repeat(128))): { "type": "String", "value": "v" } } });
+    assert_eq!(
+        code(&api.send(&id, &too_long.to_string()).await).0,
+        StatusCode::BAD_REQUEST
+    );
+}
+
+/// A key given twice, anywhere in a body, is refused (`invalid_argument`, naming the key, showing
+/// no value) instead of the last value silently winning; nothing is sent or created.
+#[tokio::test]
+async fn a_key_given_twice_is_refused() {
+    let api = Basaltic::start(Kind::Embedded).await;
+    let queue_name = name();
+    let id = api.create(json!({ "name": queue_name })).await;
+    let messages = format!("/v1/queues/{id}/messages");
+    let batch = format!("/v1/queues/{id}/messages/batch");
+    for (path, body, key) in [
+        (
+            messages.as_str(),
+            r#"{"body":"first","body":"second"}"#,
+            "\"body\"",
+        ),
+        (
+            messages.as_str(),
+            r#"{"body":"x","attributes":{"a":{"type":"String","value":"first"},"a":{"type":"Number","value":"2"}}}"#,
+            "attributes: the key \"a\"",
+        ),
+        (
+            messages.as_str(),
+            r#"{"body":"x","attributes":{"a":{"type":"String","value":"first","value":"second"}}}"#,
+            "attributes.a: the key \"value\"",
+        ),
+        (
+            batch.as_str(),
+            r#"{"entries":[{"id":"1","body":"x"},{"id":"2","id":"3","body":"second"}]}"#,
+            "entries[1]: the key \"id\"",
+        ),
+        ("/v1/queues", r#"{"name":"dupa","name":"dupb"}"#, "\"name\""),
+    ] {
+        let answer = api
+            .call(Method::POST, path, Some(&api.admin), Some(body))
+            .await;
+        assert_eq!(
+            code(&answer),
+            (StatusCode::BAD_REQUEST, "invalid_argument".into()),
+            "{body}: {}",
+            answer.body
+        );
+        let message = answer.body["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(key) && message.contains("more than once"),
+            "{body}: {message}"
+        );
+        for value in ["first", "second", "dupa", "dupb"] {
+            assert!(!message.contains(value), "{message}");
+        }
+    }
+    let patched = api
+        .call(
+            Method::PATCH,
+            &format!("/v1/queues/{id}"),
+            Some(&api.admin),
+            Some(r#"{"settings":{"delay_seconds":0,"delay_seconds":900}}"#),
+        )
+        .await;
+    assert_eq!(
+        code(&patched).0,
+        StatusCode::BAD_REQUEST,
+        "{}",
+        patched.body
+    );
+    let receive = api
+        .call(
+            Method::POST,
+            &format!("/v1/queues/{id}/messages/receive"),
+            Some(&api.admin),
+            Some(r#"{"wait_time_seconds":0,"wait_time_seconds":20}"#),
+        )
+        .await;
+    assert_eq!(
+        code(&receive).0,
+        StatusCode::BAD_REQUEST,
+        "{}",
+        receive.body
+    );
+    assert!(
+        api.receive(&id, r#"{"max_messages": 10}"#).await.is_empty(),
+        "nothing was sent"
+    );
+    let listed = api
+        .call(Method::GET, "/v1/queues", Some(&api.admin), None)
+        .await;
+    assert_eq!(
+        listed.body["queues"].as_array().unwrap().len(),
+        1,
+        "nothing was created"
+    );
+    let shown = api
+        .call(
+            Method::GET,
+            &format!("/v1/queues/{id}"),
+            Some(&api.admin),
+            None,
+        )
+        .await;
+    assert_eq!(shown.body["result"]["settings"]["delay_seconds"], 0);
+}
+
+/// Sixteen creates of one name at once: one is made, the others answer that it exists.
+async fn concurrent_creates_of_one_name_make_one_queue(kind: Kind) {
+    let basaltic = Basaltic::start(kind).await;
+    let name = format!("race{:08x}", rand::random::<u32>());
+    let creates: Vec<_> = (0..16)
+        .map(|_| {
+            tokio::spawn(
+                basaltic
+                    .gw
+                    .http
+                    .post(format!("{}/v1/queues", basaltic.gw.base))
+                    .bearer_auth(&basaltic.admin)
+                    .json(&json!({ "name": name }))
+                    .send(),
+            )
+        })
+        .collect();
+    let mut statuses: Vec<u16> = Vec::new();
+    for create in creates {
+        statuses.push(create.await.unwrap().unwrap().status().as_u16());
+    }
+    statuses.sort_unstable();
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 201).count(),
+        1,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 409).count(),
+        15,
+        "{statuses:?}"
+    );
+    basaltic.backend_name(&name).await;
+}
+
 crate::on_both_backends!(
+    concurrent_creates_of_one_name_make_one_queue,
+    attribute_names_are_any_1_to_256_bytes,
     a_recreated_name_is_a_new_queue_for_old_ids_everywhere,
     ids_dead_letter_targets_and_binary_values,
     metrics_are_sampled_with_gaps_for_failed_samples,

@@ -448,7 +448,7 @@ fn spawn_gateway(config: &str, shell_prefix: &str) -> Spawned {
 
 fn embedded_config(server: &str) -> String {
     format!(
-        "[server]\nlisten = \"127.0.0.1:0\"\n{server}\n\n[backend]\nkind = \"embedded\"\nin_memory = true\n\n[queues.orders]\n\n[[receipt_keys]]\nid = 1\nsecret = \"{}\"\n\n[[sqs_api.credentials]]\naccess_key_id = \"AKIDBIN\"\nsecret = \"bin-secret\"\n",
+        "[server]\nlisten = \"127.0.0.1:0\"\n{server}\n\n[backend]\nkind = \"embedded\"\nin_memory = true\n\n[queues.orders]\n\n[[receipt_keys]]\nid = 1\nsecret = \"{}\"\n\n[[sqs_api.credentials]]\naccess_key_id = \"AKIDBIN\"\nsecret = \"bin-secret-of-the-test\"\n",
         receipt_key()
     )
 }

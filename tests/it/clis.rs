@@ -332,3 +332,377 @@ async fn a_basaltic_key_from_the_cli_creates_and_uses_queues() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }
+
+const GATEWAY_BIN: &str = env!("CARGO_BIN_EXE_sqs-gateway");
+
+/// Writes `text` to `path` with `mode`.
+fn write_with_mode(path: &std::path::Path, text: &str, mode: u32) {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+#[tokio::test]
+async fn ezgh_acknowledges_and_extends_with_no_key_and_no_queue_ids() {
+    // The receipt routes take no credential ("the receipt handle is what allows it"): neither
+    // does the CLI ask for one, nor for the organization, project or queue.
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    gw.send("orders", "one").await;
+    gw.send("orders", "two").await;
+    let dir = tempfile::tempdir().unwrap();
+    let receiver = [
+        ("EZGH_API_KEY", gw.key.as_str()),
+        ("ORG_ID", ORG),
+        ("PROJECT_ID", PROJECT),
+        ("QUEUE_ID", "orders"),
+        ("EZGH_ENDPOINT", gw.base.as_str()),
+    ];
+    let received = shell(
+        dir.path(),
+        "ezgh queues receive --max 10 --wait 1 --visibility-timeout 60 --output json",
+        &receiver,
+    )
+    .await;
+    assert_eq!(received.code, Some(0), "{}", received.stderr);
+    let received: Value = serde_json::from_str(&received.stdout).unwrap();
+    let handles: Vec<&str> = received["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|message| message["receiptHandle"].as_str().unwrap())
+        .collect();
+    assert_eq!(handles.len(), 2);
+    let only_endpoint = [("EZGH_ENDPOINT", gw.base.as_str())];
+    let extended = shell(
+        dir.path(),
+        &format!(
+            "ezgh queues change-visibility '{}' --visibility-timeout 120",
+            handles[0]
+        ),
+        &only_endpoint,
+    )
+    .await;
+    assert_eq!(extended.code, Some(0), "{}", extended.stderr);
+    assert!(
+        extended.stdout.starts_with("changed "),
+        "{}",
+        extended.stdout
+    );
+    let acked = shell(
+        dir.path(),
+        &format!("ezgh queues ack '{}' '{}'", handles[0], handles[1]),
+        &only_endpoint,
+    )
+    .await;
+    assert_eq!(acked.code, Some(0), "{}", acked.stderr);
+    assert_eq!(acked.stdout.matches("acknowledged ").count(), 2);
+    assert_eq!(gw.backend_depth("orders").await, 0);
+    // The receive still needs them, and says so.
+    let no_key = shell(dir.path(), "ezgh queues receive", &only_endpoint).await;
+    assert_eq!(no_key.code, Some(2));
+    assert!(no_key.stderr.contains("EZGH_API_KEY"), "{}", no_key.stderr);
+}
+
+#[tokio::test]
+async fn an_empty_basaltic_queue_list_says_there_are_none() {
+    let api = Basaltic::start(Kind::Embedded).await;
+    let dir = tempfile::tempdir().unwrap();
+    let env = [
+        ("BASALTIC_ENDPOINT", api.gw.base.as_str()),
+        ("BASALTIC_API_KEY", api.admin.as_str()),
+    ];
+    let text = shell(dir.path(), "basaltic queue list", &env).await;
+    assert_eq!(text.code, Some(0), "{}", text.stderr);
+    assert_eq!(text.stdout, "no queues\n");
+    let json = shell(dir.path(), "basaltic queue list --output json", &env).await;
+    assert_eq!(json.code, Some(0), "{}", json.stderr);
+    let json: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(json["queues"], json!([]), "{json}");
+}
+
+#[tokio::test]
+async fn the_three_binaries_print_shell_completions() {
+    let dir = tempfile::tempdir().unwrap();
+    for (line, words) in [
+        (
+            "ezgh completions bash",
+            &["queues", "change-visibility"][..],
+        ),
+        ("basaltic completions bash", &["message", "inspect"][..]),
+        (
+            &*format!("'{GATEWAY_BIN}' completions bash"),
+            &["serve", "sombus", "rotate-secret"][..],
+        ),
+    ] {
+        let run = shell(dir.path(), line, &[]).await;
+        assert_eq!(run.code, Some(0), "{line}: {}", run.stderr);
+        assert!(run.stdout.contains("complete "), "{line}: a bash script");
+        for word in words {
+            assert!(run.stdout.contains(word), "{line}: names {word}");
+        }
+    }
+    for shell_name in ["zsh", "fish"] {
+        let run = shell(dir.path(), &format!("ezgh completions {shell_name}"), &[]).await;
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        assert!(run.stdout.contains("change-visibility"), "{shell_name}");
+    }
+    let bad = shell(dir.path(), "basaltic completions tcsh", &[]).await;
+    assert_eq!(bad.code, Some(2));
+}
+
+#[tokio::test]
+async fn cli_keys_come_from_the_environment_or_a_file_and_flags_warn() {
+    let api = Basaltic::start(Kind::Embedded).await;
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().display().to_string();
+    let endpoint = [
+        ("BASALTIC_ENDPOINT", api.gw.base.as_str()),
+        ("HOME", home.as_str()),
+    ];
+    // The flag still works, and warns that every local user can read it.
+    let flagged = shell(
+        dir.path(),
+        &format!("basaltic queue list --api-key '{}'", api.admin),
+        &endpoint,
+    )
+    .await;
+    assert_eq!(flagged.code, Some(0), "{}", flagged.stderr);
+    assert!(
+        flagged.stderr.contains("warning: --api-key")
+            && flagged.stderr.contains("process list")
+            && flagged.stderr.contains("--api-key-file"),
+        "{}",
+        flagged.stderr
+    );
+    // A key file: no warning at 0600, a warning when others may read it.
+    let key_file = dir.path().join("basaltic.key");
+    write_with_mode(&key_file, &format!("{}\n", api.admin), 0o600);
+    let from_file = shell(
+        dir.path(),
+        "basaltic queue list --api-key-file basaltic.key",
+        &endpoint,
+    )
+    .await;
+    assert_eq!(from_file.code, Some(0), "{}", from_file.stderr);
+    assert_eq!(from_file.stderr, "", "no warning for a private file");
+    std::fs::set_permissions(
+        &key_file,
+        std::os::unix::fs::PermissionsExt::from_mode(0o644),
+    )
+    .unwrap();
+    let shared = shell(
+        dir.path(),
+        "basaltic queue list --api-key-file basaltic.key",
+        &endpoint,
+    )
+    .await;
+    assert_eq!(shared.code, Some(0), "{}", shared.stderr);
+    assert!(
+        shared.stderr.contains("basaltic.key") && shared.stderr.contains("0644"),
+        "{}",
+        shared.stderr
+    );
+    let missing = shell(
+        dir.path(),
+        "basaltic queue list --api-key-file nowhere.key",
+        &endpoint,
+    )
+    .await;
+    assert_eq!(missing.code, Some(2), "{}", missing.stderr);
+    // ~/.basaltic/config.toml holding a key: warned about when group or world readable.
+    std::fs::create_dir_all(dir.path().join(".basaltic")).unwrap();
+    let config = dir.path().join(".basaltic/config.toml");
+    let config_text = format!(
+        "endpoint = \"{}\"\napi_key = \"{}\"\n",
+        api.gw.base, api.admin
+    );
+    write_with_mode(&config, &config_text, 0o644);
+    let only_home = [("HOME", home.as_str())];
+    let readable = shell(dir.path(), "basaltic queue list", &only_home).await;
+    assert_eq!(readable.code, Some(0), "{}", readable.stderr);
+    assert!(
+        readable.stderr.contains("config.toml")
+            && readable.stderr.contains("0644")
+            && readable.stderr.contains("chmod 600"),
+        "{}",
+        readable.stderr
+    );
+    write_with_mode(&config, &config_text, 0o600);
+    let private = shell(dir.path(), "basaltic queue list", &only_home).await;
+    assert_eq!(private.code, Some(0), "{}", private.stderr);
+    assert_eq!(private.stderr, "");
+    // ezgh: the same flag warns, the same kind of file works.
+    let ezgh_key = dir.path().join("ezgh.key");
+    write_with_mode(&ezgh_key, &gw.key, 0o600);
+    let queue = [
+        ("ORG_ID", ORG),
+        ("PROJECT_ID", PROJECT),
+        ("QUEUE_ID", "orders"),
+        ("EZGH_ENDPOINT", gw.base.as_str()),
+    ];
+    let ezgh_file = shell(
+        dir.path(),
+        "ezgh queues receive --wait 0 --api-key-file ezgh.key",
+        &queue,
+    )
+    .await;
+    assert_eq!(
+        (
+            ezgh_file.code,
+            ezgh_file.stdout.as_str(),
+            ezgh_file.stderr.as_str()
+        ),
+        (Some(0), "no messages\n", "")
+    );
+    let ezgh_flag = shell(
+        dir.path(),
+        &format!("ezgh queues receive --wait 0 --api-key '{}'", gw.key),
+        &queue,
+    )
+    .await;
+    assert_eq!(ezgh_flag.code, Some(0), "{}", ezgh_flag.stderr);
+    assert!(
+        ezgh_flag.stderr.contains("warning: --api-key"),
+        "{}",
+        ezgh_flag.stderr
+    );
+    // An endpoint's user:password is never printed.
+    for line in [
+        "basaltic queue list --endpoint http://user:pw@127.0.0.1:1",
+        "EZGH_ENDPOINT=http://user:pw@127.0.0.1:1 ezgh queues ack AQAB",
+    ] {
+        let unreachable = shell(dir.path(), line, &only_home).await;
+        assert_eq!(unreachable.code, Some(1), "{line}: {}", unreachable.stderr);
+        assert!(
+            unreachable
+                .stderr
+                .contains("cannot reach http://127.0.0.1:1")
+                && !unreachable.stderr.contains("pw")
+                && !unreachable.stderr.contains("user"),
+            "{line}: {}",
+            unreachable.stderr
+        );
+    }
+}
+
+/// How many lines of `text` are a receipt handle's.
+fn handle_lines(text: &str) -> usize {
+    text.lines()
+        .filter(|line| line.trim_start().starts_with("receipt handle: "))
+        .count()
+}
+
+#[tokio::test]
+async fn control_characters_reach_the_terminal_escaped_and_json_exactly() {
+    // A body and an attribute with the 8-bit CSI (clear screen, red), ESC and a newline that
+    // would print a line of its own.
+    const BODY: &str = "invoice paid\u{9b}2J\u{9b}31mFAKE\u{1b}[0m\n  receipt handle: FAKE";
+    let api = Basaltic::start(Kind::Embedded).await;
+    let queue_id = api.create(json!({ "name": "controls" })).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("send.json"),
+        json!({
+            "body": BODY,
+            "attributes": { "event": { "type": "String", "value": "paid\u{9b}2J" } }
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let env = [
+        ("QUEUE_ID", queue_id.as_str()),
+        ("BASALTIC_ENDPOINT", api.gw.base.as_str()),
+        ("BASALTIC_API_KEY", api.admin.as_str()),
+    ];
+    let sent = shell(
+        dir.path(),
+        r#"basaltic queue message send "$QUEUE_ID" --from-file send.json"#,
+        &env,
+    )
+    .await;
+    assert_eq!(sent.code, Some(0), "{}", sent.stderr);
+    let text = shell(
+        dir.path(),
+        r#"basaltic queue message receive "$QUEUE_ID" --max 1 --wait 1 --visibility-timeout 0"#,
+        &env,
+    )
+    .await;
+    assert_eq!(text.code, Some(0), "{}", text.stderr);
+    let raw_controls = |out: &str| out.chars().any(|c| c.is_control() && c != '\n');
+    assert!(!raw_controls(&text.stdout), "{:?}", text.stdout);
+    assert!(
+        text.stdout
+            .contains(r"body: invoice paid\u{9b}2J\u{9b}31mFAKE\u{1b}[0m\n  receipt handle: FAKE"),
+        "{}",
+        text.stdout
+    );
+    assert!(text.stdout.contains(r"paid\u{9b}2J"), "{}", text.stdout);
+    assert_eq!(
+        handle_lines(&text.stdout),
+        1,
+        "the body prints no line of its own: {}",
+        text.stdout
+    );
+    let inspected = shell(
+        dir.path(),
+        r#"basaltic queue message inspect "$QUEUE_ID""#,
+        &env,
+    )
+    .await;
+    assert!(!raw_controls(&inspected.stdout), "{:?}", inspected.stdout);
+    let exact = shell(
+        dir.path(),
+        r#"basaltic queue message receive "$QUEUE_ID" --max 1 --wait 1 --output json"#,
+        &env,
+    )
+    .await;
+    let exact: Value = serde_json::from_str(&exact.stdout).unwrap();
+    assert_eq!(exact["messages"][0]["body"], BODY, "JSON stays exact");
+    assert_eq!(
+        exact["messages"][0]["attributes"]["event"]["value"],
+        "paid\u{9b}2J"
+    );
+
+    // ezgh, the same.
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    gw.send("orders", BODY).await;
+    let ezgh = [
+        ("EZGH_API_KEY", gw.key.as_str()),
+        ("ORG_ID", ORG),
+        ("PROJECT_ID", PROJECT),
+        ("QUEUE_ID", "orders"),
+        ("EZGH_ENDPOINT", gw.base.as_str()),
+    ];
+    let text = shell(
+        dir.path(),
+        "ezgh queues receive --wait 1 --visibility-timeout 0",
+        &ezgh,
+    )
+    .await;
+    assert_eq!(text.code, Some(0), "{}", text.stderr);
+    assert!(!raw_controls(&text.stdout), "{:?}", text.stdout);
+    assert!(
+        text.stdout.contains(r"body: invoice paid\u{9b}2J"),
+        "{}",
+        text.stdout
+    );
+    assert_eq!(handle_lines(&text.stdout), 1, "{}", text.stdout);
+    let exact = shell(
+        dir.path(),
+        "ezgh queues receive --wait 1 --output json",
+        &ezgh,
+    )
+    .await;
+    let exact: Value = serde_json::from_str(&exact.stdout).unwrap();
+    assert_eq!(exact["messages"][0]["body"], BODY, "JSON stays exact");
+}

@@ -108,6 +108,7 @@ async fn a_delivery_knows_when_it_is_visible_again() {
                 visibility_timeout_seconds: Some(90),
                 attempt_id: None,
                 wait_out_over_limit: false,
+                one_per_group: false,
             },
         )
         .await

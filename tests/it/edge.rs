@@ -520,6 +520,56 @@ async fn over_the_connection_limit_the_answer_is_a_clear_503() {
     gw.stop().await;
 }
 
+/// A connection to the gateway from `source` (another loopback address, as another client).
+async fn connect_from(source: &str, base: &str) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{source}:0").parse().unwrap()).unwrap();
+    let target = host_of(base).parse().unwrap();
+    socket.connect(target).await.unwrap()
+}
+
+#[tokio::test]
+async fn one_address_holding_idle_connections_leaves_room_for_the_others() {
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .config("[server]\nmax_connections = 6\n")
+        .start()
+        .await;
+    // One address opens every slot there is and sends nothing.
+    let mut held = Vec::new();
+    for _ in 0..6 {
+        held.push(connect_from("127.0.0.1", &gw.base).await);
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Another client still gets in: the first holds at most half (3) of the slots.
+    let mut other = connect_from("127.0.0.2", &gw.base).await;
+    let host = host_of(&gw.base);
+    other
+        .write_all(
+            format!("GET /healthz HTTP/1.1\r\nhost: {host}\r\nconnection: close\r\n\r\n")
+                .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(Duration::from_secs(5), other.read_to_string(&mut answer))
+        .await
+        .expect("answered")
+        .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    // The address over its share is answered 503 on its next connection.
+    let refused = answer_to_head(
+        &gw.base,
+        &format!("GET /healthz HTTP/1.1\r\nhost: {host}\r\n\r\n"),
+        Duration::from_secs(3),
+    )
+    .await
+    .expect("an answer");
+    assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    drop(held);
+    gw.stop().await;
+}
+
 #[tokio::test]
 async fn answers_at_the_edge_keep_their_dialect_shape() {
     let gw = GatewayBuilder::new(Kind::Embedded)

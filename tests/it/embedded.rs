@@ -17,6 +17,8 @@ fn receive(max: u32, visibility: u32) -> BackendReceive {
         wait_seconds: 0,
         visibility_timeout_seconds: visibility,
         attempt_id: None,
+        one_per_group: false,
+        abandoned: Default::default(),
     }
 }
 
@@ -235,7 +237,7 @@ async fn a_full_disk_answers_503_and_heals_when_space_returns() {
     let filler = disk.path().join("filler");
     std::fs::write(&filler, vec![0u8; 6 * 1024 * 1024 + 512 * 1024]).unwrap();
     let config = sqs_gateway::config::Config::parse(&format!(
-        "[backend]\nkind = \"embedded\"\ndata_dir = \"{}\"\n\n[queues.fill]\n\n[[receipt_keys]]\nid = 1\nsecret = \"{}\"\n\n[[sqs_api.credentials]]\naccess_key_id = \"AKIDDISK\"\nsecret = \"disk-secret\"\n",
+        "[backend]\nkind = \"embedded\"\ndata_dir = \"{}\"\n\n[queues.fill]\n\n[[receipt_keys]]\nid = 1\nsecret = \"{}\"\n\n[[sqs_api.credentials]]\naccess_key_id = \"AKIDDISK\"\nsecret = \"disk-secret-of-the-test\"\n",
         data.display(),
         sqs_gateway::core::handle::Keyring::generate_key()
     ))
@@ -252,7 +254,13 @@ async fn a_full_disk_answers_503_and_heals_when_space_returns() {
         .region(aws_config::Region::new("us-east-1"))
         .endpoint_url(&base)
         .credentials_provider(aws_sdk_sqs::config::SharedCredentialsProvider::new(
-            aws_sdk_sqs::config::Credentials::new("AKIDDISK", "disk-secret", None, None, "test"),
+            aws_sdk_sqs::config::Credentials::new(
+                "AKIDDISK",
+                "disk-secret-of-the-test",
+                None,
+                None,
+                "test",
+            ),
         ))
         .retry_config(aws_config::retry::RetryConfig::disabled())
         .build();
@@ -436,7 +444,7 @@ async fn sigkill_under_send_receive_delete_keeps_answered_sends_and_deletes() {
     std::fs::write(
         &config,
         format!(
-            "[backend]\nkind = \"embedded\"\ndata_dir = \"{}\"\n\n[queues.crash]\n\n[[receipt_keys]]\nid = 1\nsecret = \"{}\"\n\n[[sqs_api.credentials]]\naccess_key_id = \"test\"\nsecret = \"test\"\n",
+            "[backend]\nkind = \"embedded\"\ndata_dir = \"{}\"\n\n[queues.crash]\n\n[[receipt_keys]]\nid = 1\nsecret = \"{}\"\n\n[[sqs_api.credentials]]\naccess_key_id = \"test\"\nsecret = \"crash-secret-of-the-test\"\n",
             dir.path().join("data").display(),
             sqs_gateway::core::handle::Keyring::generate_key()
         ),
@@ -459,7 +467,17 @@ async fn sigkill_under_send_receive_delete_keeps_answered_sends_and_deletes() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let client = aws_sdk_sqs::Client::new(&crate::harness::sdk_config(&base));
+    let client = aws_sdk_sqs::Client::from_conf(
+        aws_sdk_sqs::config::Builder::from(&crate::harness::sdk_config(&base))
+            .credentials_provider(aws_sdk_sqs::config::Credentials::new(
+                "test",
+                "crash-secret-of-the-test",
+                None,
+                None,
+                "test",
+            ))
+            .build(),
+    );
     let url = format!("{base}/000000000000/crash");
     let sent = Arc::new(Mutex::new(BTreeSet::new()));
     // Deletes asked for (a delete in flight at the kill may have committed unanswered), and

@@ -586,3 +586,57 @@ fn receive_in_background(
             .unwrap()
     })
 }
+
+/// A key given twice is refused (`invalid_request`, naming the key, showing no value) instead of
+/// the last value silently winning: `{"waitSeconds":0,"waitSeconds":20}` does not wait 20 s.
+#[tokio::test]
+async fn a_key_given_twice_is_refused() {
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    gw.send("orders", "waiting").await;
+    let started = std::time::Instant::now();
+    let receive = gw
+        .post_raw(
+            &gw.receive_url("orders"),
+            Some(&gw.key),
+            r#"{"waitSeconds":0,"waitSeconds":20}"#,
+        )
+        .await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let receipts = format!("{}/v1/receipts", gw.base);
+    let ack = gw
+        .post_raw(
+            &format!("{receipts}/ack"),
+            None,
+            r#"{"receiptHandles":["AQAAAH8first"],"receiptHandles":["AQAAAJ2second"]}"#,
+        )
+        .await;
+    let visibility = gw
+        .post_raw(
+            &format!("{receipts}/visibility"),
+            None,
+            r#"{"entries":[{"receiptHandle":"AQAAAH8first","visibilityTimeoutSeconds":1,"visibilityTimeoutSeconds":2}]}"#,
+        )
+        .await;
+    for (answer, key) in [
+        (receive, "the key \"waitSeconds\""),
+        (ack, "the key \"receiptHandles\""),
+        (
+            visibility,
+            "entries[0]: the key \"visibilityTimeoutSeconds\"",
+        ),
+    ] {
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{}", answer.body);
+        assert_eq!(answer.body["error"], "invalid_request", "{}", answer.body);
+        let message = answer.body["message"].as_str().unwrap();
+        assert!(
+            message.contains(key) && message.contains("more than once"),
+            "{message}"
+        );
+        assert!(!message.contains("first") && !message.contains("second"));
+    }
+    assert_eq!(gw.backend_depth("orders").await, 1, "nothing was received");
+    gw.stop().await;
+}

@@ -9,28 +9,39 @@
 
 mod aliases;
 mod basaltic;
+mod binary;
 mod cli;
 mod clis;
+mod config_secrets;
 mod core;
+mod damaged_store;
 mod edge;
 mod embedded;
 mod ezgh_receipts;
 mod ezgh_receive;
 mod fake;
+mod first_start;
 mod harness;
 mod http2;
 mod image;
 mod inprocess;
+mod key_commands;
+mod ledger_bound;
 mod openapi;
 mod operating;
+mod quick_start;
 mod redrive;
 mod service;
+mod signals;
 mod sombus;
 mod sombus_cli;
 mod sombus_credentials;
 mod sombus_delivery;
 mod sombus_openapi;
+mod sombus_store;
 mod sqs_api;
+mod sqs_observed;
+mod tenant_scopes;
 
 /// Runs each listed `async fn(Kind)` test once against LocalStack and once against the embedded
 /// engine: one behavioural suite, two backends.

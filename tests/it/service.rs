@@ -75,39 +75,128 @@ async fn shutdown_ends_waiting_long_polls_with_an_empty_answer(kind: Kind) {
         .unwrap();
 }
 
-async fn a_receive_abandoned_by_its_client_releases_its_messages(kind: Kind) {
+/// Long polls of `queue` whose client gives up after 300 ms, all at once; answers when every
+/// client has given up (the gateway learns of it asynchronously, so it waits a moment more).
+async fn abandon_long_polls(gw: &TestGateway, queue: &str, count: usize) {
+    let polls: Vec<_> = (0..count)
+        .map(|_| {
+            tokio::spawn(
+                gw.http
+                    .post(gw.receive_url(queue))
+                    .bearer_auth(&gw.key)
+                    .timeout(Duration::from_millis(300))
+                    .json(&json!({ "waitSeconds": 5, "visibilityTimeoutSeconds": 600 }))
+                    .send(),
+            )
+        })
+        .collect();
+    for poll in polls {
+        assert!(poll.await.unwrap().is_err(), "the client timed out");
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+}
+
+/// Receives `queue` until a message comes (at most ten 1 s polls).
+async fn receive_one(gw: &TestGateway, queue: &str) -> Vec<serde_json::Value> {
+    for _ in 0..10 {
+        let found = gw.receive_ok(queue, json!({ "waitSeconds": 1 })).await;
+        if !found.is_empty() {
+            return found;
+        }
+    }
+    Vec::new()
+}
+
+async fn a_receive_abandoned_by_its_client_spends_no_delivery_attempt(kind: Kind) {
     let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders"))
         .start()
         .await;
-    // The client gives up after 300 ms; the backend receive it started goes on waiting.
-    let impatient = gw
-        .http
-        .post(gw.receive_url("orders"))
-        .bearer_auth(&gw.key)
-        .timeout(Duration::from_millis(300))
-        .json(&json!({ "waitSeconds": 3, "visibilityTimeoutSeconds": 600 }))
-        .send()
-        .await;
-    assert!(impatient.is_err(), "the client timed out");
-    // The server learns of the closed connection asynchronously; a message that arrives in that
-    // instant goes to the dead connection and comes back after its timeout (at-least-once).
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    abandon_long_polls(&gw, "orders", 1).await;
     let id = gw.send("orders", "not lost").await;
-    // The abandoned receive takes the message, finds nobody waiting, and releases it at once.
-    let mut found = Vec::new();
+    // The abandoned receive takes nothing (embedded), or what it took is handed to the next
+    // receive under the same backend receipt (SQS): neither hidden for 600 s nor counted twice.
+    let found = receive_one(&gw, "orders").await;
+    assert_eq!(found.len(), 1, "the message was not hidden for 600 s");
+    assert_eq!(found[0]["messageId"], id);
+    assert_eq!(found[0]["receiveCount"], 1, "{found:?}");
+    gw.stop().await;
+}
+
+async fn abandoned_long_polls_alone_never_dead_letter_a_message(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
+        .queue(QueueSpec::standard("orders").dead_letter_to("orders-dlq", 2))
+        .queue(QueueSpec::standard("orders-dlq"))
+        .start()
+        .await;
+    abandon_long_polls(&gw, "orders", 6).await;
+    let id = gw.send("orders", "first delivery").await;
+    let found = receive_one(&gw, "orders").await;
+    assert_eq!(found.len(), 1, "the message was not dead-lettered");
+    assert_eq!(found[0]["messageId"], id);
+    assert_eq!(found[0]["receiveCount"], 1, "{found:?}");
+    let dead = gw
+        .receive_ok("orders-dlq", json!({ "waitSeconds": 0 }))
+        .await;
+    assert!(dead.is_empty(), "{dead:?}");
+    gw.stop().await;
+}
+
+/// The same through the SQS endpoint: an SDK long poll cancelled by its caller (as aiobotocore's
+/// `task.cancel()` or a stopping worker does) leaves the next delivery's receive count at 1.
+async fn an_sdk_long_poll_cancelled_by_its_caller_leaves_the_receive_count_alone(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    let (client, url) = gw.sqs_queue("orders").await;
+    for _ in 0..3 {
+        let poll = client
+            .receive_message()
+            .queue_url(&url)
+            .wait_time_seconds(5)
+            .send();
+        assert!(
+            tokio::time::timeout(Duration::from_millis(300), poll)
+                .await
+                .is_err(),
+            "the poll was still waiting when cancelled"
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    client
+        .send_message()
+        .queue_url(&url)
+        .message_body("hello")
+        .send()
+        .await
+        .unwrap();
+    let mut received = Vec::new();
     for _ in 0..10 {
-        found = gw.receive_ok("orders", json!({ "waitSeconds": 1 })).await;
-        if !found.is_empty() {
+        received = client
+            .receive_message()
+            .queue_url(&url)
+            .wait_time_seconds(1)
+            .message_system_attribute_names(
+                aws_sdk_sqs::types::MessageSystemAttributeName::ApproximateReceiveCount,
+            )
+            .send()
+            .await
+            .unwrap()
+            .messages
+            .unwrap_or_default();
+        if !received.is_empty() {
             break;
         }
     }
-    assert_eq!(
-        found.len(),
-        1,
-        "the message was released, not hidden for 600 s"
-    );
-    assert_eq!(found[0]["messageId"], id);
+    assert_eq!(received.len(), 1, "the message came");
+    let count = received[0]
+        .attributes()
+        .and_then(|attributes| {
+            attributes.get(&aws_sdk_sqs::types::MessageSystemAttributeName::ApproximateReceiveCount)
+        })
+        .cloned();
+    assert_eq!(count.as_deref(), Some("1"));
     gw.stop().await;
 }
 
@@ -191,5 +280,7 @@ crate::on_both_backends!(
     health_and_readiness_answer_when_the_backend_is_up,
     unknown_routes_and_methods_answer_json,
     shutdown_ends_waiting_long_polls_with_an_empty_answer,
-    a_receive_abandoned_by_its_client_releases_its_messages,
+    a_receive_abandoned_by_its_client_spends_no_delivery_attempt,
+    abandoned_long_polls_alone_never_dead_letter_a_message,
+    an_sdk_long_poll_cancelled_by_its_caller_leaves_the_receive_count_alone,
 );

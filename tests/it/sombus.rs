@@ -711,3 +711,83 @@ crate::on_both_backends!(
     refusals_have_the_documented_rules,
     the_token_service_speaks_oauth,
 );
+
+/// A key given twice is refused in the bus's shape (`admin.bad_request` / `pull.bad_request`,
+/// naming the key, showing no value) instead of the last value silently winning: a rotation that
+/// says `"none"` then `"3d"` rotates nothing, a create naming two client ids creates neither.
+#[tokio::test]
+async fn a_key_given_twice_is_refused() {
+    let bus = Bus::start(Kind::Embedded).await;
+    let created = bus.create(json!({})).await;
+    let raw = |url: String, key: String, body: &'static str| {
+        let request = bus
+            .gw
+            .http
+            .post(url)
+            .bearer_auth(key)
+            .header("content-type", "application/json")
+            .body(body);
+        async move { answer(request.send().await.unwrap()).await }
+    };
+    let rotate = raw(
+        bus.admin_url(&format!("/connections/{}/secret/rotate", created.client_id)),
+        bus.admin.clone(),
+        r#"{"overlap":"none","overlap":"3d"}"#,
+    )
+    .await;
+    let create = raw(
+        bus.admin_url("/connections"),
+        bus.admin.clone(),
+        r#"{"client_id":"dupa","client_id":"dupb"}"#,
+    )
+    .await;
+    let token = token(&bus.gw, &created.client_id, &created.secret).await;
+    let ack = raw(
+        pull_url(&bus.gw, &bus.workspace, &created.client_id, "ack"),
+        token,
+        r#"{"receipt_handles":["AQAAAH8first"],"receipt_handles":["AQAAAJ2second"]}"#,
+    )
+    .await;
+    for (answer, rule, key) in [
+        (rotate, "admin.bad_request", "the key \"overlap\""),
+        (create, "admin.bad_request", "the key \"client_id\""),
+        (ack, "pull.bad_request", "the key \"receipt_handles\""),
+    ] {
+        assert_eq!(refused(&answer), (StatusCode::BAD_REQUEST, rule.into()));
+        let message = answer.body["violations"][0]["message"].as_str().unwrap();
+        assert!(
+            message.contains(key) && message.contains("more than once"),
+            "{message}"
+        );
+        for value in ["none", "3d", "dupa", "dupb", "first", "second"] {
+            assert!(!message.contains(value), "{message}");
+        }
+    }
+    // Nothing rotated: the first secret is still the only one, version 1.
+    let shown = bus
+        .admin_call(
+            reqwest::Method::GET,
+            &format!("/connections/{}", created.client_id),
+            &bus.viewer,
+            None,
+        )
+        .await;
+    assert_eq!(shown.body["credential_version"], 1, "{}", shown.body);
+    assert_eq!(
+        token_answer(&bus.gw, &created.client_id, &created.secret)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    for client_id in ["dupa", "dupb"] {
+        let missing = bus
+            .admin_call(
+                reqwest::Method::GET,
+                &format!("/connections/{client_id}"),
+                &bus.viewer,
+                None,
+            )
+            .await;
+        assert_eq!(missing.status, StatusCode::NOT_FOUND, "{}", missing.body);
+    }
+}

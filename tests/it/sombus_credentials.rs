@@ -227,7 +227,7 @@ async fn rotation_and_revocation_stop_tokens_on_every_replica(kind: Kind) {
         (StatusCode::NOT_FOUND, "admin.not_found".into())
     );
 
-    // Every change is in the workspace's audit log, with who made it.
+    // Every change is in the workspace's audit log (newest first), with who made it.
     let log = bus
         .admin_call(Method::GET, "/audit", &bus.viewer, None)
         .await;
@@ -241,15 +241,15 @@ async fn rotation_and_revocation_stop_tokens_on_every_replica(kind: Kind) {
     assert_eq!(
         actions,
         [
-            "connection.create",
-            "secret.rotate",
-            "secret.stop_old",
-            "secret.revoke",
-            "secret.get",
-            "secret.rotate",
-            "connection.revoke",
+            "connection.remove",
             "connection.restore",
-            "connection.remove"
+            "connection.revoke",
+            "secret.rotate",
+            "secret.get",
+            "secret.revoke",
+            "secret.stop_old",
+            "secret.rotate",
+            "connection.create",
         ]
     );
     assert_eq!(log.body["entries"][0]["actor"], format!("admin-of-{t}"));

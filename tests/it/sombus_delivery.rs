@@ -33,46 +33,112 @@ async fn stories_keep_their_order_without_holding_each_other_up(kind: Kind) {
             message["envelope"]["payload"]["n"].as_i64().unwrap(),
         )
     };
+    let pull = |query: &'static str| {
+        let (bus, token, t, c) = (&bus, &token, &t, &c);
+        async move { messages(&receive(&bus.gw, token, t, c, query).await) }
+    };
+    let settle = |route: &'static str, message: Value| {
+        let (bus, token, t, c) = (&bus, &token, &t, &c);
+        async move {
+            post(
+                &bus.gw,
+                token,
+                t,
+                c,
+                route,
+                json!({ "receipt_handles": [handle(&message)] }),
+            )
+            .await
+        }
+    };
     // One at a time: a1, then b1 (a2 waits behind a1), then nothing until one is acknowledged.
-    let first = messages(&receive(&bus.gw, &token, &t, &c, "max=1&wait=1").await);
+    let first = pull("max=1&wait=1").await;
     assert_eq!(n(&first[0]), ("a".into(), 1));
-    let second = messages(&receive(&bus.gw, &token, &t, &c, "max=1&wait=1").await);
+    let second = pull("max=1&wait=1").await;
     assert_eq!(
         n(&second[0]),
         ("b".into(), 1),
         "story b is not held up by a"
     );
-    assert!(messages(&receive(&bus.gw, &token, &t, &c, "max=10&wait=1").await).is_empty());
-    post(
-        &bus.gw,
-        &token,
-        &t,
-        &c,
-        "ack",
-        json!({ "receipt_handles": [handle(&first[0])] }),
-    )
-    .await;
-    let rest = messages(&receive(&bus.gw, &token, &t, &c, "max=10&wait=1").await);
-    let order: Vec<(String, i64)> = rest.iter().map(n).collect();
+    assert!(pull("max=10&wait=1").await.is_empty());
+    settle("ack", first[0].clone()).await;
+    // Within one receive too, a story has one message out at a time: a2, not a2 and a3.
+    let next = pull("max=10&wait=1").await;
+    let order: Vec<(String, i64)> = next.iter().map(n).collect();
     assert_eq!(
         order,
-        [("a".to_owned(), 2), ("a".to_owned(), 3)],
-        "a's next ones, in order; b waits behind b1"
+        [("a".to_owned(), 2)],
+        "a3 waits behind a2, b behind b1"
     );
-    // A release puts b1 back first: b1 again, then b2.
-    post(
-        &bus.gw,
-        &token,
-        &t,
-        &c,
-        "nack",
-        json!({ "receipt_handles": [handle(&second[0])] }),
-    )
-    .await;
-    let again = messages(&receive(&bus.gw, &token, &t, &c, "max=10&wait=1").await);
+    assert_eq!(next[0]["receive_count"], 1);
+    // A release puts b1 back first: b1 again (a3 still waits behind a2).
+    settle("nack", second[0].clone()).await;
+    let again = pull("max=10&wait=1").await;
     let order: Vec<(String, i64)> = again.iter().map(n).collect();
-    assert_eq!(order, [("b".to_owned(), 1), ("b".to_owned(), 2)]);
+    assert_eq!(order, [("b".to_owned(), 1)]);
     assert_eq!(again[0]["receive_count"], 2);
+    // Both acknowledged: each story's next one, once each, never counted before.
+    settle("ack", next[0].clone()).await;
+    settle("ack", again[0].clone()).await;
+    let last = pull("max=10&wait=1").await;
+    let mut order: Vec<(String, i64)> = last.iter().map(n).collect();
+    order.sort();
+    assert_eq!(order, [("a".to_owned(), 3), ("b".to_owned(), 2)]);
+    assert!(
+        last.iter().all(|message| message["receive_count"] == 1),
+        "{last:?}"
+    );
+}
+
+/// The document's loop (receive up to ten, release one, acknowledge the next) keeps each
+/// story's order: a receive never hands out a story's second message beside its first.
+async fn the_documents_release_and_ack_loop_keeps_each_storys_order(kind: Kind) {
+    let bus = Bus::start(kind).await;
+    let created = bus.create(json!({})).await;
+    let (t, c) = (bus.workspace.clone(), created.client_id.clone());
+    let token = token(&bus.gw, &c, &created.secret).await;
+    for n in 1..=3 {
+        bus.publish(&created.queue, "story-1", json!({ "n": n }))
+            .await;
+    }
+    let mut seen = Vec::new();
+    let mut released_once = false;
+    for _ in 0..20 {
+        let batch = messages(&receive(&bus.gw, &token, &t, &c, "max=10&wait=1").await);
+        assert!(
+            batch.len() <= 1,
+            "one message of the story at a time: {batch:?}"
+        );
+        let Some(message) = batch.into_iter().next() else {
+            if seen.len() == 3 {
+                break;
+            }
+            continue;
+        };
+        let number = message["envelope"]["payload"]["n"].as_i64().unwrap();
+        // Release the first delivery of message 2 once; acknowledge everything else.
+        let route = if number == 2 && !released_once {
+            released_once = true;
+            "nack"
+        } else {
+            seen.push(number);
+            "ack"
+        };
+        post(
+            &bus.gw,
+            &token,
+            &t,
+            &c,
+            route,
+            json!({ "receipt_handles": [handle(&message)] }),
+        )
+        .await;
+    }
+    assert_eq!(
+        seen,
+        [1, 2, 3],
+        "the story's order held through the release"
+    );
 }
 
 /// A retried attempt after a lost answer gets the same messages and handles back (standard
@@ -401,6 +467,7 @@ async fn the_documents_curl_lines_run_verbatim(kind: Kind) {
 
 crate::on_both_backends!(
     stories_keep_their_order_without_holding_each_other_up,
+    the_documents_release_and_ack_loop_keeps_each_storys_order,
     an_attempt_is_answered_again_after_a_lost_answer,
     the_attempt_limit_dead_letters_and_a_redrive_brings_back,
     a_release_delay_hides_the_message_and_is_clamped_at_twelve_hours,

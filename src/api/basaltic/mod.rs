@@ -36,6 +36,9 @@ pub struct BasalticState {
     gateway: Arc<Gateway>,
     keys: BasalticKeys,
     metrics: metrics::Metrics,
+    /// Held from a create's check that its name is free until its id is bound, so two creates
+    /// of one name never both succeed.
+    creating: tokio::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for BasalticState {
@@ -79,6 +82,7 @@ impl BasalticState {
             gateway,
             keys,
             metrics: metrics::Metrics::new(metrics_interval),
+            creating: tokio::sync::Mutex::new(()),
         }
     }
 

@@ -107,6 +107,7 @@ impl BasalticState {
                 "creating queues takes the manage_queues permission on every queue (`*`)",
             ));
         }
+        let _creating = self.creating.lock().await;
         let in_use = self
             .gateway
             .aliases_in(Namespace::Basaltic)

@@ -327,6 +327,7 @@ pub(super) fn parse_receive(body: &[u8]) -> Result<ReceiveOptions, GatewayError>
         visibility_timeout_seconds: optional_int(&object, "visibility_timeout_seconds", 0, 43_200)?,
         attempt_id: None,
         wait_out_over_limit: false,
+        one_per_group: false,
     })
 }
 
@@ -473,7 +474,8 @@ pub(super) fn message(delivery: Delivery) -> ReceivedMessage {
         message_id: message.message_id,
         body: message.body,
         attributes: typed(message.attributes),
-        receipt_handle: receipt_handle.expose().to_owned(),
+        // URL-safe: the delete route takes it in its query string.
+        receipt_handle: receipt_handle.url_safe().expose().to_owned(),
         receive_count: message.receive_count,
         visible_at: visible_at.to_rfc3339_opts(SecondsFormat::Millis, true),
     }
@@ -590,9 +592,11 @@ const TEXT_PATTERN: &str = "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\uFF
 const NUMBER_PATTERN: &str = "^[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?$";
 /// Standard base64, padded.
 const BASE64_PATTERN: &str = "^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$";
-/// Attribute names: 1 to 256 of `A-Z a-z 0-9 _ - .`, no leading, trailing or doubled `.`, not
-/// starting with `AWS.`, `Amazon.` (AWS's) or `sqsgw.` (the gateway's) in any case.
-const NAME_PATTERN: &str = "^(?![Aa][Ww][Ss]\\.|[Aa][Mm][Aa][Zz][Oo][Nn]\\.|[Ss][Qq][Ss][Gg][Ww]\\.)[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*$";
+/// Attribute names: 1 to 256 bytes of UTF-8 (the document's rule: `évent`, `event:type`, `event
+/// type` are names; the schema's `maxLength` counts characters, so it can only say 256 of them),
+/// in the characters of bodies, not starting with `AWS.`, `Amazon.` (AWS's) or `sqsgw.` (the
+/// gateway's) in any case.
+const NAME_PATTERN: &str = "^(?![Aa][Ww][Ss]\\.|[Aa][Mm][Aa][Zz][Oo][Nn]\\.|[Ss][Qq][Ss][Gg][Ww]\\.)[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\uFFFE\\uFFFF]+$";
 
 impl utoipa::PartialSchema for AttributeRequest {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {

@@ -37,6 +37,7 @@ pub(super) fn parse_receive(body: &[u8]) -> Result<ReceiveOptions, GatewayError>
         )?,
         attempt_id: None,
         wait_out_over_limit: false,
+        one_per_group: false,
     })
 }
 
@@ -341,7 +342,8 @@ impl MessageJson {
         let fifo = message.group_id.is_some();
         Self {
             message_id: message.message_id,
-            receipt_handle,
+            // URL-safe, as the REST dialects give handles (only the SQS endpoint gives AWS's).
+            receipt_handle: receipt_handle.url_safe(),
             body: message.body,
             attributes,
             sent_at: timestamp(message.sent_at),

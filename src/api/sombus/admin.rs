@@ -3,7 +3,7 @@
 //!
 //! | route (under `/v1/admin/workspaces/{t}`) | role | does |
 //! | --- | --- | --- |
-//! | `GET /connections`, `GET /connections/{c}`, `GET /audit` | viewer | read |
+//! | `GET /connections`, `GET /connections/{c}`, `GET /audit?limit&cursor` | viewer | read |
 //! | `POST /connections` | admin | create (queues, first secret) |
 //! | `DELETE /connections/{c}` | admin | remove (queues, credentials) |
 //! | `POST /connections/{c}/revoke`, `…/restore` | admin | revoke / restore the connection |
@@ -16,8 +16,8 @@
 use super::connections::{ATTEMPT_LIMITS, NewConnection, valid_workspace};
 use super::error::{SombusError, admin_rule};
 use super::wire::{
-    self, AuditLog, AuditRecord, ConnectionList, ConnectionView, IssuedSecretAnswer,
-    RedriveStarted, SecretUrls,
+    self, AuditRecord, ConnectionList, ConnectionView, IssuedSecretAnswer, RedriveStarted,
+    SecretUrls,
 };
 use super::{BODY_LIMIT, SombusState};
 use crate::api::json::{optional_int, parse_object, reject_unknown};
@@ -33,8 +33,10 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use serde::Serialize;
 use serde_json::{Map, Value};
 use std::sync::Arc;
+use utoipa::{IntoParams, ToSchema};
 
 const AUDIT_DEFAULT: usize = 100;
 const AUDIT_MAX: usize = 1000;
@@ -197,7 +199,8 @@ async fn list(
     state.admin(&headers, &workspace, AdminRole::Viewer)?;
     let now = state.clock.now();
     let connections = state
-        .connections_of(&workspace)?
+        .connections_of(&workspace)
+        .await?
         .iter()
         .map(|connection| ConnectionView::new(connection, now))
         .collect();
@@ -226,7 +229,7 @@ async fn show(
 ) -> Result<Json<ConnectionView>, SombusError> {
     let Path((workspace, client)) = path.map_err(path_error)?;
     state.admin(&headers, &workspace, AdminRole::Viewer)?;
-    let connection = state.connection_of(&workspace, &client)?;
+    let connection = state.connection_of(&workspace, &client).await?;
     Ok(Json(ConnectionView::new(&connection, state.clock.now())))
 }
 
@@ -314,8 +317,8 @@ async fn create(
     let tier = text("tier")?.unwrap_or_else(|| super::config::DEFAULT_TIER.to_owned());
     let (connection, secret) = state
         .create_connection(
-            &actor,
-            &workspace,
+            actor,
+            workspace.clone(),
             NewConnection {
                 client_id,
                 name,
@@ -390,14 +393,21 @@ async fn get_secret(
     let Path((workspace, client)) = path.map_err(path_error)?;
     let actor = state.admin(&headers, &workspace, AdminRole::Developer)?;
     let now = state.clock.now();
-    let (secret, connection) =
-        state.change(actor, &workspace, &client, "secret.get", |connection| {
-            let secret = connection
-                .issue_secret(now)
-                .map_err(|why| StoreError::NotApplicable(why.0))?;
-            let detail = format!("secret {} issued", secret.serial);
-            Ok((secret, detail))
-        })?;
+    let (secret, connection) = state
+        .change(
+            actor,
+            &workspace,
+            &client,
+            "secret.get",
+            move |connection| {
+                let secret = connection
+                    .issue_secret(now)
+                    .map_err(|why| StoreError::NotApplicable(why.0))?;
+                let detail = format!("secret {} issued", secret.serial);
+                Ok((secret, detail))
+            },
+        )
+        .await?;
     Ok(secret_answer(
         &state.base_url(&headers),
         &connection,
@@ -464,19 +474,26 @@ async fn rotate_secret(
         }
     };
     let now = state.clock.now();
-    let (secret, connection) =
-        state.change(&actor, &workspace, &client, "secret.rotate", |connection| {
-            let secret = connection
-                .rotate(overlap, now)
-                .map_err(|why| StoreError::NotApplicable(why.0))?;
-            let detail = format!(
-                "secret {} issued; overlap {} s; credential_version {}",
-                secret.serial,
-                overlap.num_seconds(),
-                connection.credential_version
-            );
-            Ok((secret, detail))
-        })?;
+    let (secret, connection) = state
+        .change(
+            &actor,
+            &workspace,
+            &client,
+            "secret.rotate",
+            move |connection| {
+                let secret = connection
+                    .rotate(overlap, now)
+                    .map_err(|why| StoreError::NotApplicable(why.0))?;
+                let detail = format!(
+                    "secret {} issued; overlap {} s; credential_version {}",
+                    secret.serial,
+                    overlap.num_seconds(),
+                    connection.credential_version
+                );
+                Ok((secret, detail))
+            },
+        )
+        .await?;
     Ok(secret_answer(
         &state.base_url(&headers),
         &connection,
@@ -514,7 +531,7 @@ async fn stop_old_secret(
     path: Result<Path<(String, String)>, PathRejection>,
     headers: HeaderMap,
 ) -> Result<Json<ConnectionView>, SombusError> {
-    step(&state, path, &headers, Step::StopOldSecret)
+    step(&state, path, &headers, Step::StopOldSecret).await
 }
 
 #[utoipa::path(
@@ -538,7 +555,7 @@ async fn revoke_secret(
     path: Result<Path<(String, String)>, PathRejection>,
     headers: HeaderMap,
 ) -> Result<Json<ConnectionView>, SombusError> {
-    step(&state, path, &headers, Step::RevokeSecret)
+    step(&state, path, &headers, Step::RevokeSecret).await
 }
 
 #[utoipa::path(
@@ -562,7 +579,7 @@ async fn revoke(
     path: Result<Path<(String, String)>, PathRejection>,
     headers: HeaderMap,
 ) -> Result<Json<ConnectionView>, SombusError> {
-    step(&state, path, &headers, Step::Revoke)
+    step(&state, path, &headers, Step::Revoke).await
 }
 
 #[utoipa::path(
@@ -586,11 +603,11 @@ async fn restore(
     path: Result<Path<(String, String)>, PathRejection>,
     headers: HeaderMap,
 ) -> Result<Json<ConnectionView>, SombusError> {
-    step(&state, path, &headers, Step::Restore)
+    step(&state, path, &headers, Step::Restore).await
 }
 
 /// A credential step without a new secret: answers the connection as changed.
-fn step(
+async fn step(
     state: &SombusState,
     path: Result<Path<(String, String)>, PathRejection>,
     headers: &HeaderMap,
@@ -617,11 +634,13 @@ fn step(
     };
     let Path((workspace, client)) = path.map_err(path_error)?;
     let actor = state.admin(headers, &workspace, role)?;
-    let ((), connection) = state.change(actor, &workspace, &client, action, |connection| {
-        apply(connection).map_err(|why| StoreError::NotApplicable(why.0))?;
-        let detail = format!("credential_version {}", connection.credential_version);
-        Ok(((), detail))
-    })?;
+    let ((), connection) = state
+        .change(actor, &workspace, &client, action, move |connection| {
+            apply(connection).map_err(|why| StoreError::NotApplicable(why.0))?;
+            let detail = format!("credential_version {}", connection.credential_version);
+            Ok(((), detail))
+        })
+        .await?;
     Ok(Json(ConnectionView::new(&connection, state.clock.now())))
 }
 
@@ -653,17 +672,22 @@ async fn redrive(
     let actor = state
         .admin(&headers, &workspace, AdminRole::Developer)?
         .clone();
-    let connection = state.connection_of(&workspace, &client)?;
+    let connection = state.connection_of(&workspace, &client).await?;
     let task = state.redrive(&actor, &connection).await?;
     let audit = state.audit(
-        &actor,
+        &actor.name,
         &workspace,
         &client,
         "dead_letters.redrive",
         String::new(),
     );
     // The redrive is under way; recording it must not fail the request that started it.
-    if let Err(error) = state.check.store().record(audit) {
+    if let Err(error) = state
+        .check
+        .store()
+        .run(move |store| store.record(audit))
+        .await
+    {
         tracing::warn!(%error, "could not record a redrive in the audit log");
     }
     Ok((
@@ -672,18 +696,74 @@ async fn redrive(
     ))
 }
 
+/// The audit route's query, as the document shows it ([`audit_query`] reads it).
+#[expect(dead_code, reason = "documents the query; audit_query parses it")]
+#[derive(Debug, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct AuditQuery {
+    /// At most this many entries, newest first.
+    #[param(default = 100, minimum = 1, maximum = 1000)]
+    limit: Option<u32>,
+    /// Where to go on: the `next_cursor` of the page before (opaque). Without it, the newest
+    /// entries.
+    #[param(min_length = 1, max_length = 20, pattern = "^[0-9]+$")]
+    cursor: Option<String>,
+}
+
+/// A page of a workspace's audit log.
+#[derive(Serialize, ToSchema)]
+struct AuditPage {
+    /// The entries, newest first.
+    entries: Vec<AuditRecord>,
+    /// Present while older entries may follow: pass it as `cursor` for the next page. A page
+    /// reads at most 1 MiB of the log, so one may hold fewer than `limit` entries (even none)
+    /// and still have a `next_cursor`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    next_cursor: Option<String>,
+}
+
+/// The audit route's `limit` and `cursor`.
+fn audit_query(query: Option<&str>) -> Result<(usize, Option<u64>), SombusError> {
+    let bad = |message: &str| refusal(StatusCode::BAD_REQUEST, admin_rule::BAD_REQUEST, message);
+    let (mut limit, mut cursor) = (None, None);
+    for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        match name.as_ref() {
+            "limit" if limit.is_none() => {
+                let value = value.parse::<usize>().ok();
+                limit = Some(
+                    value
+                        .filter(|value| (1..=AUDIT_MAX).contains(value))
+                        .ok_or_else(|| bad("limit must be 1 to 1000"))?,
+                );
+            }
+            "cursor" if cursor.is_none() => {
+                let value = value.parse::<u64>().ok();
+                cursor = Some(
+                    value.ok_or_else(|| bad("cursor must be a next_cursor this audit log gave"))?,
+                );
+            }
+            "limit" | "cursor" => return Err(bad("limit and cursor may be given once each")),
+            _ => return Err(bad("the query parameters are limit (1 to 1000) and cursor")),
+        }
+    }
+    Ok((limit.unwrap_or(AUDIT_DEFAULT), cursor))
+}
+
 #[utoipa::path(
     get,
     path = "/v1/admin/workspaces/{workspace}/audit",
     operation_id = "auditLog",
     tag = "admin",
     summary = "The workspace's audit log",
-    description = "Every change to the workspace's connections and credentials: the newest \
-        `limit` entries (viewer role or above).",
-    params(wire::WorkspacePath, wire::AuditQuery),
+    description = "Every change to the workspace's connections and credentials (viewer role or \
+        above), newest first, a page at a time: at most `limit` entries (100 by default, 1000 at \
+        most); `next_cursor`, present while older entries may follow, is the `cursor` of the next \
+        page.",
+    params(wire::WorkspacePath, AuditQuery),
     security(("admin_key" = [])),
     responses(
-        (status = 200, description = "The newest entries, oldest first.", body = AuditLog),
+        (status = 200, description = "A page of entries, newest first.", body = AuditPage),
         super::wire::AdminRefusals,
     )
 )]
@@ -692,38 +772,15 @@ async fn audit(
     path: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
     RawQuery(query): RawQuery,
-) -> Result<Json<AuditLog>, SombusError> {
+) -> Result<Json<AuditPage>, SombusError> {
     let Path(workspace) = path.map_err(path_error)?;
     state.admin(&headers, &workspace, AdminRole::Viewer)?;
-    let mut limit = AUDIT_DEFAULT;
-    for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
-        match (name.as_ref(), value.parse::<usize>()) {
-            ("limit", Ok(value)) if (1..=AUDIT_MAX).contains(&value) => limit = value,
-            _ => {
-                return Err(refusal(
-                    StatusCode::BAD_REQUEST,
-                    admin_rule::BAD_REQUEST,
-                    "the only query parameter is limit, 1 to 1000",
-                ));
-            }
-        }
-    }
-    let entries = state
-        .check
-        .store()
-        .audit(&workspace, limit)
-        .map_err(|error| {
-            SombusError::admin(
-                crate::core::GatewayError::new(
-                    crate::core::ErrorKind::Unavailable {
-                        retry_after: super::error::UNAVAILABLE_RETRY,
-                    },
-                    "the audit log is unavailable",
-                )
-                .with_source(error.to_string()),
-            )
-        })?;
-    Ok(Json(AuditLog {
-        entries: entries.into_iter().map(AuditRecord::from).collect(),
+    let (limit, cursor) = audit_query(query.as_deref())?;
+    let page = state
+        .with_store(move |store| store.audit(&workspace, limit, cursor))
+        .await?;
+    Ok(Json(AuditPage {
+        entries: page.entries.into_iter().map(AuditRecord::from).collect(),
+        next_cursor: page.next.map(|next| next.to_string()),
     }))
 }

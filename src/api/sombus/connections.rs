@@ -1,7 +1,14 @@
 //! A connection's life beyond its credentials: creating one makes its queue (FIFO by default,
 //! ordered per correlation id) and dead-letter queue (after the attempt limit); removing one
 //! deletes both, then its record. The credential steps themselves live in
-//! [`crate::credentials::oauth`]; this module joins them to the core's queues.
+//! [`crate::credentials::oauth`]; this module joins them to the core's queues, and runs the
+//! store's file work on the blocking pool ([`ConnectionStore::run`]).
+//!
+//! A create is crash-consistent: its record is written first, marked as being created (it gets
+//! no token and reads nothing), then its queues are made, then the mark is cleared. A create
+//! that never finishes (its process died, or the store refused the last step) is undone by the
+//! next admin request once it is [`ABANDONED_AFTER`] old: its queues deleted, its record
+//! removed, `connection.create_undone` in the audit log.
 
 use super::SombusState;
 use super::error::{SombusError, admin_rule};
@@ -10,9 +17,13 @@ use crate::core::model::{QueueSettings, RedriveStatus};
 use crate::core::{ErrorKind, GatewayError};
 use crate::credentials::admin_keys::AdminKey;
 use crate::credentials::oauth::connection::IssuedSecret;
-use crate::credentials::oauth::{AuditEntry, Connection, ConnectionStatus, Role, StoreError};
+use crate::credentials::oauth::store::BUSY_RETRY;
+use crate::credentials::oauth::{
+    AuditEntry, Connection, ConnectionStatus, ConnectionStore, Role, StoreError,
+};
 use axum::http::StatusCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// What every connection's queue name starts with: the core's reserved prefix, so only the
 /// connection's own callers reach its queues (no `*` grant of another API does).
@@ -27,6 +38,13 @@ pub(super) const ATTEMPT_LIMITS: std::ops::RangeInclusive<u32> = 1..=1000;
 const DEFAULT_VISIBILITY: u32 = 60;
 /// Retention of the connection's queues: SQS's longest, 14 days.
 const RETENTION_SECONDS: u32 = 1_209_600;
+/// The longest a create waits for its queues before it is undone.
+const CREATE_WITHIN: Duration = Duration::from_secs(60);
+/// A record still being created this long after its creation belongs to a create that will
+/// never finish (longer than [`CREATE_WITHIN`], with room for clocks apart between replicas).
+pub(super) const ABANDONED_AFTER: chrono::TimeDelta = chrono::TimeDelta::minutes(3);
+/// Who the audit log names for the undoing of an abandoned create.
+const RECOVERY_ACTOR: &str = "gateway:recovery";
 
 /// A connection to create.
 #[derive(Debug, Clone)]
@@ -57,7 +75,17 @@ fn queue_names(workspace: &str, client_id: &str, fifo: bool) -> (String, String)
     )
 }
 
-fn store_error(error: StoreError) -> SombusError {
+/// A store refusal in the admin API's rules.
+pub(super) fn store_error(error: StoreError) -> SombusError {
+    let unavailable = |retry_after: Duration, detail: String| {
+        SombusError::admin(
+            GatewayError::new(
+                ErrorKind::Unavailable { retry_after },
+                "the credential store is unavailable",
+            )
+            .with_source(detail),
+        )
+    };
     match error {
         StoreError::NotFound => SombusError::new(
             StatusCode::NOT_FOUND,
@@ -67,38 +95,62 @@ fn store_error(error: StoreError) -> SombusError {
         StoreError::Exists => SombusError::new(
             StatusCode::CONFLICT,
             admin_rule::CONFLICT,
-            "a connection with that client id exists",
+            "a connection with that client id exists (or is being created)",
         ),
         StoreError::NotApplicable(why) => {
             SombusError::new(StatusCode::CONFLICT, admin_rule::CONFLICT, why)
         }
-        StoreError::Io(detail) => SombusError::admin(
-            GatewayError::new(
-                ErrorKind::Unavailable {
-                    retry_after: super::error::UNAVAILABLE_RETRY,
-                },
-                "the credential store is unavailable",
-            )
-            .with_source(detail),
+        StoreError::BadCursor => SombusError::new(
+            StatusCode::BAD_REQUEST,
+            admin_rule::BAD_REQUEST,
+            "cursor must be a next_cursor this audit log gave",
         ),
+        StoreError::Busy => unavailable(BUSY_RETRY, StoreError::Busy.to_string()),
+        StoreError::Io(detail) | StoreError::Lost(detail) => {
+            unavailable(super::error::UNAVAILABLE_RETRY, detail)
+        }
     }
 }
 
+fn internal(what: &str, error: impl std::fmt::Display) -> SombusError {
+    SombusError::admin(GatewayError::internal(format!("{what}: {error}")))
+}
+
 impl SombusState {
-    /// The core caller an admin key is for the queues of one connection.
-    fn admin_caller(actor: &AdminKey, queues: &[&str]) -> Caller {
+    /// The credential store (readiness watches it).
+    pub fn credential_store(&self) -> Arc<ConnectionStore> {
+        Arc::clone(self.check.store())
+    }
+
+    /// Runs `work` on the store off the runtime's threads.
+    pub(super) async fn with_store<T, F>(&self, work: F) -> Result<T, SombusError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&ConnectionStore) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.check.store().run(work).await.map_err(store_error)
+    }
+
+    /// The core caller `principal` is for the queues of one connection.
+    fn caller_for(principal: Principal, queues: &[&str]) -> Caller {
         let grants = queues.iter().fold(Grants::none(), |grants, queue| {
             grants.allow(
                 queue,
                 [Action::ManageQueues, Action::Redrive, Action::Inspect],
             )
         });
-        Caller::new(Principal::AdminKey(actor.name.clone()), Arc::new(grants))
+        Caller::new(principal, Arc::new(grants))
     }
 
+    /// The core caller an admin key is for the queues of one connection.
+    fn admin_caller(actor: &AdminKey, queues: &[&str]) -> Caller {
+        Self::caller_for(Principal::AdminKey(actor.name.clone()), queues)
+    }
+
+    /// An audit entry of a change by `actor` (an admin key's name, or the gateway's own).
     pub(super) fn audit(
         &self,
-        actor: &AdminKey,
+        actor: &str,
         workspace: &str,
         client_id: &str,
         action: &str,
@@ -107,65 +159,90 @@ impl SombusState {
         AuditEntry {
             at: self.clock.now(),
             workspace: workspace.to_owned(),
-            actor: actor.name.clone(),
+            actor: actor.to_owned(),
             action: action.to_owned(),
             client_id: client_id.to_owned(),
             detail,
         }
     }
 
-    /// The workspace's connection `client_id`, or 404.
-    pub(super) fn connection_of(
+    /// The workspace's connection `client_id`, or 404 (also while it is being created).
+    pub(super) async fn connection_of(
         &self,
         workspace: &str,
         client_id: &str,
     ) -> Result<Connection, SombusError> {
-        self.check
-            .store()
-            .get(client_id)
-            .map_err(store_error)?
-            .filter(|connection| connection.workspace == workspace)
+        self.undo_abandoned().await;
+        let client = client_id.to_owned();
+        self.with_store(move |store| store.get(&client))
+            .await?
+            .filter(|connection| connection.workspace == workspace && !connection.creating)
             .ok_or_else(|| store_error(StoreError::NotFound))
     }
 
-    /// The workspace's connections.
-    pub(super) fn connections_of(&self, workspace: &str) -> Result<Vec<Connection>, SombusError> {
-        self.check.store().list(workspace).map_err(store_error)
+    /// The workspace's connections (made whole: not those being created).
+    pub(super) async fn connections_of(
+        &self,
+        workspace: &str,
+    ) -> Result<Vec<Connection>, SombusError> {
+        self.undo_abandoned().await;
+        let owner = workspace.to_owned();
+        let mut connections = self.with_store(move |store| store.list(&owner)).await?;
+        connections.retain(|connection| !connection.creating);
+        Ok(connections)
     }
 
     /// Applies a credential step to a connection of the workspace, audited; this replica
     /// forgets what it had read of the connection at once (others within the recheck time).
-    pub(super) fn change<T>(
+    pub(super) async fn change<T: Send + 'static>(
         &self,
         actor: &AdminKey,
         workspace: &str,
         client_id: &str,
         action: &str,
-        apply: impl FnOnce(&mut Connection) -> Result<(T, String), StoreError>,
+        apply: impl FnOnce(&mut Connection) -> Result<(T, String), StoreError> + Send + 'static,
     ) -> Result<(T, Connection), SombusError> {
         // The workspace must own it (a 404 for another's, as for a missing one).
-        self.connection_of(workspace, client_id)?;
-        let mut detail = String::new();
-        let audit = self.audit(actor, workspace, client_id, action, String::new());
-        let result = self.check.store().update(client_id, audit, |connection| {
-            if connection.workspace != workspace {
-                return Err(StoreError::NotFound);
-            }
-            let (answer, said) = apply(connection)?;
-            detail = said;
-            Ok(answer)
-        });
+        self.connection_of(workspace, client_id).await?;
+        let audit = self.audit(&actor.name, workspace, client_id, action, String::new());
+        let (client, owner) = (client_id.to_owned(), workspace.to_owned());
+        let result = self
+            .check
+            .store()
+            .run(move |store| {
+                store.update(&client, audit, move |connection| {
+                    if connection.workspace != owner || connection.creating {
+                        return Err(StoreError::NotFound);
+                    }
+                    apply(connection)
+                })
+            })
+            .await;
         self.check.forget(client_id);
-        let (answer, connection) = result.map_err(store_error)?;
+        let ((answer, detail), connection) = result.map_err(store_error)?;
         if !detail.is_empty() {
             tracing::info!(client_id, action, detail, "connection changed");
         }
         Ok((answer, connection))
     }
 
-    /// Creates a connection: its record first (so a second create of the same client id stops
-    /// there, before any queue), then its queues; a failure undoes both.
+    /// Creates a connection (see the module's doc), as a task of its own: a client that goes
+    /// away doesn't cut the create short.
     pub(super) async fn create_connection(
+        self: &Arc<Self>,
+        actor: AdminKey,
+        workspace: String,
+        new: NewConnection,
+    ) -> Result<(Connection, IssuedSecret), SombusError> {
+        let state = Arc::clone(self);
+        tokio::spawn(async move { state.make_connection(&actor, &workspace, new).await })
+            .await
+            .map_err(|error| internal("the create's task", error))?
+    }
+
+    /// The record first, marked as being created (a second create of the same client id stops
+    /// there, before any queue), then its queues, then the mark cleared; a failure undoes both.
+    async fn make_connection(
         &self,
         actor: &AdminKey,
         workspace: &str,
@@ -178,6 +255,57 @@ impl SombusState {
                 "tier is not one of the configured tiers",
             ));
         }
+        self.undo_abandoned().await;
+        let (connection, secret) = self.new_record(workspace, new)?;
+        let audit = self.audit(
+            &actor.name,
+            workspace,
+            &connection.client_id,
+            "connection.create",
+            format!(
+                "queue {}; secret {} issued",
+                connection.queue, secret.serial
+            ),
+        );
+        let record = connection.clone();
+        self.with_store(move |store| store.create(record, audit))
+            .await?;
+        self.check.forget(&connection.client_id);
+        let made = tokio::time::timeout(CREATE_WITHIN, self.create_queues(actor, &connection))
+            .await
+            .unwrap_or_else(|_| {
+                Err(SombusError::admin(GatewayError::unavailable(
+                    super::error::UNAVAILABLE_RETRY,
+                )))
+            });
+        if let Err(error) = made {
+            self.undo_create(&connection, &actor.name, "its queues could not be made")
+                .await;
+            return Err(error);
+        }
+        let (client_id, instance) = (connection.client_id.clone(), connection.instance.clone());
+        let finished = self
+            .check
+            .store()
+            .run(move |store| store.finish_create(&client_id, &instance))
+            .await;
+        self.check.forget(&connection.client_id);
+        match finished {
+            Ok(finished) => Ok((finished, secret)),
+            Err(error) => {
+                self.undo_create(&connection, &actor.name, "it could not be marked made")
+                    .await;
+                Err(store_error(error))
+            }
+        }
+    }
+
+    /// A new connection's record, being created, and its first secret.
+    fn new_record(
+        &self,
+        workspace: &str,
+        new: NewConnection,
+    ) -> Result<(Connection, IssuedSecret), SombusError> {
         let client_id = new
             .client_id
             .unwrap_or_else(|| format!("c{}", &uuid::Uuid::new_v4().simple().to_string()[..20]));
@@ -189,12 +317,13 @@ impl SombusState {
             instance: uuid::Uuid::new_v4().simple().to_string(),
             name: new.name.unwrap_or_else(|| client_id.clone()),
             role: new.role,
-            queue: queue.clone(),
-            dead_letter_queue: Some(dead_letter_queue.clone()),
+            queue,
+            dead_letter_queue: Some(dead_letter_queue),
             fifo: new.fifo,
             attempt_limit: new.attempt_limit,
             tier: new.tier,
             status: ConnectionStatus::Active,
+            creating: true,
             credential_version: 1,
             secret: None,
             previous_secret: None,
@@ -204,33 +333,67 @@ impl SombusState {
         let secret = connection
             .issue_secret(now)
             .map_err(|why| store_error(StoreError::NotApplicable(why.0)))?;
+        Ok((connection, secret))
+    }
+
+    /// Undoes the creates that never finished: every record still being created
+    /// [`ABANDONED_AFTER`] after its creation (a crash, or a store that refused the last step).
+    async fn undo_abandoned(&self) {
+        let cutoff = self.clock.now() - ABANDONED_AFTER;
+        let abandoned = self
+            .check
+            .store()
+            .run(move |store| store.abandoned(cutoff))
+            .await;
+        let abandoned = match abandoned {
+            Ok(abandoned) => abandoned,
+            Err(error) => {
+                tracing::warn!(%error, "could not look for creates that never finished");
+                return;
+            }
+        };
+        for connection in abandoned {
+            tracing::warn!(
+                client_id = %connection.client_id,
+                workspace = %connection.workspace,
+                "undoing a connection's create that never finished"
+            );
+            self.undo_create(&connection, RECOVERY_ACTOR, "its create never finished")
+                .await;
+        }
+    }
+
+    /// Undoes a create that did not finish: deletes whatever of its queues exist, then removes
+    /// its record with `connection.create_undone` in the audit log. A queue that can't be
+    /// deleted keeps the record (being created) for a later undo.
+    async fn undo_create(&self, connection: &Connection, actor: &str, why: &str) {
+        let mut queues = vec![connection.queue.as_str()];
+        queues.extend(connection.dead_letter_queue.as_deref());
+        let caller = Self::caller_for(Principal::System, &queues);
+        if !self.delete_queues(&caller, &queues).await {
+            return;
+        }
         let audit = self.audit(
             actor,
-            workspace,
-            &client_id,
-            "connection.create",
-            format!("queue {queue}; secret {} issued", secret.serial),
+            &connection.workspace,
+            &connection.client_id,
+            "connection.create_undone",
+            why.to_owned(),
         );
-        self.check
+        let (client_id, instance) = (connection.client_id.clone(), connection.instance.clone());
+        let undone = self
+            .check
             .store()
-            .create(connection.clone(), audit)
-            .map_err(store_error)?;
-        self.check.forget(&client_id);
-        if let Err(error) = self.create_queues(actor, &connection).await {
-            let undo = self.audit(
-                actor,
-                workspace,
-                &client_id,
-                "connection.create_undone",
-                "its queues could not be made".to_owned(),
-            );
-            if let Err(undo_error) = self.check.store().remove(&client_id, undo) {
-                tracing::error!(error = %undo_error, client_id, "a half-made connection's record stays");
+            .run(move |store| store.undo_create(&client_id, &instance, audit))
+            .await;
+        self.check.forget(&connection.client_id);
+        match undone {
+            // Finished or undone elsewhere meanwhile.
+            Ok(_) | Err(StoreError::NotFound) => {}
+            Err(error) => {
+                tracing::error!(%error, client_id = %connection.client_id, "a half-made connection's record stays; a later request undoes it");
             }
-            self.check.forget(&client_id);
-            return Err(error);
         }
-        Ok((connection, secret))
     }
 
     /// Makes the connection's dead-letter queue, then its queue; a failure deletes what was made.
@@ -271,7 +434,7 @@ impl SombusState {
         workspace: &str,
         client_id: &str,
     ) -> Result<Connection, SombusError> {
-        let connection = self.connection_of(workspace, client_id)?;
+        let connection = self.connection_of(workspace, client_id).await?;
         let mut queues = vec![connection.queue.as_str()];
         queues.extend(connection.dead_letter_queue.as_deref());
         let caller = Self::admin_caller(actor, &queues);
@@ -284,15 +447,18 @@ impl SombusState {
             }
         }
         let audit = self.audit(
-            actor,
+            &actor.name,
             workspace,
             client_id,
             "connection.remove",
             format!("queues {} deleted", queues.join(", ")),
         );
-        let removed = self.check.store().remove(client_id, audit);
+        let client = client_id.to_owned();
+        let removed = self
+            .with_store(move |store| store.remove(&client, audit))
+            .await;
         self.check.forget(client_id);
-        removed.map_err(store_error)
+        removed
     }
 
     /// Moves the connection's dead letters back to its queue; answers the task's handle.
@@ -339,12 +505,20 @@ impl SombusState {
             })
     }
 
-    /// Deletes queues made for a connection that could not be finished (best effort, logged).
-    async fn delete_queues(&self, caller: &Caller, queues: &[&str]) {
+    /// Deletes queues made for a connection that could not be finished (those that don't exist
+    /// are fine); answers whether none is left behind (failures are logged).
+    async fn delete_queues(&self, caller: &Caller, queues: &[&str]) -> bool {
+        let mut deleted = true;
         for queue in queues {
-            if let Err(error) = self.gateway.delete_queue(caller, queue).await {
-                tracing::warn!(queue, error = %error.message, "could not delete a half-made connection's queue");
+            match self.gateway.delete_queue(caller, queue).await {
+                Ok(()) => {}
+                Err(error) if error.kind == ErrorKind::QueueNotFound => {}
+                Err(error) => {
+                    tracing::warn!(queue, error = %error.message, "could not delete a half-made connection's queue");
+                    deleted = false;
+                }
             }
         }
+        deleted
     }
 }

@@ -35,6 +35,9 @@ pub fn parse_receive_query(query: Option<&str>) -> Result<ReceiveOptions, Sombus
         // A connection with as many messages in flight as its queue allows waits out its long
         // poll (and answers as soon as room frees) instead of being refused.
         wait_out_over_limit: true,
+        // "While one of them is received and not yet acknowledged, released or timed out, the
+        // next ones of that story wait": within one receive too.
+        one_per_group: true,
     };
     for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
         if !seen.insert(name.clone().into_owned()) {
@@ -256,7 +259,8 @@ impl PulledMessage {
         let field = |name: &str| mapped_field(&message, envelope.as_ref(), name);
         let correlation_id = field("correlation_id").or_else(|| message.group_id.clone());
         Self {
-            receipt_handle: receipt_handle.expose().to_owned(),
+            // URL-safe, as the REST dialects give handles (only the SQS endpoint gives AWS's).
+            receipt_handle: receipt_handle.url_safe().expose().to_owned(),
             message_type: field("message_type"),
             topic: field("topic"),
             producer_id: field("producer_id"),

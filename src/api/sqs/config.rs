@@ -2,7 +2,7 @@
 
 use crate::core::access::Grants;
 use crate::core::error::SettingError;
-use crate::credentials::secrets::read_secret;
+use crate::credentials::secrets::read_signing_secret;
 use crate::credentials::sqs_keys::{self, SqsKey};
 use serde::Deserialize;
 use std::collections::BTreeSet;
@@ -33,7 +33,8 @@ pub struct SqsApiConfig {
 
 /// One access key of the SQS endpoint. SigV4 needs the secret itself (HMAC keys are derived from
 /// it), so it cannot be stored hashed: give it through `secret_env` or `secret_file` so the config
-/// file holds none; `secret` inline is for development.
+/// file holds none; `secret` inline is for development. Whatever the source, the secret is taken
+/// without the blanks around it and must have at least 16 characters.
 #[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SqsCredentialConfig {
@@ -124,14 +125,17 @@ impl SqsApiConfig {
                 ));
             }
             for queue in &credential.queues {
-                if queue != "*" && !queues.contains(queue) {
+                let prefix = queue.strip_suffix('*').filter(|prefix| !prefix.is_empty());
+                if queue != "*" && prefix.is_none() && !queues.contains(queue) {
                     return Err(SettingError::new(
                         format!("{field}.queues"),
-                        format!("`{queue}` is not a queue listed under [queues]"),
+                        format!(
+                            "`{queue}` is not a queue listed under [queues] (nor `*`, nor a prefix ending in `*`)"
+                        ),
                     ));
                 }
             }
-            let secret = read_secret(
+            let secret = read_signing_secret(
                 &field,
                 &credential.secret,
                 &credential.secret_env,

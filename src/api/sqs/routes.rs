@@ -132,6 +132,8 @@ async fn handle(
         return render_error(false, error, &request_id);
     };
     let json_protocol = matches!(protocol, Protocol::Json(_));
+    let protocol_name = if json_protocol { "json" } else { "query" };
+    tracing::Span::current().record("protocol", protocol_name);
     let head = OwnedHead {
         method,
         uri,
@@ -233,6 +235,10 @@ async fn serve(
             .clone()
             .unwrap_or_else(|| format!("http://{host}")),
     };
+    let protocol_kind = match protocol {
+        Protocol::Json(_) => ProtocolKind::Json,
+        Protocol::Query => ProtocolKind::Query,
+    };
     let (action, body) = match protocol {
         Protocol::Json(action) => (action, body),
         Protocol::Query => {
@@ -250,6 +256,14 @@ async fn serve(
     };
     // The head's bytes are the connection's read buffer: a receive may wait 20 s without it.
     drop(head);
+    let named = action_name(&action);
+    tracing::Span::current().record("action", named);
+    let protocol_name = if matches!(protocol_kind, ProtocolKind::Json) {
+        "json"
+    } else {
+        "query"
+    };
+    state.gateway.meters().sqs_request(named, protocol_name);
     let answer = context.dispatch(&action, &body).await?;
     Ok((action, answer))
 }
@@ -313,6 +327,50 @@ fn sigv4_error(error: &SigV4Error) -> SqsError {
 
 /// The core operation an SQS action performs (what it needs of the caller); `None` for actions
 /// the endpoint does not know.
+/// Which protocol a request came in, once its action is read.
+#[derive(Clone, Copy)]
+enum ProtocolKind {
+    Json,
+    Query,
+}
+
+/// The actions the endpoint serves, by the name clients send.
+const ACTIONS: [&str; 23] = [
+    "SendMessage",
+    "SendMessageBatch",
+    "ReceiveMessage",
+    "DeleteMessage",
+    "DeleteMessageBatch",
+    "ChangeMessageVisibility",
+    "ChangeMessageVisibilityBatch",
+    "GetQueueUrl",
+    "GetQueueAttributes",
+    "ListQueues",
+    "ListQueueTags",
+    "ListDeadLetterSourceQueues",
+    "PurgeQueue",
+    "CreateQueue",
+    "DeleteQueue",
+    "SetQueueAttributes",
+    "TagQueue",
+    "UntagQueue",
+    "StartMessageMoveTask",
+    "CancelMessageMoveTask",
+    "ListMessageMoveTasks",
+    "AddPermission",
+    "RemovePermission",
+];
+
+/// `action` as a name for logs and metrics: one of [`ACTIONS`], else `unknown` (a client's
+/// text never becomes a label).
+fn action_name(action: &str) -> &'static str {
+    ACTIONS
+        .iter()
+        .find(|known| **known == action)
+        .copied()
+        .unwrap_or("unknown")
+}
+
 fn operation_of(action: &str) -> Option<Operation> {
     Some(match action {
         "SendMessage" | "SendMessageBatch" => Operation::Send,
@@ -706,7 +764,18 @@ impl Context<'_> {
                 "ContentBasedDeduplication",
                 attributes.content_based_deduplication.to_string(),
             );
+            let (scope, limit) = if attributes.per_group_throughput {
+                ("messageGroup", "perMessageGroupId")
+            } else {
+                ("queue", "perQueue")
+            };
+            all.insert("DeduplicationScope", scope.into());
+            all.insert("FifoThroughputLimit", limit.into());
         }
+        all.insert(
+            "SqsManagedSseEnabled",
+            attributes.managed_encryption.to_string(),
+        );
         if let Some(redrive) = &attributes.redrive {
             all.insert(
                 "RedrivePolicy",
@@ -799,6 +868,7 @@ impl Context<'_> {
             attempt_id: request.receive_request_attempt_id,
             // SQS answers OverLimit.
             wait_out_over_limit: false,
+            one_per_group: false,
         };
         let system_names: Vec<String> = request
             .message_system_attribute_names

@@ -466,6 +466,8 @@ pub(super) fn outgoing(entry: SendEntry) -> Result<OutgoingMessage, SqsError> {
             },
         );
     }
+    // The other APIs take any 1-256-byte name; this one promises SQS's own rule.
+    crate::core::message_rules::check_sqs_names(&attributes).map_err(SqsError::from)?;
     Ok(OutgoingMessage {
         body,
         attributes,

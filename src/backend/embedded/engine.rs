@@ -233,6 +233,25 @@ impl State {
     }
 }
 
+/// How many messages a receive takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Take {
+    /// At most this many.
+    pub max: usize,
+    /// FIFO: at most one of each message group (its first).
+    pub one_per_group: bool,
+}
+
+impl Take {
+    /// Up to `max`, several of a group where they are next in line.
+    pub fn upto(max: usize) -> Self {
+        Self {
+            max,
+            one_per_group: false,
+        }
+    }
+}
+
 /// A record of a FIFO deduplication id.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Dedup {
@@ -1039,7 +1058,7 @@ impl Queue {
     ) -> Received {
         let limits = InFlightLimits::default();
         self.receive_within(
-            max,
+            Take::upto(max),
             visibility_seconds,
             attempt_id,
             dead_letter_ready,
@@ -1053,7 +1072,7 @@ impl Queue {
     #[allow(clippy::too_many_arguments)]
     pub fn receive_within(
         &mut self,
-        max: usize,
+        take: Take,
         visibility_seconds: u32,
         attempt_id: Option<&str>,
         dead_letter_ready: bool,
@@ -1101,8 +1120,9 @@ impl Queue {
             received.over_limit = true;
             return received;
         }
+        let max = take.max;
         let candidates = if self.settings.fifo {
-            self.fifo_candidates(max.min(room), now)
+            self.fifo_candidates(max.min(room), take.one_per_group, now)
         } else {
             self.schedule
                 .iter()
@@ -1172,7 +1192,7 @@ impl Queue {
     /// A merge over the groups' own orders: the next candidate is the lowest of the next group
     /// head and the next message of the groups already being taken from; a group stops at its
     /// first message that is not visible. Groups with a message in flight are skipped whole.
-    fn fifo_candidates(&self, max: usize, now: i64) -> Vec<u64> {
+    fn fifo_candidates(&self, max: usize, one_per_group: bool, now: i64) -> Vec<u64> {
         use std::cmp::Reverse;
         use std::collections::BinaryHeap;
         let visible = |seq: u64| {
@@ -1210,6 +1230,9 @@ impl Queue {
                 continue;
             }
             taken.push(seq);
+            if one_per_group {
+                continue;
+            }
             if let Some(&after) = self
                 .groups
                 .get(group)
@@ -1262,6 +1285,36 @@ impl Queue {
         self.unindex(seq, &message);
         let mut updated = message;
         updated.state.visible_at = now + i64::from(seconds) * 1000;
+        self.index(seq, &updated, now);
+        journal.push(self.state_record(seq, &updated));
+        self.messages.insert(seq, updated);
+        EntryOutcome::Ok
+    }
+
+    /// Gives back the delivery `(seq, receipt)`, which no client got: visible now, its receive
+    /// count and first receive time as before it was taken. Only the current delivery can.
+    pub fn return_undelivered(
+        &mut self,
+        seq: u64,
+        receipt: u64,
+        now: i64,
+        journal: &mut Vec<Op>,
+    ) -> EntryOutcome {
+        self.expire(now, journal);
+        let Some(message) = self.messages.get(&seq).cloned() else {
+            return EntryOutcome::Gone;
+        };
+        if !message.state.is_delivery(receipt) {
+            return EntryOutcome::Gone;
+        }
+        self.unindex(seq, &message);
+        let mut updated = message;
+        updated.state.receive_count = updated.state.receive_count.saturating_sub(1);
+        if updated.state.receive_count == 0 {
+            updated.state.first_received_at = None;
+            updated.state.receipt = None;
+        }
+        updated.state.visible_at = updated.state.visible_at.min(now);
         self.index(seq, &updated, now);
         journal.push(self.state_record(seq, &updated));
         self.messages.insert(seq, updated);
@@ -1376,6 +1429,48 @@ mod tests {
 
     fn receive(queue: &mut Queue, max: usize, visibility: u32, now: i64) -> Received {
         queue.receive(max, visibility, None, true, now, &mut Vec::new())
+    }
+
+    #[test]
+    fn a_delivery_given_back_undelivered_is_visible_at_once_and_uncounted() {
+        let mut q = queue("q", QueueSettings::default());
+        q.send(text("a"), T0, &mut Vec::new()).unwrap();
+        let first = receive(&mut q, 10, 30, T0);
+        let (seq, receipt) = (first.delivered[0].seq, first.delivered[0].receipt);
+        assert_eq!(
+            q.return_undelivered(seq, receipt, T0 + 5, &mut Vec::new()),
+            EntryOutcome::Ok
+        );
+        assert_eq!(
+            q.return_undelivered(seq, receipt, T0 + 6, &mut Vec::new()),
+            EntryOutcome::Gone,
+            "only the current delivery can be given back"
+        );
+        let again = receive(&mut q, 10, 30, T0 + 10);
+        assert_eq!(bodies(&again), ["a"], "visible at once, not after 30 s");
+        let state = again.delivered[0].message.state;
+        assert_eq!(state.receive_count, 1, "the first take did not count");
+        assert_eq!(state.first_received_at.map(NonZeroI64::get), Some(T0 + 10));
+        // A later delivery given back keeps the earlier ones' count and first receive time.
+        let (seq, receipt) = (again.delivered[0].seq, again.delivered[0].receipt);
+        let third = receive(&mut q, 10, 30, T0 + 40_010);
+        assert_eq!(third.delivered[0].message.state.receive_count, 2);
+        assert_eq!(
+            q.return_undelivered(seq, receipt, T0 + 40_020, &mut Vec::new()),
+            EntryOutcome::Gone
+        );
+        let (seq, receipt) = (third.delivered[0].seq, third.delivered[0].receipt);
+        q.return_undelivered(seq, receipt, T0 + 40_020, &mut Vec::new());
+        let fourth = receive(&mut q, 10, 30, T0 + 40_030);
+        assert_eq!(fourth.delivered[0].message.state.receive_count, 2);
+        assert_eq!(
+            fourth.delivered[0]
+                .message
+                .state
+                .first_received_at
+                .map(NonZeroI64::get),
+            Some(T0 + 10)
+        );
     }
 
     #[test]
@@ -2021,7 +2116,7 @@ mod tests {
                 q.expire(now, &mut journal);
                 for max in [1, 3, 10] {
                     assert_eq!(
-                        q.fifo_candidates(max, now),
+                        q.fifo_candidates(max, false, now),
                         scanned_fifo_candidates(&q, max, now),
                         "round {round}, step {step}, max {max}"
                     );

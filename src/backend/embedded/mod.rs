@@ -28,7 +28,7 @@ use crate::core::model::{
 };
 use async_trait::async_trait;
 use chrono::{DateTime, TimeZone, Utc};
-use engine::{Body, BodyCache, Delivered, Held, Message, Op, Queue, Settings};
+use engine::{Body, BodyCache, Delivered, Held, Message, Op, Queue, Settings, Take};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -597,6 +597,9 @@ impl EmbeddedBackend {
                 content_based_deduplication: settings.content_based_deduplication,
                 created_timestamp: Some(settings.created_at),
                 last_modified_timestamp: Some(settings.modified_at),
+                per_group_throughput: false,
+                // The engine's store is plain files: encrypt the disk if that is needed.
+                managed_encryption: false,
             },
         }
     }
@@ -631,7 +634,10 @@ impl EmbeddedBackend {
         }
         let target_ready = target.as_ref().is_some_and(|target| !target.deleted);
         let received = source.receive_within(
-            request.max_messages as usize,
+            Take {
+                max: request.max_messages as usize,
+                one_per_group: request.one_per_group,
+            },
             request.visibility_timeout_seconds,
             request.attempt_id.as_deref(),
             target_ready,
@@ -813,6 +819,12 @@ impl Backend for EmbeddedBackend {
         let deadline =
             tokio::time::Instant::now() + Duration::from_secs(request.wait_seconds.into());
         loop {
+            // Nobody waits for the answer: take nothing, and pass on a wake-up this wait may
+            // have taken, so a waiting receive looks in its place.
+            if request.abandoned.is_cancelled() {
+                slot.notify.notify_one();
+                return Ok(Vec::new());
+            }
             // Registered before looking, so a send between the look and the wait is not missed.
             let notified = slot.notify.notified();
             tokio::pin!(notified);
@@ -862,6 +874,7 @@ impl Backend for EmbeddedBackend {
                 () = &mut notified => {}
                 () = tokio::time::sleep(wake) => {}
                 () = self.closing.cancelled() => return Ok(Vec::new()),
+                () = request.abandoned.cancelled() => return Ok(Vec::new()),
             }
             // A deleted queue ends the wait with QueueNotFound.
             self.slot(queue_url)?;
@@ -898,6 +911,24 @@ impl Backend for EmbeddedBackend {
                     Some((seq, receipt)) => {
                         queue.change_visibility(seq, receipt, *seconds, now, journal)
                     }
+                    None => EntryOutcome::Gone,
+                })
+                .collect()
+        })
+        .await
+    }
+
+    async fn return_undelivered(
+        &self,
+        queue_url: &str,
+        backend_handles: &[&str],
+    ) -> Result<Vec<EntryOutcome>, BackendError> {
+        // Waking pollers: the messages are visible again.
+        self.apply(queue_url, |queue, now, journal| {
+            backend_handles
+                .iter()
+                .map(|handle| match parse_handle(handle) {
+                    Some((seq, receipt)) => queue.return_undelivered(seq, receipt, now, journal),
                     None => EntryOutcome::Gone,
                 })
                 .collect()

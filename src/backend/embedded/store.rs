@@ -170,27 +170,30 @@ impl Store {
     pub fn open(dir: &Path, cache_bytes: usize) -> Result<(Self, Recovered), StoreError> {
         std::fs::create_dir_all(dir).map_err(StoreError::from)?;
         let path = dir.join("queues.redb");
-        let db = Database::builder()
-            .set_cache_size(cache_bytes)
-            .create(&path)
-            .map_err(StoreError::from)?;
-        // Message bodies are the owner's business only.
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
-                .map_err(StoreError::from)?;
+        // A store the gateway made is never empty (it starts with a header): an empty file is a
+        // damaged or truncated store, not a new one, and is not silently made one.
+        if std::fs::metadata(&path).is_ok_and(|meta| meta.len() == 0) {
+            return Err(StoreError(format!(
+                "{} is empty (0 bytes), so it is not a store this gateway wrote: restore it from a backup, or move it away to start with no messages",
+                path.display()
+            )));
         }
-        {
-            let txn = db.begin_write().map_err(StoreError::from)?;
-            txn.open_table(QUEUES).map_err(StoreError::from)?;
-            txn.open_table(SEQUENCES).map_err(StoreError::from)?;
-            txn.open_table(BODIES).map_err(StoreError::from)?;
-            txn.open_table(STATES).map_err(StoreError::from)?;
-            txn.open_table(DEDUP).map_err(StoreError::from)?;
-            txn.commit().map_err(StoreError::from)?;
-        }
-        let recovered = read_all(&db)?;
+        // redb asserts on some damage instead of answering an error: either way the answer is
+        // that the file is damaged, named, never a panic.
+        let opened = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            Self::open_database(&path, cache_bytes)
+        }));
+        let (db, recovered) = match opened {
+            Ok(result) => {
+                result.map_err(|error| StoreError(format!("{}: {}", path.display(), error.0)))?
+            }
+            Err(_) => {
+                return Err(StoreError(format!(
+                    "{} is damaged and cannot be read: restore it from a backup, or move it away to start with no messages",
+                    path.display()
+                )));
+            }
+        };
         let db = Arc::new(db);
         let writer_db = Arc::clone(&db);
         let (submissions, receiver) = mpsc::channel();
@@ -212,6 +215,32 @@ impl Store {
             },
             recovered,
         ))
+    }
+
+    /// Opens (or creates) the database at `path`, makes its tables, and reads it back.
+    fn open_database(path: &Path, cache_bytes: usize) -> Result<(Database, Recovered), StoreError> {
+        let db = Database::builder()
+            .set_cache_size(cache_bytes)
+            .create(path)
+            .map_err(StoreError::from)?;
+        // Message bodies are the owner's business only.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+                .map_err(StoreError::from)?;
+        }
+        {
+            let txn = db.begin_write().map_err(StoreError::from)?;
+            txn.open_table(QUEUES).map_err(StoreError::from)?;
+            txn.open_table(SEQUENCES).map_err(StoreError::from)?;
+            txn.open_table(BODIES).map_err(StoreError::from)?;
+            txn.open_table(STATES).map_err(StoreError::from)?;
+            txn.open_table(DEDUP).map_err(StoreError::from)?;
+            txn.commit().map_err(StoreError::from)?;
+        }
+        let recovered = read_all(&db)?;
+        Ok((db, recovered))
     }
 
     /// Queues the records of one operation; call while holding the lock that ordered them.

@@ -137,6 +137,48 @@ impl SqsBackend {
         }
         Ok(attributes)
     }
+
+    /// One `ReceiveMessage` call.
+    async fn receive_once(
+        &self,
+        queue_url: &str,
+        request: &BackendReceive,
+    ) -> Result<Vec<BackendMessage>, BackendError> {
+        let answer = self
+            .client
+            .receive_message()
+            .queue_url(queue_url)
+            .max_number_of_messages(to_i32(request.max_messages))
+            .wait_time_seconds(to_i32(request.wait_seconds))
+            .visibility_timeout(to_i32(request.visibility_timeout_seconds))
+            .message_system_attribute_names(MessageSystemAttributeName::All)
+            .message_attribute_names("All")
+            .set_receive_request_attempt_id(request.attempt_id.clone())
+            .send()
+            .await;
+        let answer = match answer {
+            Ok(answer) => answer,
+            // Too many messages in flight: each dialect answers it its own way.
+            Err(error) if error.code() == Some("OverLimit") => {
+                return Err(BackendError::OverLimit);
+            }
+            Err(error) => return Err(map_error(error)),
+        };
+        answer
+            .messages
+            .unwrap_or_default()
+            .into_iter()
+            .map(parse_message)
+            .collect()
+    }
+}
+
+/// The attempt id of call `call` of a receive made one message at a time: its own per call (a
+/// retry of the receive repeats each), within SQS's 128 characters.
+fn per_call_attempt_id(attempt_id: &str, call: u32) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(attempt_id.as_bytes());
+    format!("{}-{call}", hex::encode(digest))
 }
 
 fn timeouts(connect_seconds: u64) -> TimeoutConfig {
@@ -182,32 +224,37 @@ impl Backend for SqsBackend {
         queue_url: &str,
         request: &BackendReceive,
     ) -> Result<Vec<BackendMessage>, BackendError> {
-        let answer = self
-            .client
-            .receive_message()
-            .queue_url(queue_url)
-            .max_number_of_messages(to_i32(request.max_messages))
-            .wait_time_seconds(to_i32(request.wait_seconds))
-            .visibility_timeout(to_i32(request.visibility_timeout_seconds))
-            .message_system_attribute_names(MessageSystemAttributeName::All)
-            .message_attribute_names("All")
-            .set_receive_request_attempt_id(request.attempt_id.clone())
-            .send()
-            .await;
-        let answer = match answer {
-            Ok(answer) => answer,
-            // Too many messages in flight: each dialect answers it its own way.
-            Err(error) if error.code() == Some("OverLimit") => {
-                return Err(BackendError::OverLimit);
+        if !request.one_per_group || request.max_messages <= 1 {
+            return self.receive_once(queue_url, request).await;
+        }
+        // SQS hands out several messages of a group together; one at a time, the group's next
+        // one stays locked behind the first (in flight), so each call takes another group's.
+        let mut received = Vec::new();
+        for call in 0..request.max_messages {
+            let one = BackendReceive {
+                max_messages: 1,
+                wait_seconds: if call == 0 { request.wait_seconds } else { 0 },
+                attempt_id: request
+                    .attempt_id
+                    .as_deref()
+                    .map(|id| per_call_attempt_id(id, call)),
+                ..request.clone()
+            };
+            let got = match self.receive_once(queue_url, &one).await {
+                Ok(got) => got,
+                // What earlier calls took is answered; the error would hide it.
+                Err(_) if !received.is_empty() => break,
+                Err(error) => return Err(error),
+            };
+            if got.is_empty() {
+                break;
             }
-            Err(error) => return Err(map_error(error)),
-        };
-        answer
-            .messages
-            .unwrap_or_default()
-            .into_iter()
-            .map(parse_message)
-            .collect()
+            received.extend(got);
+            if request.abandoned.is_cancelled() {
+                break;
+            }
+        }
+        Ok(received)
     }
 
     async fn delete_batch(
@@ -752,6 +799,12 @@ fn parse_queue_attributes(
         last_modified_timestamp: raw
             .get(&QueueAttributeName::LastModifiedTimestamp)
             .and_then(|value| value.parse().ok()),
+        per_group_throughput: raw
+            .get(&QueueAttributeName::FifoThroughputLimit)
+            .is_some_and(|value| value == "perMessageGroupId"),
+        managed_encryption: raw
+            .get(&QueueAttributeName::SqsManagedSseEnabled)
+            .is_some_and(|value| value == "true"),
     }
 }
 

@@ -290,7 +290,7 @@ impl Gateway {
         };
         let mut by_queue: BTreeMap<String, Vec<(usize, HandleClaims, T)>> = BTreeMap::new();
         for (candidate, standing) in candidates.into_iter().zip(standings) {
-            if self.may_act(standing) {
+            if self.may_act(standing, &candidate.1) {
                 by_queue
                     .entry(candidate.1.queue.clone())
                     .or_default()
@@ -299,16 +299,25 @@ impl Gateway {
         }
         by_queue
     }
-    /// Whether a handle with this standing may act on the backend.
-    fn may_act(&self, standing: Standing) -> bool {
+    /// Whether a handle with this standing may act on the backend. An unknown delivery the
+    /// ledger may have pushed out to stay within its size goes to the backend, whatever the
+    /// policy: another caller's deliveries must not turn a current one's acknowledgement into
+    /// one that changes nothing (the embedded engine acts only on a current delivery; SQS as it
+    /// would without the gateway).
+    fn may_act(&self, standing: Standing, claims: &HandleClaims) -> bool {
         match standing {
             Standing::Current => true,
             Standing::Stale => false,
             Standing::Unknown => {
-                let pass = self.unknown_deliveries == UnknownDeliveries::PassThrough;
-                let policy = if pass { "pass_through" } else { "stale" };
+                let policy = if self.unknown_deliveries == UnknownDeliveries::PassThrough {
+                    "pass_through"
+                } else if self.state.may_have_evicted_since(claims.received_at) {
+                    "evicted"
+                } else {
+                    "stale"
+                };
                 self.meters.unknown_deliveries(policy, 1);
-                pass
+                policy != "stale"
             }
         }
     }

@@ -6,6 +6,7 @@ use super::Gateway;
 use super::ReceiveOptions;
 use super::clamp_visibility;
 use super::finishing::Finishing;
+use super::handoff::Held;
 use crate::core::GatewayError;
 use crate::core::access::Caller;
 use crate::core::access::Principal;
@@ -31,6 +32,8 @@ use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tokio_util::sync::CancellationToken;
 
 impl Gateway {
     /// Sends messages to the gateway queue `queue`; one result per message, in order.
@@ -111,9 +114,12 @@ impl Gateway {
 
     /// Receives messages from the gateway queue `queue`.
     ///
-    /// The backend call, the ledger records and the sealing run as one task: if nobody waits for its
-    /// answer any more (the client went away, or shutdown answered it empty), the messages it got are
-    /// released at once instead of staying hidden for their visibility timeout.
+    /// The backend call, the ledger records and the sealing run as one piece of work that finishes
+    /// even when nobody waits for its answer any more (the client went away, or shutdown answered
+    /// it empty). Such a receive takes nothing more where the backend can end its wait (the
+    /// embedded engine), and what it took anyway is given back uncounted, or, on a backend that
+    /// counts every take (SQS), handed to the next receive of the queue: a delivery attempt is
+    /// spent only on a delivery a client got.
     pub async fn receive(
         self: &Arc<Self>,
         caller: &Caller,
@@ -124,6 +130,10 @@ impl Gateway {
         if self.shutdown.is_cancelled() {
             return Ok(Vec::new());
         }
+        // Cancelled when this request is dropped or answered: the work below, if still running,
+        // then knows that nobody waits for it.
+        let abandoned = CancellationToken::new();
+        let _abandon_when_dropped = abandoned.clone().drop_guard();
         // Boxed, as is everything around the wait: a waiting receive's futures hold only what
         // the wait needs (ten thousand idle long polls are ten thousand of them).
         let PreparedReceive {
@@ -131,7 +141,7 @@ impl Gateway {
             attempt,
             request,
             wait_out_over_limit,
-        } = match Box::pin(self.prepare_receive(caller, queue, options)).await? {
+        } = match Box::pin(self.prepare_receive(caller, queue, options, abandoned)).await? {
             Prepared::Replayed(deliveries) => return Ok(deliveries),
             Prepared::Receive(prepared) => prepared,
         };
@@ -156,13 +166,12 @@ impl Gateway {
             }
             result
         };
-        let backend = Arc::clone(&self.backend);
+        let owner = Arc::clone(self);
         let receiving = Finishing::new(&self.tasks, work, move |result| async move {
-            // With an attempt id the client retries to get these same deliveries back.
-            if let Ok(abandoned) = result
-                && !keeps_answer
-            {
-                release_abandoned(backend.as_ref(), &url, abandoned).await;
+            match result {
+                // With an attempt id the client retries to get these same deliveries back.
+                Ok(deliveries) if !keeps_answer => owner.give_back(&url, deliveries).await,
+                _ => owner.meters.abandoned_receive("kept_for_retry"),
             }
         });
         tokio::select! {
@@ -180,6 +189,7 @@ impl Gateway {
         caller: &Caller,
         queue: &str,
         options: ReceiveOptions,
+        abandoned: CancellationToken,
     ) -> Result<Prepared, GatewayError> {
         let resolved = self.registry.get(queue).await?;
         let attempt = options
@@ -208,6 +218,8 @@ impl Gateway {
                 .visibility_timeout_seconds
                 .unwrap_or(resolved.attributes.visibility_timeout_seconds),
             attempt_id: options.attempt_id,
+            one_per_group: options.one_per_group,
+            abandoned,
         };
         Ok(Prepared::Receive(PreparedReceive {
             resolved,
@@ -228,6 +240,10 @@ impl Gateway {
     ) -> Result<(Vec<Delivery>, Vec<Attempted>), GatewayError> {
         let deadline = tokio::time::Instant::now()
             + std::time::Duration::from_secs(request.wait_seconds.into());
+        if let Some((received_at, handed)) = Box::pin(self.handed_on(resolved, request)).await {
+            return Box::pin(self.seal_received(queue, resolved, request, received_at, Ok(handed)))
+                .await;
+        }
         let _waiting = (request.wait_seconds > 0).then(|| self.meters.long_poll());
         let (received_at, answer) = loop {
             // Taken before the backend call, so our 12-hour mark is never later than the backend's.
@@ -239,7 +255,7 @@ impl Gateway {
                 wait_seconds: u32::try_from(seconds).unwrap_or(request.wait_seconds),
                 ..request.clone()
             };
-            match self.backend.receive(&resolved.url, &attempt).await {
+            match self.backend_receive(&resolved.url, &attempt).await {
                 Err(BackendError::OverLimit) if wait_out_over_limit => {
                     if rest.is_zero() {
                         tracing::warn!(queue, "too many messages in flight; answering none");
@@ -251,6 +267,7 @@ impl Gateway {
                         tokio::select! {
                             () = tokio::time::sleep(rest.min(OVER_LIMIT_RETRY)) => true,
                             () = self.shutdown.cancelled() => false,
+                            () = request.abandoned.cancelled() => false,
                         }
                     });
                     if !paused.await {
@@ -493,26 +510,165 @@ impl DeadLetterSource {
     }
 }
 
-/// Releases (visibility 0) what a receive got for a client that went away.
-async fn release_abandoned(backend: &dyn Backend, url: &str, deliveries: Vec<Delivery>) {
-    if deliveries.is_empty() {
-        return;
+/// The most backend receives left running for clients that went away (on a backend that cannot
+/// end its wait without taking, SQS); one more is cut off at once, and a message its backend
+/// call took anyway stays hidden for its visibility timeout.
+const MAX_ABANDONED_RUNNING: usize = 1_000;
+
+/// One backend receive still running for a client that went away; counted while it lives.
+struct AbandonedRunning<'a>(&'a AtomicUsize);
+
+impl<'a> AbandonedRunning<'a> {
+    /// Counts one more; answers it with how many run now, this one included.
+    fn enter(running: &'a AtomicUsize) -> (Self, usize) {
+        let now = running.fetch_add(1, Ordering::Relaxed) + 1;
+        (Self(running), now)
     }
-    let messages = deliveries;
-    let entries: Vec<(&str, u32)> = messages
-        .iter()
-        .map(|delivery| (delivery.message.backend_handle.as_str(), 0))
-        .collect();
-    match backend.change_visibility_batch(url, &entries).await {
-        Ok(_) => tracing::info!(
-            count = messages.len(),
-            "released messages of an abandoned receive"
-        ),
-        Err(error) => tracing::warn!(
-            count = messages.len(),
-            %error,
-            "could not release messages of an abandoned receive; they reappear after their visibility timeout"
-        ),
+}
+
+impl Drop for AbandonedRunning<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Gateway {
+    /// The backend receive. Once nobody waits for it, it counts among the abandoned ones still
+    /// running, and is cut off when [`MAX_ABANDONED_RUNNING`] already run.
+    async fn backend_receive(
+        &self,
+        url: &str,
+        request: &BackendReceive,
+    ) -> Result<Vec<BackendMessage>, BackendError> {
+        let call = self.backend.receive(url, request);
+        tokio::pin!(call);
+        tokio::select! {
+            biased;
+            answer = &mut call => return answer,
+            () = request.abandoned.cancelled() => {}
+        }
+        let (_running, running) = AbandonedRunning::enter(&self.abandoned_running);
+        if running > MAX_ABANDONED_RUNNING {
+            self.meters.abandoned_receive("cut");
+            tracing::debug!("too many abandoned receives running; cutting this one off");
+            return Ok(Vec::new());
+        }
+        call.await
+    }
+
+    /// Deliveries held for the next receive of this queue, if any: extended to this receive's
+    /// visibility timeout under their backend receipt, and answered with the time of the change.
+    async fn handed_on(
+        &self,
+        resolved: &ResolvedQueue,
+        request: &BackendReceive,
+    ) -> Option<(DateTime<Utc>, Vec<BackendMessage>)> {
+        let now = self.clock.now();
+        let held = self
+            .handoff
+            .take(&resolved.url, request.max_messages as usize, now);
+        if held.is_empty() {
+            return None;
+        }
+        let entries: Vec<(&str, u32)> = held
+            .iter()
+            .map(|held| {
+                (
+                    held.message.backend_handle.as_str(),
+                    request.visibility_timeout_seconds,
+                )
+            })
+            .collect();
+        let outcomes = match self
+            .backend
+            .change_visibility_batch(&resolved.url, &entries)
+            .await
+        {
+            Ok(outcomes) => outcomes,
+            Err(error) => {
+                tracing::warn!(
+                    count = held.len(),
+                    %error,
+                    "could not hand on messages of an abandoned receive; they reappear after their visibility timeout"
+                );
+                return None;
+            }
+        };
+        let messages: Vec<BackendMessage> = held
+            .into_iter()
+            .zip(outcomes)
+            .filter(|(_, outcome)| *outcome == EntryOutcome::Ok)
+            .map(|(held, _)| held.message)
+            .collect();
+        (!messages.is_empty()).then_some((now, messages))
+    }
+
+    /// What a receive got for a client that went away: given back uncounted where the backend
+    /// can, else held for the next receive of the queue (past the hold's bound, released).
+    async fn give_back(&self, url: &str, deliveries: Vec<Delivery>) {
+        if deliveries.is_empty() {
+            self.meters.abandoned_receive("nothing_taken");
+            return;
+        }
+        let handles: Vec<&str> = deliveries
+            .iter()
+            .map(|delivery| delivery.message.backend_handle.as_str())
+            .collect();
+        match self.backend.return_undelivered(url, &handles).await {
+            Ok(_) => {
+                self.meters.abandoned_receive("given_back");
+                tracing::info!(
+                    count = deliveries.len(),
+                    "gave back the messages of an abandoned receive, uncounted"
+                );
+            }
+            Err(BackendError::Unsupported(_)) => {
+                self.meters.abandoned_receive("handed_on");
+                let held = deliveries
+                    .into_iter()
+                    .map(|delivery| Held {
+                        lease_ends: delivery.visible_at,
+                        message: delivery.message,
+                    })
+                    .collect();
+                let over = self.handoff.hold(url, held);
+                tracing::info!("holding the messages of an abandoned receive for the next receive");
+                release(self.backend.as_ref(), url, &over).await;
+            }
+            Err(error) => tracing::warn!(
+                count = deliveries.len(),
+                %error,
+                "could not give back messages of an abandoned receive; they reappear after their visibility timeout"
+            ),
+        }
+    }
+
+    /// Releases (visibility 0) every delivery still held for a next receive (at shutdown).
+    pub(super) async fn release_handed_on(&self) {
+        for (url, held) in self.handoff.take_all() {
+            release(self.backend.as_ref(), &url, &held).await;
+        }
+    }
+}
+
+/// Releases (visibility 0) held deliveries nobody will be handed; their take stays counted.
+async fn release(backend: &dyn Backend, url: &str, held: &[Held]) {
+    for chunk in held.chunks(10) {
+        let entries: Vec<(&str, u32)> = chunk
+            .iter()
+            .map(|held| (held.message.backend_handle.as_str(), 0))
+            .collect();
+        match backend.change_visibility_batch(url, &entries).await {
+            Ok(_) => tracing::info!(
+                count = chunk.len(),
+                "released messages of an abandoned receive"
+            ),
+            Err(error) => tracing::warn!(
+                count = chunk.len(),
+                %error,
+                "could not release messages of an abandoned receive; they reappear after their visibility timeout"
+            ),
+        }
     }
 }
 

@@ -43,6 +43,9 @@ pub struct ReceiveOptions {
     /// When the queue has as many messages in flight as it may: `false` answers `OverLimit` (as
     /// SQS does), `true` waits out the long poll, answering as soon as room frees (as ezgh does).
     pub wait_out_over_limit: bool,
+    /// FIFO: at most one message of each message group in the answer (each group's first), so
+    /// a group has at most one message in flight at a time.
+    pub one_per_group: bool,
 }
 
 /// The core service shared by every dialect.
@@ -58,6 +61,11 @@ pub struct Gateway {
     clock: Arc<dyn Clock>,
     shutdown: CancellationToken,
     tasks: TaskTracker,
+    /// Deliveries that receives took for clients that went away, for the next receive (on a
+    /// backend that cannot give them back uncounted).
+    handoff: handoff::Handoff,
+    /// Backend receives still running whose client went away.
+    abandoned_running: std::sync::atomic::AtomicUsize,
     /// Deliveries with a receive count above 1, per gateway queue, since start (metrics).
     redeliveries: std::sync::Mutex<std::collections::HashMap<String, u64>>,
     /// What operators see of it.
@@ -76,6 +84,7 @@ impl std::fmt::Debug for Gateway {
 mod aliases;
 mod finishing;
 mod handles;
+mod handoff;
 mod messages;
 mod queues;
 mod redrive;
@@ -103,6 +112,8 @@ impl Gateway {
             clock,
             shutdown,
             tasks: TaskTracker::new(),
+            handoff: handoff::Handoff::default(),
+            abandoned_running: std::sync::atomic::AtomicUsize::new(0),
             redeliveries: std::sync::Mutex::default(),
             meters: Meters::default(),
         }
@@ -234,10 +245,12 @@ impl Gateway {
     pub fn shutting_down(&self) {
         self.backend.shutting_down();
     }
-    /// Waits until background work (releasing abandoned receives) has finished.
+    /// Waits until background work (giving back what abandoned receives took) has finished,
+    /// then releases what is still held for a next receive.
     pub async fn drain(&self) {
         self.tasks.close();
         self.tasks.wait().await;
+        self.release_handed_on().await;
     }
     /// Maps a backend answer about `queue`, forgetting the cached queue when the backend says it is gone.
     async fn settle<T>(

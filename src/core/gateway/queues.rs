@@ -34,7 +34,7 @@ impl Gateway {
         let names = self.registry.names(prefix).await?;
         Ok(names
             .into_iter()
-            .filter(|name| caller.may(Action::Inspect, name))
+            .filter(|name| caller.lists(name))
             .collect())
     }
     /// The queue's settings and message counts.

@@ -22,7 +22,8 @@ pub enum Refusal {
     Unauthenticated(&'static str),
     /// Valid credentials, but not of an active consumer connection.
     NotRegistered(&'static str),
-    /// The credential store could not be read (detail logged).
+    /// The credential store could not be read (detail logged), or the connection's queues are
+    /// still being made: retry shortly.
     Unavailable,
 }
 
@@ -114,6 +115,10 @@ impl CredentialCheck {
             },
         );
         let serial = connection.secret_serial(secret, now).ok_or(WRONG)?;
+        if connection.creating {
+            // Its queues are being made: a moment later it gets tokens.
+            return Err(Refusal::Unavailable);
+        }
         if connection.status != ConnectionStatus::Active {
             return Err(Refusal::Unauthenticated("the connection is revoked"));
         }
@@ -144,6 +149,10 @@ impl CredentialCheck {
             .connection(&claims.sub, now, fresh_within)?
             .filter(|connection| connection.workspace == claims.tenant)
             .ok_or(Refusal::NotRegistered("the connection was removed"))?;
+        if connection.creating {
+            // "Your queue is still being set up".
+            return Err(Refusal::Unavailable);
+        }
         if claims.role != Role::Consumer || connection.role != Role::Consumer {
             return Err(Refusal::NotRegistered(
                 "a producer's token can't read a queue: use the consumer connection's credentials",

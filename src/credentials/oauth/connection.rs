@@ -84,6 +84,10 @@ pub struct Connection {
     pub tier: String,
     /// Active or revoked.
     pub status: ConnectionStatus,
+    /// Set while its queues are being made: until they exist it gets no token and reads nothing
+    /// (a create that never finishes is undone, see `api::sombus`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub creating: bool,
     /// Goes up with each rotation (and revocation) of the secret; tokens carry it.
     pub credential_version: u64,
     /// The secret that gets tokens, if any.
@@ -258,6 +262,7 @@ pub(crate) fn sample(workspace: &str, client_id: &str) -> Connection {
         attempt_limit: 5,
         tier: "standard".into(),
         status: ConnectionStatus::Active,
+        creating: false,
         credential_version: 1,
         secret: None,
         previous_secret: None,

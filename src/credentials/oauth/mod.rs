@@ -2,11 +2,13 @@
 //! their hashed secrets and credential versions, the audit log of every change, the signed access
 //! tokens, and the check that holds a token to its connection's current state.
 
+pub mod audit_log;
 pub mod check;
 pub mod connection;
 pub mod store;
 pub mod tokens;
 
+pub use audit_log::AuditPage;
 pub use check::{CredentialCheck, Refusal};
 pub use connection::{Connection, ConnectionStatus, Role};
 pub use store::{AuditEntry, ConnectionStore, StoreError};

@@ -1,24 +1,42 @@
 //! Where connections and their audit log live: a directory (the embedded data directory, or one
 //! the config names for the sqs backend) or memory. Every change is a read-modify-write under an
-//! exclusive file lock, written to a new file and renamed into place, so replicas that share the
-//! directory never lose each other's changes and a crash leaves the old or the new state whole.
-//! The audit log is one JSON line per change, appended under the same lock.
+//! exclusive file lock (waited for at most [`LOCK_WAIT`], then refused as busy), written to a new
+//! file and renamed into place, so replicas that share the directory never lose each other's
+//! changes and a crash leaves the old or the new state whole. A change's audit line is written
+//! into that same file, then appended to the audit log ([`super::audit_log`]): a change is never
+//! made without its line, and the next change (or start) appends a line a crash kept from the log.
+//!
+//! The file work blocks. Async callers run it on the blocking pool ([`ConnectionStore::run`]);
+//! the lookups of the token and pull routes, which can't await, hand the runtime's other tasks to
+//! another worker first (`block_in_place`) when the runtime has more than one.
+//!
+//! A directory whose audit log exists but whose connections file does not has lost its store: it
+//! is refused (every call fails, naming the file) rather than taken for an empty one.
 
+use super::audit_log::{self, AuditPage, PendingLine};
 use super::connection::Connection;
 use crate::core::clock::Clock;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
+use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 const CONNECTIONS_FILE: &str = "connections.json";
 const AUDIT_FILE: &str = "audit.jsonl";
 const LOCK_FILE: &str = ".lock";
 /// The stored format's version.
 const FORMAT: u32 = 1;
+/// How long a change waits for the directory's lock (held by another change, replica or tool)
+/// before it is refused as [`StoreError::Busy`].
+pub const LOCK_WAIT: Duration = Duration::from_secs(5);
+/// How often a waiting change tries the lock again.
+const LOCK_POLL: Duration = Duration::from_millis(25);
+/// When to retry a change refused as busy.
+pub const BUSY_RETRY: Duration = Duration::from_secs(2);
 
 /// One change, as the workspace's audit log records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,12 +71,25 @@ pub enum StoreError {
     /// The change does not apply (its reason is safe to show).
     #[error("{0}")]
     NotApplicable(&'static str),
+    /// Another change held the directory's lock for longer than the store waits: retry shortly.
+    #[error("the credential store is busy: another change holds its lock")]
+    Busy,
+    /// The connections file is missing while the directory shows the store held connections;
+    /// detail (naming the file) for the log only.
+    #[error("the credential store is lost: {0}")]
+    Lost(String),
+    /// An audit cursor that is not one of this log's.
+    #[error("the cursor is not one this audit log gave")]
+    BadCursor,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Stored {
     format: u32,
     connections: Vec<Connection>,
+    /// The last change's audit line, written with the change (until the log surely has it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pending_audit: Vec<PendingLine>,
 }
 
 /// What identifies a version of the connections file: a write renames a new file into place.
@@ -90,6 +121,7 @@ pub struct ConnectionStore {
     dir: Option<PathBuf>,
     loaded: Mutex<Loaded>,
     clock: Arc<dyn Clock>,
+    lock_wait: Duration,
 }
 
 impl std::fmt::Debug for ConnectionStore {
@@ -107,19 +139,40 @@ impl ConnectionStore {
             dir: None,
             loaded: Mutex::default(),
             clock,
+            lock_wait: LOCK_WAIT,
         }
     }
 
     /// A store in `dir`, read now. The directory is made (private to the user) by the first
-    /// change, so a gateway that never manages a connection leaves nothing on disk.
+    /// change, so a gateway that never manages a connection leaves nothing on disk. A damaged
+    /// connections file is refused; a lost one is logged, and the store answers
+    /// [`StoreError::Lost`] until it is back. An audit line a crash kept from the log is
+    /// appended now.
     pub fn open(dir: &Path, clock: Arc<dyn Clock>) -> Result<Self, StoreError> {
         let store = Self {
             dir: Some(dir.to_owned()),
             loaded: Mutex::default(),
             clock,
+            lock_wait: LOCK_WAIT,
         };
-        store.refresh()?;
+        match store.refresh() {
+            Ok(()) => {
+                if let Err(error) = store.settle_at_start(dir) {
+                    tracing::error!(%error, "the audit log could not get a change's line; the next change tries again");
+                }
+            }
+            Err(StoreError::Lost(detail)) => {
+                tracing::error!(%detail, "the sombus credential store is lost: its admin and token requests are refused until it is restored");
+            }
+            Err(error) => return Err(error),
+        }
         Ok(store)
+    }
+
+    /// The same store, waiting at most `wait` for the directory's lock.
+    pub fn with_lock_wait(mut self, wait: Duration) -> Self {
+        self.lock_wait = wait;
+        self
     }
 
     /// Whether changes survive a restart.
@@ -127,15 +180,38 @@ impl ConnectionStore {
         self.dir.is_some()
     }
 
+    /// Runs `work` on the store where blocking is harmless: the blocking pool when the store is
+    /// on disk (its file work and its wait for the lock never hold a runtime thread), at once
+    /// when it is in memory.
+    pub async fn run<T, F>(self: &Arc<Self>, work: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Self) -> Result<T, StoreError> + Send + 'static,
+    {
+        if self.dir.is_none() {
+            return work(self);
+        }
+        let store = Arc::clone(self);
+        tokio::task::spawn_blocking(move || work(&store))
+            .await
+            .map_err(|error| StoreError::Io(format!("store task: {error}")))?
+    }
+
+    /// Whether the store can be read now (readiness): its connections file parses, and is
+    /// there when the directory shows it should be.
+    pub fn probe(&self) -> Result<(), StoreError> {
+        self.refresh()
+    }
+
     /// The connection as stored now (re-read when another process changed the file).
     pub fn get(&self, client_id: &str) -> Result<Option<Connection>, StoreError> {
-        self.refresh()?;
+        off_the_runtime(|| self.refresh())?;
         Ok(self.lock().connections.get(client_id).cloned())
     }
 
-    /// The workspace's connections, by client id.
+    /// The workspace's connections, by client id (those being created too).
     pub fn list(&self, workspace: &str) -> Result<Vec<Connection>, StoreError> {
-        self.refresh()?;
+        off_the_runtime(|| self.refresh())?;
         Ok(self
             .lock()
             .connections
@@ -145,14 +221,53 @@ impl ConnectionStore {
             .collect())
     }
 
+    /// The connections of every workspace still being created that were created before
+    /// `cutoff`: creates that will never finish.
+    pub fn abandoned(&self, cutoff: DateTime<Utc>) -> Result<Vec<Connection>, StoreError> {
+        off_the_runtime(|| self.refresh())?;
+        Ok(self
+            .lock()
+            .connections
+            .values()
+            .filter(|connection| connection.creating && connection.created_at <= cutoff)
+            .cloned()
+            .collect())
+    }
+
     /// Adds a connection, recording `audit`.
     pub fn create(&self, connection: Connection, audit: AuditEntry) -> Result<(), StoreError> {
-        self.change(audit, |connections| {
+        self.change(Some(audit), |connections| {
             if connections.contains_key(&connection.client_id) {
                 return Err(StoreError::Exists);
             }
             connections.insert(connection.client_id.clone(), connection);
             Ok(())
+        })
+    }
+
+    /// Marks the connection `client_id` of instance `instance` made whole (its queues exist):
+    /// it gets tokens from now on. Part of its create, whose audit line came with its record;
+    /// `NotFound` when it is not that create's record any more.
+    pub fn finish_create(&self, client_id: &str, instance: &str) -> Result<Connection, StoreError> {
+        self.change(None, |connections| {
+            let connection = being_created(connections, client_id, instance)?;
+            connection.creating = false;
+            Ok(connection.clone())
+        })
+    }
+
+    /// Removes the connection `client_id` of instance `instance` whose create did not finish,
+    /// recording `audit`; `NotFound` when it is not that create's record any more (finished, or
+    /// undone by another replica).
+    pub fn undo_create(
+        &self,
+        client_id: &str,
+        instance: &str,
+        audit: AuditEntry,
+    ) -> Result<Connection, StoreError> {
+        self.change(Some(audit), |connections| {
+            being_created(connections, client_id, instance)?;
+            connections.remove(client_id).ok_or(StoreError::NotFound)
         })
     }
 
@@ -164,7 +279,7 @@ impl ConnectionStore {
         audit: AuditEntry,
         apply: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
     ) -> Result<(T, Connection), StoreError> {
-        self.change(audit, |connections| {
+        self.change(Some(audit), |connections| {
             let connection = connections.get_mut(client_id).ok_or(StoreError::NotFound)?;
             let answer = apply(connection)?;
             Ok((answer, connection.clone()))
@@ -173,7 +288,7 @@ impl ConnectionStore {
 
     /// Removes a connection, recording `audit`; answers it.
     pub fn remove(&self, client_id: &str, audit: AuditEntry) -> Result<Connection, StoreError> {
-        self.change(audit, |connections| {
+        self.change(Some(audit), |connections| {
             connections.remove(client_id).ok_or(StoreError::NotFound)
         })
     }
@@ -184,38 +299,55 @@ impl ConnectionStore {
             self.lock().audit.push(audit);
             return Ok(());
         };
-        let lock = Self::lock_dir(dir)?;
-        append_audit(dir, &audit)?;
+        let lock = lock_dir(dir, self.lock_wait)?;
+        let log = dir.join(AUDIT_FILE);
+        audit_log::settle(&log, &read_stored(dir)?.pending_audit)?;
+        audit_log::end_of_log(&log)?;
+        audit_log::append(&log, &audit)?;
         drop(lock);
         Ok(())
     }
 
-    /// The workspace's audit log, oldest first, at most the last `limit` entries.
-    pub fn audit(&self, workspace: &str, limit: usize) -> Result<Vec<AuditEntry>, StoreError> {
-        let entries: Vec<AuditEntry> = match &self.dir {
-            None => self
-                .lock()
-                .audit
-                .iter()
-                .filter(|entry| entry.workspace == workspace)
-                .cloned()
-                .collect(),
-            Some(dir) => {
-                let path = dir.join(AUDIT_FILE);
-                let text = match std::fs::read_to_string(&path) {
-                    Ok(text) => text,
-                    Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
-                    Err(error) => return Err(io(&path)(error)),
-                };
-                text.lines()
-                    // A line cut short by a crash is skipped, not fatal.
-                    .filter_map(|line| serde_json::from_str::<AuditEntry>(line).ok())
-                    .filter(|entry| entry.workspace == workspace)
-                    .collect()
-            }
+    /// A page of the workspace's audit log: at most `limit` entries, newest first, of those
+    /// older than the cursor `before` (a page's `next`; the newest when `None`).
+    pub fn audit(
+        &self,
+        workspace: &str,
+        limit: usize,
+        before: Option<u64>,
+    ) -> Result<AuditPage, StoreError> {
+        match &self.dir {
+            Some(dir) => audit_log::read_page(&dir.join(AUDIT_FILE), workspace, limit, before),
+            None => self.audit_in_memory(workspace, limit, before),
+        }
+    }
+
+    fn audit_in_memory(
+        &self,
+        workspace: &str,
+        limit: usize,
+        before: Option<u64>,
+    ) -> Result<AuditPage, StoreError> {
+        let loaded = self.lock();
+        let end = match before {
+            None => loaded.audit.len(),
+            Some(before) => usize::try_from(before)
+                .ok()
+                .filter(|end| *end <= loaded.audit.len())
+                .ok_or(StoreError::BadCursor)?,
         };
-        let skip = entries.len().saturating_sub(limit);
-        Ok(entries.into_iter().skip(skip).collect())
+        let mut page = AuditPage::default();
+        for (index, entry) in loaded.audit[..end].iter().enumerate().rev() {
+            if entry.workspace != workspace {
+                continue;
+            }
+            page.entries.push(entry.clone());
+            if page.entries.len() >= limit {
+                page.next = (index > 0).then_some(index as u64);
+                break;
+            }
+        }
+        Ok(page)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Loaded> {
@@ -241,7 +373,7 @@ impl ConnectionStore {
                 return Ok(());
             }
         }
-        let connections = read_connections(&path)?;
+        let connections = by_client_id(read_stored(dir)?);
         let mut loaded = self.lock();
         loaded.connections = connections;
         loaded.stamp = stamp;
@@ -249,50 +381,64 @@ impl ConnectionStore {
         Ok(())
     }
 
-    /// Takes the directory's exclusive lock (released when the file is dropped), making the
-    /// directory first if it isn't there.
-    fn lock_dir(dir: &Path) -> Result<File, StoreError> {
-        if !dir.is_dir() {
-            std::fs::create_dir_all(dir).map_err(io(dir))?;
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt as _;
-                std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-                    .map_err(io(dir))?;
-            }
+    /// Appends the audit lines a crash kept from the log. Changes do it too: a lock held
+    /// elsewhere leaves it to the next one.
+    fn settle_at_start(&self, dir: &Path) -> Result<(), StoreError> {
+        let log = dir.join(AUDIT_FILE);
+        if audit_log::has_all(&log, &read_stored(dir)?.pending_audit)? {
+            return Ok(());
         }
-        let lock_path = dir.join(LOCK_FILE);
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(io(&lock_path))?;
-        lock.lock().map_err(io(&lock_path))?;
-        Ok(lock)
+        let lock = match lock_dir(dir, self.lock_wait) {
+            Err(StoreError::Busy) => return Ok(()),
+            lock => lock?,
+        };
+        let appended = audit_log::settle(&log, &read_stored(dir)?.pending_audit)?;
+        drop(lock);
+        if appended > 0 {
+            tracing::warn!(
+                appended,
+                "the audit log got the lines of changes a crash had kept from it"
+            );
+        }
+        Ok(())
     }
 
-    /// One change: under the directory's lock, read the latest, apply, write, audit.
+    /// One change: under the directory's lock, read the latest, append the last change's audit
+    /// line if the log lacks it, apply, write with this change's line, append that line.
     fn change<T>(
         &self,
-        audit: AuditEntry,
+        audit: Option<AuditEntry>,
         apply: impl FnOnce(&mut BTreeMap<Key, Connection>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let Some(dir) = &self.dir else {
             let mut loaded = self.lock();
             let answer = apply(&mut loaded.connections)?;
-            loaded.audit.push(audit);
+            loaded.audit.extend(audit);
             return Ok(answer);
         };
-        let lock = Self::lock_dir(dir)?;
+        let lock = lock_dir(dir, self.lock_wait)?;
         let path = dir.join(CONNECTIONS_FILE);
-        let mut connections = read_connections(&path)?;
+        let log = dir.join(AUDIT_FILE);
+        let stored = read_stored(dir)?;
+        // No change is made while the log lacks the line of an earlier one.
+        audit_log::settle(&log, &stored.pending_audit)?;
+        let mut connections = by_client_id(stored);
         let answer = apply(&mut connections)?;
-        write_connections(dir, &path, &connections)?;
-        // The change is made: a failed audit line is logged, not turned into a failed change
-        // (whose caller would retry something already done, or never see a new secret).
-        if let Err(error) = append_audit(dir, &audit) {
-            tracing::error!(%error, action = %audit.action, client_id = %audit.client_id, "the audit log missed a change");
+        let pending = match &audit {
+            Some(entry) => vec![PendingLine {
+                offset: audit_log::end_of_log(&log)?,
+                entry: entry.clone(),
+            }],
+            None => Vec::new(),
+        };
+        write_connections(dir, &path, &connections, pending)?;
+        // The change is made, its line with it: a failed append is logged, not turned into a
+        // failed change (whose caller would retry something already done, or never see a new
+        // secret); the next change or start appends the line.
+        if let Some(entry) = &audit
+            && let Err(error) = audit_log::append(&log, entry)
+        {
+            tracing::error!(%error, action = %entry.action, client_id = %entry.client_id, "the audit log missed a change's line; the next change or start appends it");
         }
         let stamp = stamp_of(&path)?;
         let mut loaded = self.lock();
@@ -306,7 +452,62 @@ impl ConnectionStore {
     }
 }
 
-fn io(path: &Path) -> impl Fn(std::io::Error) -> StoreError + '_ {
+/// Runs file work for a caller that can't await: on a multi-threaded runtime the worker hands
+/// its other tasks to another thread first, so they don't wait behind the file.
+fn off_the_runtime<T>(work: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(work)
+        }
+        _ => work(),
+    }
+}
+
+/// The record of a create still under way: `client_id` of instance `instance`, being created.
+fn being_created<'a>(
+    connections: &'a mut BTreeMap<Key, Connection>,
+    client_id: &str,
+    instance: &str,
+) -> Result<&'a mut Connection, StoreError> {
+    connections
+        .get_mut(client_id)
+        .filter(|connection| connection.creating && connection.instance == instance)
+        .ok_or(StoreError::NotFound)
+}
+
+/// Takes the directory's exclusive lock (released when the file is dropped), making the
+/// directory first if it isn't there; waits at most `wait` for a holder to let go.
+fn lock_dir(dir: &Path, wait: Duration) -> Result<File, StoreError> {
+    if !dir.is_dir() {
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(io(dir))?;
+        }
+    }
+    let lock_path = dir.join(LOCK_FILE);
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(io(&lock_path))?;
+    let tries = wait.as_millis() / LOCK_POLL.as_millis() + 1;
+    for attempt in 1..=tries {
+        match lock.try_lock() {
+            Ok(()) => return Ok(lock),
+            Err(TryLockError::WouldBlock) if attempt < tries => std::thread::sleep(LOCK_POLL),
+            Err(TryLockError::WouldBlock) => break,
+            Err(TryLockError::Error(error)) => return Err(io(&lock_path)(error)),
+        }
+    }
+    Err(StoreError::Busy)
+}
+
+pub(super) fn io(path: &Path) -> impl Fn(std::io::Error) -> StoreError + '_ {
     move |error| StoreError::Io(format!("{}: {error}", path.display()))
 }
 
@@ -328,11 +529,25 @@ fn stamp_of(path: &Path) -> Result<Option<FileStamp>, StoreError> {
     }
 }
 
-fn read_connections(path: &Path) -> Result<BTreeMap<Key, Connection>, StoreError> {
-    let text = match std::fs::read_to_string(path) {
+fn by_client_id(stored: Stored) -> BTreeMap<Key, Connection> {
+    stored
+        .connections
+        .into_iter()
+        .map(|connection| (connection.client_id.clone(), connection))
+        .collect()
+}
+
+/// The connections file of `dir`: empty when there is none in a fresh directory, refused as
+/// lost when the directory's audit log shows it held connections.
+fn read_stored(dir: &Path) -> Result<Stored, StoreError> {
+    let path = dir.join(CONNECTIONS_FILE);
+    let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-        Err(error) => return Err(io(path)(error)),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            refuse_lost(dir, &path)?;
+            return Ok(Stored::default());
+        }
+        Err(error) => return Err(io(&path)(error)),
     };
     let stored: Stored = serde_json::from_str(&text)
         .map_err(|error| StoreError::Io(format!("{}: {error}", path.display())))?;
@@ -343,21 +558,34 @@ fn read_connections(path: &Path) -> Result<BTreeMap<Key, Connection>, StoreError
             stored.format
         )));
     }
-    Ok(stored
-        .connections
-        .into_iter()
-        .map(|connection| (connection.client_id.clone(), connection))
-        .collect())
+    Ok(stored)
+}
+
+/// A missing connections file is a fresh store, unless the audit log (written only after the
+/// connections file) exists.
+fn refuse_lost(dir: &Path, path: &Path) -> Result<(), StoreError> {
+    let log = dir.join(AUDIT_FILE);
+    if log.exists() {
+        return Err(StoreError::Lost(format!(
+            "{} is missing while {} shows the store held connections: restore it from a backup \
+             (or move the whole directory away to start with no connections)",
+            path.display(),
+            log.display()
+        )));
+    }
+    Ok(())
 }
 
 fn write_connections(
     dir: &Path,
     path: &Path,
     connections: &BTreeMap<Key, Connection>,
+    pending_audit: Vec<PendingLine>,
 ) -> Result<(), StoreError> {
     let stored = Stored {
         format: FORMAT,
         connections: connections.values().cloned().collect(),
+        pending_audit,
     };
     let text = serde_json::to_vec_pretty(&stored)
         .map_err(|error| StoreError::Io(format!("encode: {error}")))?;
@@ -371,17 +599,7 @@ fn write_connections(
         .map_err(io(dir))
 }
 
-fn append_audit(dir: &Path, entry: &AuditEntry) -> Result<(), StoreError> {
-    let path = dir.join(AUDIT_FILE);
-    let mut line =
-        serde_json::to_vec(entry).map_err(|error| StoreError::Io(format!("encode: {error}")))?;
-    line.push(b'\n');
-    let mut file = private_file(&path, false)?;
-    file.write_all(&line).map_err(io(&path))?;
-    file.sync_data().map_err(io(&path))
-}
-
-fn private_file(path: &Path, truncate: bool) -> Result<File, StoreError> {
+pub(super) fn private_file(path: &Path, truncate: bool) -> Result<File, StoreError> {
     let mut options = OpenOptions::new();
     options.create(true);
     if truncate {
@@ -442,10 +660,14 @@ mod tests {
             b.create(connection("w", "c1"), audit("w", "x")),
             Err(StoreError::Exists)
         ));
-        let log = a.audit("w", 100).unwrap();
-        let actions: Vec<&str> = log.iter().map(|entry| entry.action.as_str()).collect();
-        assert_eq!(actions, ["connection.create", "connection.revoke"]);
-        assert_eq!(a.audit("w", 1).unwrap().len(), 1);
+        let log = a.audit("w", 100, None).unwrap();
+        let actions: Vec<&str> = log
+            .entries
+            .iter()
+            .map(|entry| entry.action.as_str())
+            .collect();
+        assert_eq!(actions, ["connection.revoke", "connection.create"]);
+        assert_eq!(a.audit("w", 1, None).unwrap().entries.len(), 1);
         // A restart reads it all back.
         drop((a, b));
         let reopened = ConnectionStore::open(dir.path(), Arc::new(SystemClock)).unwrap();
@@ -465,7 +687,7 @@ mod tests {
         let store = ConnectionStore::open(&dir, Arc::new(SystemClock)).unwrap();
         assert!(store.get("c1").unwrap().is_none());
         assert!(store.list("w").unwrap().is_empty());
-        assert!(store.audit("w", 10).unwrap().is_empty());
+        assert!(store.audit("w", 10, None).unwrap().entries.is_empty());
         assert!(!dir.exists(), "reading makes nothing");
         store
             .create(connection("w", "c1"), audit("w", "connection.create"))
@@ -486,6 +708,120 @@ mod tests {
             store.update("nope", audit("w", "x"), |_| Ok(())),
             Err(StoreError::NotFound)
         ));
-        assert!(store.audit("w", 10).unwrap().is_empty());
+        assert!(store.audit("w", 10, None).unwrap().entries.is_empty());
+    }
+
+    #[test]
+    fn a_held_lock_makes_a_change_busy_after_the_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ConnectionStore::open(dir.path(), Arc::new(SystemClock))
+            .unwrap()
+            .with_lock_wait(Duration::from_millis(100));
+        store
+            .create(connection("w", "c1"), audit("w", "connection.create"))
+            .unwrap();
+        let held = File::open(dir.path().join(LOCK_FILE)).unwrap();
+        held.lock().unwrap();
+        assert!(matches!(
+            store.remove("c1", audit("w", "connection.remove")),
+            Err(StoreError::Busy)
+        ));
+        assert!(store.get("c1").unwrap().is_some(), "reads take no lock");
+        drop(held);
+        assert!(store.remove("c1", audit("w", "connection.remove")).is_ok());
+    }
+
+    #[test]
+    fn a_lost_connections_file_is_refused_and_a_fresh_directory_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ConnectionStore::open(dir.path(), Arc::new(SystemClock)).unwrap();
+        assert!(store.list("w").unwrap().is_empty(), "fresh: empty");
+        store
+            .create(connection("w", "c1"), audit("w", "connection.create"))
+            .unwrap();
+        std::fs::remove_file(dir.path().join(CONNECTIONS_FILE)).unwrap();
+        assert!(matches!(store.get("c1"), Err(StoreError::Lost(_))));
+        assert!(matches!(
+            store.create(connection("w", "c2"), audit("w", "connection.create")),
+            Err(StoreError::Lost(_))
+        ));
+        assert!(
+            !dir.path().join(CONNECTIONS_FILE).exists(),
+            "nothing written"
+        );
+        let reopened = ConnectionStore::open(dir.path(), Arc::new(SystemClock)).unwrap();
+        assert!(matches!(reopened.probe(), Err(StoreError::Lost(_))));
+    }
+
+    #[test]
+    fn a_change_whose_line_a_crash_kept_from_the_log_gets_it_at_the_next_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ConnectionStore::open(dir.path(), Arc::new(SystemClock)).unwrap();
+        store
+            .create(connection("w", "c1"), audit("w", "connection.create"))
+            .unwrap();
+        store
+            .update("c1", audit("w", "connection.revoke"), |c| {
+                c.status = ConnectionStatus::Revoked;
+                Ok(())
+            })
+            .unwrap();
+        // The crash: the change was renamed into place, its line never appended.
+        let log = dir.path().join(AUDIT_FILE);
+        let text = std::fs::read_to_string(&log).unwrap();
+        let first = text.lines().next().unwrap();
+        std::fs::write(&log, format!("{first}\n")).unwrap();
+        drop(store);
+        let reopened = ConnectionStore::open(dir.path(), Arc::new(SystemClock)).unwrap();
+        let actions = |store: &ConnectionStore| -> Vec<String> {
+            let page = store.audit("w", 10, None).unwrap();
+            page.entries.into_iter().map(|entry| entry.action).collect()
+        };
+        assert_eq!(
+            actions(&reopened),
+            ["connection.revoke", "connection.create"]
+        );
+        drop(reopened);
+        let again = ConnectionStore::open(dir.path(), Arc::new(SystemClock)).unwrap();
+        assert_eq!(
+            actions(&again),
+            ["connection.revoke", "connection.create"],
+            "once"
+        );
+    }
+
+    #[test]
+    fn a_create_is_finished_or_undone_only_by_its_own_instance() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ConnectionStore::open(dir.path(), Arc::new(SystemClock)).unwrap();
+        let mut creating = connection("w", "c1");
+        creating.creating = true;
+        store
+            .create(creating.clone(), audit("w", "connection.create"))
+            .unwrap();
+        let cutoff = creating.created_at;
+        assert_eq!(store.abandoned(cutoff).unwrap().len(), 1);
+        assert!(
+            store
+                .abandoned(cutoff - chrono::Duration::seconds(1))
+                .unwrap()
+                .is_empty()
+        );
+        assert!(matches!(
+            store.finish_create("c1", "other-instance"),
+            Err(StoreError::NotFound)
+        ));
+        let finished = store.finish_create("c1", &creating.instance).unwrap();
+        assert!(!finished.creating);
+        assert!(matches!(
+            store.undo_create(
+                "c1",
+                &creating.instance,
+                audit("w", "connection.create_undone")
+            ),
+            Err(StoreError::NotFound)
+        ));
+        let page = store.audit("w", 10, None).unwrap();
+        assert_eq!(page.entries.len(), 1, "finishing writes no line of its own");
     }
 }

@@ -1,0 +1,184 @@
+//! The zero-config start, through the binary: a data directory whose config is gone is refused
+//! (its keys kept), the directory's permissions are left as they are, and the banner's lines
+//! work when pasted into a shell.
+
+use crate::binary::{BIN, EZGH_BIN, Running, run_to_exit};
+use sqs_gateway::setup::{CONFIG_FILE, RECEIPT_KEY_FILE, SQS_SECRET_FILE};
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+fn serve(data: &Path) -> Command {
+    let mut command = Command::new(BIN);
+    command
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(data);
+    command
+}
+
+/// Starts a zero-config gateway in `data`: the process and its banner (through its last line).
+fn start(data: &Path) -> (Running, String) {
+    let mut gateway = Running::spawn(serve(data));
+    let banner = gateway.stdout_through("Queues:", Duration::from_secs(30));
+    (gateway, banner)
+}
+
+fn stop(mut gateway: Running) {
+    gateway.signal("TERM");
+    let status = gateway.exit_within(Duration::from_secs(30));
+    assert_eq!(status.and_then(|status| status.code()), Some(0));
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+#[test]
+fn a_data_directory_without_its_config_is_refused_and_its_keys_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let (gateway, _) = start(&data);
+    stop(gateway);
+    let keys = |data: &Path| {
+        [RECEIPT_KEY_FILE, SQS_SECRET_FILE].map(|name| std::fs::read(data.join(name)).unwrap())
+    };
+    let before = keys(&data);
+    // The config moved away (a restore without it, a tidy-up): the store and keys stay.
+    std::fs::rename(data.join(CONFIG_FILE), dir.path().join("moved.toml")).unwrap();
+    let data_arg = data.to_str().unwrap();
+    let (code, stderr) = run_to_exit(
+        &["serve", "--listen", "127.0.0.1:0", "--data-dir", data_arg],
+        &[],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    for said in [
+        "holds queues.redb",
+        "receipt-key, sqs-secret but no sqs-gateway.toml",
+        "Restore",
+        "move",
+    ] {
+        assert!(stderr.contains(said), "{said}: {stderr}");
+    }
+    assert_eq!(
+        keys(&data),
+        before,
+        "the keys are neither replaced nor removed"
+    );
+    assert!(!data.join(CONFIG_FILE).exists(), "no new config");
+
+    // A store alone is refused too.
+    for key in [RECEIPT_KEY_FILE, SQS_SECRET_FILE] {
+        std::fs::remove_file(data.join(key)).unwrap();
+    }
+    let (code, stderr) = run_to_exit(
+        &["serve", "--listen", "127.0.0.1:0", "--data-dir", data_arg],
+        &[],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("queues.redb"), "{stderr}");
+    assert!(!data.join(RECEIPT_KEY_FILE).exists(), "no key was written");
+}
+
+#[test]
+fn an_existing_data_directory_keeps_its_permissions_and_a_new_one_is_private() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (gateway, _) = start(&shared);
+    assert_eq!(mode(&shared), 0o755, "an existing directory is not changed");
+    let stderr = gateway.stderr();
+    assert!(
+        stderr.contains("the data directory is open to its group or to others"),
+        "{stderr}"
+    );
+    assert_eq!(
+        mode(&shared.join(SQS_SECRET_FILE)) & 0o077,
+        0,
+        "secrets stay private"
+    );
+    stop(gateway);
+
+    let made = dir.path().join("made");
+    let (gateway, _) = start(&made);
+    assert_eq!(
+        mode(&made),
+        0o700,
+        "a directory it creates is its owner's only"
+    );
+    assert!(
+        !gateway.stderr().contains("open to its group"),
+        "{}",
+        gateway.stderr()
+    );
+    stop(gateway);
+}
+
+/// The banner's commands in a fresh shell: its `export` lines, its signed `curl` send, then the
+/// ezgh CLI's receive (the built binary in place of `cargo run --release --bin ezgh --`).
+fn banner_script(banner: &str) -> String {
+    let lines: Vec<&str> = banner.lines().map(str::trim).collect();
+    let mut script: Vec<String> = lines
+        .iter()
+        .filter(|line| line.starts_with("export "))
+        .map(|line| (*line).to_owned())
+        .collect();
+    let send = lines
+        .iter()
+        .position(|line| line.starts_with("curl") && line.contains("--aws-sigv4"))
+        .expect("a signed curl send");
+    let mut at = send;
+    loop {
+        script.push(lines[at].to_owned());
+        if !lines[at].ends_with('\\') {
+            break;
+        }
+        at += 1;
+    }
+    script.push("echo; echo \"region: $AWS_DEFAULT_REGION\"; echo '--- ezgh'".to_owned());
+    let receive = lines
+        .iter()
+        .find(|line| line.starts_with("cargo run --release --bin ezgh -- queues receive"))
+        .expect("the ezgh CLI's receive");
+    script.push(receive.replace("cargo run --release --bin ezgh --", "\"$EZGH\""));
+    script.join("\n")
+}
+
+#[test]
+fn the_first_start_banner_sets_both_regions_and_the_ezgh_cli_variables() {
+    let dir = tempfile::tempdir().unwrap();
+    let (gateway, banner) = start(&dir.path().join("data"));
+    assert!(
+        banner.contains("AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1"),
+        "{banner}"
+    );
+    assert!(
+        banner.contains("ORG_ID=local PROJECT_ID=default QUEUE_ID=orders"),
+        "{banner}"
+    );
+    assert!(
+        banner.contains("cargo run --release --bin basaltic --"),
+        "{banner}"
+    );
+    assert!(banner.contains("new-basaltic-key --data-dir"), "{banner}");
+    let script = banner_script(&banner);
+    let pasted = Command::new("bash")
+        .args(["-e", "-c", &script])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap())
+        .env("EZGH", EZGH_BIN)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&pasted.stdout);
+    let stderr = String::from_utf8_lossy(&pasted.stderr);
+    assert!(pasted.status.success(), "{script}\n{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("\"MD5OfMessageBody\""),
+        "the send: {stdout}"
+    );
+    assert!(stdout.contains("region: us-east-1"), "{stdout}");
+    let received = stdout.split("--- ezgh").nth(1).unwrap();
+    assert!(received.contains("hello"), "ezgh received: {received}");
+    stop(gateway);
+}
