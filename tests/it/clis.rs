@@ -601,9 +601,9 @@ fn handle_lines(text: &str) -> usize {
 
 #[tokio::test]
 async fn control_characters_reach_the_terminal_escaped_and_json_exactly() {
-    // A body and an attribute with the 8-bit CSI (clear screen, red), ESC and a newline that
+    // A body and an attribute with the 8-bit CSI (clear screen, red, reset) and a newline that
     // would print a line of its own.
-    const BODY: &str = "invoice paid\u{9b}2J\u{9b}31mFAKE\u{1b}[0m\n  receipt handle: FAKE";
+    const BODY: &str = "invoice paid\u{9b}2J\u{9b}31mFAKE\u{9b}0m\n  receipt handle: FAKE";
     let api = Basaltic::start(Kind::Embedded).await;
     let queue_id = api.create(json!({ "name": "controls" })).await;
     let dir = tempfile::tempdir().unwrap();
@@ -639,7 +639,7 @@ async fn control_characters_reach_the_terminal_escaped_and_json_exactly() {
     assert!(!raw_controls(&text.stdout), "{:?}", text.stdout);
     assert!(
         text.stdout
-            .contains(r"body: invoice paid\u{9b}2J\u{9b}31mFAKE\u{1b}[0m\n  receipt handle: FAKE"),
+            .contains(r"body: invoice paid\u{9b}2J\u{9b}31mFAKE\u{9b}0m\n  receipt handle: FAKE"),
         "{}",
         text.stdout
     );

@@ -14,6 +14,13 @@ struct Run {
     stderr: String,
 }
 
+/// `run` with `--output json`: the API's answer, for the checks that read it.
+async fn run_json(gw: &TestGateway, admin_key: &str, workspace: &str, args: &[&str]) -> Run {
+    let mut args = args.to_vec();
+    args.extend(["--output", "json"]);
+    run(gw, admin_key, workspace, &args).await
+}
+
 async fn run(gw: &TestGateway, admin_key: &str, workspace: &str, args: &[&str]) -> Run {
     // tokio's Command: the gateway the binary talks to runs on this test's thread.
     let output = tokio::process::Command::new(BIN)
@@ -81,7 +88,7 @@ async fn a_newcomer_sets_up_a_connection_and_publishes_with_the_cli() {
         .await;
 
     let created = json_of(
-        &run(
+        &run_json(
             &gw,
             &admin_key,
             &workspace,
@@ -92,7 +99,7 @@ async fn a_newcomer_sets_up_a_connection_and_publishes_with_the_cli() {
     let client_id = created["client_id"].as_str().unwrap().to_owned();
     let secret = created["client_secret"].as_str().unwrap().to_owned();
     let shown = json_of(
-        &run(
+        &run_json(
             &gw,
             &admin_key,
             &workspace,
@@ -102,7 +109,7 @@ async fn a_newcomer_sets_up_a_connection_and_publishes_with_the_cli() {
     );
     let queue = shown["queue"].as_str().unwrap().to_owned();
     let listed = json_of(
-        &run(
+        &run_json(
             &gw,
             &admin_key,
             &workspace,
@@ -113,7 +120,7 @@ async fn a_newcomer_sets_up_a_connection_and_publishes_with_the_cli() {
     assert_eq!(listed["connections"].as_array().unwrap().len(), 1);
 
     let published = json_of(
-        &run(
+        &run_json(
             &gw,
             &admin_key,
             &workspace,
@@ -190,7 +197,7 @@ async fn a_newcomer_sets_up_a_connection_and_publishes_with_the_cli() {
     )
     .await;
     assert_eq!(usage.code, Some(2));
-    let audit = json_of(&run(&gw, &admin_key, &workspace, &["sombus", "audit"]).await);
+    let audit = json_of(&run_json(&gw, &admin_key, &workspace, &["sombus", "audit"]).await);
     let actions: Vec<&str> = audit["entries"]
         .as_array()
         .unwrap()
