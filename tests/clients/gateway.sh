@@ -85,12 +85,12 @@ sombus_loop() {
   local label=$1 base=$2 created client secret queue out
   echo "== sombus consumer loop against $label"
   export SQSGW_ENDPOINT="$base" SQSGW_ADMIN_KEY="$admin_key" SOMBUS_WORKSPACE=loop
-  if ! created="$("$BIN" sombus connections create --name loop 2>&1)"; then
+  if ! created="$("$BIN" sombus connections create --name loop --output json 2>&1)"; then
     echo "$created"; failed=$((failed + 1)); return
   fi
   client="$(echo "$created" | python3 -c 'import json,sys; print(json.load(sys.stdin)["client_id"])')"
   secret="$(echo "$created" | python3 -c 'import json,sys; print(json.load(sys.stdin)["client_secret"])')"
-  queue="$("$BIN" sombus connections show "$client" | python3 -c 'import json,sys; print(json.load(sys.stdin)["queue"])')"
+  queue="$("$BIN" sombus connections show "$client" --output json | python3 -c 'import json,sys; print(json.load(sys.stdin)["queue"])')"
   for story in a b c; do
     for n in 1 2 3; do
       retry=false; [[ "$story$n" == b2 ]] && retry=true
