@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the real-client scenarios (boto3 JSON 1.0, boto3 Query, aws-cli) three times: against LocalStack
+# Runs the real-client scenarios (boto3 JSON 1.0, boto3 Query, aws-cli, Celery over both) three times: against LocalStack
 # directly (the reference), and against the gateway in front of the embedded engine and of LocalStack;
 # against each gateway also the sombus consumer loop (tests/clients/sombus_loop.py) set up with the CLI.
 set -euo pipefail

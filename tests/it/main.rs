@@ -30,6 +30,7 @@ mod ledger_bound;
 mod openapi;
 mod operating;
 mod quick_start;
+mod readme_consumer_loop;
 mod redrive;
 mod service;
 mod signals;

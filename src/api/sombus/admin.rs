@@ -706,7 +706,7 @@ struct AuditQuery {
     limit: Option<u32>,
     /// Where to go on: the `next_cursor` of the page before (opaque). Without it, the newest
     /// entries.
-    #[param(min_length = 1, max_length = 20, pattern = "^[0-9]+$")]
+    #[param(min_length = 1, max_length = 19, pattern = "^[0-9]+$")]
     cursor: Option<String>,
 }
 
@@ -738,7 +738,10 @@ fn audit_query(query: Option<&str>) -> Result<(usize, Option<u64>), SombusError>
                 );
             }
             "cursor" if cursor.is_none() => {
-                let value = value.parse::<u64>().ok();
+                // As documented: 1 to 19 digits (every such number is a u64), nothing else.
+                let digits = (1..=19).contains(&value.len())
+                    && value.bytes().all(|byte| byte.is_ascii_digit());
+                let value = digits.then(|| value.parse::<u64>().ok()).flatten();
                 cursor = Some(
                     value.ok_or_else(|| bad("cursor must be a next_cursor this audit log gave"))?,
                 );

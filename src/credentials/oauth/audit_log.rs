@@ -128,19 +128,15 @@ pub(super) fn read_page(
 ) -> Result<AuditPage, StoreError> {
     let mut file = match File::open(path) {
         Ok(file) => file,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound && before.is_none() => {
-            return Ok(AuditPage::default());
-        }
+        // No log yet: nothing older than any cursor either.
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            return Err(StoreError::BadCursor);
+            return Ok(AuditPage::default());
         }
         Err(error) => return Err(io(path)(error)),
     };
     let len = file.metadata().map_err(io(path))?.len();
-    let end = before.unwrap_or(len);
-    if end > len {
-        return Err(StoreError::BadCursor);
-    }
+    // A cursor past the log's end reads from the end: what is older than it is the whole log.
+    let end = before.map_or(len, |before| before.min(len));
     let mut reader = Backwards::new(workspace, limit, end);
     while let Some(range) = reader.next_chunk() {
         let mut chunk = vec![0u8; (range.1 - range.0) as usize];
@@ -303,10 +299,9 @@ mod tests {
         let first = read_page(&path, "w", 2, None).unwrap();
         assert_eq!(first.entries.len(), 2);
         assert!(first.next.is_some());
-        assert!(matches!(
-            read_page(&path, "w", 2, Some(u64::MAX)),
-            Err(StoreError::BadCursor)
-        ));
+        // A cursor past the end reads from the end: the same newest page.
+        let past = read_page(&path, "w", 2, Some(u64::MAX)).unwrap();
+        assert_eq!(past.entries.len(), first.entries.len());
     }
 
     #[test]

@@ -331,10 +331,9 @@ impl ConnectionStore {
         let loaded = self.lock();
         let end = match before {
             None => loaded.audit.len(),
+            // A cursor past the end reads from the end, as on disk.
             Some(before) => usize::try_from(before)
-                .ok()
-                .filter(|end| *end <= loaded.audit.len())
-                .ok_or(StoreError::BadCursor)?,
+                .map_or(loaded.audit.len(), |end| end.min(loaded.audit.len())),
         };
         let mut page = AuditPage::default();
         for (index, entry) in loaded.audit[..end].iter().enumerate().rev() {

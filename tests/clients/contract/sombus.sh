@@ -16,11 +16,12 @@ export SQSGW_ENDPOINT="$ENDPOINT" SQSGW_ADMIN_KEY="$SOMBUS_ADMIN_KEY" SOMBUS_WOR
 field() { python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
 
 # --- connections: the one the pull routes read, and more for the admin cases to find.
-connection() { "$BIN" sombus connections create --client-id "$1" --name "contract $1" "${@:2}"; }
+# (--output json: the CLI prints text for people by default.)
+connection() { "$BIN" sombus connections create --client-id "$1" --name "contract $1" --output json "${@:2}"; }
 pull_created="$(connection contract-pull)"
 client_id="$(echo "$pull_created" | field client_id)"
 client_secret="$(echo "$pull_created" | field client_secret)"
-queue="$("$BIN" sombus connections show "$client_id" | field queue)"
+queue="$("$BIN" sombus connections show "$client_id" --output json | field queue)"
 # The connection the admin examples name (the document's example client id), a standard one, and
 # one for each admin step to apply to (in the state the step needs: a revoked one to restore, a
 # rotated one to stop its old secret, one without a secret to get one).
