@@ -529,7 +529,7 @@ fn url_safe(handle: &str) -> String {
 }
 
 /// A Query-protocol request to the SQS endpoint, signed with the test key: status and XML.
-async fn query(gw: &TestGateway, form: &str) -> (StatusCode, String) {
+pub async fn query(gw: &TestGateway, form: &str) -> (StatusCode, String) {
     let request = signed(
         "POST",
         &format!("{}/", gw.base),

@@ -13,28 +13,12 @@ async fn the_access_log_and_metrics_name_the_sqs_action_and_protocol() {
         .start()
         .await;
     let (client, url) = gw.sqs_queue("orders").await;
-    client
-        .get_queue_attributes()
-        .queue_url(&url)
-        .attribute_names(QueueAttributeName::All)
-        .send()
-        .await
-        .unwrap();
+    all_attributes(&client, &url).await;
     let form = format!(
         "Action=GetQueueAttributes&QueueUrl={}&AttributeName.1=All&Version=2012-11-05",
         form_urlencoded::byte_serialize(url.as_bytes()).collect::<String>()
     );
-    let request = signed(
-        "POST",
-        &format!("{}/", gw.base),
-        &[
-            ("host", &host_of(&gw.base)),
-            ("content-type", "application/x-www-form-urlencoded"),
-        ],
-        form.as_bytes(),
-        &Signing::default(),
-    );
-    let (status, _, _) = send(&gw, request).await;
+    let (status, _) = crate::sqs_api::query(&gw, &form).await;
     assert_eq!(status, reqwest::StatusCode::OK);
     let scrape = scrape(&gw).await;
     for protocol in ["json", "query"] {
@@ -54,6 +38,22 @@ async fn the_access_log_and_metrics_name_the_sqs_action_and_protocol() {
     gw.stop().await;
 }
 
+/// The queue's attributes as `GetQueueAttributes All` answers them.
+async fn all_attributes(
+    client: &aws_sdk_sqs::Client,
+    url: &str,
+) -> std::collections::HashMap<QueueAttributeName, String> {
+    client
+        .get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(QueueAttributeName::All)
+        .send()
+        .await
+        .unwrap()
+        .attributes
+        .unwrap_or_default()
+}
+
 /// `GetQueueAttributes All` on a FIFO queue carries what SQS's does: the deduplication scope,
 /// the throughput limit and whether SQS-managed encryption is on.
 async fn fifo_queue_attributes_carry_scope_throughput_and_encryption(kind: Kind) {
@@ -63,15 +63,7 @@ async fn fifo_queue_attributes_carry_scope_throughput_and_encryption(kind: Kind)
         .start()
         .await;
     let (client, url) = gw.sqs_queue("jobs.fifo").await;
-    let attributes = client
-        .get_queue_attributes()
-        .queue_url(&url)
-        .attribute_names(QueueAttributeName::All)
-        .send()
-        .await
-        .unwrap()
-        .attributes
-        .unwrap_or_default();
+    let attributes = all_attributes(&client, &url).await;
     let get = |name: QueueAttributeName| attributes.get(&name).cloned();
     assert_eq!(
         get(QueueAttributeName::DeduplicationScope).as_deref(),
@@ -89,15 +81,7 @@ async fn fifo_queue_attributes_carry_scope_throughput_and_encryption(kind: Kind)
         "{attributes:?}"
     );
     let (_, standard) = gw.sqs_queue("orders").await;
-    let standard = client
-        .get_queue_attributes()
-        .queue_url(&standard)
-        .attribute_names(QueueAttributeName::All)
-        .send()
-        .await
-        .unwrap()
-        .attributes
-        .unwrap_or_default();
+    let standard = all_attributes(&client, &standard).await;
     assert!(!standard.contains_key(&QueueAttributeName::DeduplicationScope));
     assert!(standard.contains_key(&QueueAttributeName::SqsManagedSseEnabled));
     gw.stop().await;

@@ -100,6 +100,16 @@ enum Protocol {
     Query,
 }
 
+impl Protocol {
+    /// Its name in logs and metrics.
+    fn name(&self) -> &'static str {
+        match self {
+            Self::Json(_) => "json",
+            Self::Query => "query",
+        }
+    }
+}
+
 fn protocol_of(headers: &HeaderMap, uri: &axum::http::Uri) -> Option<Protocol> {
     if let Some(target) = headers.get("x-amz-target").and_then(|v| v.to_str().ok()) {
         return target
@@ -132,8 +142,7 @@ async fn handle(
         return render_error(false, error, &request_id);
     };
     let json_protocol = matches!(protocol, Protocol::Json(_));
-    let protocol_name = if json_protocol { "json" } else { "query" };
-    tracing::Span::current().record("protocol", protocol_name);
+    tracing::Span::current().record("protocol", protocol.name());
     let head = OwnedHead {
         method,
         uri,
@@ -235,10 +244,7 @@ async fn serve(
             .clone()
             .unwrap_or_else(|| format!("http://{host}")),
     };
-    let protocol_kind = match protocol {
-        Protocol::Json(_) => ProtocolKind::Json,
-        Protocol::Query => ProtocolKind::Query,
-    };
+    let protocol_name = protocol.name();
     let (action, body) = match protocol {
         Protocol::Json(action) => (action, body),
         Protocol::Query => {
@@ -258,11 +264,6 @@ async fn serve(
     drop(head);
     let named = action_name(&action);
     tracing::Span::current().record("action", named);
-    let protocol_name = if matches!(protocol_kind, ProtocolKind::Json) {
-        "json"
-    } else {
-        "query"
-    };
     state.gateway.meters().sqs_request(named, protocol_name);
     let answer = context.dispatch(&action, &body).await?;
     Ok((action, answer))
@@ -327,13 +328,6 @@ fn sigv4_error(error: &SigV4Error) -> SqsError {
 
 /// The core operation an SQS action performs (what it needs of the caller); `None` for actions
 /// the endpoint does not know.
-/// Which protocol a request came in, once its action is read.
-#[derive(Clone, Copy)]
-enum ProtocolKind {
-    Json,
-    Query,
-}
-
 /// The actions the endpoint serves, by the name clients send.
 const ACTIONS: [&str; 23] = [
     "SendMessage",

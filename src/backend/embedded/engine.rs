@@ -1272,23 +1272,13 @@ impl Queue {
         now: i64,
         journal: &mut Vec<Op>,
     ) -> EntryOutcome {
-        self.expire(now, journal);
-        let Some(message) = self.messages.get(&seq).cloned() else {
-            return EntryOutcome::Gone;
-        };
-        if !message.state.is_delivery(receipt) {
-            return EntryOutcome::Gone;
-        }
-        if message.state.visible_at <= now {
-            return EntryOutcome::NotInFlight;
-        }
-        self.unindex(seq, &message);
-        let mut updated = message;
-        updated.state.visible_at = now + i64::from(seconds) * 1000;
-        self.index(seq, &updated, now);
-        journal.push(self.state_record(seq, &updated));
-        self.messages.insert(seq, updated);
-        EntryOutcome::Ok
+        self.change_delivery(seq, receipt, now, journal, |state| {
+            if state.visible_at <= now {
+                return Err(EntryOutcome::NotInFlight);
+            }
+            state.visible_at = now + i64::from(seconds) * 1000;
+            Ok(())
+        })
     }
 
     /// Gives back the delivery `(seq, receipt)`, which no client got: visible now, its receive
@@ -1300,6 +1290,28 @@ impl Queue {
         now: i64,
         journal: &mut Vec<Op>,
     ) -> EntryOutcome {
+        self.change_delivery(seq, receipt, now, journal, |state| {
+            state.receive_count = state.receive_count.saturating_sub(1);
+            if state.receive_count == 0 {
+                state.first_received_at = None;
+                state.receipt = None;
+            }
+            state.visible_at = state.visible_at.min(now);
+            Ok(())
+        })
+    }
+
+    /// Applies `change` to the state of the delivery `(seq, receipt)` if it is the message's
+    /// current one (else `Gone`), re-indexing and journaling it; `change` may refuse with the
+    /// outcome to answer, changing nothing.
+    fn change_delivery(
+        &mut self,
+        seq: u64,
+        receipt: u64,
+        now: i64,
+        journal: &mut Vec<Op>,
+        change: impl FnOnce(&mut State) -> Result<(), EntryOutcome>,
+    ) -> EntryOutcome {
         self.expire(now, journal);
         let Some(message) = self.messages.get(&seq).cloned() else {
             return EntryOutcome::Gone;
@@ -1307,14 +1319,13 @@ impl Queue {
         if !message.state.is_delivery(receipt) {
             return EntryOutcome::Gone;
         }
+        let mut state = message.state;
+        if let Err(refused) = change(&mut state) {
+            return refused;
+        }
         self.unindex(seq, &message);
         let mut updated = message;
-        updated.state.receive_count = updated.state.receive_count.saturating_sub(1);
-        if updated.state.receive_count == 0 {
-            updated.state.first_received_at = None;
-            updated.state.receipt = None;
-        }
-        updated.state.visible_at = updated.state.visible_at.min(now);
+        updated.state = state;
         self.index(seq, &updated, now);
         journal.push(self.state_record(seq, &updated));
         self.messages.insert(seq, updated);
