@@ -112,6 +112,10 @@ pub struct MetricsConfig {
     pub listen: Option<SocketAddr>,
     /// Seconds between samples of the gauges (queue depths, the ledger), 1 to 3,600.
     pub sample_seconds: u64,
+    /// Label the depth gauges of the gateway's reserved queues (sombus connections' queues,
+    /// which carry workspace and client ids) by name; unset, they are summed under one label.
+    /// For a `/metrics` only operators reach.
+    pub name_reserved_queues: bool,
 }
 
 impl Default for MetricsConfig {
@@ -120,6 +124,7 @@ impl Default for MetricsConfig {
             enabled: true,
             listen: None,
             sample_seconds: 15,
+            name_reserved_queues: false,
         }
     }
 }
@@ -167,6 +172,9 @@ pub struct ServerConfig {
     /// Open connections one client address (an IPv6 /64) may hold at most; more are answered 503
     /// and closed. Unset: half of `max_connections`, so one address can never take every slot.
     pub max_connections_per_address: Option<usize>,
+    /// Backend receives left running for clients that went away (SQS) at which new receives
+    /// look once instead of long-polling, 1 to 100,000.
+    pub max_abandoned_receives: usize,
     /// Seconds a connection gets to send a whole request head once its first byte arrived.
     pub header_timeout_seconds: u64,
     /// Seconds a connection may stay open without a request in flight.
@@ -183,6 +191,9 @@ pub struct ServerConfig {
     pub worker_threads: Option<usize>,
     /// Terminate TLS here (HTTPS on `listen`); unset: plain HTTP.
     pub tls: Option<TlsConfig>,
+    /// Seconds between looks at the config file for a change, 1 to 3,600: a changed file's keys
+    /// are swapped in (SIGHUP re-reads at once).
+    pub config_check_seconds: u64,
 }
 
 impl Default for ServerConfig {
@@ -195,6 +206,7 @@ impl Default for ServerConfig {
             invalid_handles_per_minute: NonZeroU32::new(100).expect("non-zero"),
             max_connections: 10_000,
             max_connections_per_address: None,
+            max_abandoned_receives: 1_000,
             header_timeout_seconds: 10,
             idle_timeout_seconds: 60,
             body_timeout_seconds: 30,
@@ -202,6 +214,7 @@ impl Default for ServerConfig {
             http2_max_streams: 100,
             worker_threads: None,
             tls: None,
+            config_check_seconds: 2,
         }
     }
 }
@@ -372,6 +385,12 @@ impl Config {
                 ));
             }
         }
+        if !(1..=3600).contains(&self.server.config_check_seconds) {
+            return Err(ConfigError::invalid(
+                "server.config_check_seconds",
+                "must be 1 to 3600 seconds",
+            ));
+        }
         if !(1..=3600).contains(&self.metrics.sample_seconds) {
             return Err(ConfigError::invalid(
                 "metrics.sample_seconds",
@@ -390,6 +409,12 @@ impl Config {
             return Err(ConfigError::invalid(
                 "server.max_connections",
                 "must be at least 1",
+            ));
+        }
+        if !(1..=100_000).contains(&self.server.max_abandoned_receives) {
+            return Err(ConfigError::invalid(
+                "server.max_abandoned_receives",
+                "must be 1 to 100000",
             ));
         }
         if self.server.max_connections_per_address == Some(0) {

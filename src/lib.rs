@@ -17,10 +17,12 @@
 //!                      v
 //!                  credentials        API keys (ezgh, basaltic), SigV4 keys, admin keys, OAuth
 //!                      │              clients and their tokens (sombus): who a caller is, its
-//!                      │              grants
+//!                      │              grants; the key sets are swapped whole when the server
+//!                      │              re-reads the config file (SIGHUP or a change: reload)
 //!                      v
 //!                  core::Gateway      authorizes every operation (access), queue registry with
-//!                      │              each API's namespaced aliases, sealed receipt handles,
+//!                      │              each API's aliases (bound, or derived from the queue's
+//!                      │              name: one set of queues for every API), sealed handles,
 //!                      │              attribute codec, rate limits, SQS content rules, one error;
 //!                      │              the state port (ledger, kept answers, limiter counts) and
 //!                      │              the backend port (metered); the meters every layer counts in

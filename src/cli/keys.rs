@@ -20,7 +20,7 @@ pub(super) fn new_api_key(
         return match setup::add_api_key(&data_dir, &organization, &name, &receive_on) {
             Ok(key) => {
                 println!("# The key, shown once; only its hash is in the config.");
-                println!("# The gateway uses it from its next start.");
+                println!("{PICKED_UP}");
                 println!("export SQSGW_API_KEY={key}");
                 ExitCode::SUCCESS
             }
@@ -74,7 +74,7 @@ pub(super) fn new_admin_key(
         return match setup::append_to_config(&data_dir, &entry) {
             Ok(()) => {
                 println!("# The admin key, shown once; only its hash is in the config.");
-                println!("# The gateway uses it from its next start.");
+                println!("{PICKED_UP}");
                 println!("export SQSGW_ADMIN_KEY={}", generated.key);
                 ExitCode::SUCCESS
             }
@@ -144,7 +144,7 @@ pub(super) fn new_basaltic_key(
         return match setup::append_to_config(&data_dir, &entry) {
             Ok(()) => {
                 println!("# The basaltic key, shown once; only its hash is in the config.");
-                println!("# The gateway uses it from its next start.");
+                println!("{PICKED_UP}");
                 println!("export BASALTIC_API_KEY={}", generated.key);
                 ExitCode::SUCCESS
             }
@@ -159,6 +159,10 @@ pub(super) fn new_basaltic_key(
     print!("{entry}");
     ExitCode::SUCCESS
 }
+
+/// What a key added to a data directory's config is told: no restart needed.
+const PICKED_UP: &str = "# A running gateway picks it up within server.config_check_seconds (2 s by default),\n\
+                         # or at once on `kill -HUP <its pid>`; a stopped one at its next start.";
 
 fn toml_string(value: &str) -> String {
     toml::Value::String(value.to_owned()).to_string()

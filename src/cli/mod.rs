@@ -66,8 +66,8 @@ enum Command {
         /// The ezgh organization the key belongs to (with `--data-dir`, default `local`).
         #[arg(long, required_unless_present = "data_dir")]
         organization: Option<String>,
-        /// A zero-config data directory whose config gets the key (read at the gateway's next
-        /// start); only the key's hash is written.
+        /// A zero-config data directory whose config gets the key (a running gateway picks it up
+        /// without a restart); only the key's hash is written.
         #[arg(long)]
         data_dir: Option<PathBuf>,
         /// A label for logs.
@@ -88,7 +88,7 @@ enum Command {
     },
     /// Make a new admin key of the sombus admin API: prints the key once and the
     /// `[[sombus.admin_keys]]` entry to paste; with `--data-dir`, adds it to that zero-config
-    /// directory's config instead (read at the gateway's next start).
+    /// directory's config instead (a running gateway picks it up without a restart).
     NewAdminKey {
         /// A workspace the key manages (repeatable; `*` for all).
         #[arg(long = "workspace", required = true)]

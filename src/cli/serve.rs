@@ -2,6 +2,7 @@
 
 use super::{EXIT_CONFIG, EXIT_RUNTIME};
 use sqs_gateway::config::Config;
+use sqs_gateway::server::reload::{ConfigFile, Hangups};
 use sqs_gateway::server::{App, BuildError, Overrides};
 use sqs_gateway::setup;
 use sqs_gateway::telemetry::{self, LogFormat};
@@ -23,14 +24,16 @@ pub(super) fn run(
             return ExitCode::from(EXIT_RUNTIME);
         }
     };
+    // The file the keys are reloaded from while the gateway runs: `--config`, or the data
+    // directory's (a first start's once it is written).
     let (config, zero_config) = match config {
-        Some(path) => (Config::load(&path), None),
+        Some(path) => (ConfigFile::load(&path), None),
         None => match setup::prepare(data_dir) {
             Ok(setup::Prepared::Existing(path)) => {
-                (Config::load(&path), Some(ZeroConfig::Existing(path)))
+                (ConfigFile::load(&path), Some(ZeroConfig::Existing(path)))
             }
             Ok(setup::Prepared::First(first)) => (
-                Config::parse(&first.config_text),
+                ConfigFile::unwritten(first.config_path.clone(), first.config_text.clone()),
                 Some(ZeroConfig::First(first)),
             ),
             Err(error @ setup::PrepareError::DataWithoutConfig(_)) => {
@@ -43,8 +46,8 @@ pub(super) fn run(
             }
         },
     };
-    let mut config = match config {
-        Ok(config) => config,
+    let (mut config, file) = match config {
+        Ok(loaded) => loaded,
         Err(error) => {
             eprintln!("config error: {error}");
             return ExitCode::from(EXIT_CONFIG);
@@ -65,7 +68,7 @@ pub(super) fn run(
             return ExitCode::from(EXIT_RUNTIME);
         }
     };
-    runtime.block_on(serve(config, zero_config))
+    runtime.block_on(serve(config, file, zero_config))
 }
 
 /// A zero-config start: the data directory's config, or a first start's to persist.
@@ -74,13 +77,15 @@ enum ZeroConfig {
     First(setup::FirstRun),
 }
 
-async fn serve(config: Config, zero_config: Option<ZeroConfig>) -> ExitCode {
+async fn serve(config: Config, file: ConfigFile, zero_config: Option<ZeroConfig>) -> ExitCode {
     // In place before the gateway says it listens: a SIGTERM right after must stop it gently,
-    // not end the process with the default action; a SIGHUP must not end it at all.
+    // not end the process with the default action; a SIGHUP must not end it at all (it reloads
+    // the keys, and the TLS certificate if there is one).
     let stop_signal = stop_signal();
-    tokio::spawn(hangups(config.server.tls.is_some()));
+    tokio::spawn(user_signals());
+    let hangups = Hangups::catch();
     let app = match App::build(&config, Overrides::default()).await {
-        Ok(app) => app,
+        Ok(app) => app.reload_keys_from(file, hangups),
         Err(BuildError::Config(error)) => {
             eprintln!("config error: {error}");
             return ExitCode::from(EXIT_CONFIG);
@@ -154,27 +159,44 @@ async fn serve(config: Config, zero_config: Option<ZeroConfig>) -> ExitCode {
     }
 }
 
-/// Answers SIGHUP for the life of the process, which it never ends: with TLS the certificate's
-/// watcher reloads it (and logs that); without TLS there is nothing to reload, and the log says so
-/// (keys and the rest of the config are read at start only). The handler is installed when this
-/// returns, before the future first runs.
-fn hangups(tls: bool) -> impl Future<Output = ()> + Send + 'static {
+/// Answers SIGUSR1 and SIGUSR2 for the life of the process (their default action would end
+/// it): only SIGTERM and SIGINT stop the gateway. The handlers are installed when this returns.
+fn user_signals() -> impl Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
-    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+    let mut caught: Vec<(&'static str, tokio::signal::unix::Signal)> = [
+        ("SIGUSR1", tokio::signal::unix::SignalKind::user_defined1()),
+        ("SIGUSR2", tokio::signal::unix::SignalKind::user_defined2()),
+    ]
+    .into_iter()
+    .filter_map(|(name, kind)| Some((name, tokio::signal::unix::signal(kind).ok()?)))
+    .collect();
     async move {
         #[cfg(unix)]
-        while let Some(signal) = hangup.as_mut() {
-            if signal.recv().await.is_none() {
+        loop {
+            let received = next_user_signal(&mut caught).await;
+            let Some(name) = received else {
                 break;
-            }
-            if !tls {
-                tracing::info!(
-                    "SIGHUP: nothing to reload without TLS; keys and other config changes need a restart"
-                );
-            }
+            };
+            tracing::info!(
+                signal = name,
+                "ignored: SIGTERM or SIGINT stops the gateway, SIGHUP reloads its keys"
+            );
         }
-        #[cfg(not(unix))]
-        let _ = tls;
+    }
+}
+
+/// The name of the next of `caught` to arrive (`None` once none can).
+#[cfg(unix)]
+async fn next_user_signal(
+    caught: &mut [(&'static str, tokio::signal::unix::Signal)],
+) -> Option<&'static str> {
+    let [(first, one), (second, two)] = caught else {
+        return None;
+    };
+    tokio::select! {
+        Some(()) = one.recv() => Some(*first),
+        Some(()) = two.recv() => Some(*second),
+        else => None,
     }
 }
 

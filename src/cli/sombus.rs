@@ -479,16 +479,42 @@ fn print_text(shape: Shape, answer: &Value) {
                         Value::Null => String::new(),
                         _ => field(entry, "detail"),
                     };
+                    let optional = |name: &str| match &entry[name] {
+                        Value::Null => String::new(),
+                        _ => field(entry, name),
+                    };
                     vec![
                         field(entry, "at"),
                         field(entry, "actor"),
                         field(entry, "action"),
                         field(entry, "client_id"),
+                        optional("outcome"),
+                        optional("actor_key"),
                         detail,
                     ]
                 })
                 .collect();
-            print_table(&["AT", "ACTOR", "ACTION", "CLIENT ID", "DETAIL"], &rows);
+            print_table(
+                &[
+                    "AT",
+                    "ACTOR",
+                    "ACTION",
+                    "CLIENT ID",
+                    "OUTCOME",
+                    "KEY ID",
+                    "DETAIL",
+                ],
+                &rows,
+            );
+            if let Some(damage) = answer["damage"].as_object() {
+                let count = |name: &str| damage.get(name).and_then(Value::as_u64).unwrap_or(0);
+                println!(
+                    "the audit log is not whole here: {} damaged lines, {} missing, {} broken links",
+                    count("damaged_lines"),
+                    count("missing_lines"),
+                    count("broken_links")
+                );
+            }
             if let Some(cursor) = answer["next_cursor"].as_str() {
                 println!("older entries: --cursor {cursor}");
             }

@@ -147,6 +147,19 @@ impl std::fmt::Display for Alias {
     }
 }
 
+/// The UUID namespace of the basaltic ids derived from queue names (a fixed random UUID: the
+/// ids must be the same on every replica and after every restart).
+const BASALTIC_NAME_IDS: uuid::Uuid =
+    uuid::Uuid::from_u128(0x5b1e_7c3a_2f94_4d61_9a0e_c8b3_71f2_d406);
+
+/// The basaltic id of the gateway queue `queue` when no basaltic alias names it: a name-based
+/// UUID (version 5) of the queue's name, so a queue made through any API has one id everywhere.
+pub fn derived_basaltic_id(queue: &str) -> String {
+    uuid::Uuid::new_v5(&BASALTIC_NAME_IDS, queue.as_bytes())
+        .hyphenated()
+        .to_string()
+}
+
 /// Whether a tag key is the gateway's own (clients can neither see nor change those).
 pub fn is_reserved_tag(key: &str) -> bool {
     key.get(..RESERVED_PREFIX.len())

@@ -51,6 +51,8 @@ pub const STORE_COMMITS: &str = "sqsgw_store_commits_total";
 pub const STORE_SYNCS: &str = "sqsgw_store_syncs_total";
 /// Operations' writes the commits carried (sampled): writes per sync is group commit's sharing.
 pub const STORE_WRITES: &str = "sqsgw_store_writes_total";
+/// Re-reads of the config file for its keys, by outcome (`applied`, `refused`).
+pub const CONFIG_RELOADS: &str = "sqsgw_config_reloads_total";
 
 /// The label a request gets when it ended before naming an operation (refused at the door, a
 /// token request, an unknown route).
@@ -143,6 +145,11 @@ impl Meters {
             "Receipt handles that were not this gateway's, altered, or of another queue.",
         );
         describe(RATE_LIMITED, None, "Requests refused by a limit, by scope.");
+        describe(
+            CONFIG_RELOADS,
+            None,
+            "Re-reads of the config file for its keys, by outcome (applied, refused).",
+        );
         describe(
             STORE_COMMITS,
             None,
@@ -331,6 +338,27 @@ impl Meters {
             )
             .increment(count);
         }
+    }
+
+    /// A re-read of the config file for its keys: applied (the new keys are in use) or refused
+    /// (it did not parse or validate; the old keys stay).
+    pub fn config_reload(&self, applied: bool) {
+        self.config_reloads(applied).increment(1);
+    }
+
+    /// Shows both outcomes of [`Meters::config_reload`] at 0 until the first reload.
+    pub fn config_reloads_watched(&self) {
+        for applied in [true, false] {
+            self.config_reloads(applied).increment(0);
+        }
+    }
+
+    fn config_reloads(&self, applied: bool) -> metrics::Counter {
+        let outcome = if applied { "applied" } else { "refused" };
+        self.counter(
+            CONFIG_RELOADS,
+            vec![Label::from_static_parts("outcome", outcome)],
+        )
     }
 
     /// A request refused by a limit.

@@ -8,20 +8,37 @@
 //! reserved tags of their backend queue (see [`crate::core::alias`]) and read back at start, when a
 //! lookup misses (at most once per cache period, so other replicas' new aliases are found), and
 //! every [`ALIAS_REFRESH`] (so their removals are too).
+//!
+//! One set of queues serves every API: besides its bound aliases, a queue any caller may name
+//! (not under the reserved prefix) has a *derived* alias in the namespaces that derive them: its
+//! name in each ezgh project that takes all queues, and a name-based UUID in basaltic
+//! ([`derived_basaltic_id`]).
 
-use crate::core::alias::{ALIAS_TAG_PREFIX, Alias, Namespace};
+use crate::core::access::RESERVED_QUEUE_PREFIX;
+use crate::core::alias::{ALIAS_TAG_PREFIX, Alias, Namespace, derived_basaltic_id};
 use crate::core::backend::{Backend, BackendError};
 use crate::core::clock::Clock;
 use crate::core::model::{ResolvedQueue, valid_queue_name};
 use crate::core::{ErrorKind, GatewayError};
 use chrono::{DateTime, Utc};
 use moka::future::Cache;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 /// Runtime aliases are read again from the backend at least this often.
 pub const ALIAS_REFRESH: Duration = Duration::from_secs(300);
+
+/// A basaltic id no known queue derives is looked for again in a new listing at most this often
+/// (a queue made through another API or replica is found within it; probes cost one listing).
+pub const DERIVED_REREAD: Duration = Duration::from_secs(1);
+
+/// The basaltic ids derived from queue names, from the last listing.
+#[derive(Debug, Default)]
+struct DerivedIds {
+    read_at: Option<DateTime<Utc>>,
+    queues: HashMap<String, String>,
+}
 
 /// The aliases the registry knows: configured ones never change; runtime ones are read back from
 /// the backend queues' tags.
@@ -49,6 +66,11 @@ pub struct QueueRegistry {
     /// Name prefixes of queues a dialect manages itself (sombus connections' queues): such names
     /// map to backend queues of the same name even when the registry is not open.
     managed_prefixes: Vec<String>,
+    /// ezgh projects (organization, project) in which every queue id beyond the configured
+    /// ones names the gateway queue of that name.
+    open_projects: BTreeSet<(String, String)>,
+    /// Derived basaltic id -> queue, read from listings (see [`DERIVED_REREAD`]).
+    derived: tokio::sync::Mutex<DerivedIds>,
     resolved: Cache<String, Arc<ResolvedQueue>>,
     /// Dead-letter queue ARN -> the queues whose redrive policy targets it (a receive asks on
     /// every call; the answer takes a listing), kept as long as resolved queues.
@@ -85,6 +107,8 @@ impl QueueRegistry {
             configured,
             open,
             managed_prefixes: Vec::new(),
+            open_projects: BTreeSet::new(),
+            derived: tokio::sync::Mutex::default(),
             resolved: Cache::builder().time_to_live(ttl).build(),
             dead_letter_sources: Cache::builder()
                 .time_to_live(ttl)
@@ -111,6 +135,103 @@ impl QueueRegistry {
         self
     }
 
+    /// Lets every queue id of these ezgh projects (organization, project) beyond the configured
+    /// ones name the gateway queue of that name.
+    pub fn with_open_projects(
+        mut self,
+        projects: impl IntoIterator<Item = (String, String)>,
+    ) -> Self {
+        self.open_projects.extend(projects);
+        self
+    }
+
+    /// Whether `name` is a queue every API reaches under its own name: one this registry maps,
+    /// not under the reserved prefix (those belong to the dialect that made them).
+    pub fn reaches_by_name(&self, name: &str) -> bool {
+        !name.starts_with(RESERVED_QUEUE_PREFIX) && self.contains(name)
+    }
+
+    /// The queue an alias names by derivation alone, where no lookup is needed: a queue id of an
+    /// ezgh project that takes all queues.
+    fn derived_by_name(&self, alias: &Alias) -> Option<String> {
+        let [organization, project, queue] = alias.path() else {
+            return None;
+        };
+        (alias.namespace() == Namespace::Ezgh
+            && self
+                .open_projects
+                .contains(&(organization.clone(), project.clone()))
+            && self.reaches_by_name(queue))
+        .then(|| queue.clone())
+    }
+
+    /// The queue whose derived basaltic id is `id`: from the last listing, or a new one (at most
+    /// once per [`DERIVED_REREAD`]) when it is not there.
+    async fn queue_of_derived_id(&self, id: &str) -> Option<String> {
+        let mut derived = self.derived.lock().await;
+        if let Some(queue) = derived.queues.get(id) {
+            return Some(queue.clone());
+        }
+        let now = self.clock.now();
+        let fresh = derived.read_at.is_some_and(|at| {
+            now.signed_duration_since(at).to_std().unwrap_or_default() < DERIVED_REREAD
+        });
+        if fresh {
+            return None;
+        }
+        match self.names("").await {
+            Ok(names) => {
+                derived.queues = self.derive_ids(names);
+                derived.read_at = Some(now);
+            }
+            Err(error) => tracing::warn!(error = %error, "queues not listed for a basaltic id"),
+        }
+        derived.queues.get(id).cloned()
+    }
+
+    /// Derived basaltic id -> queue, for the queues of a listing that have one.
+    fn derive_ids(&self, names: Vec<String>) -> HashMap<String, String> {
+        names
+            .into_iter()
+            .filter(|name| self.reaches_by_name(name))
+            .map(|name| (derived_basaltic_id(&name), name))
+            .collect()
+    }
+
+    /// Every alias of `namespace` with its queue: the bound ones and, for every queue listed now,
+    /// the derived ones (what a dialect lists).
+    pub async fn listed_aliases(
+        &self,
+        namespace: Namespace,
+    ) -> Result<Vec<(Alias, String)>, GatewayError> {
+        let mut found: BTreeMap<Alias, String> = self.aliases_in(namespace).into_iter().collect();
+        let names = self.names("").await?;
+        match namespace {
+            Namespace::Basaltic => {
+                let derived = self.derive_ids(names);
+                for (id, queue) in &derived {
+                    found.insert(
+                        Alias::new(Namespace::Basaltic, [id.as_str()])?,
+                        queue.clone(),
+                    );
+                }
+                let mut kept = self.derived.lock().await;
+                kept.queues = derived;
+                kept.read_at = Some(self.clock.now());
+            }
+            Namespace::Ezgh => {
+                for name in names.iter().filter(|name| self.reaches_by_name(name)) {
+                    for (organization, project) in &self.open_projects {
+                        let alias = Alias::ezgh(organization, project, name)?;
+                        found.entry(alias).or_insert_with(|| name.clone());
+                    }
+                }
+            }
+            Namespace::Sombus => {}
+        }
+        Ok(found.into_iter().collect())
+    }
+
     /// Whether `name` is beyond the configured names and still maps to a backend queue.
     fn maps_unconfigured(&self, name: &str) -> bool {
         valid_queue_name(name)
@@ -119,6 +240,11 @@ impl QueueRegistry {
                     .managed_prefixes
                     .iter()
                     .any(|prefix| name.starts_with(prefix.as_str())))
+    }
+
+    /// The configured gateway queue names.
+    pub fn configured_names(&self) -> Vec<String> {
+        self.configured.keys().cloned().collect()
     }
 
     /// Whether queues can be created and found beyond the configured ones.
@@ -214,11 +340,29 @@ impl QueueRegistry {
         self.dead_letter_sources.invalidate_all();
     }
 
+    /// Learns that the queue `name` was just made: what was cached of that name goes, and its
+    /// derived id is known at once (not only from the next listing).
+    pub async fn created(&self, name: &str) {
+        self.invalidate(name).await;
+        if self.reaches_by_name(name) {
+            self.derived
+                .lock()
+                .await
+                .queues
+                .insert(derived_basaltic_id(name), name.to_owned());
+        }
+    }
+
     /// Forgets the queue `name` was deleted: its cached attributes and its runtime aliases (their
     /// tags went with it).
     pub async fn forget(&self, name: &str) {
         self.resolved.invalidate(name).await;
         self.dead_letter_sources.invalidate_all();
+        self.derived
+            .lock()
+            .await
+            .queues
+            .retain(|_, queue| queue.as_str() != name);
         self.write_aliases()
             .runtime
             .retain(|_, queue| queue.as_str() != name);
@@ -229,6 +373,9 @@ impl QueueRegistry {
     pub async fn queue_of_alias(&self, alias: &Alias) -> Option<String> {
         if let Some(queue) = self.read_aliases().get(alias) {
             return Some(queue.clone());
+        }
+        if let Some(queue) = self.derived_by_name(alias) {
+            return Some(queue);
         }
         // Boxed: the read-back's future is large and rare, and every request naming a queue by
         // alias (a long poll too) would otherwise carry room for it.
@@ -250,19 +397,49 @@ impl QueueRegistry {
             }
         }
         drop(loaded);
-        self.read_aliases().get(alias).cloned()
+        if let Some(queue) = self.read_aliases().get(alias).cloned() {
+            return Some(queue);
+        }
+        match (alias.namespace(), alias.path()) {
+            (Namespace::Basaltic, [id]) => self.queue_of_derived_id(id).await,
+            _ => None,
+        }
     }
 
-    /// The aliases of `queue` in `namespace`.
+    /// The aliases of `queue` in `namespace`: bound ones first, then derived ones.
     pub fn aliases_of(&self, queue: &str, namespace: Namespace) -> Vec<Alias> {
         let table = self.read_aliases();
-        table
+        let mut aliases: Vec<Alias> = table
             .configured
             .iter()
             .chain(&table.runtime)
             .filter(|(alias, target)| alias.namespace() == namespace && target.as_str() == queue)
             .map(|(alias, _)| alias.clone())
-            .collect()
+            .collect();
+        drop(table);
+        if self.reaches_by_name(queue) {
+            let derived: Vec<Alias> = match namespace {
+                Namespace::Basaltic => {
+                    Alias::new(Namespace::Basaltic, [derived_basaltic_id(queue)])
+                        .into_iter()
+                        .collect()
+                }
+                Namespace::Ezgh => self
+                    .open_projects
+                    .iter()
+                    .filter_map(|(organization, project)| {
+                        Alias::ezgh(organization, project, queue).ok()
+                    })
+                    .collect(),
+                Namespace::Sombus => Vec::new(),
+            };
+            for alias in derived {
+                if !aliases.contains(&alias) {
+                    aliases.push(alias);
+                }
+            }
+        }
+        aliases
     }
 
     /// Every alias of `namespace` with its queue (configured and runtime).

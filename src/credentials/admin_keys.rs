@@ -48,6 +48,9 @@ pub struct AdminKeyConfig {
 /// A verified admin key.
 #[derive(Debug, Clone)]
 pub struct AdminKey {
+    /// Its public id (the `<id>` of `sqsgw_<id>_<secret>`, not a secret), written to the audit
+    /// log beside its name: two keys may share a name.
+    pub id: String,
     /// Its label, written to the audit log.
     pub name: String,
     /// Its role.
@@ -88,6 +91,7 @@ impl AdminKeys {
             }
             let hash = parse_hash(&entry.hash).map_err(|message| (field("hash"), message))?;
             let key = AdminKey {
+                id: entry.id.clone(),
                 name: entry.name.clone().unwrap_or_else(|| entry.id.clone()),
                 role: entry.role,
                 workspaces: entry.workspaces.clone(),
@@ -98,6 +102,16 @@ impl AdminKeys {
             }
         }
         Ok(Self { by_id })
+    }
+
+    /// How many keys there are.
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
     }
 
     /// The key a presented secret is, or `None`.

@@ -112,6 +112,16 @@ impl ApiKeys {
         Ok(Self { by_id })
     }
 
+    /// How many keys there are.
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+
     /// The key a presented secret belongs to, or `None`.
     pub fn verify(&self, presented: &str) -> Option<&Arc<ApiKey>> {
         let key = self.by_id.get(key_id(presented)?)?;

@@ -108,7 +108,7 @@ impl BasalticKey {
 /// The configured keys, by id.
 #[derive(Debug, Default)]
 pub struct BasalticKeys {
-    by_id: HashMap<String, BasalticKey>,
+    by_id: HashMap<String, Arc<BasalticKey>>,
 }
 
 impl BasalticKeys {
@@ -164,15 +164,25 @@ impl BasalticKeys {
                 grants,
                 permissions,
             };
-            if by_id.insert(entry.id.clone(), key).is_some() {
+            if by_id.insert(entry.id.clone(), Arc::new(key)).is_some() {
                 return Err((field("id"), format!("`{}` is listed twice", entry.id)));
             }
         }
         Ok(Self { by_id })
     }
 
-    /// The key a presented secret is, or `None`.
-    pub fn verify(&self, presented: &str) -> Option<&BasalticKey> {
+    /// How many keys there are.
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+
+    /// The key a presented secret is, or `None` (shared: a request keeps it to its end).
+    pub fn verify(&self, presented: &str) -> Option<&Arc<BasalticKey>> {
         let key = self.by_id.get(key_id(presented)?)?;
         hash_matches(presented, &key.hash).then_some(key)
     }

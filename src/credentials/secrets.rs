@@ -77,6 +77,7 @@ fn read_source(
             let text = std::fs::read_to_string(path).map_err(|error| {
                 SettingError::new(&source, format!("cannot read {}: {error}", path.display()))
             })?;
+            warn_if_readable_by_others(path, &source);
             let holder = path.display().to_string();
             (source, Zeroizing::new(text), holder)
         }
@@ -95,6 +96,25 @@ fn read_source(
         ));
     }
     Ok((source, trimmed))
+}
+
+/// Warns (naming the field, never the secret) when a secret file is open to its group or others.
+fn warn_if_readable_by_others(path: &std::path::Path, source: &str) {
+    #[cfg(unix)]
+    if let Ok(meta) = std::fs::metadata(path) {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = meta.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            tracing::warn!(
+                field = source,
+                file = %path.display(),
+                mode = format!("{mode:o}"),
+                "a secret file is readable by others than its owner; chmod 600 it"
+            );
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, source);
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@ pub mod connections;
 mod deadline;
 pub mod observe;
 mod per_address;
+pub mod reload;
 pub mod scrape;
 pub mod tls;
 
@@ -21,6 +22,7 @@ use crate::core::state::{InProcessState, StateStore};
 use crate::credentials::oauth::{ConnectionStore, CredentialCheck, TokenService};
 use axum::Router;
 use connections::ConnectionSettings;
+use reload::{ConfigFile, Hangups, KeyReload, KeySets, LiveKeys};
 use scrape::Scrape;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -59,6 +61,12 @@ pub struct App {
     metrics_listen: Option<SocketAddr>,
     /// TLS on the API listener, if configured.
     tls: Option<Tls>,
+    /// The key sets the dialects read, which a reload replaces.
+    keys: LiveKeys,
+    /// How often the config file is looked at, once [`App::reload_keys_from`] names it.
+    config_check: Duration,
+    /// The config file's watcher, if one was asked for.
+    reload: Option<KeyReload>,
 }
 
 impl App {
@@ -105,6 +113,7 @@ impl App {
             Arc::clone(&clock),
         )
         .with_aliases(config.ezgh.aliases().map_err(ConfigError::from)?)
+        .with_open_projects(config.ezgh.open_projects())
         .with_managed_prefix(crate::core::access::RESERVED_QUEUE_PREFIX);
         let state: Arc<dyn StateStore> = Arc::new(InProcessState::new(
             config.ledger.max_entries,
@@ -122,16 +131,26 @@ impl App {
                 Arc::clone(&clock),
                 shutdown.clone(),
             )
-            .with_meters(meters.clone()),
+            .with_meters(meters.clone())
+            .with_reserved_queues_named(config.metrics.name_reserved_queues)
+            .with_abandoned_receive_bound(config.server.max_abandoned_receives),
         );
-        let sombus = sombus_state(config, &gateway, &clock)?;
+        let keys = LiveKeys::new(KeySets::from_config(config)?);
+        let sombus = sombus_state(config, &gateway, &clock, keys.admin.clone())?;
+        // Creates a crash left half-made are undone before anything is served, then looked for
+        // once a minute.
+        sombus
+            .recover_at_start(sombus_store_is_exclusive(config))
+            .await;
+        let sombus = Arc::new(sombus);
+        tokio::spawn(Arc::clone(&sombus).upkeep());
         let health = api::health::Health::new(Arc::clone(&gateway))
             .with_credential_store(sombus.credential_store());
         let dialects: Vec<Arc<dyn Dialect>> = vec![
-            Arc::new(sombus),
+            sombus,
             Arc::new(api::basaltic::BasalticState::new(
                 Arc::clone(&gateway),
-                config.basaltic.keys().map_err(ConfigError::from)?,
+                keys.basaltic.clone(),
                 Duration::from_secs(config.basaltic.metrics_interval_seconds),
             )),
             Arc::new(health),
@@ -139,7 +158,7 @@ impl App {
             Arc::new(api::ezgh::EzghState::from_config(
                 Arc::clone(&gateway),
                 &config.ezgh,
-                config.api_keys()?,
+                keys.api.clone(),
                 config.queue_allowances(),
                 config.server.invalid_handles_per_minute,
                 ClientAddressPolicy {
@@ -149,7 +168,7 @@ impl App {
             Arc::new(api::sqs::SqsState::from_config(
                 Arc::clone(&gateway),
                 &config.sqs_api,
-                config.sqs_credentials()?,
+                keys.sqs.clone(),
                 Arc::clone(&clock),
             )),
         ];
@@ -170,6 +189,9 @@ impl App {
                 .then_some(config.metrics.listen)
                 .flatten(),
             tls,
+            keys,
+            config_check: Duration::from_secs(config.server.config_check_seconds),
+            reload: None,
             router,
             dialects,
             backend: Arc::clone(&backend_handle),
@@ -205,6 +227,19 @@ impl App {
     /// The core the dialects call (tests call it as a dialect would).
     pub fn gateway(&self) -> Arc<Gateway> {
         Arc::clone(&self.gateway)
+    }
+
+    /// While it serves, reloads the keys from `file` (the config this service was built from) when
+    /// the file changes and on each SIGHUP `hangups` catches (see [`reload`]).
+    pub fn reload_keys_from(mut self, file: ConfigFile, hangups: Hangups) -> Self {
+        self.reload = Some(KeyReload::new(
+            file,
+            hangups,
+            self.keys.clone(),
+            self.scrape.meters(),
+            self.config_check,
+        ));
+        self
     }
 
     /// Cancelling this token starts a graceful shutdown.
@@ -262,6 +297,9 @@ impl App {
         if let Some(tls) = &self.tls {
             tokio::spawn(tls.clone().watch(shutdown.clone()));
         }
+        if let Some(reload) = self.reload {
+            tokio::spawn(reload.watch(shutdown.clone()));
+        }
         let acceptor = self.tls.as_ref().map(|tls| tls.acceptor().clone());
         let server = connections::serve(
             listener,
@@ -300,12 +338,25 @@ pub enum BuildError {
     Backend(String),
 }
 
+/// Whether this process alone can be making sombus connections in its credential store: the
+/// store is the embedded engine's own (in its data directory, whose queue store one process
+/// holds at a time), so a connection being created there at the start is a crash's.
+fn sombus_store_is_exclusive(config: &Config) -> bool {
+    match &config.backend {
+        BackendConfig::Embedded(embedded) if !embedded.in_memory => {
+            config.credentials_dir() == Some(embedded.data_dir.join(crate::setup::SOMBUS_DIR))
+        }
+        BackendConfig::Embedded(_) | BackendConfig::Sqs(_) => false,
+    }
+}
+
 /// The sombus API's state: its credential store (a directory, or memory), tokens signed with
 /// keys derived from the receipt keys, and its admin keys.
 fn sombus_state(
     config: &Config,
     gateway: &Arc<Gateway>,
     clock: &Arc<dyn Clock>,
+    admin_keys: crate::credentials::live::Live<crate::credentials::admin_keys::AdminKeys>,
 ) -> Result<api::sombus::SombusState, BuildError> {
     let store = match config.credentials_dir() {
         Some(dir) => ConnectionStore::open(&dir, Arc::clone(clock))
@@ -326,7 +377,7 @@ fn sombus_state(
     Ok(api::sombus::SombusState::new(
         Arc::clone(gateway),
         &config.sombus,
-        config.sombus.admin_keys().map_err(ConfigError::from)?,
+        admin_keys,
         check,
         ClientAddressPolicy {
             trust_forwarded_for: config.server.trust_forwarded_for,

@@ -39,13 +39,19 @@ impl Basaltic {
 
     /// With lines for the `[basaltic]` table.
     pub async fn start_with(kind: Kind, basaltic: &str) -> Self {
+        Self::start_configured(kind, basaltic, "").await
+    }
+
+    /// With lines for the `[basaltic]` table and more tables after it.
+    pub async fn start_configured(kind: Kind, basaltic: &str, tables: &str) -> Self {
         let admin = api_keys::generate_key();
         let reader = api_keys::generate_key();
         let manager = api_keys::generate_key();
         let toml = format!(
             "[basaltic]\n{basaltic}\n[[basaltic.keys]]\nid = \"{}\"\nname = \"admin\"\nhash = \"{}\"\ngrants = {{ \"*\" = [\"*\"] }}\n\n[[basaltic.keys]]\nid = \"{}\"\nhash = \"{}\"\ngrants = {{ \"*\" = [\"receive\"] }}\n\n[[basaltic.keys]]\nid = \"{}\"\nhash = \"{}\"\ngrants = {{ \"*\" = [\"manage_queues\"] }}\n",
             admin.id, admin.hash, reader.id, reader.hash, manager.id, manager.hash
-        );
+        ) + "\n"
+            + tables;
         Self {
             gw: GatewayBuilder::new(kind).config(&toml).start().await,
             admin: admin.key,

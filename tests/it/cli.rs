@@ -227,6 +227,15 @@ fn start_zero_config(dir: &std::path::Path) -> (KillOnDrop, String) {
     (child, printed)
 }
 
+/// The consumer API key a first start's banner shows (on a line of its own; its `export` line
+/// reads it from a file, out of the shell's history).
+fn shown_api_key(printed: &str) -> Option<&str> {
+    printed
+        .lines()
+        .map(str::trim)
+        .find(|line| line.starts_with("sqsgw_"))
+}
+
 fn receive_url_in(printed: &str) -> String {
     let line = printed
         .lines()
@@ -241,9 +250,7 @@ fn receive_url_in(printed: &str) -> String {
 async fn serve_without_a_config_runs_the_embedded_backend_and_reuses_it_on_restart() {
     let dir = tempfile::tempdir().unwrap();
     let (mut first, printed) = start_zero_config(dir.path());
-    let key = printed
-        .lines()
-        .find_map(|line| line.trim().strip_prefix("export SQSGW_API_KEY="))
+    let key = shown_api_key(&printed)
         .expect("the key is shown on the first start")
         .to_owned();
     let http = reqwest::Client::new();
@@ -347,10 +354,7 @@ async fn a_first_start_that_cannot_listen_saves_nothing_and_the_next_start_shows
     );
     drop(taken);
     let (_gateway, printed) = start_zero_config(dir.path());
-    let key = printed
-        .lines()
-        .find_map(|line| line.trim().strip_prefix("export SQSGW_API_KEY="))
-        .expect("the next start shows a key");
+    let key = shown_api_key(&printed).expect("the next start shows a key");
     let answer = reqwest::Client::new()
         .post(receive_url_in(&printed))
         .bearer_auth(key)

@@ -728,8 +728,20 @@ async fn bodies_kept_on_disk_only_are_read_back_for_receives_moves_redrives_and_
     gw.stop().await;
     drop(backend);
 
-    // A reopen reads states only; the body is still read back whole.
-    let backend = open();
+    // A reopen reads states only; the body is still read back whole. Background work of the
+    // stopped gateway (samplers, the finished move task) lets go of the store shortly after the
+    // server stops: until then the file is still open.
+    let mut reopened = None;
+    for _ in 0..100 {
+        match EmbeddedBackend::from_config(&config, Arc::new(SkewClock::default())) {
+            Ok(backend) => {
+                reopened = Some(backend);
+                break;
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+    let backend = reopened.expect("the store reopens once the stopped gateway lets go of it");
     let url = backend.resolve("disk").await.unwrap().url;
     let again = backend.receive(&url, &receive_at_most(10)).await.unwrap();
     assert_eq!(again.len(), 1);

@@ -27,6 +27,8 @@ pub struct FakeBackend {
     faults: Mutex<VecDeque<BackendError>>,
     /// The next receive never answers (a backend that hangs).
     hang_receive: std::sync::atomic::AtomicBool,
+    /// Receives wait out their long poll whoever stops waiting, as SQS's do.
+    waits_like_sqs: bool,
 }
 
 impl FakeBackend {
@@ -38,6 +40,16 @@ impl FakeBackend {
             lazy_purge: false,
             faults: Mutex::default(),
             hang_receive: Default::default(),
+            waits_like_sqs: false,
+        }
+    }
+
+    /// Receives that wait out their long poll even when nobody waits for them any more (as an
+    /// SQS call does), then look once.
+    pub fn waits_like_sqs(self) -> Self {
+        Self {
+            waits_like_sqs: true,
+            ..self
         }
     }
 
@@ -92,6 +104,15 @@ impl Backend for FakeBackend {
             .swap(false, std::sync::atomic::Ordering::Relaxed)
         {
             std::future::pending::<()>().await;
+        }
+        if self.waits_like_sqs {
+            tokio::time::sleep(std::time::Duration::from_secs(request.wait_seconds.into())).await;
+            let once = BackendReceive {
+                wait_seconds: 0,
+                abandoned: Default::default(),
+                ..request.clone()
+            };
+            return self.engine.receive(url, &once).await;
         }
         self.engine.receive(url, request).await
     }

@@ -1,9 +1,9 @@
 //! The zero-config start, through the binary: a data directory whose config is gone is refused
 //! (its keys kept), the directory's permissions are left as they are, and the banner's lines
-//! work when pasted into a shell.
+//! work when pasted into a shell, with no key in them (they read the keys from their files).
 
 use crate::binary::{BIN, EZGH_BIN, Running, run_to_exit};
-use sqs_gateway::setup::{CONFIG_FILE, RECEIPT_KEY_FILE, SQS_SECRET_FILE};
+use sqs_gateway::setup::{API_KEY_FILE, CONFIG_FILE, RECEIPT_KEY_FILE, SQS_SECRET_FILE};
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::process::Command;
@@ -162,6 +162,27 @@ fn the_first_start_banner_sets_both_regions_and_the_ezgh_cli_variables() {
         "{banner}"
     );
     assert!(banner.contains("new-basaltic-key --data-dir"), "{banner}");
+    // The API key is shown once, on a line of its own; the line to paste reads it from its file
+    // (readable by its owner only), so the key never goes into a shell's history.
+    let data = dir.path().join("data");
+    let key = banner
+        .lines()
+        .map(str::trim)
+        .find(|line| line.starts_with("sqsgw_"))
+        .expect("the key is shown");
+    let key_file = data.canonicalize().unwrap().join(API_KEY_FILE);
+    assert_eq!(std::fs::read_to_string(&key_file).unwrap().trim(), key);
+    assert_eq!(mode(&key_file), 0o600);
+    assert!(
+        banner.contains(&format!(
+            "export SQSGW_API_KEY=\"$(cat {})\"",
+            key_file.display()
+        )),
+        "{banner}"
+    );
+    for line in banner.lines().filter(|line| line.contains("export ")) {
+        assert!(!line.contains(key), "a key in a line to paste: {line}");
+    }
     let script = banner_script(&banner);
     let pasted = Command::new("bash")
         .args(["-e", "-c", &script])
@@ -180,5 +201,16 @@ fn the_first_start_banner_sets_both_regions_and_the_ezgh_cli_variables() {
     assert!(stdout.contains("region: us-east-1"), "{stdout}");
     let received = stdout.split("--- ezgh").nth(1).unwrap();
     assert!(received.contains("hello"), "ezgh received: {received}");
+    stop(gateway);
+    // A later start shows the same line (the key itself stays unshown).
+    let (gateway, banner) = start(&data);
+    assert!(!banner.contains(key), "{banner}");
+    assert!(
+        banner.contains(&format!(
+            "export SQSGW_API_KEY=\"$(cat {})\"",
+            key_file.display()
+        )),
+        "{banner}"
+    );
     stop(gateway);
 }

@@ -7,6 +7,7 @@
 // A test crate: its helpers are `pub` for its own modules, and tests measure real elapsed time.
 #![allow(unreachable_pub, missing_docs, clippy::disallowed_methods)]
 
+mod abandoned_bound;
 mod aliases;
 mod basaltic;
 mod binary;
@@ -15,6 +16,7 @@ mod clis;
 mod config_secrets;
 mod core;
 mod damaged_store;
+mod depth_gauges;
 mod edge;
 mod embedded;
 mod ezgh_receipts;
@@ -26,9 +28,12 @@ mod http2;
 mod image;
 mod inprocess;
 mod key_commands;
+mod key_reload;
 mod ledger_bound;
+mod one_queue_set;
 mod openapi;
 mod operating;
+mod permissions;
 mod quick_start;
 mod readme_consumer_loop;
 mod redrive;
@@ -38,6 +43,7 @@ mod sombus;
 mod sombus_cli;
 mod sombus_credentials;
 mod sombus_delivery;
+mod sombus_hardening;
 mod sombus_openapi;
 mod sombus_store;
 mod sqs_api;

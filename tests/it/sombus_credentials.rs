@@ -261,7 +261,8 @@ async fn admin_keys_are_scoped_by_workspace_and_role(kind: Kind) {
     let created = bus
         .create(json!({ "client_id": "house-1", "attempt_limit": 3, "fifo": false }))
         .await;
-    assert_eq!(created.client_id, "house-1");
+    // A chosen id carries its workspace; the workspace's admin routes take the chosen part too.
+    assert_eq!(created.client_id, format!("{}.house-1", bus.workspace));
     assert!(!created.queue.ends_with(".fifo"));
     let c = "house-1";
     let show = bus
@@ -383,7 +384,9 @@ async fn admin_keys_are_scoped_by_workspace_and_role(kind: Kind) {
     let later = bus.replica(kind).await;
     let rotated_secret = developer_rotate.body["client_secret"].as_str().unwrap();
     assert_eq!(
-        token_answer(&later, c, rotated_secret).await.status,
+        token_answer(&later, &created.client_id, rotated_secret)
+            .await
+            .status,
         StatusCode::OK
     );
     later.stop().await;
@@ -457,7 +460,8 @@ async fn other_apis_reach_a_connections_queue_only_to_publish(kind: Kind) {
 async fn a_recreated_connection_refuses_the_old_ones_tokens(kind: Kind) {
     let bus = Bus::start(kind).await;
     let first = bus.create(json!({ "client_id": "again" })).await;
-    let old = token(&bus.gw, "again", &first.secret).await;
+    let again = first.client_id.clone();
+    let old = token(&bus.gw, &again, &first.secret).await;
     let removed = bus
         .admin_call(Method::DELETE, "/connections/again", &bus.admin, None)
         .await;
@@ -465,12 +469,13 @@ async fn a_recreated_connection_refuses_the_old_ones_tokens(kind: Kind) {
     let second = bus.create(json!({ "client_id": "again" })).await;
     let t = bus.workspace.clone();
     assert_eq!(
-        refused(&receive(&bus.gw, &old, &t, "again", "wait=0").await),
+        refused(&receive(&bus.gw, &old, &t, &again, "wait=0").await),
         (StatusCode::UNAUTHORIZED, "producer.unauthenticated".into())
     );
-    let new = token(&bus.gw, "again", &second.secret).await;
+    assert_eq!(second.client_id, again, "the same client id");
+    let new = token(&bus.gw, &again, &second.secret).await;
     assert_eq!(
-        receive(&bus.gw, &new, &t, "again", "wait=0").await.status,
+        receive(&bus.gw, &new, &t, &again, "wait=0").await.status,
         StatusCode::OK
     );
 }
@@ -500,10 +505,11 @@ async fn concurrent_creates_leave_the_winners_queues(kind: Kind) {
         bus.gw.backend.resolve(queue).await.is_ok(),
         "the winner's queue stays"
     );
-    let token = token(&bus.gw, "twice", secret).await;
+    let twice = winner.body["client_id"].as_str().unwrap();
+    let token = token(&bus.gw, twice, secret).await;
     let t = bus.workspace.clone();
     assert_eq!(
-        receive(&bus.gw, &token, &t, "twice", "wait=0").await.status,
+        receive(&bus.gw, &token, &t, twice, "wait=0").await.status,
         StatusCode::OK
     );
 }

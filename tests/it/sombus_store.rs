@@ -271,7 +271,7 @@ async fn the_audit_log_pages_newest_first_through_every_line_once() {
         .unwrap();
     std::io::Write::write_all(&mut log, lines.as_bytes()).unwrap();
     let mut expected: Vec<String> = (0..2_345).rev().map(|n| format!("n{n}")).collect();
-    expected.push("first".into());
+    expected.push(format!("{}.first", store.workspace));
 
     let page = |query: String| {
         let store = &store;
@@ -430,10 +430,17 @@ async fn creates_a_crash_left_half_made_are_refused_then_undone() {
     std::fs::write(store.path(CONNECTIONS), stored.to_string()).unwrap();
 
     let gw = store.start().await;
-    // The start appended the line the crash kept from the log.
+    // The start appended the line the crash kept from the log, then undid the create that will
+    // never finish (an hour old); the young one may still be under way on a replica.
     let log = std::fs::read_to_string(store.path(AUDIT)).unwrap();
-    assert_eq!(log.lines().count(), 2, "{log}");
+    assert_eq!(log.lines().count(), 3, "{log}");
     assert!(log.lines().nth(1).unwrap().contains("\"young\""));
+    assert!(
+        log.lines()
+            .nth(2)
+            .unwrap()
+            .contains("connection.create_undone")
+    );
     // A connection being created gets no token yet.
     let refused_token = token_answer(&gw, "young", young_secret).await;
     assert_eq!(
@@ -445,7 +452,7 @@ async fn creates_a_crash_left_half_made_are_refused_then_undone() {
     );
     assert!(refused_token.headers.contains_key("retry-after"));
 
-    // The next admin request undoes the abandoned create; the young one is left to finish.
+    // The young one is left to finish: it is not listed.
     let list = store.list(&gw).await;
     assert_eq!(list.status, StatusCode::OK, "{}", list.body);
     assert_eq!(list.body["connections"], json!([]));
@@ -484,10 +491,12 @@ async fn creates_a_crash_left_half_made_are_refused_then_undone() {
         (StatusCode::CONFLICT, "admin.conflict".into())
     );
 
-    // The undone one can be created again, whole: its token reads its queue.
+    // The undone one can be created again, whole (its id now carries its workspace): its token
+    // reads its queue.
     let secret = store.create(&gw, "halfmade").await;
-    let reader = token(&gw, "halfmade", &secret).await;
-    let messages = crate::sombus::receive(&gw, &reader, &t, "halfmade", "wait=0").await;
+    let halfmade = format!("{t}.halfmade");
+    let reader = token(&gw, &halfmade, &secret).await;
+    let messages = crate::sombus::receive(&gw, &reader, &t, &halfmade, "wait=0").await;
     assert_eq!(messages.status, StatusCode::OK, "{}", messages.body);
 
     // Once the young one is as old as a create that will never finish, it is undone too.
@@ -497,7 +506,7 @@ async fn creates_a_crash_left_half_made_are_refused_then_undone() {
         store.audit(&gw).await[..2],
         pairs(&[
             ("connection.create_undone", "young"),
-            ("connection.create", "halfmade"),
+            ("connection.create", &halfmade),
         ])[..]
     );
     gw.stop().await;
@@ -524,7 +533,8 @@ async fn a_change_whose_audit_line_a_crash_lost_is_logged_at_the_next_start() {
     let first = log.lines().next().unwrap();
     std::fs::write(store.path(AUDIT), format!("{first}\n")).unwrap();
 
-    let expected = pairs(&[("connection.revoke", "kept"), ("connection.create", "kept")]);
+    let kept = format!("{}.kept", store.workspace);
+    let expected = pairs(&[("connection.revoke", &kept), ("connection.create", &kept)]);
     let restarted = store.start().await;
     assert_eq!(store.audit(&restarted).await, expected);
     restarted.stop().await;
@@ -551,7 +561,9 @@ async fn readiness_needs_a_readable_credential_store() {
     );
     assert!(ready.headers.contains_key("retry-after"));
     assert_eq!(
-        token_answer(&gw, "ready", &secret).await.status,
+        token_answer(&gw, &format!("{}.ready", store.workspace), &secret)
+            .await
+            .status,
         StatusCode::SERVICE_UNAVAILABLE
     );
     std::fs::write(store.path(CONNECTIONS), &whole).unwrap();
@@ -589,7 +601,8 @@ async fn a_lost_connections_file_is_refused_not_taken_for_an_empty_store() {
         !store.path(CONNECTIONS).exists(),
         "no store holding only the newcomer"
     );
-    let refused_token = token_answer(&gw, "lost", &secret).await;
+    let lost = format!("{}.lost", store.workspace);
+    let refused_token = token_answer(&gw, &lost, &secret).await;
     assert_eq!(
         (refused_token.status, refused_token.body["error"].clone()),
         (
@@ -608,7 +621,7 @@ async fn a_lost_connections_file_is_refused_not_taken_for_an_empty_store() {
     // Put back, it serves again.
     std::fs::write(store.path(CONNECTIONS), &saved).unwrap();
     let list = store.list(&gw).await;
-    assert_eq!(list.body["connections"][0]["client_id"], "lost");
+    assert_eq!(list.body["connections"][0]["client_id"], lost.as_str());
     gw.stop().await;
 
     // A directory that never held a store starts empty.

@@ -140,7 +140,15 @@ impl Metrics {
     async fn sample(&self, gateway: &Gateway) {
         let at = gateway.now();
         let mut taken: Vec<Taken> = Vec::new();
-        for (alias, queue) in gateway.aliases_in(Namespace::Basaltic) {
+        // Without a listing there is no telling gone queues from the rest: no round this time.
+        let listed = match gateway.listed_aliases(Namespace::Basaltic).await {
+            Ok(listed) => listed,
+            Err(error) => {
+                tracing::debug!(error = %error.message, "basaltic queues not listed for metrics");
+                return;
+            }
+        };
+        for (alias, queue) in listed {
             let Some(id) = alias.path().first().cloned() else {
                 continue;
             };
@@ -245,7 +253,10 @@ pub(super) fn start_sampling(state: &Arc<BasalticState>) {
             let Some(state) = weak.upgrade() else {
                 break;
             };
-            state.metrics.sample(&state.gateway).await;
+            // Without a key nobody can read them: no samples, and no listing of the queues.
+            if !state.keys.current().is_empty() {
+                state.metrics.sample(&state.gateway).await;
+            }
         }
     });
 }

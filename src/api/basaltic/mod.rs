@@ -20,6 +20,7 @@ use crate::core::Gateway;
 use crate::core::alias::{Alias, Namespace};
 use crate::core::{ErrorKind, GatewayError};
 use crate::credentials::basaltic_keys::{BasalticKey, BasalticKeys};
+use crate::credentials::live::Live;
 use axum::http::HeaderMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,7 +35,8 @@ const QUEUE_PREFIX: &str = "sqsgw_bq_";
 /// What the basaltic routes share.
 pub struct BasalticState {
     gateway: Arc<Gateway>,
-    keys: BasalticKeys,
+    /// The keys, replaced whole when the config is reloaded.
+    keys: Live<BasalticKeys>,
     metrics: metrics::Metrics,
     /// Held from a create's check that its name is free until its id is bound, so two creates
     /// of one name never both succeed.
@@ -49,8 +51,8 @@ impl std::fmt::Debug for BasalticState {
 
 /// The queue a request names, found for its key: the queue's id, the gateway queue, and the key
 /// as a caller there.
-struct Target<'k> {
-    key: &'k BasalticKey,
+struct Target {
+    key: Arc<BasalticKey>,
     id: String,
     queue: String,
     caller: crate::core::access::Caller,
@@ -62,10 +64,10 @@ impl BasalticState {
         &self,
         headers: &HeaderMap,
         path: Result<axum::extract::Path<String>, axum::extract::rejection::PathRejection>,
-    ) -> Result<Target<'_>, GatewayError> {
+    ) -> Result<Target, GatewayError> {
         let key = self.authenticate(headers)?;
         let id = queues::queue_id(path)?;
-        let queue = self.queue_of(key, &id).await?;
+        let queue = self.queue_of(&key, &id).await?;
         let id = canonical_id(&id).unwrap_or(id);
         let caller = key.caller_on(&id, &queue);
         Ok(Target {
@@ -76,8 +78,12 @@ impl BasalticState {
         })
     }
 
-    /// The dialect's state.
-    pub fn new(gateway: Arc<Gateway>, keys: BasalticKeys, metrics_interval: Duration) -> Self {
+    /// The dialect's state; `keys` is the handle a config reload swaps the keys behind.
+    pub fn new(
+        gateway: Arc<Gateway>,
+        keys: Live<BasalticKeys>,
+        metrics_interval: Duration,
+    ) -> Self {
         Self {
             gateway,
             keys,
@@ -87,9 +93,11 @@ impl BasalticState {
     }
 
     /// The key of the `Authorization: Bearer` header, or 401 (before any body is read).
-    fn authenticate(&self, headers: &HeaderMap) -> Result<&BasalticKey, GatewayError> {
+    fn authenticate(&self, headers: &HeaderMap) -> Result<Arc<BasalticKey>, GatewayError> {
+        let keys = self.keys.current();
         crate::api::bearer_token(headers)
-            .and_then(|presented| self.keys.verify(presented))
+            .and_then(|presented| keys.verify(presented))
+            .cloned()
             .ok_or_else(GatewayError::unauthenticated)
     }
 

@@ -1,5 +1,8 @@
-//! Queue resources: create (name, type, settings), list, show, delete. A queue is a gateway queue
-//! named `sqsgw_bq_<name>` (`.fifo` for FIFO) with a basaltic alias, its UUID.
+//! Queue resources: create (name, type, settings), list, show, delete. Every gateway queue another
+//! API may reach is a basaltic queue too, under an id derived from its name; a queue created here
+//! is the gateway queue of its name (`.fifo` added for FIFO), the one the SQS endpoint and ezgh
+//! reach by that name. Where the gateway makes no queues beyond its configured ones, a created
+//! queue is a reserved `sqsgw_bq_<name>_<8 hex>` queue with a bound random UUID instead.
 
 use super::error::ErrorBody;
 use super::wire::{
@@ -8,7 +11,7 @@ use super::wire::{
 use super::{BODY_LIMIT, BasalticError, BasalticState, QUEUE_PREFIX};
 use crate::api::read_body;
 use crate::core::access::Action;
-use crate::core::alias::{Alias, Namespace};
+use crate::core::alias::{Alias, Namespace, derived_basaltic_id};
 use crate::core::model::ResolvedQueue;
 use crate::core::{ErrorKind, GatewayError};
 use crate::credentials::basaltic_keys::BasalticKey;
@@ -30,13 +33,14 @@ pub(super) fn routes() -> axum::Router<Arc<BasalticState>> {
         )
 }
 
-/// A basaltic queue's name, from its backend name `sqsgw_bq_<name>_<8 hex>[.fifo]`.
+/// A basaltic queue's name: its gateway queue's name without `.fifo`, and for a reserved one
+/// (`sqsgw_bq_<name>_<8 hex>[.fifo]`) the name it was created with.
 fn name_of(queue: &str) -> &str {
-    let base = queue
-        .strip_prefix(QUEUE_PREFIX)
-        .unwrap_or(queue)
-        .trim_end_matches(".fifo");
-    base.rsplit_once('_').map_or(base, |(name, _)| name)
+    let base = queue.strip_suffix(".fifo").unwrap_or(queue);
+    match base.strip_prefix(QUEUE_PREFIX) {
+        Some(reserved) => reserved.rsplit_once('_').map_or(reserved, |(name, _)| name),
+        None => base,
+    }
 }
 
 /// The path's queue id (its shape is checked where it is looked up).
@@ -73,7 +77,11 @@ impl BasalticState {
             delay_seconds: attributes.delay_seconds,
             receive_wait_time_seconds: attributes.receive_wait_seconds,
             visibility_timeout_seconds: attributes.visibility_timeout_seconds,
-            max_message_bytes: attributes.max_message_bytes,
+            // A queue made through the SQS endpoint may take up to 1 MiB; basaltic's range
+            // ends at 256 KiB, and so does what it shows.
+            max_message_bytes: attributes
+                .max_message_bytes
+                .min(wire::MAX_MESSAGE_BYTES as u32),
             retention_seconds: attributes.retention_seconds,
             dead_letter_queue,
             content_based_deduplication: attributes
@@ -110,7 +118,8 @@ impl BasalticState {
         let _creating = self.creating.lock().await;
         let in_use = self
             .gateway
-            .aliases_in(Namespace::Basaltic)
+            .listed_aliases(Namespace::Basaltic)
+            .await?
             .iter()
             .any(|(_, queue)| name_of(queue) == new.name);
         if in_use {
@@ -119,10 +128,14 @@ impl BasalticState {
                 "a queue of that name exists",
             ));
         }
+        let suffix = if new.fifo { ".fifo" } else { "" };
+        let shared = format!("{}{suffix}", new.name);
+        if self.gateway.reaches_by_name(&shared) {
+            return self.create_shared_queue(key, &new, &shared).await;
+        }
         // A fresh backend queue for every queue created: a queue deleted and created again under
         // its name is another backend queue, which no id of the old one (still known to another
         // replica for a while) can reach.
-        let suffix = if new.fifo { ".fifo" } else { "" };
         let unique = &uuid::Uuid::new_v4().simple().to_string()[..8];
         let queue = format!("{QUEUE_PREFIX}{}_{unique}{suffix}", new.name);
         let caller = key.creator_of(&queue);
@@ -143,6 +156,27 @@ impl BasalticState {
         }
         let resolved = self.gateway.resolve_queue(&caller, &queue).await?;
         Ok(self.render(&id, &queue, &resolved).await)
+    }
+
+    /// Creates the gateway queue `queue`, which every API reaches by its name; its id is the one
+    /// derived from that name (nothing to bind, the same on every replica).
+    async fn create_shared_queue(
+        &self,
+        key: &BasalticKey,
+        new: &NewQueue,
+        queue: &str,
+    ) -> Result<QueueJson, GatewayError> {
+        let caller = key.creator_of(queue);
+        let settings = &new.settings;
+        let dead_letter = match &settings.dead_letter_queue {
+            Some((target, count)) => Some((self.dead_letter_target(key, target).await?, *count)),
+            None => None,
+        };
+        let wanted = settings.to_core(dead_letter);
+        self.gateway.create_queue(&caller, queue, &wanted).await?;
+        let id = derived_basaltic_id(queue);
+        let resolved = self.gateway.resolve_queue(&caller, queue).await?;
+        Ok(self.render(&id, queue, &resolved).await)
     }
 }
 
@@ -171,7 +205,7 @@ pub(super) async fn create(
 ) -> Result<(StatusCode, Json<QueueResult>), BasalticError> {
     let key = state.authenticate(&headers)?;
     let new = wire::parse_new_queue(&read_body(body, BODY_LIMIT).await?)?;
-    let queue = state.create_queue(key, new).await?;
+    let queue = state.create_queue(&key, new).await?;
     Ok((StatusCode::CREATED, Json(QueueResult { result: queue })))
 }
 
@@ -193,7 +227,7 @@ pub(super) async fn list(
 ) -> Result<Json<QueueList>, BasalticError> {
     let key = state.authenticate(&headers)?;
     let mut queues = Vec::new();
-    for (alias, queue) in state.gateway.aliases_in(Namespace::Basaltic) {
+    for (alias, queue) in state.gateway.listed_aliases(Namespace::Basaltic).await? {
         let Some(id) = alias.path().first() else {
             continue;
         };
@@ -316,9 +350,10 @@ pub(super) async fn change(
         _ => {}
     }
     let dead_letter = match &settings.dead_letter_queue {
-        Some((dead_id, count)) => {
-            Some((state.dead_letter_target(target.key, dead_id).await?, *count))
-        }
+        Some((dead_id, count)) => Some((
+            state.dead_letter_target(&target.key, dead_id).await?,
+            *count,
+        )),
         None => None,
     };
     let changes = settings.to_core(dead_letter);

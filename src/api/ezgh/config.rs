@@ -34,6 +34,11 @@ pub struct ProjectConfig {
     /// ezgh queue id (the `{queue}` of the URL) -> gateway queue name.
     #[serde(default)]
     pub queues: BTreeMap<String, String>,
+    /// Every queue id beyond `queues` names the gateway queue of that name (one made with the
+    /// SQS endpoint's CreateQueue or basaltic's create, say), except the gateway's reserved
+    /// `sqsgw_` queues.
+    #[serde(default)]
+    pub all_queues: bool,
 }
 
 /// One API key, as printed by `sqs-gateway new-api-key`.
@@ -139,6 +144,20 @@ impl EzghConfig {
             }
         }
         Ok(aliases)
+    }
+
+    /// The projects (organization, project) that take all queues (`all_queues`).
+    pub fn open_projects(&self) -> Vec<(String, String)> {
+        self.organizations
+            .iter()
+            .flat_map(|(org, organization)| {
+                organization
+                    .projects
+                    .iter()
+                    .filter(|(_, project)| project.all_queues)
+                    .map(move |(project, _)| (org.clone(), project.clone()))
+            })
+            .collect()
     }
 
     /// Request allowances per organization.

@@ -8,6 +8,7 @@ use crate::core::alias::{Alias, Namespace};
 use crate::core::limits::Allowance;
 use crate::core::{Gateway, GatewayError};
 use crate::credentials::api_keys::{ApiKey, ApiKeys};
+use crate::credentials::live::Live;
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{ConnectInfo, Path, State};
@@ -30,8 +31,8 @@ const PREFLIGHT_MAX_AGE: Duration = Duration::from_secs(600);
 pub struct EzghState {
     /// The core.
     pub gateway: Arc<Gateway>,
-    /// The API keys, by id.
-    pub keys: ApiKeys,
+    /// The API keys, by id; replaced whole when the config is reloaded.
+    pub keys: Live<ApiKeys>,
     /// The invalid-handle budget per client address.
     pub invalid_handles_per_minute: NonZeroU32,
     /// Receive allowances per organization.
@@ -49,11 +50,12 @@ impl std::fmt::Debug for EzghState {
 }
 
 impl EzghState {
-    /// The dialect's state from its config sections and the server's settings that concern it.
+    /// The dialect's state from its config sections and the server's settings that concern it;
+    /// `keys` is the handle a config reload swaps the keys behind.
     pub fn from_config(
         gateway: Arc<Gateway>,
         section: &super::config::EzghConfig,
-        keys: ApiKeys,
+        keys: Live<ApiKeys>,
         queue_allowances: Vec<(String, crate::core::limits::Allowance)>,
         invalid_handles_per_minute: NonZeroU32,
         client_addresses: ClientAddressPolicy,
@@ -105,6 +107,7 @@ impl EzghState {
         let presented =
             crate::api::bearer_token(headers).ok_or_else(GatewayError::unauthenticated)?;
         self.keys
+            .current()
             .verify(presented)
             .cloned()
             .ok_or_else(GatewayError::unauthenticated)

@@ -13,19 +13,21 @@
 //! | `POST /connections/{c}/secret/revoke` | developer | revoke secret |
 //! | `POST /connections/{c}/redrive` | developer | dead letters back to the queue |
 
-use super::connections::{ATTEMPT_LIMITS, NewConnection, valid_workspace};
+use super::connections::{ATTEMPT_LIMITS, Actor, NewConnection, valid_workspace};
 use super::error::{SombusError, admin_rule};
 use super::wire::{
-    self, AuditRecord, ConnectionList, ConnectionView, IssuedSecretAnswer, RedriveStarted,
-    SecretUrls,
+    self, AuditPage, ConnectionList, ConnectionView, IssuedSecretAnswer, RedriveStarted, SecretUrls,
 };
 use super::{BODY_LIMIT, SombusState};
 use crate::api::json::{optional_int, parse_object, reject_unknown};
 use crate::api::read_body;
 use crate::credentials::admin_keys::{AdminKey, AdminRole};
 use crate::credentials::oauth::check::is_client_id;
-use crate::credentials::oauth::connection::{IssuedSecret, NotApplicable};
-use crate::credentials::oauth::{Connection, ConnectionStatus, Role, StoreError};
+use crate::credentials::oauth::connection::{IssuedSecret, NotApplicable, WORKSPACE_SEPARATOR};
+use crate::credentials::oauth::store::REFUSED;
+use crate::credentials::oauth::{
+    AuditEntry, Connection, ConnectionStatus, ConnectionStore, Role, StoreError,
+};
 use axum::Json;
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
@@ -33,10 +35,8 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use serde::Serialize;
 use serde_json::{Map, Value};
 use std::sync::Arc;
-use utoipa::{IntoParams, ToSchema};
 
 const AUDIT_DEFAULT: usize = 100;
 const AUDIT_MAX: usize = 1000;
@@ -94,9 +94,11 @@ impl SombusState {
         headers: &HeaderMap,
         workspace: &str,
         role: AdminRole,
-    ) -> Result<&AdminKey, SombusError> {
+    ) -> Result<AdminKey, SombusError> {
+        let keys = self.admin_keys.current();
         let key = crate::api::bearer_token(headers)
-            .and_then(|presented| self.admin_keys.verify(presented))
+            .and_then(|presented| keys.verify(presented))
+            .cloned()
             .ok_or_else(|| {
                 refusal(
                     StatusCode::UNAUTHORIZED,
@@ -196,7 +198,13 @@ async fn list(
     headers: HeaderMap,
 ) -> Result<Json<ConnectionList>, SombusError> {
     let Path(workspace) = path.map_err(path_error)?;
-    state.admin(&headers, &workspace, AdminRole::Viewer)?;
+    state.admin_for(
+        &headers,
+        &workspace,
+        AdminRole::Viewer,
+        "connection.list",
+        "",
+    )?;
     let now = state.clock.now();
     let connections = state
         .connections_of(&workspace)
@@ -228,7 +236,13 @@ async fn show(
     headers: HeaderMap,
 ) -> Result<Json<ConnectionView>, SombusError> {
     let Path((workspace, client)) = path.map_err(path_error)?;
-    state.admin(&headers, &workspace, AdminRole::Viewer)?;
+    state.admin_for(
+        &headers,
+        &workspace,
+        AdminRole::Viewer,
+        "connection.show",
+        &client,
+    )?;
     let connection = state.connection_of(&workspace, &client).await?;
     Ok(Json(ConnectionView::new(&connection, state.clock.now())))
 }
@@ -262,7 +276,13 @@ async fn create(
     body: Body,
 ) -> Result<Response, SombusError> {
     let Path(workspace) = path.map_err(path_error)?;
-    let actor = state.admin(&headers, &workspace, AdminRole::Admin)?.clone();
+    let actor = state.admin_for(
+        &headers,
+        &workspace,
+        AdminRole::Admin,
+        "connection.create",
+        "",
+    )?;
     let bad = |message: &str| refusal(StatusCode::BAD_REQUEST, admin_rule::BAD_REQUEST, message);
     let body = read_body(body, BODY_LIMIT)
         .await
@@ -286,7 +306,9 @@ async fn create(
         }
     };
     let client_id = text("client_id")?;
-    if client_id.as_deref().is_some_and(|id| !is_client_id(id)) {
+    // The chosen part only: the gateway puts the workspace before it.
+    let chosen = |id: &str| is_client_id(id) && !id.contains(WORKSPACE_SEPARATOR);
+    if client_id.as_deref().is_some_and(|id| !chosen(id)) {
         return Err(bad("client_id must be 1 to 25 letters, digits or `-`"));
     }
     let name = text("name")?;
@@ -361,7 +383,13 @@ async fn remove(
     headers: HeaderMap,
 ) -> Result<StatusCode, SombusError> {
     let Path((workspace, client)) = path.map_err(path_error)?;
-    let actor = state.admin(&headers, &workspace, AdminRole::Admin)?.clone();
+    let actor = state.admin_for(
+        &headers,
+        &workspace,
+        AdminRole::Admin,
+        "connection.remove",
+        &client,
+    )?;
     state.remove_connection(&actor, &workspace, &client).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -391,11 +419,17 @@ async fn get_secret(
     headers: HeaderMap,
 ) -> Result<Response, SombusError> {
     let Path((workspace, client)) = path.map_err(path_error)?;
-    let actor = state.admin(&headers, &workspace, AdminRole::Developer)?;
+    let actor = state.admin_for(
+        &headers,
+        &workspace,
+        AdminRole::Developer,
+        "secret.get",
+        &client,
+    )?;
     let now = state.clock.now();
     let (secret, connection) = state
         .change(
-            actor,
+            &actor,
             &workspace,
             &client,
             "secret.get",
@@ -442,9 +476,13 @@ async fn rotate_secret(
     body: Body,
 ) -> Result<Response, SombusError> {
     let Path((workspace, client)) = path.map_err(path_error)?;
-    let actor = state
-        .admin(&headers, &workspace, AdminRole::Developer)?
-        .clone();
+    let actor = state.admin_for(
+        &headers,
+        &workspace,
+        AdminRole::Developer,
+        "secret.rotate",
+        &client,
+    )?;
     let body = read_body(body, BODY_LIMIT)
         .await
         .map_err(SombusError::admin)?;
@@ -633,9 +671,9 @@ async fn step(
         }),
     };
     let Path((workspace, client)) = path.map_err(path_error)?;
-    let actor = state.admin(headers, &workspace, role)?;
+    let actor = state.admin_for(headers, &workspace, role, action, &client)?;
     let ((), connection) = state
-        .change(actor, &workspace, &client, action, move |connection| {
+        .change(&actor, &workspace, &client, action, move |connection| {
             apply(connection).map_err(|why| StoreError::NotApplicable(why.0))?;
             let detail = format!("credential_version {}", connection.credential_version);
             Ok(((), detail))
@@ -669,15 +707,19 @@ async fn redrive(
     headers: HeaderMap,
 ) -> Result<(StatusCode, Json<RedriveStarted>), SombusError> {
     let Path((workspace, client)) = path.map_err(path_error)?;
-    let actor = state
-        .admin(&headers, &workspace, AdminRole::Developer)?
-        .clone();
+    let actor = state.admin_for(
+        &headers,
+        &workspace,
+        AdminRole::Developer,
+        "dead_letters.redrive",
+        &client,
+    )?;
     let connection = state.connection_of(&workspace, &client).await?;
     let task = state.redrive(&actor, &connection).await?;
     let audit = state.audit(
-        &actor.name,
+        Actor::Key(&actor),
         &workspace,
-        &client,
+        &connection.client_id,
         "dead_letters.redrive",
         String::new(),
     );
@@ -694,33 +736,6 @@ async fn redrive(
         StatusCode::ACCEPTED,
         Json(RedriveStarted { task_handle: task }),
     ))
-}
-
-/// The audit route's query, as the document shows it ([`audit_query`] reads it).
-#[expect(dead_code, reason = "documents the query; audit_query parses it")]
-#[derive(Debug, IntoParams)]
-#[into_params(parameter_in = Query)]
-struct AuditQuery {
-    /// At most this many entries, newest first.
-    #[param(default = 100, minimum = 1, maximum = 1000)]
-    limit: Option<u32>,
-    /// Where to go on: the `next_cursor` of the page before (opaque). Without it, the newest
-    /// entries.
-    #[param(min_length = 1, max_length = 19, pattern = "^[0-9]+$")]
-    cursor: Option<String>,
-}
-
-/// A page of a workspace's audit log.
-#[derive(Serialize, ToSchema)]
-struct AuditPage {
-    /// The entries, newest first.
-    entries: Vec<AuditRecord>,
-    /// Present while older entries may follow: pass it as `cursor` for the next page. A page
-    /// reads at most 1 MiB of the log, so one may hold fewer than `limit` entries (even none)
-    /// and still have a `next_cursor`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
-    next_cursor: Option<String>,
 }
 
 /// The audit route's `limit` and `cursor`.
@@ -759,14 +774,16 @@ fn audit_query(query: Option<&str>) -> Result<(usize, Option<u64>), SombusError>
     operation_id = "auditLog",
     tag = "admin",
     summary = "The workspace's audit log",
-    description = "Every change to the workspace's connections and credentials (viewer role or \
-        above), newest first, a page at a time: at most `limit` entries (100 by default, 1000 at \
-        most); `next_cursor`, present while older entries may follow, is the `cursor` of the next \
-        page.",
-    params(wire::WorkspacePath, AuditQuery),
+    description = "Every change to the workspace's connections and credentials, and every admin \
+        request refused with 401 or 403 (`outcome: refused`; at most 30 a minute one by one, the \
+        rest summed in an `admin.refusals` entry), viewer role or above; newest first, a page at a \
+        time: at most `limit` entries (100 by default, 1000 at most); `next_cursor`, present while \
+        older entries may follow, is the `cursor` of the next page; `damage`, present when the \
+        part of the log the page read has lines damaged, missing or altered.",
+    params(wire::WorkspacePath, wire::AuditQuery),
     security(("admin_key" = [])),
     responses(
-        (status = 200, description = "A page of entries, newest first.", body = AuditPage),
+        (status = 200, description = "A page of entries, newest first.", body = wire::AuditPage),
         super::wire::AdminRefusals,
     )
 )]
@@ -777,13 +794,102 @@ async fn audit(
     RawQuery(query): RawQuery,
 ) -> Result<Json<AuditPage>, SombusError> {
     let Path(workspace) = path.map_err(path_error)?;
-    state.admin(&headers, &workspace, AdminRole::Viewer)?;
+    state.admin_for(&headers, &workspace, AdminRole::Viewer, "audit.read", "")?;
     let (limit, cursor) = audit_query(query.as_deref())?;
+    // A minute of refusals that is over is summed before the page is read.
+    state.record_refusal_sums().await;
     let page = state
         .with_store(move |store| store.audit(&workspace, limit, cursor))
         .await?;
-    Ok(Json(AuditPage {
-        entries: page.entries.into_iter().map(AuditRecord::from).collect(),
-        next_cursor: page.next.map(|next| next.to_string()),
-    }))
+    if !page.damage.is_none() {
+        tracing::warn!(damage = ?page.damage, "the sombus audit log has damaged or missing lines");
+    }
+    Ok(Json(AuditPage::new(page)))
+}
+
+impl SombusState {
+    /// [`Self::admin`], recording a refusal (401, 403) in the workspace's audit log: who
+    /// (`unknown`, or the key's name and id; never the key), what was attempted (`action`, on
+    /// `client_id` when it has the shape of one), `refused` and why.
+    fn admin_for(
+        &self,
+        headers: &HeaderMap,
+        workspace: &str,
+        role: AdminRole,
+        action: &str,
+        client_id: &str,
+    ) -> Result<AdminKey, SombusError> {
+        self.admin(headers, workspace, role).inspect_err(|refused| {
+            if matches!(
+                refused.status(),
+                StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN
+            ) && valid_workspace(workspace)
+            {
+                self.record_refusal(headers, workspace, action, client_id, refused);
+            }
+        })
+    }
+
+    /// Records a refused attempt, at most
+    /// [`REFUSALS_PER_MINUTE`](crate::credentials::oauth::store::REFUSALS_PER_MINUTE) a minute one by one (the
+    /// others are counted and summed once the minute is over), off the request's path.
+    fn record_refusal(
+        &self,
+        headers: &HeaderMap,
+        workspace: &str,
+        action: &str,
+        client_id: &str,
+        refused: &SombusError,
+    ) {
+        let keys = self.admin_keys.current();
+        let key = crate::api::bearer_token(headers).and_then(|presented| keys.verify(presented));
+        let (actor, actor_key) =
+            key.map_or(("unknown", ""), |key| (key.name.as_str(), key.id.as_str()));
+        let entry = AuditEntry {
+            at: self.clock.now(),
+            workspace: workspace.to_owned(),
+            actor: actor.to_owned(),
+            actor_key: actor_key.to_owned(),
+            action: action.to_owned(),
+            outcome: REFUSED.to_owned(),
+            client_id: if is_client_id(client_id) {
+                client_id.to_owned()
+            } else {
+                String::new()
+            },
+            detail: format!("{} {}", refused.status().as_u16(), refused.rule()),
+            ..AuditEntry::default()
+        };
+        let lines = self.check.store().refusal_lines(entry);
+        self.record_lines(lines);
+    }
+
+    /// Records the sums of refusals of a minute that is over, if any.
+    pub(super) async fn record_refusal_sums(&self) {
+        let lines = self.check.store().refusal_sums_due();
+        if lines.is_empty() {
+            return;
+        }
+        let store = Arc::clone(self.check.store());
+        if let Err(error) = store.run(move |store| record_all(store, lines)).await {
+            tracing::warn!(%error, "could not record the sums of refused admin attempts in the audit log");
+        }
+    }
+
+    /// Records `lines` in the audit log, in the background.
+    fn record_lines(&self, lines: Vec<AuditEntry>) {
+        if lines.is_empty() {
+            return;
+        }
+        let store = Arc::clone(self.check.store());
+        tokio::spawn(async move {
+            if let Err(error) = store.run(move |store| record_all(store, lines)).await {
+                tracing::warn!(%error, "could not record refused admin attempts in the audit log");
+            }
+        });
+    }
+}
+
+fn record_all(store: &ConnectionStore, lines: Vec<AuditEntry>) -> Result<(), StoreError> {
+    lines.into_iter().try_for_each(|line| store.record(line))
 }

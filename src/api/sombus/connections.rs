@@ -6,9 +6,15 @@
 //!
 //! A create is crash-consistent: its record is written first, marked as being created (it gets
 //! no token and reads nothing), then its queues are made, then the mark is cleared. A create
-//! that never finishes (its process died, or the store refused the last step) is undone by the
-//! next admin request once it is [`ABANDONED_AFTER`] old: its queues deleted, its record
-//! removed, `connection.create_undone` in the audit log.
+//! that never finishes (its process died, or the store refused the last step) is undone: its
+//! queues deleted, its record removed, `connection.create_undone` in the audit log. That happens
+//! when the gateway starts (every such record, when the store is in the embedded engine's data
+//! directory, which one process holds; else those [`ABANDONED_AFTER`] old), then once a minute
+//! and on admin requests for those [`ABANDONED_AFTER`] old.
+//!
+//! Client ids an admin chooses are qualified by the workspace (`{workspace}.{chosen}`), so two
+//! workspaces never want the same id and a refusal never tells one about another's ids;
+//! generated ids are random. In a workspace's admin routes `{c}` may be the chosen part alone.
 
 use super::SombusState;
 use super::error::{SombusError, admin_rule};
@@ -16,7 +22,9 @@ use crate::core::access::{Action, Caller, Grants, Principal};
 use crate::core::model::{QueueSettings, RedriveStatus};
 use crate::core::{ErrorKind, GatewayError};
 use crate::credentials::admin_keys::AdminKey;
-use crate::credentials::oauth::connection::IssuedSecret;
+use crate::credentials::oauth::connection::{
+    IssuedSecret, WORKSPACE_SEPARATOR, qualified_client_id,
+};
 use crate::credentials::oauth::store::BUSY_RETRY;
 use crate::credentials::oauth::{
     AuditEntry, Connection, ConnectionStatus, ConnectionStore, Role, StoreError,
@@ -45,6 +53,9 @@ const CREATE_WITHIN: Duration = Duration::from_secs(60);
 pub(super) const ABANDONED_AFTER: chrono::TimeDelta = chrono::TimeDelta::minutes(3);
 /// Who the audit log names for the undoing of an abandoned create.
 const RECOVERY_ACTOR: &str = "gateway:recovery";
+/// How often the gateway looks for abandoned creates (and writes the sums of refused admin
+/// attempts of a minute that is over).
+const UPKEEP_EVERY: Duration = Duration::from_secs(60);
 
 /// A connection to create.
 #[derive(Debug, Clone)]
@@ -57,6 +68,15 @@ pub(super) struct NewConnection {
     pub tier: String,
 }
 
+/// Who an audit entry names.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Actor<'a> {
+    /// An admin key: its name and id.
+    Key(&'a AdminKey),
+    /// The gateway itself (`gateway:…`).
+    Gateway(&'a str),
+}
+
 /// Whether a workspace id is one this gateway can hold: 1 to 36 letters, digits or `-`.
 pub(super) fn valid_workspace(workspace: &str) -> bool {
     !workspace.is_empty()
@@ -66,13 +86,33 @@ pub(super) fn valid_workspace(workspace: &str) -> bool {
             .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-')
 }
 
-/// The connection's queue and dead-letter queue.
-fn queue_names(workspace: &str, client_id: &str, fifo: bool) -> (String, String) {
+/// The connection's queue and dead-letter queue, of its workspace and its client id's local part
+/// (the id without its workspace).
+fn queue_names(workspace: &str, local_id: &str, fifo: bool) -> (String, String) {
     let suffix = if fifo { ".fifo" } else { "" };
     (
-        format!("{QUEUE_PREFIX}{workspace}_{client_id}{suffix}"),
-        format!("{QUEUE_PREFIX}{workspace}_{client_id}_dlq{suffix}"),
+        format!("{QUEUE_PREFIX}{workspace}_{local_id}{suffix}"),
+        format!("{QUEUE_PREFIX}{workspace}_{local_id}_dlq{suffix}"),
     )
+}
+
+/// The workspace's connection (made whole) that a path's `{c}` names: its client id, or the part
+/// an admin chose of one of the workspace's ids.
+fn resolve(
+    store: &ConnectionStore,
+    workspace: &str,
+    client_id: &str,
+) -> Result<Option<Connection>, StoreError> {
+    let ours = |connection: &Connection| connection.workspace == workspace && !connection.creating;
+    if let Some(connection) = store.get(client_id)?.filter(ours) {
+        return Ok(Some(connection));
+    }
+    if client_id.contains(WORKSPACE_SEPARATOR) {
+        return Ok(None);
+    }
+    Ok(store
+        .get(&qualified_client_id(workspace, client_id))?
+        .filter(ours))
 }
 
 /// A store refusal in the admin API's rules.
@@ -147,36 +187,42 @@ impl SombusState {
         Self::caller_for(Principal::AdminKey(actor.name.clone()), queues)
     }
 
-    /// An audit entry of a change by `actor` (an admin key's name, or the gateway's own).
+    /// An audit entry of a change by `actor` (an admin key, or the gateway's own `actor`).
     pub(super) fn audit(
         &self,
-        actor: &str,
+        actor: Actor<'_>,
         workspace: &str,
         client_id: &str,
         action: &str,
         detail: String,
     ) -> AuditEntry {
+        let (actor, actor_key) = match actor {
+            Actor::Key(key) => (key.name.as_str(), key.id.as_str()),
+            Actor::Gateway(name) => (name, ""),
+        };
         AuditEntry {
             at: self.clock.now(),
             workspace: workspace.to_owned(),
             actor: actor.to_owned(),
+            actor_key: actor_key.to_owned(),
             action: action.to_owned(),
             client_id: client_id.to_owned(),
             detail,
+            ..AuditEntry::default()
         }
     }
 
-    /// The workspace's connection `client_id`, or 404 (also while it is being created).
+    /// The workspace's connection `client_id` (or the chosen part of one of its ids), or 404
+    /// (also while it is being created).
     pub(super) async fn connection_of(
         &self,
         workspace: &str,
         client_id: &str,
     ) -> Result<Connection, SombusError> {
         self.undo_abandoned().await;
-        let client = client_id.to_owned();
-        self.with_store(move |store| store.get(&client))
+        let (owner, client) = (workspace.to_owned(), client_id.to_owned());
+        self.with_store(move |store| resolve(store, &owner, &client))
             .await?
-            .filter(|connection| connection.workspace == workspace && !connection.creating)
             .ok_or_else(|| store_error(StoreError::NotFound))
     }
 
@@ -203,8 +249,15 @@ impl SombusState {
         apply: impl FnOnce(&mut Connection) -> Result<(T, String), StoreError> + Send + 'static,
     ) -> Result<(T, Connection), SombusError> {
         // The workspace must own it (a 404 for another's, as for a missing one).
-        self.connection_of(workspace, client_id).await?;
-        let audit = self.audit(&actor.name, workspace, client_id, action, String::new());
+        let client_id = self.connection_of(workspace, client_id).await?.client_id;
+        let client_id = client_id.as_str();
+        let audit = self.audit(
+            Actor::Key(actor),
+            workspace,
+            client_id,
+            action,
+            String::new(),
+        );
         let (client, owner) = (client_id.to_owned(), workspace.to_owned());
         let result = self
             .check
@@ -258,7 +311,7 @@ impl SombusState {
         self.undo_abandoned().await;
         let (connection, secret) = self.new_record(workspace, new)?;
         let audit = self.audit(
-            &actor.name,
+            Actor::Key(actor),
             workspace,
             &connection.client_id,
             "connection.create",
@@ -279,8 +332,12 @@ impl SombusState {
                 )))
             });
         if let Err(error) = made {
-            self.undo_create(&connection, &actor.name, "its queues could not be made")
-                .await;
+            self.undo_create(
+                &connection,
+                Actor::Key(actor),
+                "its queues could not be made",
+            )
+            .await;
             return Err(error);
         }
         let (client_id, instance) = (connection.client_id.clone(), connection.instance.clone());
@@ -293,8 +350,12 @@ impl SombusState {
         match finished {
             Ok(finished) => Ok((finished, secret)),
             Err(error) => {
-                self.undo_create(&connection, &actor.name, "it could not be marked made")
-                    .await;
+                self.undo_create(
+                    &connection,
+                    Actor::Key(actor),
+                    "it could not be marked made",
+                )
+                .await;
                 Err(store_error(error))
             }
         }
@@ -306,16 +367,21 @@ impl SombusState {
         workspace: &str,
         new: NewConnection,
     ) -> Result<(Connection, IssuedSecret), SombusError> {
-        let client_id = new
-            .client_id
-            .unwrap_or_else(|| format!("c{}", &uuid::Uuid::new_v4().simple().to_string()[..20]));
-        let (queue, dead_letter_queue) = queue_names(workspace, &client_id, new.fifo);
+        // A chosen id carries its workspace; a generated one is random.
+        let (client_id, local_id) = match new.client_id {
+            Some(chosen) => (qualified_client_id(workspace, &chosen), chosen),
+            None => {
+                let generated = format!("c{}", &uuid::Uuid::new_v4().simple().to_string()[..20]);
+                (generated.clone(), generated)
+            }
+        };
+        let (queue, dead_letter_queue) = queue_names(workspace, &local_id, new.fifo);
         let now = self.clock.now();
         let mut connection = Connection {
             workspace: workspace.to_owned(),
             client_id: client_id.clone(),
             instance: uuid::Uuid::new_v4().simple().to_string(),
-            name: new.name.unwrap_or_else(|| client_id.clone()),
+            name: new.name.unwrap_or_else(|| local_id.clone()),
             role: new.role,
             queue,
             dead_letter_queue: Some(dead_letter_queue),
@@ -336,10 +402,42 @@ impl SombusState {
         Ok((connection, secret))
     }
 
+    /// At the start (before the gateway serves): undoes the creates a crash left. `exclusive`
+    /// when no other process can be making connections of this store (it lives in the embedded
+    /// engine's data directory, which one process holds): every record being created is then a
+    /// crash's; else only those [`ABANDONED_AFTER`] old are surely so (a replica sharing the
+    /// directory may be making the others; [`Self::upkeep`] looks again every minute).
+    pub async fn recover_at_start(&self, exclusive: bool) {
+        let cutoff = if exclusive {
+            self.clock.now() + chrono::TimeDelta::days(1)
+        } else {
+            self.clock.now() - ABANDONED_AFTER
+        };
+        self.undo_abandoned_before(cutoff).await;
+    }
+
+    /// Until the gateway shuts down, once a minute: undoes abandoned creates and records the
+    /// sums of refused admin attempts of a minute that is over.
+    pub async fn upkeep(self: Arc<Self>) {
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep(UPKEEP_EVERY) => {}
+                () = self.gateway.shutdown_started() => return,
+            }
+            self.undo_abandoned().await;
+            self.record_refusal_sums().await;
+        }
+    }
+
     /// Undoes the creates that never finished: every record still being created
     /// [`ABANDONED_AFTER`] after its creation (a crash, or a store that refused the last step).
     async fn undo_abandoned(&self) {
-        let cutoff = self.clock.now() - ABANDONED_AFTER;
+        self.undo_abandoned_before(self.clock.now() - ABANDONED_AFTER)
+            .await;
+    }
+
+    /// Undoes every create still under way that began before `cutoff`.
+    async fn undo_abandoned_before(&self, cutoff: chrono::DateTime<chrono::Utc>) {
         let abandoned = self
             .check
             .store()
@@ -358,15 +456,19 @@ impl SombusState {
                 workspace = %connection.workspace,
                 "undoing a connection's create that never finished"
             );
-            self.undo_create(&connection, RECOVERY_ACTOR, "its create never finished")
-                .await;
+            self.undo_create(
+                &connection,
+                Actor::Gateway(RECOVERY_ACTOR),
+                "its create never finished",
+            )
+            .await;
         }
     }
 
     /// Undoes a create that did not finish: deletes whatever of its queues exist, then removes
     /// its record with `connection.create_undone` in the audit log. A queue that can't be
     /// deleted keeps the record (being created) for a later undo.
-    async fn undo_create(&self, connection: &Connection, actor: &str, why: &str) {
+    async fn undo_create(&self, connection: &Connection, actor: Actor<'_>, why: &str) {
         let mut queues = vec![connection.queue.as_str()];
         queues.extend(connection.dead_letter_queue.as_deref());
         let caller = Self::caller_for(Principal::System, &queues);
@@ -435,6 +537,7 @@ impl SombusState {
         client_id: &str,
     ) -> Result<Connection, SombusError> {
         let connection = self.connection_of(workspace, client_id).await?;
+        let client_id = connection.client_id.as_str();
         let mut queues = vec![connection.queue.as_str()];
         queues.extend(connection.dead_letter_queue.as_deref());
         let caller = Self::admin_caller(actor, &queues);
@@ -447,7 +550,7 @@ impl SombusState {
             }
         }
         let audit = self.audit(
-            &actor.name,
+            Actor::Key(actor),
             workspace,
             client_id,
             "connection.remove",

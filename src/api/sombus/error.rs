@@ -108,6 +108,11 @@ impl SombusError {
         self.rule
     }
 
+    /// The status it answers with.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
     /// A core error of an admin route, in the admin API's rules.
     pub fn admin(error: GatewayError) -> Self {
         let (status, rule) = match &error.kind {

@@ -17,6 +17,7 @@ pub mod wire;
 use crate::core::Gateway;
 use crate::core::clock::Clock;
 use crate::credentials::admin_keys::AdminKeys;
+use crate::credentials::live::Live;
 use crate::credentials::oauth::CredentialCheck;
 use config::TierConfig;
 use std::collections::BTreeMap;
@@ -30,7 +31,8 @@ const BODY_LIMIT: usize = 64 * 1024;
 pub struct SombusState {
     gateway: Arc<Gateway>,
     check: CredentialCheck,
-    admin_keys: AdminKeys,
+    /// The admin keys, replaced whole when the config is reloaded.
+    admin_keys: Live<AdminKeys>,
     tiers: BTreeMap<String, TierConfig>,
     registrations: Option<PathBuf>,
     public_url: Option<String>,
@@ -47,11 +49,12 @@ impl std::fmt::Debug for SombusState {
 }
 
 impl SombusState {
-    /// The dialect's state from its config section.
+    /// The dialect's state from its config section; `admin_keys` is the handle a config reload
+    /// swaps the keys behind.
     pub fn new(
         gateway: Arc<Gateway>,
         section: &config::SombusConfig,
-        admin_keys: AdminKeys,
+        admin_keys: Live<AdminKeys>,
         check: CredentialCheck,
         client_addresses: crate::api::ClientAddressPolicy,
         clock: Arc<dyn Clock>,

@@ -159,8 +159,12 @@ pub struct ConnectionPath {
     /// The workspace id: 1 to 36 letters, digits or `-`.
     #[param(pattern = "^[A-Za-z0-9-]{1,36}$", example = "ws-3f9a")]
     pub workspace: String,
-    /// The connection's client id: 1 to 25 letters, digits or `-`.
-    #[param(pattern = "^[A-Za-z0-9-]{1,25}$", example = "story-consumer")]
+    /// The connection's client id (`{workspace}.{chosen}` for an id chosen at its create, or a
+    /// generated one), or the chosen part alone.
+    #[param(
+        pattern = "^([A-Za-z0-9-]{1,36}[.])?[A-Za-z0-9-]{1,25}$",
+        example = "story-consumer"
+    )]
     pub client: String,
 }
 
@@ -527,10 +531,12 @@ pub struct AdminViolation {
 #[schema(example = json!({"name": "story consumer", "attempt_limit": 5}))]
 #[serde(deny_unknown_fields)]
 pub struct NewConnectionRequest {
-    /// The client id to give it (default: generated, `c` and 20 hex digits).
+    /// The client id to give it, qualified by the workspace: `story-consumer` in workspace
+    /// `ws-3f9a` makes `ws-3f9a.story-consumer` (so no workspace can take an id another will
+    /// want). Default: generated, `c` and 20 hex digits.
     #[schema(pattern = "^[A-Za-z0-9-]{1,25}$", example = "story-consumer")]
     pub client_id: Option<String>,
-    /// A label, 1 to 256 characters (default: the client id).
+    /// A label, 1 to 256 characters (default: the client id's chosen part, or the generated id).
     #[schema(min_length = 1, max_length = 256)]
     pub name: Option<String>,
     /// What its tokens may do.
@@ -580,8 +586,9 @@ pub enum ConnectionState {
 /// A connection as the admin API shows it: never a secret or its hash.
 #[derive(Serialize, ToSchema)]
 pub struct ConnectionView {
-    /// Its client id, `{c}` of the pull URLs.
-    #[schema(pattern = "^[A-Za-z0-9-]{1,25}$")]
+    /// Its client id, `{c}` of the pull URLs: `{workspace}.{chosen}` for an id chosen at its
+    /// create, else generated.
+    #[schema(pattern = "^([A-Za-z0-9-]{1,36}[.])?[A-Za-z0-9-]{1,25}$")]
     client_id: String,
     /// Its workspace, `{t}` of the pull URLs.
     workspace: String,
@@ -719,23 +726,70 @@ pub struct RedriveStarted {
     pub task_handle: String,
 }
 
-/// The audit query.
+/// The audit route's query (the handler parses it, holding to these ranges).
 #[derive(Debug, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct AuditQuery {
-    /// The newest this many entries.
+    /// At most this many entries, newest first.
     #[param(default = 100, minimum = 1, maximum = 1000)]
     pub limit: Option<u32>,
+    /// Where to go on: the `next_cursor` of the page before (opaque). Without it, the newest
+    /// entries.
+    #[param(min_length = 1, max_length = 19, pattern = "^[0-9]+$")]
+    pub cursor: Option<String>,
 }
 
-/// A workspace's audit log, newest last.
+/// A page of a workspace's audit log.
 #[derive(Serialize, ToSchema)]
-pub struct AuditLog {
-    /// The entries.
-    pub entries: Vec<AuditRecord>,
+pub struct AuditPage {
+    /// The entries, newest first.
+    entries: Vec<AuditRecord>,
+    /// Present while older entries may follow: pass it as `cursor` for the next page. A page
+    /// reads at most 1 MiB of the log, so one may hold fewer than `limit` entries (even none)
+    /// and still have a `next_cursor`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    next_cursor: Option<String>,
+    /// Present when the part of the log this page read is not whole: lines damaged, missing or
+    /// altered (any workspace's: a lost line can't tell whose it was). Every line carries its
+    /// place in the log and the hash of the line before, so nothing is removed or changed
+    /// unseen (but the newest line, until another follows it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    damage: Option<AuditDamage>,
 }
 
-/// One change, as the audit log records it.
+impl AuditPage {
+    /// The store's page as the API shows it.
+    pub fn new(page: crate::credentials::oauth::AuditPage) -> Self {
+        let damage = page.damage;
+        Self {
+            entries: page.entries.into_iter().map(AuditRecord::from).collect(),
+            next_cursor: page.next.map(|next| next.to_string()),
+            damage: (!damage.is_none()).then_some(AuditDamage {
+                damaged_lines: damage.damaged_lines,
+                missing_lines: damage.missing_lines,
+                broken_links: damage.broken_links,
+            }),
+        }
+    }
+}
+
+/// What is wrong with the part of the audit log a page read.
+#[derive(Serialize, ToSchema)]
+pub struct AuditDamage {
+    /// Lines that don't parse as entries (damaged, or cut short by a crash).
+    #[schema(minimum = 0)]
+    damaged_lines: u64,
+    /// Lines missing from the log's sequence (removed).
+    #[schema(minimum = 0)]
+    missing_lines: u64,
+    /// Lines whose link to the line before doesn't hold (one altered, or put in between).
+    #[schema(minimum = 0)]
+    broken_links: u64,
+}
+
+/// One change or refused attempt, as the audit log records it.
 #[derive(Serialize, ToSchema)]
 pub struct AuditRecord {
     /// When.
@@ -743,16 +797,35 @@ pub struct AuditRecord {
     at: DateTime<Utc>,
     /// The workspace.
     workspace: String,
-    /// Who: the admin key's name (or `cli:` and the operator).
+    /// Who: the admin key's name (`unknown` for a key that didn't verify; `gateway:…` for the
+    /// gateway's own steps).
     actor: String,
-    /// What: `connection.create`, `secret.rotate`, …
+    /// The admin key's public id (two keys may share a name); absent for the gateway's own steps
+    /// and keys that didn't verify.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    actor_key: Option<String>,
+    /// What: `connection.create`, `secret.rotate`, … (for a refusal, what was attempted).
     action: String,
-    /// Which connection.
+    /// `refused` when the admin API refused the attempt (401, 403; `detail` has the status and
+    /// rule); absent for a change made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    outcome: Option<Outcome>,
+    /// Which connection (empty for a workspace's routes).
     client_id: String,
     /// Anything else worth knowing.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     detail: Option<String>,
+}
+
+/// How an attempt ended, when it is not a change made.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// The admin API refused it.
+    Refused,
 }
 
 impl From<AuditEntry> for AuditRecord {
@@ -761,7 +834,10 @@ impl From<AuditEntry> for AuditRecord {
             at: entry.at,
             workspace: entry.workspace,
             actor: entry.actor,
+            actor_key: (!entry.actor_key.is_empty()).then_some(entry.actor_key),
             action: entry.action,
+            outcome: (entry.outcome == crate::credentials::oauth::store::REFUSED)
+                .then_some(Outcome::Refused),
             client_id: entry.client_id,
             detail: (!entry.detail.is_empty()).then_some(entry.detail),
         }

@@ -8,7 +8,7 @@ mod routes;
 pub mod sigv4;
 mod wire;
 
-pub use routes::{ACCOUNT, BODY_LIMIT, SqsState, error_response};
+pub use routes::{ACCOUNT, BODY_LIMIT, SqsKeys, SqsState, error_response};
 
 /// Whether `path` is one the SQS endpoint serves (`/`, or a queue URL it hands out).
 pub fn serves_path(path: &str) -> bool {

@@ -11,6 +11,7 @@ use crate::core::gateway::ReceiveOptions;
 use crate::core::model::{HandleOutcome, QUEUE_NAME_RULE};
 use crate::core::operation::Operation;
 use crate::core::{Gateway, GatewayError};
+use crate::credentials::live::Live;
 use crate::credentials::sqs_keys::SqsKey;
 use axum::body::Body;
 use axum::extract::{OriginalUri, State};
@@ -30,12 +31,45 @@ pub const BODY_LIMIT: usize = 3 * 1024 * 1024 + 64 * 1024;
 /// The account id in queue URLs and ARNs the endpoint hands out.
 pub const ACCOUNT: &str = "000000000000";
 
+/// The access keys SigV4 checks, with the signing keys derived from them so far: replaced together
+/// when the config is reloaded, so a changed or removed secret never meets a signing key derived
+/// from the old one.
+#[derive(Debug, Default)]
+pub struct SqsKeys {
+    keys: Vec<SqsKey>,
+    signing_keys: sigv4::SigningKeys,
+}
+
+impl SqsKeys {
+    /// The endpoint's access keys (their secrets read from the config's sources).
+    pub fn new(keys: Vec<SqsKey>) -> Self {
+        Self {
+            keys,
+            signing_keys: sigv4::SigningKeys::default(),
+        }
+    }
+
+    /// How many keys there are.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    fn find(&self, access_key_id: &str) -> Option<&SqsKey> {
+        self.keys.iter().find(|c| c.access_key_id == access_key_id)
+    }
+}
+
 /// What the SQS routes share.
 pub struct SqsState {
     /// The core.
     pub gateway: Arc<Gateway>,
-    /// The access keys SigV4 checks.
-    pub credentials: Vec<SqsKey>,
+    /// The access keys SigV4 checks; replaced whole when the config is reloaded.
+    pub credentials: Live<SqsKeys>,
     /// What unsigned requests may do, where they are allowed (`*` on `*`).
     pub anonymous: Arc<Grants>,
     /// Accept requests without a signature (local development only).
@@ -46,16 +80,15 @@ pub struct SqsState {
     pub region: String,
     /// Where request times are checked against.
     pub clock: Arc<dyn Clock>,
-    /// Signing keys derived so far.
-    pub signing_keys: sigv4::SigningKeys,
 }
 
 impl SqsState {
-    /// The endpoint's state from its config section.
+    /// The endpoint's state from its config section; `credentials` is the handle a config reload
+    /// swaps the keys behind.
     pub fn from_config(
         gateway: Arc<Gateway>,
         section: &super::config::SqsApiConfig,
-        credentials: Vec<SqsKey>,
+        credentials: Live<SqsKeys>,
         clock: Arc<dyn Clock>,
     ) -> Self {
         if section.allow_unsigned {
@@ -71,7 +104,6 @@ impl SqsState {
             public_url: section.public_url.clone(),
             region: section.region.clone(),
             clock,
-            signing_keys: sigv4::SigningKeys::default(),
         }
     }
 }
@@ -224,11 +256,13 @@ async fn serve(
         uri: &head.uri,
         headers: &head.headers,
     };
+    // One key set for the whole check, head and body, though a reload may come in between.
+    let keys = state.credentials.current();
     // Nothing of the body is read before the signature's key, scope and time check out.
-    let pending = authenticate_head(state, &signed)?;
+    let pending = authenticate_head(state, &keys, &signed)?;
     let body = read_body(body, BODY_LIMIT).await.map_err(SqsError::from)?;
     let caller = match pending {
-        Some(pending) => verify_body(state, pending, &body)?,
+        Some(pending) => verify_body(&keys, pending, &body)?,
         None => Caller::new(Principal::Anonymous, Arc::clone(&state.anonymous)),
     };
     let host = head
@@ -273,6 +307,7 @@ async fn serve(
 /// those are allowed, else what remains to verify once the body is read.
 fn authenticate_head(
     state: &SqsState,
+    keys: &SqsKeys,
     head: &RequestHead<'_>,
 ) -> Result<Option<PendingSignature>, SqsError> {
     if !sigv4::is_signed(head) && state.allow_unsigned {
@@ -282,14 +317,8 @@ fn authenticate_head(
         service: "sqs",
         region: &state.region,
     };
-    let lookup = |key: &str| {
-        state
-            .credentials
-            .iter()
-            .find(|c| c.access_key_id == key)
-            .map(|c| c.secret.clone())
-    };
-    sigv4::check_head(head, state.clock.now(), scope, &state.signing_keys, lookup)
+    let lookup = |key: &str| keys.find(key).map(|c| c.secret.clone());
+    sigv4::check_head(head, state.clock.now(), scope, &keys.signing_keys, lookup)
         .map(Some)
         .map_err(|error| {
             tracing::debug!(code = error.aws_code(), "SQS request refused by SigV4");
@@ -298,16 +327,10 @@ fn authenticate_head(
 }
 
 /// Completes the signature check with the body: the calling key, as a caller of the core.
-fn verify_body(
-    state: &SqsState,
-    pending: PendingSignature,
-    body: &[u8],
-) -> Result<Caller, SqsError> {
+fn verify_body(keys: &SqsKeys, pending: PendingSignature, body: &[u8]) -> Result<Caller, SqsError> {
     match pending.verify(body) {
-        Ok(verified) => state
-            .credentials
-            .iter()
-            .find(|c| c.access_key_id == verified.access_key_id)
+        Ok(verified) => keys
+            .find(&verified.access_key_id)
             .map(SqsKey::caller)
             .ok_or_else(|| sigv4_error(&SigV4Error::UnknownKey)),
         Err(error) => {

@@ -168,7 +168,15 @@ impl Store {
     /// Opens (or creates) `dir/queues.redb` with a page cache of `cache_bytes`, reads it back,
     /// and starts the writer thread.
     pub fn open(dir: &Path, cache_bytes: usize) -> Result<(Self, Recovered), StoreError> {
-        std::fs::create_dir_all(dir).map_err(StoreError::from)?;
+        if !dir.is_dir() {
+            // Readable by its owner only: it holds every message (an existing directory keeps
+            // the mode its owner gave it).
+            let mut builder = std::fs::DirBuilder::new();
+            builder.recursive(true);
+            #[cfg(unix)]
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            builder.create(dir).map_err(StoreError::from)?;
+        }
         let path = dir.join("queues.redb");
         // A store the gateway made is never empty (it starts with a header): an empty file is a
         // damaged or truncated store, not a new one, and is not silently made one.

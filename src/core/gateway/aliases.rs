@@ -23,7 +23,22 @@ impl Gateway {
         self.registry.aliases_in(namespace)
     }
 
-    /// The aliases of `queue` in `namespace` (configured and runtime).
+    /// Every alias of `namespace` with its queue, the derived ones of every queue there is now
+    /// included (what a dialect lists; callers see only what they hold something on).
+    pub async fn listed_aliases(
+        &self,
+        namespace: Namespace,
+    ) -> Result<Vec<(Alias, String)>, GatewayError> {
+        self.registry.listed_aliases(namespace).await
+    }
+
+    /// Whether every API reaches `queue` by its own name (a queue the gateway maps, not one of
+    /// its reserved ones): a dialect that names queues may create it under that name.
+    pub fn reaches_by_name(&self, queue: &str) -> bool {
+        self.registry.reaches_by_name(queue)
+    }
+
+    /// The aliases of `queue` in `namespace` (configured and runtime, then derived).
     pub fn aliases_of(&self, queue: &str, namespace: Namespace) -> Vec<Alias> {
         self.registry.aliases_of(queue, namespace)
     }

@@ -510,19 +510,21 @@ impl DeadLetterSource {
     }
 }
 
-/// The most backend receives left running for clients that went away (on a backend that cannot
-/// end its wait without taking, SQS); one more is cut off at once, and a message its backend
-/// call took anyway stays hidden for its visibility timeout.
-const MAX_ABANDONED_RUNNING: usize = 1_000;
+/// Backend receives left running for clients that went away (on a backend that cannot end its
+/// wait without taking, SQS) at which new backend receives stop long-polling, unless configured
+/// otherwise: they look once and answer (a call already made is never cut, since what SQS took
+/// for it would be hidden and counted), so no more than about this many outlive their clients by
+/// more than one look.
+pub(super) const MAX_ABANDONED_RUNNING: usize = 1_000;
 
 /// One backend receive still running for a client that went away; counted while it lives.
 struct AbandonedRunning<'a>(&'a AtomicUsize);
 
 impl<'a> AbandonedRunning<'a> {
-    /// Counts one more; answers it with how many run now, this one included.
-    fn enter(running: &'a AtomicUsize) -> (Self, usize) {
-        let now = running.fetch_add(1, Ordering::Relaxed) + 1;
-        (Self(running), now)
+    /// Counts one more while it lives.
+    fn enter(running: &'a AtomicUsize) -> Self {
+        running.fetch_add(1, Ordering::Relaxed);
+        Self(running)
     }
 }
 
@@ -534,25 +536,30 @@ impl Drop for AbandonedRunning<'_> {
 
 impl Gateway {
     /// The backend receive. Once nobody waits for it, it counts among the abandoned ones still
-    /// running, and is cut off when [`MAX_ABANDONED_RUNNING`] already run.
+    /// running (and runs to its end); while the bound's number run ([`MAX_ABANDONED_RUNNING`]
+    /// unless configured), a new one looks once instead of long-polling.
     async fn backend_receive(
         &self,
         url: &str,
         request: &BackendReceive,
     ) -> Result<Vec<BackendMessage>, BackendError> {
-        let call = self.backend.receive(url, request);
+        let short = (request.wait_seconds > 0
+            && self.abandoned_running.load(Ordering::Relaxed) >= self.abandoned_bound)
+            .then(|| {
+                self.meters.abandoned_receive("bound_short_poll");
+                BackendReceive {
+                    wait_seconds: 0,
+                    ..request.clone()
+                }
+            });
+        let call = self.backend.receive(url, short.as_ref().unwrap_or(request));
         tokio::pin!(call);
         tokio::select! {
             biased;
             answer = &mut call => return answer,
             () = request.abandoned.cancelled() => {}
         }
-        let (_running, running) = AbandonedRunning::enter(&self.abandoned_running);
-        if running > MAX_ABANDONED_RUNNING {
-            self.meters.abandoned_receive("cut");
-            tracing::debug!("too many abandoned receives running; cutting this one off");
-            return Ok(Vec::new());
-        }
+        let _running = AbandonedRunning::enter(&self.abandoned_running);
         call.await
     }
 

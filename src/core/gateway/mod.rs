@@ -23,8 +23,7 @@ use tokio_util::task::TaskTracker;
 /// How long a receive's answer is kept for a retry with the same attempt id (as SQS promises).
 pub const ATTEMPT_WINDOW: std::time::Duration = std::time::Duration::from_secs(300);
 
-/// Queues whose depth one sampling reads at most (label values stay bounded).
-pub const SAMPLED_QUEUES: usize = 1_000;
+pub use sampling::{RESERVED_DEPTH_LABEL, SAMPLED_QUEUES};
 
 /// A delivery stays in flight at most this long after its receive, whatever extensions ask for.
 pub const MAX_IN_FLIGHT: ChronoDuration = ChronoDuration::hours(12);
@@ -66,10 +65,14 @@ pub struct Gateway {
     handoff: handoff::Handoff,
     /// Backend receives still running whose client went away.
     abandoned_running: std::sync::atomic::AtomicUsize,
+    /// How many may run before new receives look once instead of long-polling.
+    abandoned_bound: usize,
     /// Deliveries with a receive count above 1, per gateway queue, since start (metrics).
     redeliveries: std::sync::Mutex<std::collections::HashMap<String, u64>>,
     /// What operators see of it.
     meters: Meters,
+    /// The queues operations named lately, and how the gauges label reserved queues.
+    sampling: sampling::Sampling,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -88,6 +91,7 @@ mod handoff;
 mod messages;
 mod queues;
 mod redrive;
+mod sampling;
 
 pub use handles::{OpenedHandles, clamp_visibility};
 
@@ -114,8 +118,10 @@ impl Gateway {
             tasks: TaskTracker::new(),
             handoff: handoff::Handoff::default(),
             abandoned_running: std::sync::atomic::AtomicUsize::new(0),
+            abandoned_bound: messages::MAX_ABANDONED_RUNNING,
             redeliveries: std::sync::Mutex::default(),
             meters: Meters::default(),
+            sampling: sampling::Sampling::default(),
         }
     }
 
@@ -126,31 +132,23 @@ impl Gateway {
         self
     }
 
+    /// At `bound` backend receives still running for clients that went away, new receives look
+    /// once instead of long-polling (`server.max_abandoned_receives`).
+    pub fn with_abandoned_receive_bound(mut self, bound: usize) -> Self {
+        self.abandoned_bound = bound;
+        self
+    }
+
+    /// Labels each reserved queue's depth gauges by its name (`metrics.name_reserved_queues`)
+    /// instead of summing them under [`RESERVED_DEPTH_LABEL`].
+    pub fn with_reserved_queues_named(mut self, named: bool) -> Self {
+        self.sampling.name_reserved = named;
+        self
+    }
+
     /// The meters the core counts in (the server counts requests in them too).
     pub fn meters(&self) -> &Meters {
         &self.meters
-    }
-
-    /// Samples what gauges show: the ledger, the backend's disk store, and the depth of each queue
-    /// the registry knows (at most [`SAMPLED_QUEUES`]); a queue the backend cannot count now is
-    /// skipped this time.
-    pub async fn sample_meters(&self) {
-        let ledger = self.state.ledger_stats();
-        self.meters.ledger(ledger.deliveries, ledger.evictions);
-        if let Some(counts) = self.backend.store_counts() {
-            self.meters.store(&counts);
-        }
-        let Ok(names) = self.registry.names("").await else {
-            return;
-        };
-        for name in names.iter().take(SAMPLED_QUEUES) {
-            let Ok(resolved) = self.registry.get(name).await else {
-                continue;
-            };
-            if let Ok(stats) = self.backend.stats(&resolved.url).await {
-                self.meters.queue_depth(name, &stats);
-            }
-        }
     }
 
     /// The core's time (dialects stamp what they record with it).
@@ -215,7 +213,9 @@ impl Gateway {
         if !self.registry.contains(queue) {
             return Err(GatewayError::queue_not_found());
         }
-        caller.authorize(operation.action(), queue)
+        caller.authorize(operation.action(), queue)?;
+        self.sampling.used(queue);
+        Ok(())
     }
     /// Resolves all configured queues once (at start), logging the ones the backend lacks.
     pub async fn warm_up(&self) {

@@ -79,7 +79,7 @@ impl Gateway {
             .create_queue(&locator, settings)
             .await
             .map_err(GatewayError::from)?;
-        self.registry.invalidate(name).await;
+        self.registry.created(name).await;
         self.registry.get(name).await
     }
     /// Deletes the queue and its messages.

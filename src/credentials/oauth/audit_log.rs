@@ -4,9 +4,16 @@
 //! A change's line is first written into the connections file with the change itself (a
 //! [`PendingLine`], naming the offset the line belongs at); [`settle`] appends what the log lacks,
 //! so a crash between the change and its line never loses the line.
+//!
+//! Lines are chained: each carries its place in the log (`seq`, 1, 2, …) and the SHA-256 of the
+//! log's previous whole line (`prev`), set by [`chain`] just before it is written. A page checks
+//! the links of the lines it reads and says what it found ([`AuditDamage`]): lines that don't
+//! parse, lines missing from the sequence, links whose hash doesn't match (a line altered, or one
+//! put in between). Lines written before the log was chained (no `seq`) are read as they are.
 
 use super::store::{AuditEntry, StoreError, io, private_file};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
 use std::fs::File;
 use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
 use std::path::Path;
@@ -33,6 +40,98 @@ pub struct AuditPage {
     pub entries: Vec<AuditEntry>,
     /// Where the next (older) page ends, when there may be older entries.
     pub next: Option<u64>,
+    /// What the page's read found wrong with the log (all zero when its lines are whole).
+    pub damage: AuditDamage,
+}
+
+/// What a page's read of the log found broken, among every line it read (any workspace's: a
+/// line that is gone or doesn't parse can't tell whose it was).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AuditDamage {
+    /// Lines that don't parse as entries (damaged, or cut short by a crash).
+    pub damaged_lines: u64,
+    /// Lines missing from the sequence (removed).
+    pub missing_lines: u64,
+    /// Links whose hash doesn't match the line before (a line altered, or one put in between).
+    pub broken_links: u64,
+}
+
+impl AuditDamage {
+    /// Whether the lines read were whole and linked.
+    pub fn is_none(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// `sha256:` and the hex SHA-256 of a line's bytes (without its newline).
+fn line_hash(line: &[u8]) -> String {
+    format!("sha256:{}", hex::encode(Sha256::digest(line)))
+}
+
+/// The line's link: what the line after it must say.
+#[derive(Debug, Clone)]
+struct Link {
+    seq: u64,
+    prev: String,
+}
+
+/// Sets `entry`'s place in the log and the hash of the log's last whole line (under the
+/// directory's lock, just before the line is written at the log's end).
+pub(super) fn chain(path: &Path, entry: &mut AuditEntry) -> Result<(), StoreError> {
+    let last = last_entry(path)?;
+    let (seq, prev) = match last {
+        Some((line, last)) => (last.seq + 1, line_hash(&line)),
+        None => (1, String::new()),
+    };
+    entry.seq = seq;
+    entry.prev = prev;
+    Ok(())
+}
+
+/// The log's last line that parses, with its bytes (looking back at most [`SCAN_BUDGET`]).
+fn last_entry(path: &Path) -> Result<Option<(Vec<u8>, AuditEntry)>, StoreError> {
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(io(path)(error)),
+    };
+    let len = file.metadata().map_err(io(path))?.len();
+    let mut end = len;
+    // Bytes from `start` to `end` not yet split into lines (the head of a line read in part).
+    let mut tail: Vec<u8> = Vec::new();
+    let mut start = len;
+    while start > 0 && len - start < SCAN_BUDGET {
+        start = end.saturating_sub(CHUNK);
+        let mut chunk = vec![0u8; (end - start) as usize];
+        file.seek(SeekFrom::Start(start))
+            .and_then(|_| file.read_exact(&mut chunk))
+            .map_err(io(path))?;
+        chunk.extend_from_slice(&tail);
+        let mut cut = chunk.len();
+        while let Some(newline) = chunk[..cut].iter().rposition(|byte| *byte == b'\n') {
+            if let Some(found) = parsed(&chunk[newline + 1..cut]) {
+                return Ok(Some((chunk[newline + 1..cut].to_vec(), found)));
+            }
+            cut = newline;
+        }
+        chunk.truncate(cut);
+        tail = chunk;
+        end = start;
+    }
+    if start == 0 {
+        // The log's first line.
+        if let Some(found) = parsed(&tail) {
+            return Ok(Some((tail, found)));
+        }
+    }
+    Ok(None)
+}
+
+fn parsed(line: &[u8]) -> Option<AuditEntry> {
+    if line.is_empty() {
+        return None;
+    }
+    serde_json::from_slice::<AuditEntry>(line).ok()
 }
 
 /// An entry as its line in the log.
@@ -119,7 +218,8 @@ fn has_line(path: &Path, pending: &PendingLine) -> Result<bool, StoreError> {
 
 /// Up to `limit` entries of `workspace` that end before `before` (the log's end when `None`),
 /// newest first, reading backwards at most [`SCAN_BUDGET`] bytes. Lines that don't parse (one
-/// cut short by a crash) are skipped.
+/// cut short by a crash) are skipped and counted, as are broken links between the lines read
+/// (the page's [`AuditDamage`]).
 pub(super) fn read_page(
     path: &Path,
     workspace: &str,
@@ -136,8 +236,20 @@ pub(super) fn read_page(
     };
     let len = file.metadata().map_err(io(path))?.len();
     // A cursor past the log's end reads from the end: what is older than it is the whole log.
-    let end = before.map_or(len, |before| before.min(len));
+    // One inside a line reads the lines that end before it (from that line's start).
+    let end = match before.map_or(len, |before| before.min(len)) {
+        end if end == len || end == 0 => end,
+        end => line_start(&mut file, end).map_err(io(path))?,
+    };
     let mut reader = Backwards::new(workspace, limit, end);
+    // The line after the page's range, whose link to the range's last line this page checks.
+    reader.after = line_at(&mut file, end, len)
+        .map_err(io(path))?
+        .and_then(|line| parsed(&line))
+        .map(|entry| Link {
+            seq: entry.seq,
+            prev: entry.prev,
+        });
     while let Some(range) = reader.next_chunk() {
         let mut chunk = vec![0u8; (range.1 - range.0) as usize];
         file.seek(SeekFrom::Start(range.0))
@@ -146,6 +258,44 @@ pub(super) fn read_page(
         reader.take(range.0, chunk);
     }
     Ok(reader.finish())
+}
+
+/// Where the line holding byte `at` starts, or `at` itself when it is a line's end (a newline).
+fn line_start(file: &mut File, at: u64) -> std::io::Result<u64> {
+    let mut end = at;
+    let mut byte = [0u8; 1];
+    file.seek(SeekFrom::Start(at))?;
+    file.read_exact(&mut byte)?;
+    if byte[0] == b'\n' {
+        return Ok(at);
+    }
+    while end > 0 && at - end < SCAN_BUDGET {
+        let start = end.saturating_sub(CHUNK);
+        let mut chunk = vec![0u8; (end - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut chunk)?;
+        if let Some(newline) = chunk.iter().rposition(|byte| *byte == b'\n') {
+            return Ok(start + newline as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(end)
+}
+
+/// The whole line that starts at `at` (after the newline there, if `at` is one), when it ends
+/// within [`CHUNK`] bytes.
+fn line_at(file: &mut File, at: u64, len: u64) -> std::io::Result<Option<Vec<u8>>> {
+    if at >= len {
+        return Ok(None);
+    }
+    let mut chunk = vec![0u8; (len - at).min(CHUNK) as usize];
+    file.seek(SeekFrom::Start(at))?;
+    file.read_exact(&mut chunk)?;
+    let from = usize::from(chunk.first() == Some(&b'\n'));
+    Ok(chunk[from..]
+        .iter()
+        .position(|byte| *byte == b'\n')
+        .map(|newline| chunk[from..from + newline].to_vec()))
 }
 
 /// The state of a backwards read: the unread part of the log is `[0, unread)`, and `partial`
@@ -158,6 +308,8 @@ struct Backwards<'a> {
     scanned: u64,
     page: AuditPage,
     done: bool,
+    /// The link of the line after the one read next (the last one read that parsed).
+    after: Option<Link>,
 }
 
 impl<'a> Backwards<'a> {
@@ -170,6 +322,7 @@ impl<'a> Backwards<'a> {
             scanned: 0,
             page: AuditPage::default(),
             done: limit == 0,
+            after: None,
         }
     }
 
@@ -219,8 +372,10 @@ impl<'a> Backwards<'a> {
             return;
         }
         let Ok(entry) = serde_json::from_slice::<AuditEntry>(line) else {
+            self.page.damage.damaged_lines += 1;
             return;
         };
+        self.link(line, &entry, offset == 0);
         if entry.workspace != self.workspace {
             return;
         }
@@ -229,6 +384,41 @@ impl<'a> Backwards<'a> {
             self.page.next = (offset > 0).then_some(offset);
             self.done = true;
         }
+    }
+
+    /// Checks the link from `entry` (whose bytes are `line`) to the line after it, and, for the
+    /// log's first line, that nothing came before it.
+    fn link(&mut self, line: &[u8], entry: &AuditEntry, first: bool) {
+        let damage = &mut self.page.damage;
+        if let Some(after) = self.after.take() {
+            if after.seq == 0 {
+                // An unchained line after a chained one was not written by the gateway.
+                if entry.seq != 0 {
+                    damage.broken_links += 1;
+                }
+            } else if entry.seq == 0 {
+                // Only the first chained line follows an unchained one, linked to it.
+                if after.seq != 1 || after.prev != line_hash(line) {
+                    damage.broken_links += 1;
+                }
+            } else {
+                let expected = entry.seq + 1;
+                if after.seq > expected {
+                    damage.missing_lines += after.seq - expected;
+                } else if after.seq < expected || after.prev != line_hash(line) {
+                    damage.broken_links += 1;
+                }
+            }
+        }
+        if first && entry.seq > 1 {
+            damage.missing_lines += entry.seq - 1;
+        } else if first && !entry.prev.is_empty() {
+            damage.broken_links += 1;
+        }
+        self.after = Some(Link {
+            seq: entry.seq,
+            prev: entry.prev.clone(),
+        });
     }
 
     fn finish(self) -> AuditPage {
@@ -251,7 +441,7 @@ mod tests {
             actor: "test".into(),
             action: "secret.rotate".into(),
             client_id: format!("c{n}"),
-            detail: String::new(),
+            ..AuditEntry::default()
         }
     }
 
@@ -319,6 +509,69 @@ mod tests {
         assert!(first.entries.is_empty());
         assert!(first.next.is_some(), "a short page says where to go on");
         assert_eq!(all_pages(&path, "w", 10), [entry("w", 0)]);
+    }
+
+    /// Appends `entry` as the store does: chained to the log's last line.
+    fn chained(path: &Path, mut entry: AuditEntry) {
+        end_of_log(path).unwrap();
+        chain(path, &mut entry).unwrap();
+        append(path, &entry).unwrap();
+    }
+
+    #[test]
+    fn a_page_shows_lines_removed_altered_or_damaged() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        // Lines from before the log was chained, then chained ones.
+        append(&path, &entry("w", 0)).unwrap();
+        for n in 1..=6 {
+            chained(&path, entry(if n == 3 { "x" } else { "w" }, n));
+        }
+        let whole = std::fs::read_to_string(&path).unwrap();
+        let page = read_page(&path, "w", 100, None).unwrap();
+        assert!(page.damage.is_none(), "{:?}", page.damage);
+        assert_eq!(page.entries.len(), 6);
+        assert_eq!(page.entries[0].seq, 6);
+        let with = |lines: &[&str]| {
+            std::fs::write(&path, format!("{}\n", lines.join("\n"))).unwrap();
+            read_page(&path, "w", 100, None).unwrap().damage
+        };
+        let lines: Vec<&str> = whole.lines().collect();
+        // Another workspace's line removed: every workspace's page shows it.
+        let mut removed = lines.clone();
+        removed.remove(3);
+        assert_eq!(
+            (with(&removed).missing_lines, with(&removed).broken_links),
+            (1, 0)
+        );
+        let altered_line = lines[2].replace("secret.rotate", "secret.revoke");
+        let mut altered = lines.clone();
+        altered[2] = &altered_line;
+        assert_eq!(with(&altered).broken_links, 1);
+        let mut damaged = lines.clone();
+        damaged[4] = "{\"at\":";
+        let damage = with(&damaged);
+        assert_eq!((damage.damaged_lines, damage.missing_lines), (1, 1));
+        // The first chained lines removed: the sequence shows it from the log's start.
+        assert_eq!(with(&lines[3..]).missing_lines, 2);
+        // A line inserted unchained among chained ones.
+        let inserted = String::from_utf8(line_of(&entry("w", 9)).unwrap()).unwrap();
+        let mut among = lines.clone();
+        among.insert(4, inserted.trim_end());
+        assert!(with(&among).broken_links >= 1);
+        // Pages that end inside the log check the link across their edge too.
+        std::fs::write(&path, format!("{}\n", altered.join("\n"))).unwrap();
+        let mut before = None;
+        let mut broken = 0;
+        loop {
+            let page = read_page(&path, "w", 1, before).unwrap();
+            broken += page.damage.broken_links;
+            match page.next {
+                Some(next) => before = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!(broken, 1, "seen once, on the page that holds the link");
     }
 
     #[test]

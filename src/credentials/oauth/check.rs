@@ -94,27 +94,33 @@ impl CredentialCheck {
     ) -> Result<(Connection, u64), Refusal> {
         const WRONG: Refusal = Refusal::Unauthenticated("unknown client or wrong secret");
         let now = self.clock.now();
-        let connection = if is_client_id(client_id) {
-            self.store.get(client_id).map_err(unavailable)?
+        // The store's content read now (not a copy a stamp vouches for): a revocation made on
+        // any replica gets no token at once.
+        let (found, as_of) = if is_client_id(client_id) {
+            self.store
+                .lookup(client_id, chrono::TimeDelta::zero())
+                .map_err(unavailable)?
         } else {
-            None
+            (None, now)
         };
-        let Some(connection) = connection else {
-            // The same work as for a known client, so timing doesn't tell ids apart.
-            let _ = super::connection::hash_secret(secret);
-            return Err(WRONG);
-        };
+        // An unknown id does the work of a known one with a wrong secret, so timing doesn't tell
+        // ids apart: the same lookup, a copy of a connection (the decoy's), the same secret
+        // check against it, and nothing kept in the cache either way.
+        let known = found.is_some();
+        let connection = found.unwrap_or_else(|| decoy().clone());
+        let serial = verify_secret(&connection, secret, now)
+            .filter(|_| known)
+            .ok_or(WRONG)?;
         // What was just read is the freshest view: the token about to be issued is checked
-        // against it, not against an older one this replica kept. (Only known clients are kept:
-        // callers that authenticate nothing fill nothing.)
+        // against it, not against an older one this replica kept. (Only clients that proved
+        // their secret are kept: guesses fill nothing.)
         self.looked_up.insert(
             client_id.to_owned(),
             Looked {
-                at: now,
+                at: as_of,
                 connection: Some(Arc::new(connection.clone())),
             },
         );
-        let serial = connection.secret_serial(secret, now).ok_or(WRONG)?;
         if connection.creating {
             // Its queues are being made: a moment later it gets tokens.
             return Err(Refusal::Unavailable);
@@ -188,15 +194,17 @@ impl CredentialCheck {
         {
             return Ok(looked.connection);
         }
-        let connection = self
+        // Kept as of when the store's content was read, not when it was looked up: the store
+        // may answer a copy up to `fresh_within` old (never older), and that age counts.
+        let (connection, as_of) = self
             .store
-            .get(client_id)
-            .map_err(unavailable)?
-            .map(Arc::new);
+            .lookup(client_id, fresh_within)
+            .map_err(unavailable)?;
+        let connection = connection.map(Arc::new);
         self.looked_up.insert(
             client_id.to_owned(),
             Looked {
-                at: now,
+                at: as_of.min(now),
                 connection: connection.clone(),
             },
         );
@@ -204,20 +212,161 @@ impl CredentialCheck {
     }
 }
 
-/// Whether a presented client id has the shape of one (1 to 25 letters, digits or `-`): others
-/// are refused without a lookup.
-pub fn is_client_id(client_id: &str) -> bool {
-    !client_id.is_empty()
-        && client_id.len() <= MAX_CLIENT_ID_LEN
-        && client_id
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-')
+/// Checks a presented secret against a connection's live secrets: the one check of the token
+/// service, for known and unknown client ids alike.
+fn verify_secret(connection: &Connection, secret: &str, now: DateTime<Utc>) -> Option<u64> {
+    #[cfg(test)]
+    tests::VERIFIED.with(|verified| verified.set(verified.get() + 1));
+    connection.secret_serial(secret, now)
 }
 
-/// The longest client id.
-pub const MAX_CLIENT_ID_LEN: usize = 25;
+/// A connection no client id names, with one live secret nobody knows (random per process):
+/// what an unknown client id's secret is checked against.
+fn decoy() -> &'static Connection {
+    static DECOY: std::sync::LazyLock<Connection> = std::sync::LazyLock::new(|| {
+        let mut decoy = Connection {
+            workspace: "decoy".to_owned(),
+            client_id: "decoy".to_owned(),
+            instance: String::new(),
+            name: "decoy".to_owned(),
+            role: Role::Consumer,
+            queue: String::new(),
+            dead_letter_queue: None,
+            fifo: true,
+            attempt_limit: 5,
+            tier: String::new(),
+            status: ConnectionStatus::Active,
+            creating: false,
+            credential_version: 1,
+            secret: None,
+            previous_secret: None,
+            secrets_issued: 0,
+            created_at: DateTime::<Utc>::default(),
+        };
+        // Its secret is shown to no one and its id matches no lookup: it never authenticates.
+        let _unseen = decoy.issue_secret(DateTime::<Utc>::default());
+        decoy
+    });
+    &DECOY
+}
+
+/// Whether a presented client id has the shape of one: 1 to 25 letters, digits or `-` (a
+/// generated id, or one made before ids were qualified), or a workspace id (1 to 36 of those),
+/// `.` and 1 to 25 of those (an id an admin chose). Others are refused without a lookup.
+pub fn is_client_id(client_id: &str) -> bool {
+    let part = |part: &str, longest: usize| {
+        !part.is_empty()
+            && part.len() <= longest
+            && part
+                .bytes()
+                .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-')
+    };
+    match client_id.split_once(super::connection::WORKSPACE_SEPARATOR) {
+        Some((workspace, chosen)) => {
+            part(workspace, MAX_WORKSPACE_LEN) && part(chosen, MAX_CHOSEN_ID_LEN)
+        }
+        None => part(client_id, MAX_CHOSEN_ID_LEN),
+    }
+}
+
+/// The longest client id an admin chooses (and the longest generated or unqualified one).
+pub const MAX_CHOSEN_ID_LEN: usize = 25;
+/// The longest workspace id (a UUID fits).
+pub const MAX_WORKSPACE_LEN: usize = 36;
+/// The longest client id: a workspace's, `.`, and a chosen one.
+pub const MAX_CLIENT_ID_LEN: usize = MAX_WORKSPACE_LEN + 1 + MAX_CHOSEN_ID_LEN;
 
 fn unavailable(error: StoreError) -> Refusal {
     tracing::error!(%error, "credential store");
     Refusal::Unavailable
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::clock::SystemClock;
+    use crate::core::handle::Keyring;
+    use crate::credentials::oauth::AuditEntry;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Secret checks made on this thread.
+        pub(super) static VERIFIED: Cell<u32> = const { Cell::new(0) };
+    }
+
+    fn verified() -> u32 {
+        VERIFIED.with(Cell::get)
+    }
+
+    fn check_with(connection: Connection) -> CredentialCheck {
+        let keyring = Keyring::new(vec![(1, zeroize::Zeroizing::new(vec![7; 32]))]).unwrap();
+        let tokens = TokenService::new(&keyring, "test", chrono::Duration::hours(1));
+        let store = Arc::new(ConnectionStore::in_memory(Arc::new(SystemClock)));
+        store.create(connection, AuditEntry::default()).unwrap();
+        CredentialCheck::new(
+            tokens,
+            store,
+            std::time::Duration::from_secs(25),
+            Arc::new(SystemClock),
+        )
+    }
+
+    /// Without timing anything: an unknown client id and a known one with a wrong secret take
+    /// the same path (one secret check, against a connection with one live secret, nothing
+    /// cached) and get the same refusal.
+    #[test]
+    fn unknown_ids_and_wrong_secrets_do_the_same_work() {
+        let mut known = super::super::connection::sample("w", "w.known");
+        let issued = known.issue_secret(SystemClock.now()).unwrap();
+        let check = check_with(known);
+        let mut refusals = Vec::new();
+        for (client_id, secret) in [
+            ("w.known", "sbs_wrong"),
+            ("w.unknown", "sbs_wrong"),
+            ("unknown", "sbs_wrong"),
+        ] {
+            let before = verified();
+            refusals.push(check.authenticate_client(client_id, secret).unwrap_err());
+            assert_eq!(verified() - before, 1, "{client_id}: one secret check");
+            assert!(
+                !check.looked_up.contains_key(client_id),
+                "{client_id}: nothing cached"
+            );
+        }
+        assert!(refusals.iter().all(|refusal| *refusal == refusals[0]));
+        assert_eq!(
+            decoy().live_secret_count(SystemClock.now()),
+            1,
+            "the decoy has one live secret, as a connection outside a rotation"
+        );
+        // The decoy's own secret never authenticates an unknown id.
+        let before = verified();
+        assert!(check.authenticate_client("w.known", &issued.secret).is_ok());
+        assert_eq!(verified() - before, 1);
+        assert!(
+            check.looked_up.contains_key("w.known"),
+            "a proven client is kept"
+        );
+    }
+
+    #[test]
+    fn client_ids_have_the_shape_of_generated_or_qualified_ids() {
+        for good in ["c0123456789abcdef0123", "house-1", "ws-3f9a.house-1"] {
+            assert!(is_client_id(good), "{good}");
+        }
+        let long_workspace = format!("{}.x", "w".repeat(37));
+        let long_chosen = format!("w.{}", "x".repeat(26));
+        for bad in [
+            "",
+            ".x",
+            "w.",
+            "w.x.y",
+            "has space",
+            "w_x",
+            long_workspace.as_str(),
+            long_chosen.as_str(),
+        ] {
+            assert!(!is_client_id(bad), "{bad}");
+        }
+    }
 }

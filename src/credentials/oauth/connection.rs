@@ -121,7 +121,24 @@ impl std::fmt::Debug for IssuedSecret {
     }
 }
 
+/// What separates the workspace from the chosen part of a client id an admin chose
+/// (`{workspace}.{chosen}`): no workspace id or chosen part contains it.
+pub const WORKSPACE_SEPARATOR: char = '.';
+
+/// The client id of the chosen part `chosen` in `workspace`.
+pub fn qualified_client_id(workspace: &str, chosen: &str) -> String {
+    format!("{workspace}{WORKSPACE_SEPARATOR}{chosen}")
+}
+
 impl Connection {
+    /// The client id without its workspace: the part an admin chose (or the whole id, for
+    /// generated ids and ids made before ids were qualified). Its queue names are made of it.
+    pub fn local_id(&self) -> &str {
+        self.client_id
+            .split_once(WORKSPACE_SEPARATOR)
+            .map_or(self.client_id.as_str(), |(_, chosen)| chosen)
+    }
+
     /// Gets the connection a secret when it has none (a new connection, or after a revocation).
     pub fn issue_secret(&mut self, now: DateTime<Utc>) -> Result<IssuedSecret, NotApplicable> {
         if self.secret.is_some() {
@@ -214,6 +231,12 @@ impl Connection {
             .as_ref()
             .and_then(|previous| previous.valid_until)
             .filter(|until| *until > now)
+    }
+
+    /// How many secrets get tokens now.
+    #[cfg(test)]
+    pub(crate) fn live_secret_count(&self, now: DateTime<Utc>) -> usize {
+        self.live_secrets(now).count()
     }
 
     fn live_secrets(&self, now: DateTime<Utc>) -> impl Iterator<Item = &StoredSecret> {

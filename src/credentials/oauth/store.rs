@@ -18,6 +18,7 @@ use super::connection::Connection;
 use crate::core::clock::Clock;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Write as _;
@@ -38,22 +39,46 @@ const LOCK_POLL: Duration = Duration::from_millis(25);
 /// When to retry a change refused as busy.
 pub const BUSY_RETRY: Duration = Duration::from_secs(2);
 
-/// One change, as the workspace's audit log records it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One change (or refused attempt), as the workspace's audit log records it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuditEntry {
     /// When.
     pub at: DateTime<Utc>,
     /// The workspace.
     pub workspace: String,
-    /// Who: the admin key's name (or `cli:` and the operator for local commands).
+    /// Who: the admin key's name (`unknown` for a key that didn't verify, `gateway:…` for the
+    /// gateway's own steps).
     pub actor: String,
+    /// The admin key's public id beside its free-text name (two keys may share a name); empty
+    /// for the gateway's own steps and for keys that didn't verify. Never the key itself.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub actor_key: String,
     /// What: `connection.create`, `secret.rotate`, …
     pub action: String,
+    /// `refused` for an attempt the admin API refused (401, 403); empty for a change made.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub outcome: String,
     /// Which connection.
     pub client_id: String,
     /// Anything else worth knowing (the overlap chosen, the new credential version).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub detail: String,
+    /// The line's place in the log (1, 2, …; 0 on lines written before the log was chained).
+    /// Set when the line is written ([`audit_log`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub seq: u64,
+    /// `sha256:` and the hex SHA-256 of the log's previous line (empty on the first line): a
+    /// line removed, altered or put in between shows as a broken link.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub prev: String,
+}
+
+/// What [`AuditEntry::outcome`] says of a refused attempt.
+pub const REFUSED: &str = "refused";
+
+/// serde's `skip_serializing_if` passes a reference.
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 /// The store could not be read or written.
@@ -100,18 +125,27 @@ struct FileStamp {
     modified: Option<std::time::SystemTime>,
 }
 
-/// Client ids are unique across workspaces (the token service knows a client by its id alone).
+/// Client ids are unique across workspaces (the token service knows a client by its id alone):
+/// the ones an admin chooses carry their workspace (`{workspace}.{chosen}`), generated ones are
+/// random.
 type Key = String;
 
 /// A file whose stamp did not change is still read again after this long: a shared directory
-/// (NFS) may cache attributes, so the stamp alone could hide another replica's change.
+/// (NFS) may cache attributes, so the stamp alone could hide another replica's change. What a
+/// lookup answers is dated by when its content was read ([`ConnectionStore::lookup`]), not by
+/// when its stamp was last seen, so this delay never adds to a caller's bound.
 const REREAD_AFTER: chrono::TimeDelta = chrono::TimeDelta::seconds(5);
 
 #[derive(Debug, Default)]
 struct Loaded {
     connections: BTreeMap<Key, Connection>,
     stamp: Option<FileStamp>,
+    /// When the connections file's content was last read (or written) by this process: what
+    /// `connections` is known to be current as of.
     read_at: Option<DateTime<Utc>>,
+    /// The SHA-256 of the content read then: content read again and found the same is not
+    /// parsed again.
+    digest: Option<[u8; 32]>,
     /// The audit log when the store is in memory.
     audit: Vec<AuditEntry>,
 }
@@ -122,6 +156,87 @@ pub struct ConnectionStore {
     loaded: Mutex<Loaded>,
     clock: Arc<dyn Clock>,
     lock_wait: Duration,
+    /// Refused admin attempts of the current minute.
+    refusals: Mutex<Refusals>,
+}
+
+/// Refused admin attempts recorded one by one in any minute (by this process); the others of
+/// the minute are counted and summed in one line per workspace when the minute is over.
+pub const REFUSALS_PER_MINUTE: u32 = 30;
+/// Workspaces whose counted refusals of a minute get a line each; those of further workspaces
+/// are summed in one line of workspace `*` (in the file, not in any workspace's page).
+const SUMMED_WORKSPACES: usize = 10;
+/// Who the sums of refusals name.
+const AUDIT_ACTOR: &str = "gateway:audit";
+
+/// The refused admin attempts of one minute.
+#[derive(Debug, Default)]
+struct Refusals {
+    /// The minute (since the epoch).
+    minute: i64,
+    /// Recorded one by one.
+    recorded: u32,
+    /// Counted only, by workspace.
+    counted: BTreeMap<String, u64>,
+    /// Counted only, of workspaces past [`SUMMED_WORKSPACES`].
+    others: u64,
+}
+
+impl Refusals {
+    fn count(&mut self, workspace: &str) {
+        if let Some(count) = self.counted.get_mut(workspace) {
+            *count += 1;
+        } else if self.counted.len() < SUMMED_WORKSPACES {
+            self.counted.insert(workspace.to_owned(), 1);
+        } else {
+            self.others += 1;
+        }
+    }
+
+    /// When `minute` is not this one's: its sums (if it counted any), and a fresh count for
+    /// `minute`.
+    fn close_unless(&mut self, minute: i64) -> Vec<AuditEntry> {
+        if self.minute == minute {
+            return Vec::new();
+        }
+        let closed = std::mem::replace(
+            self,
+            Self {
+                minute,
+                ..Self::default()
+            },
+        );
+        let at = DateTime::<Utc>::from_timestamp((closed.minute + 1) * 60, 0).unwrap_or_default();
+        let from = DateTime::<Utc>::from_timestamp(closed.minute * 60, 0).unwrap_or_default();
+        let sum = |workspace: String, count: u64| AuditEntry {
+            at,
+            workspace,
+            actor: AUDIT_ACTOR.to_owned(),
+            action: "admin.refusals".to_owned(),
+            outcome: REFUSED.to_owned(),
+            detail: format!(
+                "{count} more refused admin attempts in the minute from {} not recorded one by one \
+                 (at most {REFUSALS_PER_MINUTE} a minute are)",
+                from.format("%Y-%m-%dT%H:%MZ")
+            ),
+            ..AuditEntry::default()
+        };
+        if closed.others > 0 {
+            tracing::warn!(
+                refusals = closed.others,
+                "refused admin attempts on more workspaces than a minute sums one by one"
+            );
+        }
+        let mut lines: Vec<AuditEntry> = closed
+            .counted
+            .into_iter()
+            .map(|(workspace, count)| sum(workspace, count))
+            .collect();
+        if closed.others > 0 {
+            lines.push(sum("*".to_owned(), closed.others));
+        }
+        lines
+    }
 }
 
 impl std::fmt::Debug for ConnectionStore {
@@ -140,6 +255,7 @@ impl ConnectionStore {
             loaded: Mutex::default(),
             clock,
             lock_wait: LOCK_WAIT,
+            refusals: Mutex::default(),
         }
     }
 
@@ -154,6 +270,7 @@ impl ConnectionStore {
             loaded: Mutex::default(),
             clock,
             lock_wait: LOCK_WAIT,
+            refusals: Mutex::default(),
         };
         match store.refresh() {
             Ok(()) => {
@@ -205,8 +322,20 @@ impl ConnectionStore {
 
     /// The connection as stored now (re-read when another process changed the file).
     pub fn get(&self, client_id: &str) -> Result<Option<Connection>, StoreError> {
-        off_the_runtime(|| self.refresh())?;
-        Ok(self.lock().connections.get(client_id).cloned())
+        Ok(self.lookup(client_id, REREAD_AFTER)?.0)
+    }
+
+    /// The connection as stored, and when that was current: at most `within` ago (the file's
+    /// content is read again when the copy is older, whatever its stamp says; zero reads it
+    /// now), so a caller that keeps the answer until that time plus its own bound holds to its
+    /// bound on any filesystem.
+    pub fn lookup(
+        &self,
+        client_id: &str,
+        within: chrono::TimeDelta,
+    ) -> Result<(Option<Connection>, DateTime<Utc>), StoreError> {
+        let as_of = off_the_runtime(|| self.refresh_within(within))?;
+        Ok((self.lock().connections.get(client_id).cloned(), as_of))
     }
 
     /// The workspace's connections, by client id (those being created too).
@@ -234,10 +363,18 @@ impl ConnectionStore {
             .collect())
     }
 
-    /// Adds a connection, recording `audit`.
+    /// Adds a connection, recording `audit`. Refused as [`StoreError::Exists`] when its client
+    /// id is taken, or its workspace has a connection of the same local id (the part its queue
+    /// names are made of): both can only be the same workspace's, so the refusal tells nothing
+    /// of another workspace's ids.
     pub fn create(&self, connection: Connection, audit: AuditEntry) -> Result<(), StoreError> {
         self.change(Some(audit), |connections| {
-            if connections.contains_key(&connection.client_id) {
+            let taken = connections.contains_key(&connection.client_id)
+                || connections.values().any(|other| {
+                    other.workspace == connection.workspace
+                        && other.local_id() == connection.local_id()
+                });
+            if taken {
                 return Err(StoreError::Exists);
             }
             connections.insert(connection.client_id.clone(), connection);
@@ -293,19 +430,51 @@ impl ConnectionStore {
         })
     }
 
-    /// Records a change made elsewhere (a redrive of the connection's dead letters).
-    pub fn record(&self, audit: AuditEntry) -> Result<(), StoreError> {
+    /// Records a change made elsewhere (a redrive of the connection's dead letters), or a
+    /// refused attempt ([`Self::refusal_lines`] says which to record).
+    pub fn record(&self, mut audit: AuditEntry) -> Result<(), StoreError> {
         let Some(dir) = &self.dir else {
-            self.lock().audit.push(audit);
+            let mut loaded = self.lock();
+            audit.seq = loaded.audit.len() as u64 + 1;
+            loaded.audit.push(audit);
             return Ok(());
         };
         let lock = lock_dir(dir, self.lock_wait)?;
         let log = dir.join(AUDIT_FILE);
         audit_log::settle(&log, &read_stored(dir)?.pending_audit)?;
         audit_log::end_of_log(&log)?;
+        audit_log::chain(&log, &mut audit)?;
         audit_log::append(&log, &audit)?;
         drop(lock);
         Ok(())
+    }
+
+    /// The lines to record for a refused admin attempt `entry`: itself while fewer than
+    /// [`REFUSALS_PER_MINUTE`] were recorded in its minute (else it is only counted), and the
+    /// sums of an earlier minute's refusals that were only counted.
+    pub fn refusal_lines(&self, entry: AuditEntry) -> Vec<AuditEntry> {
+        let minute = entry.at.timestamp().div_euclid(60);
+        let mut refusals = self
+            .refusals
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut lines = refusals.close_unless(minute);
+        if refusals.recorded < REFUSALS_PER_MINUTE {
+            refusals.recorded += 1;
+            lines.push(entry);
+        } else {
+            refusals.count(&entry.workspace);
+        }
+        lines
+    }
+
+    /// The sums of refusals counted in a minute that is over by now (none while it lasts).
+    pub fn refusal_sums_due(&self) -> Vec<AuditEntry> {
+        let minute = self.clock.now().timestamp().div_euclid(60);
+        self.refusals
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .close_unless(minute)
     }
 
     /// A page of the workspace's audit log: at most `limit` entries, newest first, of those
@@ -355,29 +524,54 @@ impl ConnectionStore {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Re-reads the file when it is not the version last read.
+    /// Re-reads the file when it is not the version last read, or its copy is
+    /// [`REREAD_AFTER`] old.
     fn refresh(&self) -> Result<(), StoreError> {
+        self.refresh_within(REREAD_AFTER).map(|_| ())
+    }
+
+    /// Re-reads the file's content when its stamp changed or the copy is older than `within`
+    /// (at most [`REREAD_AFTER`]); content found unchanged (by its hash) is not parsed again.
+    /// Answers when the copy was current.
+    fn refresh_within(&self, within: chrono::TimeDelta) -> Result<DateTime<Utc>, StoreError> {
+        let now = self.clock.now();
         let Some(dir) = &self.dir else {
-            return Ok(());
+            return Ok(now);
         };
         let path = dir.join(CONNECTIONS_FILE);
         let stamp = stamp_of(&path)?;
+        let within = within.min(REREAD_AFTER);
         {
             let loaded = self.lock();
-            let now = self.clock.now();
-            let recent = loaded
-                .read_at
-                .is_some_and(|at| at <= now && now - at < REREAD_AFTER);
-            if loaded.stamp == stamp && stamp.is_some() && recent {
-                return Ok(());
+            if let Some(at) = loaded.read_at
+                && at <= now
+                && now - at < within
+                && loaded.stamp == stamp
+                && stamp.is_some()
+            {
+                return Ok(at);
             }
         }
-        let connections = by_client_id(read_stored(dir)?);
+        let bytes = read_bytes(dir)?;
+        // No file at all is told apart from an empty one (which is refused as damaged).
+        let digest: [u8; 32] = bytes
+            .as_deref()
+            .map_or([0; 32], |bytes| Sha256::digest(bytes).into());
+        {
+            let mut loaded = self.lock();
+            if loaded.read_at.is_some() && loaded.digest == Some(digest) {
+                loaded.stamp = stamp;
+                loaded.read_at = Some(now);
+                return Ok(now);
+            }
+        }
+        let connections = by_client_id(parse_stored(&path, bytes.as_deref())?);
         let mut loaded = self.lock();
         loaded.connections = connections;
         loaded.stamp = stamp;
-        loaded.read_at = Some(self.clock.now());
-        Ok(())
+        loaded.read_at = Some(now);
+        loaded.digest = Some(digest);
+        Ok(now)
     }
 
     /// Appends the audit lines a crash kept from the log. Changes do it too: a lock held
@@ -412,7 +606,10 @@ impl ConnectionStore {
         let Some(dir) = &self.dir else {
             let mut loaded = self.lock();
             let answer = apply(&mut loaded.connections)?;
-            loaded.audit.extend(audit);
+            if let Some(mut entry) = audit {
+                entry.seq = loaded.audit.len() as u64 + 1;
+                loaded.audit.push(entry);
+            }
             return Ok(answer);
         };
         let lock = lock_dir(dir, self.lock_wait)?;
@@ -423,18 +620,19 @@ impl ConnectionStore {
         audit_log::settle(&log, &stored.pending_audit)?;
         let mut connections = by_client_id(stored);
         let answer = apply(&mut connections)?;
-        let pending = match &audit {
-            Some(entry) => vec![PendingLine {
-                offset: audit_log::end_of_log(&log)?,
-                entry: entry.clone(),
-            }],
+        let pending = match audit {
+            Some(mut entry) => {
+                let offset = audit_log::end_of_log(&log)?;
+                audit_log::chain(&log, &mut entry)?;
+                vec![PendingLine { offset, entry }]
+            }
             None => Vec::new(),
         };
-        write_connections(dir, &path, &connections, pending)?;
+        let digest = write_connections(dir, &path, &connections, pending.clone())?;
         // The change is made, its line with it: a failed append is logged, not turned into a
         // failed change (whose caller would retry something already done, or never see a new
         // secret); the next change or start appends the line.
-        if let Some(entry) = &audit
+        if let Some(PendingLine { entry, .. }) = pending.first()
             && let Err(error) = audit_log::append(&log, entry)
         {
             tracing::error!(%error, action = %entry.action, client_id = %entry.client_id, "the audit log missed a change's line; the next change or start appends it");
@@ -444,6 +642,7 @@ impl ConnectionStore {
         loaded.connections = connections;
         loaded.stamp = stamp;
         loaded.read_at = Some(self.clock.now());
+        loaded.digest = Some(digest);
         drop(loaded);
         // Dropping the file releases the lock.
         drop(lock);
@@ -540,15 +739,29 @@ fn by_client_id(stored: Stored) -> BTreeMap<Key, Connection> {
 /// lost when the directory's audit log shows it held connections.
 fn read_stored(dir: &Path) -> Result<Stored, StoreError> {
     let path = dir.join(CONNECTIONS_FILE);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
+    parse_stored(&path, read_bytes(dir)?.as_deref())
+}
+
+/// The connections file's bytes (`None` for a fresh directory; refused as lost as
+/// [`read_stored`] says).
+fn read_bytes(dir: &Path) -> Result<Option<Vec<u8>>, StoreError> {
+    let path = dir.join(CONNECTIONS_FILE);
+    match std::fs::read(&path) {
+        Ok(bytes) => Ok(Some(bytes)),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
             refuse_lost(dir, &path)?;
-            return Ok(Stored::default());
+            Ok(None)
         }
-        Err(error) => return Err(io(&path)(error)),
+        Err(error) => Err(io(&path)(error)),
+    }
+}
+
+/// The connections file's content parsed (no file is an empty store).
+fn parse_stored(path: &Path, bytes: Option<&[u8]>) -> Result<Stored, StoreError> {
+    let Some(bytes) = bytes else {
+        return Ok(Stored::default());
     };
-    let stored: Stored = serde_json::from_str(&text)
+    let stored: Stored = serde_json::from_slice(bytes)
         .map_err(|error| StoreError::Io(format!("{}: {error}", path.display())))?;
     if stored.format != FORMAT {
         return Err(StoreError::Io(format!(
@@ -575,12 +788,13 @@ fn refuse_lost(dir: &Path, path: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Writes the connections file whole; answers the SHA-256 of what it wrote.
 fn write_connections(
     dir: &Path,
     path: &Path,
     connections: &BTreeMap<Key, Connection>,
     pending_audit: Vec<PendingLine>,
-) -> Result<(), StoreError> {
+) -> Result<[u8; 32], StoreError> {
     let stored = Stored {
         format: FORMAT,
         connections: connections.values().cloned().collect(),
@@ -595,7 +809,8 @@ fn write_connections(
     std::fs::rename(&staging, path).map_err(io(path))?;
     File::open(dir)
         .and_then(|dir| dir.sync_all())
-        .map_err(io(dir))
+        .map_err(io(dir))?;
+    Ok(Sha256::digest(&text).into())
 }
 
 pub(super) fn private_file(path: &Path, truncate: bool) -> Result<File, StoreError> {
@@ -629,7 +844,7 @@ mod tests {
             actor: "test".into(),
             action: action.into(),
             client_id: "c1".into(),
-            detail: String::new(),
+            ..AuditEntry::default()
         }
     }
 
@@ -787,6 +1002,76 @@ mod tests {
             ["connection.revoke", "connection.create"],
             "once"
         );
+    }
+
+    #[test]
+    fn a_lookup_is_dated_by_when_the_content_was_read_whatever_the_stamp_says() {
+        use crate::core::clock::ManualClock;
+        let start = Utc.with_ymd_and_hms(2026, 12, 3, 12, 0, 0).unwrap();
+        let clock = Arc::new(ManualClock::new(start));
+        let dir = tempfile::tempdir().unwrap();
+        let store = ConnectionStore::open(dir.path(), clock.clone()).unwrap();
+        store
+            .create(connection("w", "c1"), audit("w", "connection.create"))
+            .unwrap();
+        let path = dir.path().join(CONNECTIONS_FILE);
+        clock.advance(chrono::Duration::seconds(3));
+        // Another replica's change the stamp hides (attributes cached): same inode, size, time.
+        let before = std::fs::metadata(&path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let changed = text.replace("\"status\": \"active\"", "\"status\":\"revoked\"");
+        assert_eq!(changed.len(), text.len());
+        let file = OpenOptions::new().write(true).open(&path).unwrap();
+        (&file).write_all(changed.as_bytes()).unwrap();
+        file.set_modified(before.modified().unwrap()).unwrap();
+        drop(file);
+        // Within the store's reread time the copy is answered, dated when it was read…
+        let (found, as_of) = store.lookup("c1", REREAD_AFTER).unwrap();
+        assert_eq!(found.unwrap().status, ConnectionStatus::Active);
+        assert_eq!(as_of, start, "as of the write, not of the lookup");
+        // …and a caller that wants it fresher gets the content read now.
+        let (found, as_of) = store.lookup("c1", chrono::TimeDelta::seconds(2)).unwrap();
+        assert_eq!(found.unwrap().status, ConnectionStatus::Revoked);
+        assert_eq!(as_of, start + chrono::Duration::seconds(3));
+        // Content read again and found the same is dated anew (and not parsed again).
+        clock.advance(chrono::Duration::seconds(10));
+        let (_, as_of) = store.lookup("c1", REREAD_AFTER).unwrap();
+        assert_eq!(as_of, start + chrono::Duration::seconds(13));
+    }
+
+    #[test]
+    fn refused_attempts_are_recorded_thirty_a_minute_and_the_rest_summed() {
+        use crate::core::clock::ManualClock;
+        let start = Utc.with_ymd_and_hms(2026, 12, 3, 12, 0, 10).unwrap();
+        let clock = Arc::new(ManualClock::new(start));
+        let store = ConnectionStore::in_memory(clock.clone());
+        let refusal = |workspace: &str| AuditEntry {
+            at: clock.now(),
+            outcome: REFUSED.into(),
+            ..audit(workspace, "connection.list")
+        };
+        let mut lines = Vec::new();
+        for n in 0..100 {
+            lines.extend(store.refusal_lines(refusal(if n % 2 == 0 { "w" } else { "x" })));
+        }
+        assert_eq!(lines.len(), REFUSALS_PER_MINUTE as usize);
+        assert!(store.refusal_sums_due().is_empty(), "the minute isn't over");
+        clock.advance(chrono::Duration::seconds(60));
+        let sums = store.refusal_sums_due();
+        let counted: Vec<(&str, &str)> = sums
+            .iter()
+            .map(|sum| {
+                (
+                    sum.workspace.as_str(),
+                    sum.detail.split(' ').next().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(counted, [("w", "35"), ("x", "35")]);
+        assert!(sums.iter().all(|sum| sum.action == "admin.refusals"));
+        assert!(store.refusal_sums_due().is_empty(), "summed once");
+        // The next minute records again.
+        assert_eq!(store.refusal_lines(refusal("w")).len(), 1);
     }
 
     #[test]
