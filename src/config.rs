@@ -81,6 +81,9 @@ pub struct Config {
     /// The delivery ledger that tells current handles from stale ones.
     #[serde(default)]
     pub ledger: LedgerConfig,
+    /// What the gateway does when its state store cannot answer.
+    #[serde(default)]
+    pub state: StateConfig,
     /// The ezgh pull-consumer API: organizations, projects and their queues.
     #[serde(default)]
     pub ezgh: EzghConfig,
@@ -302,6 +305,16 @@ impl std::fmt::Debug for ReceiptKeyConfig {
             .field("secret_file", &self.secret_file)
             .finish()
     }
+}
+
+/// The state store's failure policy (receives, acknowledgements and visibility changes always
+/// answer unavailable when the ledger cannot answer; burst limits let requests through).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StateConfig {
+    /// Daily quotas when the store cannot count: `refuse` (default: 503 with `Retry-After`) or
+    /// `admit` (uncounted).
+    pub quotas_when_unavailable: crate::core::limits::QuotaPolicy,
 }
 
 /// Bounds of the delivery ledger.

@@ -3,11 +3,16 @@
 //! as (a client address, a key, an organization, a queue, a connection), created on first use,
 //! read against the injected clock, and kept in the [`StateStore`](crate::core::state::StateStore)
 //! so that replicas can share them.
+//!
+//! When the store cannot answer, burst limits and the invalid-handle budget let the request
+//! through (a store outage must not stop every consumer), and daily quotas refuse it with
+//! "unavailable" unless configured to let it through ([`QuotaPolicy`]): a quota is a promise to
+//! whoever pays for the traffic.
 
 pub use crate::core::counters::Allowance;
 use crate::core::error::{ErrorKind, GatewayError, LimitScope};
 use crate::core::meters::Meters;
-use crate::core::state::StateStore;
+use crate::core::state::{Admission, StateResult, StateStore};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,11 +21,26 @@ pub fn retry_after_seconds(wait: Duration) -> u64 {
     wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
 }
 
+/// What a daily quota does when the state store cannot count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QuotaPolicy {
+    /// Answer unavailable (503, `Retry-After`) until the store counts again.
+    #[default]
+    Refuse,
+    /// Let the request through uncounted.
+    Admit,
+}
+
+/// How long a client is told to wait when the state store cannot answer.
+pub const STATE_RETRY_AFTER: Duration = Duration::from_secs(1);
+
 /// The limits the core and the dialects apply, over the shared state.
 #[derive(Clone)]
 pub struct Limits {
     state: Arc<dyn StateStore>,
     meters: Meters,
+    quotas: QuotaPolicy,
 }
 
 impl std::fmt::Debug for Limits {
@@ -32,7 +52,42 @@ impl std::fmt::Debug for Limits {
 impl Limits {
     /// Limits kept in `state`; refusals are counted in `meters`.
     pub fn new(state: Arc<dyn StateStore>, meters: Meters) -> Self {
-        Self { state, meters }
+        Self {
+            state,
+            meters,
+            quotas: QuotaPolicy::default(),
+        }
+    }
+
+    /// What daily quotas do when the store cannot count.
+    pub fn quota_policy(&self) -> QuotaPolicy {
+        self.quotas
+    }
+
+    /// Daily quotas follow `policy` when the store cannot count.
+    pub fn with_quota_policy(mut self, policy: QuotaPolicy) -> Self {
+        self.quotas = policy;
+        self
+    }
+
+    /// A limiter's answer, or what the policy makes of a store that could not give one.
+    fn settle(
+        &self,
+        answer: StateResult<Admission>,
+        operation: &'static str,
+        fail_open: bool,
+    ) -> Result<Admission, GatewayError> {
+        match answer {
+            Ok(admission) => Ok(admission),
+            Err(error) if fail_open => {
+                self.meters.state_error(operation, "admitted", &error);
+                Ok(Ok(()))
+            }
+            Err(error) => {
+                self.meters.state_error(operation, "refused", &error);
+                Err(GatewayError::unavailable(STATE_RETRY_AFTER))
+            }
+        }
     }
 
     fn refused(&self, wait: Duration, scope: LimitScope, message: &str) -> GatewayError {
@@ -47,9 +102,8 @@ impl Limits {
         allowance: Allowance,
         message: &str,
     ) -> Result<(), GatewayError> {
-        self.state
-            .admit_rate(key, allowance)
-            .await
+        let answer = self.state.admit_rate(key, allowance).await;
+        self.settle(answer, "admit_rate", true)?
             .map_err(|wait| self.refused(wait, LimitScope::Rate, message))
     }
 
@@ -65,9 +119,8 @@ impl Limits {
         if amount == 0 {
             return Ok(());
         }
-        self.state
-            .admit_window(key, amount, per_minute)
-            .await
+        let answer = self.state.admit_window(key, amount, per_minute).await;
+        self.settle(answer, "admit_window", true)?
             .map_err(|wait| self.refused(wait, LimitScope::Rate, message))
     }
 
@@ -80,9 +133,8 @@ impl Limits {
         per_day: u64,
         message: &str,
     ) -> Result<(), GatewayError> {
-        self.state
-            .admit_daily(key, amount, per_day)
-            .await
+        let answer = self.state.admit_daily(key, amount, per_day).await;
+        self.settle(answer, "admit_daily", self.quotas == QuotaPolicy::Admit)?
             .map_err(|wait| self.refused(wait, LimitScope::DailyQuota, message))
     }
 }

@@ -37,6 +37,8 @@ pub const UNKNOWN_DELIVERIES: &str = "sqsgw_unknown_deliveries_total";
 pub const INVALID_HANDLES: &str = "sqsgw_invalid_handles_total";
 /// Requests refused by a limit, by scope.
 pub const RATE_LIMITED: &str = "sqsgw_rate_limited_total";
+/// State store operations that failed, by operation and what the core did instead.
+pub const STATE_ERRORS: &str = "sqsgw_state_errors_total";
 /// Messages ready to receive, by queue (sampled).
 pub const QUEUE_VISIBLE: &str = "sqsgw_queue_visible_messages";
 /// Messages received and not yet visible again, by queue (sampled).
@@ -86,7 +88,13 @@ pub struct Meters {
     recorder: Arc<dyn Recorder + Send + Sync>,
     long_polls: Arc<AtomicI64>,
     hot: Arc<HotMeters>,
+    /// When a state store failure was last logged, and how many since (an outage fails every
+    /// request: one warning per [`STATE_ERROR_LOG_EVERY`]).
+    state_errors_logged: Arc<std::sync::Mutex<(Option<tokio::time::Instant>, u64)>>,
 }
+
+/// State store failures are logged at most this often (each is counted).
+const STATE_ERROR_LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl std::fmt::Debug for Meters {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -108,6 +116,7 @@ impl Meters {
             recorder,
             long_polls: Arc::default(),
             hot: Arc::default(),
+            state_errors_logged: Arc::default(),
         };
         meters.describe();
         meters
@@ -149,6 +158,11 @@ impl Meters {
             CONFIG_RELOADS,
             None,
             "Re-reads of the config file for its keys, by outcome (applied, refused).",
+        );
+        describe(
+            STATE_ERRORS,
+            None,
+            "State store operations that failed, by operation and what the core did instead.",
         );
         describe(
             STORE_COMMITS,
@@ -369,6 +383,42 @@ impl Meters {
         };
         self.counter(RATE_LIMITED, vec![Label::from_static_parts("scope", scope)])
             .increment(1);
+    }
+
+    /// A state store operation failed; `then` is what the core did instead (`refused`: the
+    /// request answered unavailable; `admitted`: a limit let it through; `logged`: the request's
+    /// outcome stood).
+    /// Logged at most once per 10 s, with how many failed since the last line.
+    pub fn state_error(
+        &self,
+        operation: &'static str,
+        then: &'static str,
+        error: &crate::core::state::StateUnavailable,
+    ) {
+        {
+            let mut logged = self
+                .state_errors_logged
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            logged.1 += 1;
+            let now = tokio::time::Instant::now();
+            if logged
+                .0
+                .is_none_or(|at| now.duration_since(at) >= STATE_ERROR_LOG_EVERY)
+            {
+                let failed = std::mem::take(&mut logged.1);
+                logged.0 = Some(now);
+                tracing::warn!(%error, operation, then, failed, "the state store is unavailable");
+            }
+        }
+        self.counter(
+            STATE_ERRORS,
+            vec![
+                Label::from_static_parts("operation", operation),
+                Label::from_static_parts("then", then),
+            ],
+        )
+        .increment(1);
     }
 
     /// The ledger's size and its evictions since start (sampled).

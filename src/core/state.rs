@@ -2,6 +2,10 @@
 //! kept for retried attempt ids, and the limiters' counts. [`InProcessState`] keeps it in this
 //! process; a networked store (for several replicas) implements the same trait, and the core does
 //! not change: every method is async, keyed by strings, and carries values as bytes.
+//!
+//! Every method may fail with [`StateUnavailable`] (a networked store down or too slow); what the
+//! core then does is a policy per kind of state, stated where each is used and in the README:
+//! nothing is ever answered ok that the store would have refused, and no message is lost.
 
 use crate::core::clock::Clock;
 use crate::core::counters::{Allowance, Daily, Rates, Window};
@@ -24,44 +28,57 @@ const KEPT_ANSWER_BYTES: u64 = 128 * 1024 * 1024;
 /// What a kept answer costs besides its bytes (the entry, its key's allocation, the expiry).
 const KEPT_ANSWER_OVERHEAD: usize = 128;
 
+/// The state store did not answer. The operation may or may not have reached it: callers treat
+/// a failed write as not done and a failed read as unknown.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the state store is unavailable: {0}")]
+pub struct StateUnavailable(pub String);
+
+/// What the store answers an operation: its value, or that it could not answer.
+pub type StateResult<T> = Result<T, StateUnavailable>;
+
+/// A limiter's answer: admitted, or refused with the wait until it would be.
+pub type Admission = Result<(), Duration>;
+
 /// Where the core keeps what outlives a request.
 #[async_trait]
 pub trait StateStore: Send + Sync + 'static {
     /// Records new deliveries of messages; every earlier delivery of each becomes stale.
-    async fn record_deliveries(&self, deliveries: &[DeliveryKey<'_>]);
+    async fn record_deliveries(&self, deliveries: &[DeliveryKey<'_>]) -> StateResult<()>;
 
     /// Where each delivery stands, in order.
-    async fn standings(&self, deliveries: &[DeliveryKey<'_>]) -> Vec<Standing>;
+    async fn standings(&self, deliveries: &[DeliveryKey<'_>]) -> StateResult<Vec<Standing>>;
 
     /// Claims the right to acknowledge each delivery, in order; `Current` means claimed (once).
-    async fn begin_acks(&self, deliveries: &[DeliveryKey<'_>]) -> Vec<Standing>;
+    async fn begin_acks(&self, deliveries: &[DeliveryKey<'_>]) -> StateResult<Vec<Standing>>;
 
     /// The deliveries are over: later uses of their handles are stale.
-    async fn end_deliveries(&self, deliveries: &[DeliveryKey<'_>]);
+    async fn end_deliveries(&self, deliveries: &[DeliveryKey<'_>]) -> StateResult<()>;
 
     /// Acknowledgements failed: the handles may act again.
-    async fn abort_acks(&self, deliveries: &[DeliveryKey<'_>]);
+    async fn abort_acks(&self, deliveries: &[DeliveryKey<'_>]) -> StateResult<()>;
 
     /// The queue was purged: every delivery of it so far is over.
-    async fn end_queue(&self, queue: &str);
+    async fn end_queue(&self, queue: &str) -> StateResult<()>;
 
     /// Keeps `answer` under `key` for [`ANSWER_TTL`].
-    async fn keep_answer(&self, key: &str, answer: Vec<u8>);
+    async fn keep_answer(&self, key: &str, answer: Vec<u8>) -> StateResult<()>;
 
     /// The answer kept under `key`, if it is still there.
-    async fn answer(&self, key: &str) -> Option<Vec<u8>>;
+    async fn answer(&self, key: &str) -> StateResult<Option<Vec<u8>>>;
 
     /// Drops the answer kept under `key`.
-    async fn forget_answer(&self, key: &str);
+    async fn forget_answer(&self, key: &str) -> StateResult<()>;
 
     /// Admits one request of `key` under `allowance`, or answers the wait.
-    async fn admit_rate(&self, key: &str, allowance: Allowance) -> Result<(), Duration>;
+    async fn admit_rate(&self, key: &str, allowance: Allowance) -> StateResult<Admission>;
 
     /// Admits `amount` more of `key` in its rolling minute if it stays within `per_minute`.
-    async fn admit_window(&self, key: &str, amount: u32, per_minute: u32) -> Result<(), Duration>;
+    async fn admit_window(&self, key: &str, amount: u32, per_minute: u32)
+    -> StateResult<Admission>;
 
     /// Admits `amount` more of `key` today (UTC) if it stays within `per_day`.
-    async fn admit_daily(&self, key: &str, amount: u32, per_day: u64) -> Result<(), Duration>;
+    async fn admit_daily(&self, key: &str, amount: u32, per_day: u64) -> StateResult<Admission>;
 
     /// Drops what is no longer needed; the server calls it once a minute.
     fn housekeeping(&self) {}
@@ -188,71 +205,84 @@ impl InProcessState {
 
 #[async_trait]
 impl StateStore for InProcessState {
-    async fn record_deliveries(&self, deliveries: &[DeliveryKey<'_>]) {
+    async fn record_deliveries(&self, deliveries: &[DeliveryKey<'_>]) -> StateResult<()> {
         let evictions = self.ledger.evictions();
         self.each_delivery(deliveries, DeliveryLedger::record);
         if self.ledger.evictions() != evictions {
             self.last_eviction_ms
                 .fetch_max(self.now_ms(), std::sync::atomic::Ordering::Relaxed);
         }
+        Ok(())
     }
 
-    async fn standings(&self, deliveries: &[DeliveryKey<'_>]) -> Vec<Standing> {
-        self.each_delivery(deliveries, DeliveryLedger::standing)
+    async fn standings(&self, deliveries: &[DeliveryKey<'_>]) -> StateResult<Vec<Standing>> {
+        Ok(self.each_delivery(deliveries, DeliveryLedger::standing))
     }
 
-    async fn begin_acks(&self, deliveries: &[DeliveryKey<'_>]) -> Vec<Standing> {
-        self.each_delivery(deliveries, DeliveryLedger::begin_ack)
+    async fn begin_acks(&self, deliveries: &[DeliveryKey<'_>]) -> StateResult<Vec<Standing>> {
+        Ok(self.each_delivery(deliveries, DeliveryLedger::begin_ack))
     }
 
-    async fn end_deliveries(&self, deliveries: &[DeliveryKey<'_>]) {
+    async fn end_deliveries(&self, deliveries: &[DeliveryKey<'_>]) -> StateResult<()> {
         self.each_delivery(deliveries, DeliveryLedger::end);
+        Ok(())
     }
 
-    async fn abort_acks(&self, deliveries: &[DeliveryKey<'_>]) {
+    async fn abort_acks(&self, deliveries: &[DeliveryKey<'_>]) -> StateResult<()> {
         self.each_delivery(deliveries, DeliveryLedger::abort_ack);
+        Ok(())
     }
 
-    async fn end_queue(&self, queue: &str) {
+    async fn end_queue(&self, queue: &str) -> StateResult<()> {
         self.ledger.end_queue(queue);
+        Ok(())
     }
 
-    async fn keep_answer(&self, key: &str, answer: Vec<u8>) {
+    async fn keep_answer(&self, key: &str, answer: Vec<u8>) -> StateResult<()> {
         let ttl_ms = i64::try_from(ANSWER_TTL.as_millis()).unwrap_or(i64::MAX);
         let expires = self.now_ms().saturating_add(ttl_ms);
         self.answers
             .insert(key.to_owned(), Arc::new((expires, answer)));
+        Ok(())
     }
 
-    async fn answer(&self, key: &str) -> Option<Vec<u8>> {
-        let kept = self.answers.get(key)?;
-        (self.now_ms() < kept.0).then(|| kept.1.clone())
+    async fn answer(&self, key: &str) -> StateResult<Option<Vec<u8>>> {
+        let Some(kept) = self.answers.get(key) else {
+            return Ok(None);
+        };
+        Ok((self.now_ms() < kept.0).then(|| kept.1.clone()))
     }
 
-    async fn forget_answer(&self, key: &str) {
+    async fn forget_answer(&self, key: &str) -> StateResult<()> {
         self.answers.invalidate(key);
+        Ok(())
     }
 
-    async fn admit_rate(&self, key: &str, allowance: Allowance) -> Result<(), Duration> {
-        self.rates.admit(key, allowance)
+    async fn admit_rate(&self, key: &str, allowance: Allowance) -> StateResult<Admission> {
+        Ok(self.rates.admit(key, allowance))
     }
 
-    async fn admit_window(&self, key: &str, amount: u32, per_minute: u32) -> Result<(), Duration> {
+    async fn admit_window(
+        &self,
+        key: &str,
+        amount: u32,
+        per_minute: u32,
+    ) -> StateResult<Admission> {
         let window = self
             .windows
             .get_with_by_ref(key, || Arc::new(Mutex::new(Window::default())));
         let mut window = window
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        window.admit(amount, per_minute, self.now_ms())
+        Ok(window.admit(amount, per_minute, self.now_ms()))
     }
 
-    async fn admit_daily(&self, key: &str, amount: u32, per_day: u64) -> Result<(), Duration> {
+    async fn admit_daily(&self, key: &str, amount: u32, per_day: u64) -> StateResult<Admission> {
         let day = self
             .days
             .get_with_by_ref(key, || Arc::new(Mutex::new(Daily::default())));
         let mut day = day.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        day.admit(amount, per_day, self.now_ms())
+        Ok(day.admit(amount, per_day, self.now_ms()))
     }
 
     fn housekeeping(&self) {
@@ -295,7 +325,8 @@ mod tests {
             let answer = vec![0u8; usize::try_from(answer_bytes).unwrap()];
             state
                 .keep_answer(&format!("q/attempt-{attempt}"), answer)
-                .await;
+                .await
+                .unwrap();
         }
         state.answers.run_pending_tasks();
         let held = state.answers.entry_count() * answer_bytes;
@@ -305,6 +336,9 @@ mod tests {
         );
         assert!(state.answers.entry_count() > 0, "the recent ones are kept");
         let newest = format!("q/attempt-{}", kept - 1);
-        assert!(state.answer(&newest).await.is_some(), "the newest is kept");
+        assert!(
+            state.answer(&newest).await.unwrap().is_some(),
+            "the newest is kept"
+        );
     }
 }

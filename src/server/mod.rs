@@ -43,6 +43,8 @@ pub struct Overrides {
     pub backend: Option<Arc<dyn Backend>>,
     /// Use this clock instead of the system clock.
     pub clock: Option<Arc<dyn Clock>>,
+    /// Keep the core's state here instead of in this process (tests inject failures this way).
+    pub state: Option<Arc<dyn StateStore>>,
 }
 
 /// A built service, ready to serve.
@@ -115,12 +117,15 @@ impl App {
         .with_aliases(config.ezgh.aliases().map_err(ConfigError::from)?)
         .with_open_projects(config.ezgh.open_projects())
         .with_managed_prefix(crate::core::access::RESERVED_QUEUE_PREFIX);
-        let state: Arc<dyn StateStore> = Arc::new(InProcessState::new(
-            config.ledger.max_entries,
-            Duration::from_secs(config.ledger.ttl_seconds),
-            config.ledger.unknown_deliveries,
-            Arc::clone(&clock),
-        ));
+        let state: Arc<dyn StateStore> = match overrides.state {
+            Some(state) => state,
+            None => Arc::new(InProcessState::new(
+                config.ledger.max_entries,
+                Duration::from_secs(config.ledger.ttl_seconds),
+                config.ledger.unknown_deliveries,
+                Arc::clone(&clock),
+            )),
+        };
         let gateway = Arc::new(
             Gateway::new(
                 backend,
@@ -133,7 +138,8 @@ impl App {
             )
             .with_meters(meters.clone())
             .with_reserved_queues_named(config.metrics.name_reserved_queues)
-            .with_abandoned_receive_bound(config.server.max_abandoned_receives),
+            .with_abandoned_receive_bound(config.server.max_abandoned_receives)
+            .with_quota_policy(config.state.quotas_when_unavailable),
         );
         let keys = LiveKeys::new(KeySets::from_config(config)?);
         let sombus = sombus_state(config, &gateway, &clock, keys.admin.clone())?;

@@ -239,6 +239,8 @@ pub struct GatewayBuilder {
     backend_extra: String,
     /// The embedded backend's data directory (durable), instead of memory.
     data_dir: Option<std::path::PathBuf>,
+    /// The core's state store, instead of one in this process.
+    given_state: Option<Arc<dyn sqs_gateway::core::state::StateStore>>,
 }
 
 /// What a second replica shares with the first.
@@ -259,7 +261,14 @@ impl GatewayBuilder {
             given_backend: None,
             backend_extra: String::new(),
             data_dir: None,
+            given_state: None,
         }
+    }
+
+    /// The core keeps its state in `state` (a test's store that fails on demand, say).
+    pub fn state(mut self, state: Arc<dyn sqs_gateway::core::state::StateStore>) -> Self {
+        self.given_state = Some(state);
+        self
     }
 
     /// The embedded backend keeps its queues in `dir` (durable) instead of in memory.
@@ -455,6 +464,7 @@ impl GatewayBuilder {
             Overrides {
                 backend,
                 clock: Some(clock.clone()),
+                state: self.given_state,
             },
         )
         .await

@@ -100,6 +100,7 @@ impl InProcess {
             Overrides {
                 backend: Some(backend.clone()),
                 clock: Some(clock),
+                state: None,
             },
         )
         .await

@@ -48,6 +48,7 @@ mod sombus_openapi;
 mod sombus_store;
 mod sqs_api;
 mod sqs_observed;
+mod state_outage;
 mod tenant_scopes;
 
 /// Runs each listed `async fn(Kind)` test once against LocalStack and once against the embedded

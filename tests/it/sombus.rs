@@ -47,6 +47,11 @@ impl Bus {
 
     /// With extra lines for the `[sombus]` table (before the admin keys).
     pub async fn start_with(kind: Kind, sombus: &str) -> Self {
+        Self::start_on(GatewayBuilder::new(kind), sombus).await
+    }
+
+    /// On `builder` (a given state store, say), with extra lines for the `[sombus]` table.
+    pub async fn start_on(builder: GatewayBuilder, sombus: &str) -> Self {
         let workspace = format!("ws-{:08x}", rand::random::<u32>());
         let store = std::sync::Arc::new(tempfile::tempdir().unwrap());
         let (admin, admin_entry) = admin_key(&workspace, "admin");
@@ -57,7 +62,7 @@ impl Bus {
             "[sombus]\nenvironment = \"test\"\ncredentials_dir = \"{}\"\n{sombus}\n{admin_entry}{developer_entry}{viewer_entry}{outsider_entry}",
             store.path().display()
         );
-        let gw = GatewayBuilder::new(kind).config(&toml).start().await;
+        let gw = builder.config(&toml).start().await;
         Self {
             gw,
             workspace,

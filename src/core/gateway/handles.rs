@@ -107,7 +107,7 @@ impl Gateway {
                 expected_queue,
                 &mut outcomes,
             )
-            .await;
+            .await?;
         let gateway = Arc::clone(self);
         let work = async move { gateway.apply_acks(by_queue, outcomes).await };
         // Nobody is left to tell the outcomes to.
@@ -192,7 +192,7 @@ impl Gateway {
                 expected_queue,
                 &mut outcomes,
             )
-            .await;
+            .await?;
         // Clamped now: the 12 hours count from each delivery's receive.
         let now = self.clock.now();
         for (_, claims, seconds) in by_queue.values_mut().flatten() {
@@ -268,7 +268,7 @@ impl Gateway {
         entries: impl Iterator<Item = (Option<HandleClaims>, T)>,
         expected_queue: Option<&str>,
         outcomes: &mut [HandleOutcome],
-    ) -> BTreeMap<String, Vec<(usize, HandleClaims, T)>> {
+    ) -> Result<BTreeMap<String, Vec<(usize, HandleClaims, T)>>, GatewayError> {
         let mut candidates = Vec::new();
         for (index, (claims, extra)) in entries.enumerate() {
             let Some(claims) = Self::admit_claims(caller, action, claims, expected_queue) else {
@@ -284,9 +284,17 @@ impl Gateway {
             .iter()
             .map(|(_, claims, _)| delivery_key(claims))
             .collect();
+        // Without the ledger's answer nothing may act: the request answers unavailable and
+        // nothing changed (an acknowledgement never guesses).
         let standings = match action {
-            Action::Acknowledge => self.state.begin_acks(&keys).await,
-            _ => self.state.standings(&keys).await,
+            Action::Acknowledge => {
+                let claimed = self.state.begin_acks(&keys).await;
+                self.state_required("begin_acks", claimed)?
+            }
+            _ => {
+                let standings = self.state.standings(&keys).await;
+                self.state_required("standings", standings)?
+            }
         };
         let mut by_queue: BTreeMap<String, Vec<(usize, HandleClaims, T)>> = BTreeMap::new();
         for (candidate, standing) in candidates.into_iter().zip(standings) {
@@ -297,7 +305,7 @@ impl Gateway {
                     .push(candidate);
             }
         }
-        by_queue
+        Ok(by_queue)
     }
     /// Whether a handle with this standing may act on the backend. An unknown delivery the
     /// ledger may have pushed out to stay within its size goes to the backend, whatever the
@@ -325,14 +333,20 @@ impl Gateway {
     async fn finish_acks<'c>(&self, claims: impl Iterator<Item = &'c HandleClaims>) {
         let keys: Vec<DeliveryKey<'_>> = claims.map(delivery_key).collect();
         if !keys.is_empty() {
-            self.state.end_deliveries(&keys).await;
+            // The backend acted; a store that cannot record it ends them with their TTL (a
+            // second acknowledgement meanwhile reaches the backend, which deletes nothing more).
+            let ended = self.state.end_deliveries(&keys).await;
+            self.state_logged("end_deliveries", ended);
         }
     }
     /// The acknowledgements did not happen: the handles may act again.
     async fn abort_acks<'c>(&self, claims: impl Iterator<Item = &'c HandleClaims>) {
         let keys: Vec<DeliveryKey<'_>> = claims.map(delivery_key).collect();
         if !keys.is_empty() {
-            self.state.abort_acks(&keys).await;
+            // Left claimed in a store that cannot answer: the claim ends with its TTL, and the
+            // message reappears after its visibility timeout for a new delivery.
+            let aborted = self.state.abort_acks(&keys).await;
+            self.state_logged("abort_acks", aborted);
         }
     }
 }

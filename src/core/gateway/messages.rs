@@ -15,6 +15,7 @@ use crate::core::backend::{Backend, BackendError};
 use crate::core::handle::ClaimsToSeal;
 use crate::core::handle::SealedHandle;
 use crate::core::ledger::Standing;
+use crate::core::limits::STATE_RETRY_AFTER;
 use crate::core::message_rules;
 use crate::core::model::BackendMessage;
 use crate::core::model::BackendReceive;
@@ -197,7 +198,7 @@ impl Gateway {
             .as_deref()
             .map(|id| attempt_key(queue, id, caller.principal()));
         if let Some(key) = &attempt
-            && let Some(answered) = self.kept_answer(key).await
+            && let Some(answered) = self.kept_answer(key).await?
         {
             let visibility = options
                 .visibility_timeout_seconds
@@ -206,8 +207,10 @@ impl Gateway {
             if !replayed.is_empty() {
                 return Ok(Prepared::Replayed(replayed));
             }
-            // Nothing of that answer is still the caller's: this is a new receive.
-            self.state.forget_answer(key).await;
+            // Nothing of that answer is still the caller's: this is a new receive (whose answer
+            // replaces it, should the store fail to forget it now).
+            let forgotten = self.state.forget_answer(key).await;
+            self.state_logged("forget_answer", forgotten);
         }
         let request = BackendReceive {
             max_messages: options.max_messages,
@@ -321,8 +324,24 @@ impl Gateway {
                 Hand::Replayed(_) => None,
             })
             .collect();
-        if !fresh.is_empty() {
-            self.state.record_deliveries(&fresh).await;
+        if !fresh.is_empty()
+            && let Err(error) = self.state.record_deliveries(&fresh).await
+        {
+            // No handle may go out that the ledger does not know: what was taken goes back
+            // (uncounted where the backend can) and the request answers unavailable.
+            self.meters
+                .state_error("record_deliveries", "refused", &error);
+            let lease_ends = received_at
+                + ChronoDuration::seconds(i64::from(request.visibility_timeout_seconds));
+            let taken = handed
+                .into_iter()
+                .map(|(message, _, _)| Held {
+                    lease_ends,
+                    message,
+                })
+                .collect();
+            self.give_back_taken(&resolved.url, taken).await;
+            return Err(GatewayError::unavailable(STATE_RETRY_AFTER).with_source(error));
         }
         let mut deliveries = Vec::with_capacity(handed.len());
         let mut attempted = Vec::new();
@@ -345,7 +364,9 @@ impl Gateway {
                             handle: handle.clone(),
                         };
                         if let Ok(bytes) = postcard::to_allocvec(&replay) {
-                            self.state.keep_answer(replay_key, bytes).await;
+                            // Not kept: a retry of the attempt receives anew (at least once).
+                            let kept = self.state.keep_answer(replay_key, bytes).await;
+                            self.state_logged("keep_answer", kept);
                         }
                     }
                     (handle, delivery_id, received_at)
@@ -392,6 +413,7 @@ impl Gateway {
             })
             .collect();
         let standings = self.state.standings(&keys).await;
+        let standings = self.state_required("standings", standings)?;
         let current: Vec<&Attempted> = answered
             .iter()
             .zip(standings)
@@ -617,35 +639,41 @@ impl Gateway {
             self.meters.abandoned_receive("nothing_taken");
             return;
         }
-        let handles: Vec<&str> = deliveries
+        let taken = deliveries
+            .into_iter()
+            .map(|delivery| Held {
+                lease_ends: delivery.visible_at,
+                message: delivery.message,
+            })
+            .collect();
+        self.give_back_taken(url, taken).await;
+    }
+
+    /// Messages taken that no client got: given back uncounted where the backend can, else held
+    /// for the next receive of the queue (past the hold's bound, released).
+    async fn give_back_taken(&self, url: &str, taken: Vec<Held>) {
+        let handles: Vec<&str> = taken
             .iter()
-            .map(|delivery| delivery.message.backend_handle.as_str())
+            .map(|held| held.message.backend_handle.as_str())
             .collect();
         match self.backend.return_undelivered(url, &handles).await {
             Ok(_) => {
                 self.meters.abandoned_receive("given_back");
                 tracing::info!(
-                    count = deliveries.len(),
-                    "gave back the messages of an abandoned receive, uncounted"
+                    count = taken.len(),
+                    "gave back messages no client got, uncounted"
                 );
             }
             Err(BackendError::Unsupported(_)) => {
                 self.meters.abandoned_receive("handed_on");
-                let held = deliveries
-                    .into_iter()
-                    .map(|delivery| Held {
-                        lease_ends: delivery.visible_at,
-                        message: delivery.message,
-                    })
-                    .collect();
-                let over = self.handoff.hold(url, held);
-                tracing::info!("holding the messages of an abandoned receive for the next receive");
+                let over = self.handoff.hold(url, taken);
+                tracing::info!("holding messages no client got for the next receive");
                 release(self.backend.as_ref(), url, &over).await;
             }
             Err(error) => tracing::warn!(
-                count = deliveries.len(),
+                count = taken.len(),
                 %error,
-                "could not give back messages of an abandoned receive; they reappear after their visibility timeout"
+                "could not give back messages no client got; they reappear after their visibility timeout"
             ),
         }
     }
@@ -680,16 +708,22 @@ async fn release(backend: &dyn Backend, url: &str, held: &[Held]) {
 }
 
 impl Gateway {
-    /// The answer kept for an attempt, if any (and readable).
-    async fn kept_answer(&self, key: &str) -> Option<Vec<Attempted>> {
-        let bytes = self.state.answer(key).await?;
-        postcard::from_bytes(&bytes).ok()
+    /// The answer kept for an attempt, if any (and readable). A store that cannot tell
+    /// answers unavailable: receiving anew could break the attempt's promise of the same
+    /// answer, and nothing is taken yet.
+    async fn kept_answer(&self, key: &str) -> Result<Option<Vec<Attempted>>, GatewayError> {
+        let bytes = self.state.answer(key).await;
+        let bytes = self.state_required("answer", bytes)?;
+        Ok(bytes.and_then(|bytes| postcard::from_bytes(&bytes).ok()))
     }
 
-    /// Keeps an attempt's answer for its retry.
+    /// Keeps an attempt's answer for its retry (not kept: the retry receives anew).
     async fn keep_answer(&self, key: &str, attempted: &[Attempted]) {
         match postcard::to_allocvec(attempted) {
-            Ok(bytes) => self.state.keep_answer(key, bytes).await,
+            Ok(bytes) => {
+                let kept = self.state.keep_answer(key, bytes).await;
+                self.state_logged("keep_answer", kept);
+            }
             Err(error) => tracing::warn!(%error, "cannot keep a receive's answer for its retry"),
         }
     }
@@ -702,14 +736,15 @@ impl Gateway {
         message: &BackendMessage,
         replay_key: &str,
     ) -> Option<(u64, DateTime<Utc>, SealedHandle)> {
-        let bytes = self.state.answer(replay_key).await?;
+        // A store that cannot tell makes it a fresh delivery (whose recording then decides).
+        let bytes = self.state.answer(replay_key).await.ok()??;
         let replay: Replay = postcard::from_bytes(&bytes).ok()?;
         let key = DeliveryKey {
             queue,
             message_id: &message.message_id,
             delivery_id: replay.delivery_id,
         };
-        let standing = self.state.standings(&[key]).await;
+        let standing = self.state.standings(&[key]).await.ok()?;
         (standing.first() == Some(&Standing::Current)).then_some((
             replay.delivery_id,
             replay.received_at,

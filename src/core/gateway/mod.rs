@@ -9,12 +9,12 @@ use crate::core::backend::{Backend, BackendError};
 use crate::core::clock::Clock;
 use crate::core::handle::Keyring;
 use crate::core::ledger::UnknownDeliveries;
-use crate::core::limits::Limits;
+use crate::core::limits::{Limits, STATE_RETRY_AFTER};
 use crate::core::meters::Meters;
 use crate::core::model::Delivery;
 use crate::core::operation::Operation;
 use crate::core::registry::QueueRegistry;
-use crate::core::state::StateStore;
+use crate::core::state::{StateResult, StateStore};
 use chrono::{DateTime, Duration as ChronoDuration, Utc};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -127,7 +127,8 @@ impl Gateway {
 
     /// Counts what the core does in `meters` (the backend is metered where it is built).
     pub fn with_meters(mut self, meters: Meters) -> Self {
-        self.limits = Limits::new(Arc::clone(&self.state), meters.clone());
+        self.limits = Limits::new(Arc::clone(&self.state), meters.clone())
+            .with_quota_policy(self.limits.quota_policy());
         self.meters = meters;
         self
     }
@@ -143,6 +144,12 @@ impl Gateway {
     /// instead of summing them under [`RESERVED_DEPTH_LABEL`].
     pub fn with_reserved_queues_named(mut self, named: bool) -> Self {
         self.sampling.name_reserved = named;
+        self
+    }
+
+    /// Daily quotas follow `policy` when the state store cannot count.
+    pub fn with_quota_policy(mut self, policy: crate::core::limits::QuotaPolicy) -> Self {
+        self.limits = self.limits.clone().with_quota_policy(policy);
         self
     }
 
@@ -251,6 +258,25 @@ impl Gateway {
         self.tasks.close();
         self.tasks.wait().await;
         self.release_handed_on().await;
+    }
+    /// A state read or claim the request cannot go on without: when the store cannot answer,
+    /// the request answers unavailable (nothing has changed yet).
+    fn state_required<T>(
+        &self,
+        operation: &'static str,
+        answer: StateResult<T>,
+    ) -> Result<T, GatewayError> {
+        answer.map_err(|error| {
+            self.meters.state_error(operation, "refused", &error);
+            GatewayError::unavailable(STATE_RETRY_AFTER).with_source(error)
+        })
+    }
+    /// A state write the request's outcome does not depend on (the backend already acted):
+    /// a failure is logged and counted, and the outcome stands.
+    fn state_logged(&self, operation: &'static str, answer: StateResult<()>) {
+        if let Err(error) = answer {
+            self.meters.state_error(operation, "logged", &error);
+        }
     }
     /// Maps a backend answer about `queue`, forgetting the cached queue when the backend says it is gone.
     async fn settle<T>(

@@ -56,7 +56,10 @@ impl Gateway {
         let answer = self.backend.purge(&resolved.url).await;
         self.settle(queue, answer).await?;
         // Every handle of the queue is stale now, whatever the backend does with old receipts.
-        self.state.end_queue(queue).await;
+        // Not ended in a store that cannot answer: they end with their TTL there, and the
+        // backend no longer holds their messages.
+        let ended = self.state.end_queue(queue).await;
+        self.state_logged("end_queue", ended);
         Ok(())
     }
     /// Creates a queue in the backend (or finds the existing one) under the gateway name `name`.
