@@ -150,11 +150,36 @@ impl GatewayError {
                 tracing::error!(operation, error = %self.message, source = ?source, "request failed")
             }
             ErrorKind::Unavailable { .. } => {
-                tracing::warn!(operation, error = %self.message, source = ?source, "backend unavailable")
+                // An outage fails every request alike: one line per 10 s, with how many.
+                if let Some(failed) = unavailable_due() {
+                    tracing::warn!(operation, error = %self.message, source = ?source, failed, "unavailable")
+                }
             }
             _ => tracing::debug!(operation, error = %self.message, "request refused"),
         }
     }
+}
+
+/// Unavailable answers are logged at most this often, with how many there were since.
+const UNAVAILABLE_LOG_EVERY: Duration = Duration::from_secs(10);
+
+/// Counts one unavailable answer; `Some(count since the last line)` when one is due.
+fn unavailable_due() -> Option<u64> {
+    static LOGGED: std::sync::Mutex<(Option<tokio::time::Instant>, u64)> =
+        std::sync::Mutex::new((None, 0));
+    let mut logged = LOGGED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    logged.1 += 1;
+    let now = tokio::time::Instant::now();
+    if logged
+        .0
+        .is_some_and(|at| now.duration_since(at) < UNAVAILABLE_LOG_EVERY)
+    {
+        return None;
+    }
+    logged.0 = Some(now);
+    Some(std::mem::take(&mut logged.1))
 }
 
 /// A setting that cannot be used: its dotted path in the config, and what is wrong.

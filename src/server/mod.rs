@@ -364,7 +364,23 @@ fn sombus_state(
     clock: &Arc<dyn Clock>,
     admin_keys: crate::credentials::live::Live<crate::credentials::admin_keys::AdminKeys>,
 ) -> Result<api::sombus::SombusState, BuildError> {
-    let store = match config.credentials_dir() {
+    let dir = config.credentials_dir();
+    if let Some(dir) = &dir {
+        let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
+        if config.sombus.credentials_dir.is_none()
+            && matches!(config.backend, BackendConfig::Sqs(_))
+        {
+            // Relative to wherever the process was started: a replica started elsewhere would
+            // see another (empty) store.
+            tracing::warn!(
+                dir = %absolute.display(),
+                "sombus.credentials_dir is not set: the sombus connections are kept under the working directory; set it to a directory every replica shares"
+            );
+        } else {
+            tracing::info!(dir = %absolute.display(), "sombus connections kept here");
+        }
+    }
+    let store = match dir {
         Some(dir) => ConnectionStore::open(&dir, Arc::clone(clock))
             .map_err(|error| BuildError::Backend(format!("sombus credential store: {error}")))?,
         None => ConnectionStore::in_memory(Arc::clone(clock)),

@@ -633,3 +633,53 @@ async fn answers_at_the_edge_keep_their_dialect_shape() {
     assert_eq!(body["error"], "method_not_allowed");
     gw.stop().await;
 }
+
+/// Refused connections come at whatever rate a client opens them, before any credential: their
+/// warnings are throttled (one per 10 s, with how many were refused), not one line each.
+#[tokio::test]
+async fn refused_connections_are_logged_once_in_a_while_with_their_count() {
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .config("[server]\nmax_connections = 7\nmax_connections_per_address = 8\n")
+        .start()
+        .await;
+    let mut held = Vec::new();
+    for _ in 0..7 {
+        held.push(connect_from("127.0.0.1", &gw.base).await);
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let host = host_of(&gw.base);
+    for _ in 0..50 {
+        let refused = answer_to_head(
+            &gw.base,
+            &format!("GET /healthz HTTP/1.1\r\nhost: {host}\r\n\r\n"),
+            Duration::from_secs(3),
+        )
+        .await
+        .expect("an answer");
+        assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    }
+    // Every line this gateway's refusals wrote (its limits are 7 and 7 a client address).
+    let logs = captured_logs();
+    let refusals = logs
+        .lines()
+        .filter(|line| {
+            line.contains("WARN")
+                && (line.contains("max_connections=7")
+                    || line.contains("max_connections_per_address=7"))
+        })
+        .count();
+    assert_eq!(refusals, 1, "50 refusals within 10 s log one line:\n{logs}");
+    let answers = logs
+        .lines()
+        .filter(|line| {
+            line.contains("WARN") && line.contains("as many connections open as it allows")
+        })
+        .count();
+    assert!(
+        answers <= 1,
+        "their 503 answers log at most one line:\n{logs}"
+    );
+    drop(held);
+    gw.stop().await;
+}

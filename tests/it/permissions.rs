@@ -40,3 +40,39 @@ fn a_data_dir_the_config_names_is_made_private_and_open_secret_files_are_warned_
     gateway.signal("TERM");
     gateway.exit_within(Duration::from_secs(30));
 }
+
+/// Over the sqs backend, a sombus store left at its default (relative to the working directory)
+/// is named, absolute, in a warning at start, so a replica started elsewhere is noticed.
+#[test]
+fn the_sqs_backends_default_sombus_store_is_named_in_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gateway.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[server]\nlisten = \"127.0.0.1:0\"\n\n[backend]\nkind = \"sqs\"\nendpoint_url = \"{}\"\n\n[[receipt_keys]]\nid = 1\nsecret = \"{}\"\n",
+            crate::harness::localstack_endpoint(),
+            sqs_gateway::core::handle::Keyring::generate_key()
+        ),
+    )
+    .unwrap();
+    let mut command = Command::new(BIN);
+    command
+        .current_dir(dir.path())
+        .args(["serve", "--config"])
+        .arg(&config);
+    let mut gateway = Running::spawn(command);
+    gateway.address(Duration::from_secs(60));
+    let logs = gateway.stderr();
+    let expected = dir.path().join("sqs-gateway-data").join("sombus");
+    let warning = logs
+        .lines()
+        .find(|line| line.contains("WARN") && line.contains("sombus.credentials_dir is not set"))
+        .unwrap_or_else(|| panic!("no warning:\n{logs}"));
+    assert!(
+        warning.contains(&expected.display().to_string()),
+        "{warning}"
+    );
+    gateway.signal("TERM");
+    gateway.exit_within(Duration::from_secs(30));
+}
