@@ -1,4 +1,4 @@
-//! A key set that a config reload replaces while the gateway serves (issue 34: new and removed
+//! A key set that a config reload replaces while the gateway serves (new and removed
 //! keys take effect without a restart). A request takes the set that is current when it starts,
 //! an `Arc` it keeps to its end, so one in flight never sees half of a reload; the next request
 //! sees only the new set, so a key removed from the config is refused at once.

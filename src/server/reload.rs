@@ -1,4 +1,4 @@
-//! Live key reload (issue 34): keys are added and revoked in the config file, so the gateway
+//! Live key reload: keys are added and revoked in the config file, so the gateway
 //! re-reads the file it started with, on SIGHUP and when the file changes, and swaps in its ezgh
 //! API keys, basaltic keys, sombus admin keys and SQS credentials without a restart. A file that
 //! does not parse or validate as at start changes nothing (the old keys stay; logged, and read

@@ -1,4 +1,4 @@
-//! Keys reloaded while the gateway runs (issue 34), through the binary and HTTP: keys the
+//! Keys reloaded while the gateway runs, through the binary and HTTP: keys the
 //! `new-*-key --data-dir` commands add work without a restart (seen by the file watcher, or at
 //! once on SIGHUP), a key removed from the config is refused after the reload, a config that
 //! does not check out keeps the keys in use and the process alive, and a SigV4 credential added
