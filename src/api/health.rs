@@ -55,6 +55,8 @@ impl crate::api::Dialect for Health {
 enum NotReady {
     /// The backend does not answer.
     Backend,
+    /// The state store (ledger, limits) does not answer.
+    StateStore,
     /// The sombus credential store can't be read (damaged, or lost).
     CredentialStore,
 }
@@ -63,6 +65,7 @@ impl NotReady {
     fn as_str(self) -> &'static str {
         match self {
             Self::Backend => "backend",
+            Self::StateStore => "state_store",
             Self::CredentialStore => "credential_store",
         }
     }
@@ -73,11 +76,15 @@ async fn healthz() -> Json<serde_json::Value> {
     Json(json!({ "status": "ok" }))
 }
 
-/// `/readyz`: the backend answers, and the credential store (when on disk) can be read;
-/// otherwise 503 `{"status": "unavailable", "reason": "backend" | "credential_store"}`.
+/// `/readyz`: the backend and the state store answer, and the credential store (when on disk)
+/// can be read; otherwise 503 `{"status": "unavailable", "reason": "backend" | "state_store" |
+/// "credential_store"}`.
 async fn readyz(State(health): State<Arc<Health>>) -> Response {
     let outcome = match backend_ready(&health.gateway).await {
-        Ok(()) => credentials_ready(health.credentials.as_ref()).await,
+        Ok(()) => match state_ready(&health.gateway).await {
+            Ok(()) => credentials_ready(health.credentials.as_ref()).await,
+            not_ready => not_ready,
+        },
         not_ready => not_ready,
     };
     match outcome {
@@ -99,6 +106,17 @@ async fn backend_ready(gateway: &Gateway) -> Result<(), NotReady> {
             Err(NotReady::Backend)
         }
         Err(_) => Err(NotReady::Backend),
+    }
+}
+
+async fn state_ready(gateway: &Gateway) -> Result<(), NotReady> {
+    match tokio::time::timeout(READY_TIMEOUT, gateway.ping_state()).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(error)) => {
+            error.log("readyz");
+            Err(NotReady::StateStore)
+        }
+        Err(_) => Err(NotReady::StateStore),
     }
 }
 

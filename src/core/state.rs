@@ -80,6 +80,11 @@ pub trait StateStore: Send + Sync + 'static {
     /// Admits `amount` more of `key` today (UTC) if it stays within `per_day`.
     async fn admit_daily(&self, key: &str, amount: u32, per_day: u64) -> StateResult<Admission>;
 
+    /// Whether the store answers now (for readiness); the in-process store always does.
+    async fn ping(&self) -> StateResult<()> {
+        Ok(())
+    }
+
     /// Drops what is no longer needed; the server calls it once a minute.
     fn housekeeping(&self) {}
 

@@ -104,6 +104,9 @@ impl StateStore for FlakyState {
         self.up()?;
         self.inner.admit_daily(key, amount, per_day).await
     }
+    async fn ping(&self) -> StateResult<()> {
+        self.up()
+    }
     fn ledger_stats(&self) -> LedgerStats {
         self.inner.ledger_stats()
     }
@@ -311,7 +314,32 @@ async fn the_sqs_endpoint_answers_its_503_while_the_ledger_cannot_record(kind: K
     gw.stop().await;
 }
 
+/// Readiness says when the state store does not answer (a load balancer takes the replica out),
+/// and is back once it does.
+async fn readiness_follows_the_state_store(kind: Kind) {
+    let (gw, state) = start(kind, "").await;
+    let ready = |gw: &crate::harness::TestGateway| {
+        let url = format!("{}/readyz", gw.base);
+        let http = gw.http.clone();
+        async move { crate::harness::answer(http.get(url).send().await.unwrap()).await }
+    };
+    assert_eq!(ready(&gw).await.status, StatusCode::OK);
+    state.set_down(true);
+    let down = ready(&gw).await;
+    assert_eq!(
+        down.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        down.body
+    );
+    assert_eq!(down.body["reason"], "state_store", "{}", down.body);
+    state.set_down(false);
+    assert_eq!(ready(&gw).await.status, StatusCode::OK);
+    gw.stop().await;
+}
+
 crate::on_both_backends!(
+    readiness_follows_the_state_store,
     the_sqs_endpoint_answers_its_503_while_the_ledger_cannot_record,
     a_receive_the_ledger_cannot_record_answers_503_and_loses_nothing,
     an_ack_the_ledger_cannot_check_answers_503_and_deletes_nothing,

@@ -232,6 +232,13 @@ impl Gateway {
     pub async fn ping(&self) -> Result<(), GatewayError> {
         self.backend.ping().await.map_err(GatewayError::from)
     }
+    /// Whether the state store answers; for readiness.
+    pub async fn ping_state(&self) -> Result<(), GatewayError> {
+        self.state
+            .ping()
+            .await
+            .map_err(|error| GatewayError::unavailable(STATE_RETRY_AFTER).with_source(error))
+    }
     /// The limits callers are held to (their counts live in the state store).
     pub fn limits(&self) -> &Limits {
         &self.limits
