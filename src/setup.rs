@@ -252,6 +252,10 @@ queues = {{ orders = "orders", orders-dlq = "orders-dlq", jobs = "jobs.fifo", jo
 # Any other queue id names the queue of that name (made with the SQS endpoint or basaltic).
 all_queues = true
 
+# basaltic names every queue above and every one made later, under an id derived from its name.
+[basaltic]
+all_queues = true
+
 [[api_keys]]
 id = "{id}"
 name = "generated"

@@ -69,6 +69,8 @@ pub struct QueueRegistry {
     /// ezgh projects (organization, project) in which every queue id beyond the configured
     /// ones names the gateway queue of that name.
     open_projects: BTreeSet<(String, String)>,
+    /// Whether every queue every API reaches has a derived basaltic id.
+    basaltic_ids: bool,
     /// Derived basaltic id -> queue, read from listings (see [`DERIVED_REREAD`]).
     derived: tokio::sync::Mutex<DerivedIds>,
     resolved: Cache<String, Arc<ResolvedQueue>>,
@@ -108,6 +110,7 @@ impl QueueRegistry {
             open,
             managed_prefixes: Vec::new(),
             open_projects: BTreeSet::new(),
+            basaltic_ids: false,
             derived: tokio::sync::Mutex::default(),
             resolved: Cache::builder().time_to_live(ttl).build(),
             dead_letter_sources: Cache::builder()
@@ -143,6 +146,17 @@ impl QueueRegistry {
     ) -> Self {
         self.open_projects.extend(projects);
         self
+    }
+
+    /// Gives every queue every API reaches a basaltic id derived from its name.
+    pub fn with_basaltic_ids(mut self, derive: bool) -> Self {
+        self.basaltic_ids = derive;
+        self
+    }
+
+    /// Whether basaltic names every queue other APIs reach (derived ids).
+    pub fn derives_basaltic_ids(&self) -> bool {
+        self.basaltic_ids
     }
 
     /// Whether `name` is a queue every API reaches under its own name: one this registry maps,
@@ -191,6 +205,9 @@ impl QueueRegistry {
 
     /// Derived basaltic id -> queue, for the queues of a listing that have one.
     fn derive_ids(&self, names: Vec<String>) -> HashMap<String, String> {
+        if !self.basaltic_ids {
+            return HashMap::new();
+        }
         names
             .into_iter()
             .filter(|name| self.reaches_by_name(name))
@@ -205,6 +222,14 @@ impl QueueRegistry {
         namespace: Namespace,
     ) -> Result<Vec<(Alias, String)>, GatewayError> {
         let mut found: BTreeMap<Alias, String> = self.aliases_in(namespace).into_iter().collect();
+        let derives = match namespace {
+            Namespace::Basaltic => self.basaltic_ids,
+            Namespace::Ezgh => !self.open_projects.is_empty(),
+            Namespace::Sombus => false,
+        };
+        if !derives {
+            return Ok(found.into_iter().collect());
+        }
         let names = self.names("").await?;
         match namespace {
             Namespace::Basaltic => {
@@ -344,7 +369,7 @@ impl QueueRegistry {
     /// derived id is known at once (not only from the next listing).
     pub async fn created(&self, name: &str) {
         self.invalidate(name).await;
-        if self.reaches_by_name(name) {
+        if self.basaltic_ids && self.reaches_by_name(name) {
             self.derived
                 .lock()
                 .await
@@ -401,7 +426,7 @@ impl QueueRegistry {
             return Some(queue);
         }
         match (alias.namespace(), alias.path()) {
-            (Namespace::Basaltic, [id]) => self.queue_of_derived_id(id).await,
+            (Namespace::Basaltic, [id]) if self.basaltic_ids => self.queue_of_derived_id(id).await,
             _ => None,
         }
     }
@@ -419,6 +444,7 @@ impl QueueRegistry {
         drop(table);
         if self.reaches_by_name(queue) {
             let derived: Vec<Alias> = match namespace {
+                Namespace::Basaltic if !self.basaltic_ids => Vec::new(),
                 Namespace::Basaltic => {
                     Alias::new(Namespace::Basaltic, [derived_basaltic_id(queue)])
                         .into_iter()

@@ -116,6 +116,7 @@ impl App {
         )
         .with_aliases(config.ezgh.aliases().map_err(ConfigError::from)?)
         .with_open_projects(config.ezgh.open_projects())
+        .with_basaltic_ids(config.basaltic.all_queues)
         .with_managed_prefix(crate::core::access::RESERVED_QUEUE_PREFIX);
         let state: Arc<dyn StateStore> = match overrides.state {
             Some(state) => state,

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 async fn start(kind: Kind) -> Basaltic {
     Basaltic::start_configured(
         kind,
-        "",
+        "all_queues = true",
         &format!(
             "[sqs_api]\nmanage_queues = true\n\n[ezgh.organizations.{ORG}.projects.all]\nall_queues = true\n"
         ),
@@ -265,7 +265,38 @@ async fn reserved_queues_stay_with_the_api_that_made_them(kind: Kind) {
     api.gw.stop().await;
 }
 
+/// Without `basaltic.all_queues` (a config written before it existed), a basaltic key's `*` grant
+/// still reaches only the queues basaltic made: no SQS queue appears, none is reached by its
+/// derived id, and a create stays a reserved queue.
+async fn without_all_queues_basaltic_keeps_to_its_own_queues(kind: Kind) {
+    let api = Basaltic::start_configured(kind, "", "[sqs_api]\nmanage_queues = true\n").await;
+    let sqs = api.gw.sqs_client(SQS_KEY_ID, SQS_SECRET);
+    let name = unique("not-basaltics");
+    sqs.create_queue().queue_name(&name).send().await.unwrap();
+    let found = listed(&api).await;
+    assert!(found.iter().all(|(listed, _)| listed != &name), "{found:?}");
+    let derived = sqs_gateway::core::alias::derived_basaltic_id(&name);
+    let shown = api
+        .call(
+            Method::GET,
+            &format!("/v1/queues/{derived}"),
+            Some(&api.admin),
+            None,
+        )
+        .await;
+    assert_eq!(shown.status, StatusCode::NOT_FOUND, "{}", shown.body);
+    let made = unique("own");
+    api.create(json!({ "name": made })).await;
+    let plain = sqs.get_queue_url().queue_name(&made).send().await;
+    assert!(
+        plain.is_err(),
+        "a reserved queue, not the SQS queue of its name"
+    );
+    api.gw.stop().await;
+}
+
 crate::on_both_backends!(
+    without_all_queues_basaltic_keeps_to_its_own_queues,
     a_queue_made_with_the_sqs_endpoint_is_reached_by_basaltic_and_ezgh,
     a_basaltic_queue_is_the_sqs_queue_of_its_name,
     reserved_queues_stay_with_the_api_that_made_them,

@@ -12,6 +12,10 @@ pub struct BasalticConfig {
     pub keys: Vec<BasalticKeyConfig>,
     /// Seconds between two metrics samples of every queue (1 to 3600).
     pub metrics_interval_seconds: u64,
+    /// Every gateway queue other APIs reach is a basaltic queue too (under an id derived from its
+    /// name), and a queue created here is the gateway queue of its name. Off, basaltic has only
+    /// the queues it made, under reserved names: a key's `*` grant then reaches nothing else.
+    pub all_queues: bool,
 }
 
 impl Default for BasalticConfig {
@@ -19,6 +23,7 @@ impl Default for BasalticConfig {
         Self {
             keys: Vec::new(),
             metrics_interval_seconds: 10,
+            all_queues: false,
         }
     }
 }

@@ -130,7 +130,7 @@ impl BasalticState {
         }
         let suffix = if new.fifo { ".fifo" } else { "" };
         let shared = format!("{}{suffix}", new.name);
-        if self.gateway.reaches_by_name(&shared) {
+        if self.gateway.basaltic_reaches_by_name(&shared) {
             return self.create_shared_queue(key, &new, &shared).await;
         }
         // A fresh backend queue for every queue created: a queue deleted and created again under

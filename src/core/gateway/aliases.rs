@@ -33,9 +33,10 @@ impl Gateway {
     }
 
     /// Whether every API reaches `queue` by its own name (a queue the gateway maps, not one of
-    /// its reserved ones): a dialect that names queues may create it under that name.
-    pub fn reaches_by_name(&self, queue: &str) -> bool {
-        self.registry.reaches_by_name(queue)
+    /// its reserved ones) and basaltic names such queues too: then basaltic creates it under
+    /// that name.
+    pub fn basaltic_reaches_by_name(&self, queue: &str) -> bool {
+        self.registry.derives_basaltic_ids() && self.registry.reaches_by_name(queue)
     }
 
     /// The aliases of `queue` in `namespace` (configured and runtime, then derived).
