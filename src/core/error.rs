@@ -165,21 +165,13 @@ const UNAVAILABLE_LOG_EVERY: Duration = Duration::from_secs(10);
 
 /// Counts one unavailable answer; `Some(count since the last line)` when one is due.
 fn unavailable_due() -> Option<u64> {
-    static LOGGED: std::sync::Mutex<(Option<tokio::time::Instant>, u64)> =
-        std::sync::Mutex::new((None, 0));
-    let mut logged = LOGGED
+    static LOGGED: std::sync::Mutex<crate::core::log_throttle::LogThrottle> = std::sync::Mutex::new(
+        crate::core::log_throttle::LogThrottle::new(UNAVAILABLE_LOG_EVERY),
+    );
+    LOGGED
         .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    logged.1 += 1;
-    let now = tokio::time::Instant::now();
-    if logged
-        .0
-        .is_some_and(|at| now.duration_since(at) < UNAVAILABLE_LOG_EVERY)
-    {
-        return None;
-    }
-    logged.0 = Some(now);
-    Some(std::mem::take(&mut logged.1))
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .due()
 }
 
 /// A setting that cannot be used: its dotted path in the config, and what is wrong.

@@ -90,7 +90,7 @@ pub struct Meters {
     hot: Arc<HotMeters>,
     /// When a state store failure was last logged, and how many since (an outage fails every
     /// request: one warning per [`STATE_ERROR_LOG_EVERY`]).
-    state_errors_logged: Arc<std::sync::Mutex<(Option<tokio::time::Instant>, u64)>>,
+    state_errors_logged: Arc<std::sync::Mutex<crate::core::log_throttle::LogThrottle>>,
 }
 
 /// State store failures are logged at most this often (each is counted).
@@ -116,7 +116,9 @@ impl Meters {
             recorder,
             long_polls: Arc::default(),
             hot: Arc::default(),
-            state_errors_logged: Arc::default(),
+            state_errors_logged: Arc::new(std::sync::Mutex::new(
+                crate::core::log_throttle::LogThrottle::new(STATE_ERROR_LOG_EVERY),
+            )),
         };
         meters.describe();
         meters
@@ -395,21 +397,13 @@ impl Meters {
         then: &'static str,
         error: &crate::core::state::StateUnavailable,
     ) {
-        {
-            let mut logged = self
-                .state_errors_logged
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            logged.1 += 1;
-            let now = tokio::time::Instant::now();
-            if logged
-                .0
-                .is_none_or(|at| now.duration_since(at) >= STATE_ERROR_LOG_EVERY)
-            {
-                let failed = std::mem::take(&mut logged.1);
-                logged.0 = Some(now);
-                tracing::warn!(%error, operation, then, failed, "the state store is unavailable");
-            }
+        let due = self
+            .state_errors_logged
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .due();
+        if let Some(failed) = due {
+            tracing::warn!(%error, operation, then, failed, "the state store is unavailable");
         }
         self.counter(
             STATE_ERRORS,

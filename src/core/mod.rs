@@ -11,6 +11,7 @@ pub mod gateway;
 pub mod handle;
 pub mod ledger;
 pub mod limits;
+pub mod log_throttle;
 pub mod message_rules;
 pub mod metered;
 pub mod meters;

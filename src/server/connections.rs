@@ -8,6 +8,7 @@
 use super::per_address::PerAddress;
 use crate::api::edge::{self, RequestHints};
 use crate::core::GatewayError;
+use crate::core::log_throttle::LogThrottle;
 use axum::Router;
 use axum::extract::ConnectInfo;
 use hyper::body::Incoming;
@@ -116,7 +117,7 @@ pub async fn serve(
     let refusing = Arc::new(Semaphore::new(REFUSALS_ANSWERED));
     let connections = TaskTracker::new();
     let mut last_accept_error: Option<Instant> = None;
-    let mut refusals = RefusalLog::default();
+    let mut refusals = RefusalLog::new();
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -203,24 +204,18 @@ enum Refusal {
 
 /// Refused connections, logged at most once per [`REFUSAL_LOG_EVERY`] with their count: they
 /// come at whatever rate a client opens them, before any credential.
-#[derive(Debug, Default)]
-struct RefusalLog {
-    last: Option<Instant>,
-    unlogged: u64,
-}
+#[derive(Debug)]
+struct RefusalLog(LogThrottle);
 
 impl RefusalLog {
+    fn new() -> Self {
+        Self(LogThrottle::new(REFUSAL_LOG_EVERY))
+    }
+
     fn refused(&mut self, refusal: Refusal, settings: &ConnectionSettings) {
-        self.unlogged += 1;
-        let now = Instant::now();
-        if self
-            .last
-            .is_some_and(|at| now.duration_since(at) < REFUSAL_LOG_EVERY)
-        {
+        let Some(refused) = self.0.due() else {
             return;
-        }
-        let refused = std::mem::take(&mut self.unlogged);
-        self.last = Some(now);
+        };
         match refusal {
             Refusal::ConnectionLimit => tracing::warn!(
                 max_connections = settings.max_connections,
