@@ -23,6 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
+use zeroize::Zeroizing;
 
 /// A configuration that cannot be used; `field` is its dotted path.
 #[derive(Debug, thiserror::Error)]
@@ -315,6 +316,106 @@ pub struct StateConfig {
     /// Daily quotas when the store cannot count: `refuse` (default: 503 with `Retry-After`) or
     /// `admit` (uncounted).
     pub quotas_when_unavailable: crate::core::limits::QuotaPolicy,
+    /// A Redis or Valkey server shared by every replica; without it the state is this process's.
+    pub redis: Option<RedisStateConfig>,
+}
+
+/// The shared state store: a Redis or Valkey server (`[state.redis]`).
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedisStateConfig {
+    /// `redis://host:port/db`, or `rediss://` for TLS; no credentials in it (they would travel
+    /// into logs with the address): give `username` and the password's `secret*` field.
+    pub url: String,
+    /// The ACL user (Redis 6 and later); without it, the default user.
+    pub username: Option<String>,
+    /// The password inline (development only).
+    pub secret: Option<String>,
+    /// Name of an environment variable holding the password.
+    pub secret_env: Option<String>,
+    /// Path of a file holding the password.
+    pub secret_file: Option<PathBuf>,
+    /// Put before every key, so that several gateways can share one server.
+    #[serde(default = "default_redis_prefix")]
+    pub prefix: String,
+    /// Milliseconds one command may take before the store counts as unavailable.
+    #[serde(default = "default_redis_timeout_ms")]
+    pub timeout_ms: u64,
+}
+
+fn default_redis_prefix() -> String {
+    "sqsgw:".to_owned()
+}
+
+fn default_redis_timeout_ms() -> u64 {
+    1000
+}
+
+impl RedisStateConfig {
+    /// The password, if one is configured.
+    pub fn password(&self) -> Result<Option<Zeroizing<String>>, SettingError> {
+        if self.secret.is_none() && self.secret_env.is_none() && self.secret_file.is_none() {
+            return Ok(None);
+        }
+        read_secret(
+            "state.redis",
+            &self.secret,
+            &self.secret_env,
+            &self.secret_file,
+        )
+        .map(Some)
+    }
+}
+
+impl RedisStateConfig {
+    fn validate(&self) -> Result<(), ConfigError> {
+        let url = url::Url::parse(&self.url).map_err(|_| {
+            ConfigError::invalid("state.redis.url", "is not a URL (redis://host:port/db)")
+        })?;
+        if !matches!(url.scheme(), "redis" | "rediss" | "valkey" | "valkeys") {
+            return Err(ConfigError::invalid(
+                "state.redis.url",
+                "must start with redis://, rediss:// (TLS), valkey:// or valkeys://",
+            ));
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(ConfigError::invalid(
+                "state.redis.url",
+                "must not hold credentials: give state.redis.username and secret_env or secret_file",
+            ));
+        }
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err(ConfigError::invalid("state.redis.url", "names no host"));
+        }
+        if self.prefix.is_empty() || self.prefix.len() > 64 {
+            return Err(ConfigError::invalid(
+                "state.redis.prefix",
+                "must be 1 to 64 characters",
+            ));
+        }
+        if !(10..=60_000).contains(&self.timeout_ms) {
+            return Err(ConfigError::invalid(
+                "state.redis.timeout_ms",
+                "must be 10 to 60000 milliseconds",
+            ));
+        }
+        self.password()?;
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for RedisStateConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStateConfig")
+            .field("url", &self.url)
+            .field("username", &self.username)
+            .field("secret", &self.secret.as_ref().map(|_| "<redacted>"))
+            .field("secret_env", &self.secret_env)
+            .field("secret_file", &self.secret_file)
+            .field("prefix", &self.prefix)
+            .field("timeout_ms", &self.timeout_ms)
+            .finish()
+    }
 }
 
 /// Bounds of the delivery ledger.
@@ -451,6 +552,9 @@ impl Config {
                 "server.worker_threads",
                 format!("must be 1 to {MAX_WORKER_THREADS}"),
             ));
+        }
+        if let Some(redis) = &self.state.redis {
+            redis.validate()?;
         }
         if self.ledger.max_entries == 0 {
             return Err(ConfigError::invalid(

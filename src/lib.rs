@@ -27,8 +27,10 @@
 //!                      │              the state port (ledger, kept answers, limiter counts) and
 //!                      │              the backend port (metered); the meters every layer counts in
 //!                      v
-//!                  backend            adapters of the port: `sqs` (Amazon SQS or LocalStack),
-//!                                     `embedded` (the in-process engine)
+//!                  backend            adapters of the backend port: `sqs` (Amazon SQS or
+//!                                     LocalStack), `embedded` (the in-process engine)
+//!                  state              adapters of the state port kept outside the process:
+//!                                     `redis` (Redis or Valkey, shared by replicas)
 //! ```
 //!
 //! Beside the service, `client` is what the documented command-line clients (`src/bin/basaltic.rs`,
@@ -37,8 +39,8 @@
 //! Data flows down and back up once: a dialect parses its wire request into core types, the core
 //! authorizes, translates handles and consults the ledger, the backend makes one batched call, and
 //! the dialect renders the answer. Imports run one way: the server assembles dialects, dialects use
-//! credentials and the core, and the backend adapters implement the port the core owns (the core
-//! imports no adapter, no adapter knows a dialect, no dialect talks to a backend).
+//! credentials and the core, and the backend and state adapters implement the ports the core owns
+//! (the core imports no adapter, no adapter knows a dialect, no dialect talks to a backend).
 
 pub mod api;
 pub mod backend;
@@ -48,4 +50,5 @@ pub mod core;
 pub mod credentials;
 pub mod server;
 pub mod setup;
+pub mod state;
 pub mod telemetry;

@@ -90,7 +90,7 @@ async fn serve(config: Config, file: ConfigFile, zero_config: Option<ZeroConfig>
             eprintln!("config error: {error}");
             return ExitCode::from(EXIT_CONFIG);
         }
-        Err(error @ BuildError::Backend(_)) => {
+        Err(error @ (BuildError::Backend(_) | BuildError::State(_))) => {
             eprintln!("cannot start: {error}");
             return ExitCode::from(EXIT_RUNTIME);
         }

@@ -163,6 +163,13 @@ pub trait Backend: Send + Sync + 'static {
     /// The gateway is shutting down: waiting long polls may end now (with what they have).
     fn shutting_down(&self) {}
 
+    /// Whether the backend acts only on a message's current delivery and remembers which one that
+    /// is across restarts (the durable embedded engine): a delivery the ledger does not know
+    /// (from before a restart) may then be left to the backend to judge.
+    fn knows_current_deliveries(&self) -> bool {
+        false
+    }
+
     /// What the backend's own disk store has done, for the meters; `None` without one.
     fn store_counts(&self) -> Option<StoreCounts> {
         None

@@ -153,6 +153,10 @@ impl Backend for MeteredBackend {
         self.inner.store_counts()
     }
 
+    fn knows_current_deliveries(&self) -> bool {
+        self.inner.knows_current_deliveries()
+    }
+
     async fn tag_queue(
         &self,
         queue_url: &str,

@@ -31,6 +31,8 @@ pub const ABANDONED_RECEIVES: &str = "sqsgw_abandoned_receives_total";
 pub const LEDGER_DELIVERIES: &str = "sqsgw_ledger_deliveries";
 /// Deliveries the ledger dropped to stay within its size.
 pub const LEDGER_EVICTIONS: &str = "sqsgw_ledger_evictions_total";
+/// Calls made to a networked state store (each one round trip), since start.
+pub const STATE_CALLS: &str = "sqsgw_state_store_calls_total";
 /// Handles of deliveries the ledger did not know, by the policy that answered them.
 pub const UNKNOWN_DELIVERIES: &str = "sqsgw_unknown_deliveries_total";
 /// Handles that were not this gateway's (or altered, or of another queue), by operation.
@@ -144,6 +146,11 @@ impl Meters {
             LEDGER_EVICTIONS,
             None,
             "Deliveries the ledger dropped to stay within max_entries.",
+        );
+        describe(
+            STATE_CALLS,
+            None,
+            "Calls made to the shared state store, each one round trip (sampled).",
         );
         describe(
             UNKNOWN_DELIVERIES,
@@ -413,6 +420,11 @@ impl Meters {
             ],
         )
         .increment(1);
+    }
+
+    /// Calls made to a networked state store since start (sampled).
+    pub fn state_calls(&self, calls: u64) {
+        self.counter(STATE_CALLS, Vec::new()).absolute(calls);
     }
 
     /// The ledger's size and its evictions since start (sampled).

@@ -43,8 +43,10 @@ pub type Admission = Result<(), Duration>;
 /// Where the core keeps what outlives a request.
 #[async_trait]
 pub trait StateStore: Send + Sync + 'static {
-    /// Records new deliveries of messages; every earlier delivery of each becomes stale.
-    async fn record_deliveries(&self, deliveries: &[DeliveryKey<'_>]) -> StateResult<()>;
+    /// Records new deliveries of messages; every earlier delivery of each becomes stale. A
+    /// record that arrives after a later delivery of the same message (by receive count) was
+    /// recorded, or after this delivery ended, changes nothing.
+    async fn record_deliveries(&self, deliveries: &[NewDelivery<'_>]) -> StateResult<()>;
 
     /// Where each delivery stands, in order.
     async fn standings(&self, deliveries: &[DeliveryKey<'_>]) -> StateResult<Vec<Standing>>;
@@ -61,7 +63,8 @@ pub trait StateStore: Send + Sync + 'static {
     /// The queue was purged: every delivery of it so far is over.
     async fn end_queue(&self, queue: &str) -> StateResult<()>;
 
-    /// Keeps `answer` under `key` for [`ANSWER_TTL`].
+    /// Keeps `answer` under `key` for [`ANSWER_TTL`], unless an answer is kept there already
+    /// (the first answer of an attempt is the one its retries get, on every replica).
     async fn keep_answer(&self, key: &str, answer: Vec<u8>) -> StateResult<()>;
 
     /// The answer kept under `key`, if it is still there.
@@ -88,6 +91,12 @@ pub trait StateStore: Send + Sync + 'static {
     /// Drops what is no longer needed; the server calls it once a minute.
     fn housekeeping(&self) {}
 
+    /// Calls made to a networked store since start (each one round trip), for metrics; `None`
+    /// for a store in this process.
+    fn calls(&self) -> Option<u64> {
+        None
+    }
+
     /// The ledger's size and evictions, for metrics (a shared store may not count them).
     fn ledger_stats(&self) -> LedgerStats {
         LedgerStats::default()
@@ -111,6 +120,16 @@ pub struct DeliveryKey<'a> {
     pub message_id: &'a str,
     /// The delivery's random id.
     pub delivery_id: u64,
+}
+
+/// A delivery to record, with the backend's receive count of its message: the count grows with
+/// every delivery, so it orders deliveries of one message whichever replica records them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewDelivery<'a> {
+    /// The delivery.
+    pub key: DeliveryKey<'a>,
+    /// Deliveries of the message so far, this one included.
+    pub receive_count: u32,
 }
 
 /// What metrics show of the ledger.
@@ -210,9 +229,11 @@ impl InProcessState {
 
 #[async_trait]
 impl StateStore for InProcessState {
-    async fn record_deliveries(&self, deliveries: &[DeliveryKey<'_>]) -> StateResult<()> {
+    async fn record_deliveries(&self, deliveries: &[NewDelivery<'_>]) -> StateResult<()> {
+        // One process records in the order it received: the receive count adds nothing here.
         let evictions = self.ledger.evictions();
-        self.each_delivery(deliveries, DeliveryLedger::record);
+        let keys: Vec<DeliveryKey<'_>> = deliveries.iter().map(|delivery| delivery.key).collect();
+        self.each_delivery(&keys, DeliveryLedger::record);
         if self.ledger.evictions() != evictions {
             self.last_eviction_ms
                 .fetch_max(self.now_ms(), std::sync::atomic::Ordering::Relaxed);
@@ -245,7 +266,11 @@ impl StateStore for InProcessState {
 
     async fn keep_answer(&self, key: &str, answer: Vec<u8>) -> StateResult<()> {
         let ttl_ms = i64::try_from(ANSWER_TTL.as_millis()).unwrap_or(i64::MAX);
-        let expires = self.now_ms().saturating_add(ttl_ms);
+        let now = self.now_ms();
+        if self.answers.get(key).is_some_and(|kept| now < kept.0) {
+            return Ok(());
+        }
+        let expires = now.saturating_add(ttl_ms);
         self.answers
             .insert(key.to_owned(), Arc::new((expires, answer)));
         Ok(())

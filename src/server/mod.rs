@@ -20,6 +20,7 @@ use crate::core::metered::MeteredBackend;
 use crate::core::registry::QueueRegistry;
 use crate::core::state::{InProcessState, StateStore};
 use crate::credentials::oauth::{ConnectionStore, CredentialCheck, TokenService};
+use crate::state::redis::RedisState;
 use axum::Router;
 use connections::ConnectionSettings;
 use reload::{ConfigFile, Hangups, KeyReload, KeySets, LiveKeys};
@@ -118,9 +119,18 @@ impl App {
         .with_open_projects(config.ezgh.open_projects())
         .with_basaltic_ids(config.basaltic.all_queues)
         .with_managed_prefix(crate::core::access::RESERVED_QUEUE_PREFIX);
-        let state: Arc<dyn StateStore> = match overrides.state {
-            Some(state) => state,
-            None => Arc::new(InProcessState::new(
+        let state: Arc<dyn StateStore> = match (overrides.state, &config.state.redis) {
+            (Some(state), _) => state,
+            (None, Some(redis)) => Arc::new(
+                RedisState::new(
+                    redis,
+                    Duration::from_secs(config.ledger.ttl_seconds),
+                    config.ledger.unknown_deliveries,
+                    Arc::clone(&clock),
+                )
+                .map_err(|error| BuildError::State(error.to_string()))?,
+            ),
+            (None, None) => Arc::new(InProcessState::new(
                 config.ledger.max_entries,
                 Duration::from_secs(config.ledger.ttl_seconds),
                 config.ledger.unknown_deliveries,
@@ -343,6 +353,9 @@ pub enum BuildError {
     /// The backend could not start (exit code 1).
     #[error("backend: {0}")]
     Backend(String),
+    /// The state store could not be set up (exit code 1).
+    #[error("state store: {0}")]
+    State(String),
 }
 
 /// Whether this process alone can be making sombus connections in its credential store: the

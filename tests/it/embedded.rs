@@ -484,6 +484,9 @@ async fn sigkill_under_send_receive_delete_keeps_answered_sends_and_deletes() {
     // deletes answered.
     let asked = Arc::new(Mutex::new(BTreeSet::new()));
     let deleted = Arc::new(Mutex::new(BTreeSet::new()));
+    // The newest handle of each message left in flight, and the handles of answered deletes.
+    let in_flight = Arc::new(Mutex::new(std::collections::BTreeMap::new()));
+    let deleted_handles = Arc::new(Mutex::new(Vec::new()));
     let stop = tokio_util::sync::CancellationToken::new();
     let mut load = Vec::new();
     for producer in 0..2 {
@@ -522,6 +525,7 @@ async fn sigkill_under_send_receive_delete_keeps_answered_sends_and_deletes() {
             deleted.clone(),
             stop.clone(),
         );
+        let (in_flight, deleted_handles) = (in_flight.clone(), deleted_handles.clone());
         load.push(tokio::spawn(async move {
             while !stop.is_cancelled() {
                 let Ok(received) = client
@@ -536,6 +540,15 @@ async fn sigkill_under_send_receive_delete_keeps_answered_sends_and_deletes() {
                 let messages = received.messages.unwrap_or_default();
                 // Every other message is deleted; the rest stay in flight, received but not done.
                 let to_delete: Vec<_> = messages.iter().step_by(2).collect();
+                in_flight
+                    .lock()
+                    .unwrap()
+                    .extend(messages.iter().skip(1).step_by(2).map(|message| {
+                        (
+                            message.message_id.clone().unwrap(),
+                            message.receipt_handle.clone().unwrap(),
+                        )
+                    }));
                 if to_delete.is_empty() {
                     continue;
                 }
@@ -566,6 +579,10 @@ async fn sigkill_under_send_receive_delete_keeps_answered_sends_and_deletes() {
                     for entry in answer.successful {
                         let index: usize = entry.id[1..].parse().unwrap();
                         deleted.insert(to_delete[index].message_id.clone().unwrap());
+                        deleted_handles
+                            .lock()
+                            .unwrap()
+                            .push(to_delete[index].receipt_handle.clone().unwrap());
                     }
                 }
             }
@@ -613,6 +630,100 @@ async fn sigkill_under_send_receive_delete_keeps_answered_sends_and_deletes() {
     assert!(lost.is_empty(), "{} answered sends lost", lost.len());
     let back: Vec<&String> = deleted.intersection(&stored).collect();
     assert!(back.is_empty(), "{} answered deletes came back", back.len());
+    drop(backend);
+
+    // The gateway again: a handle from before the kill works or is stale, never ok without
+    // acting; an answered delete's handle finds nothing to act on.
+    let mut gateway = tokio::process::Command::new(env!("CARGO_BIN_EXE_sqs-gateway"))
+        .args(["serve", "--config"])
+        .arg(&config)
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    for _ in 0..200 {
+        if let Ok(answer) = http.get(format!("{base}/readyz")).send().await
+            && answer.status().is_success()
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let url = format!("{base}/000000000000/crash");
+    let extend = |handle: String| {
+        let (client, url) = (client.clone(), url.clone());
+        async move {
+            client
+                .change_message_visibility()
+                .queue_url(&url)
+                .receipt_handle(handle)
+                .visibility_timeout(600)
+                .send()
+                .await
+        }
+    };
+    let in_flight: Vec<(String, String)> = in_flight
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(id, _)| !asked.contains(*id))
+        .map(|(id, handle)| (id.clone(), handle.clone()))
+        .take(100)
+        .collect();
+    let mut worked = Vec::new();
+    for (id, handle) in &in_flight {
+        match extend(handle.clone()).await {
+            Ok(_) => worked.push((id.clone(), handle.clone())),
+            Err(error) => {
+                let code = error.into_service_error().meta().code().map(str::to_owned);
+                assert_eq!(
+                    code.as_deref(),
+                    Some("AWS.SimpleQueueService.MessageNotInflight")
+                );
+            }
+        }
+    }
+    assert!(
+        !worked.is_empty(),
+        "handles from before the kill still act ({} tried)",
+        in_flight.len()
+    );
+    let deleted_handles: Vec<String> = deleted_handles.lock().unwrap().clone();
+    for handle in deleted_handles.iter().take(100) {
+        assert!(
+            extend(handle.clone()).await.is_err(),
+            "an answered delete's handle acts after the kill"
+        );
+    }
+    for (_, handle) in &worked {
+        client
+            .delete_message()
+            .queue_url(&url)
+            .receipt_handle(handle)
+            .send()
+            .await
+            .unwrap();
+    }
+    gateway.start_kill().unwrap();
+    gateway.wait().await.unwrap();
+    let backend =
+        EmbeddedBackend::open(&dir.path().join("data"), Arc::new(SkewClock::default())).unwrap();
+    let url = backend.resolve("crash").await.unwrap().url;
+    let stored: BTreeSet<String> = backend
+        .peek(&url, usize::MAX)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.message_id)
+        .collect();
+    for (id, _) in &worked {
+        assert!(
+            !stored.contains(id),
+            "a delete answered ok left {id} stored"
+        );
+    }
 }
 
 /// With no room to cache bodies, every body lives on disk only once its send is answered: receives,

@@ -154,6 +154,21 @@ pub enum Kind {
     LocalStack,
     /// The embedded engine, in memory.
     Embedded,
+    /// A real LocalStack, with the gateway's state in the Redis at `SQSGW_TEST_REDIS_URL`
+    /// (default redis://127.0.0.1:6390/0, started by `redis/start.sh`).
+    Redis,
+}
+
+impl Kind {
+    /// Whether the backend is SQS (LocalStack).
+    pub fn is_sqs(self) -> bool {
+        matches!(self, Self::LocalStack | Self::Redis)
+    }
+}
+
+/// The Redis the tests share, each gateway under its own key prefix.
+pub fn redis_url() -> String {
+    std::env::var("SQSGW_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6390/0".into())
 }
 
 /// A queue to create for a test.
@@ -221,6 +236,8 @@ pub struct TestGateway {
     pub backend_names: BTreeMap<String, String>,
     /// The receipt-handle key (base64).
     pub receipt_key: String,
+    /// Under [`Kind::Redis`], the key prefix of this gateway's state.
+    pub state_prefix: Option<String>,
     pub clock: Arc<SkewClock>,
     pub shutdown: CancellationToken,
     pub server: JoinHandle<std::io::Result<()>>,
@@ -241,6 +258,8 @@ pub struct GatewayBuilder {
     data_dir: Option<std::path::PathBuf>,
     /// The core's state store, instead of one in this process.
     given_state: Option<Arc<dyn sqs_gateway::core::state::StateStore>>,
+    /// The receipt-handle key, instead of a new one (a restart of an earlier gateway).
+    given_receipt_key: Option<String>,
 }
 
 /// What a second replica shares with the first.
@@ -248,6 +267,8 @@ struct Replica {
     backend: Arc<dyn Backend>,
     backend_names: BTreeMap<String, String>,
     receipt_key: String,
+    /// The state's key prefix, when the replica shares the first one's state.
+    state_prefix: Option<String>,
 }
 
 impl GatewayBuilder {
@@ -262,12 +283,19 @@ impl GatewayBuilder {
             backend_extra: String::new(),
             data_dir: None,
             given_state: None,
+            given_receipt_key: None,
         }
     }
 
     /// The core keeps its state in `state` (a test's store that fails on demand, say).
     pub fn state(mut self, state: Arc<dyn sqs_gateway::core::state::StateStore>) -> Self {
         self.given_state = Some(state);
+        self
+    }
+
+    /// Seals and opens handles with `key` (base64), as a restarted gateway does.
+    pub fn receipt_key(mut self, key: &str) -> Self {
+        self.given_receipt_key = Some(key.to_owned());
         self
     }
 
@@ -296,6 +324,20 @@ impl GatewayBuilder {
             backend: Arc::clone(&other.backend),
             backend_names: other.backend_names.clone(),
             receipt_key: other.receipt_key.clone(),
+            state_prefix: None,
+        });
+        self
+    }
+
+    /// A second replica of `other` that also shares its state (under [`Kind::Redis`]: the same
+    /// Redis keys), as replicas behind a load balancer do.
+    pub fn sharing_state_with(mut self, other: &TestGateway) -> Self {
+        assert_eq!(self.kind, Kind::Redis, "only a Redis store is shared");
+        self.replica_of = Some(Replica {
+            backend: Arc::clone(&other.backend),
+            backend_names: other.backend_names.clone(),
+            receipt_key: other.receipt_key.clone(),
+            state_prefix: other.state_prefix.clone(),
         });
         self
     }
@@ -323,12 +365,19 @@ impl GatewayBuilder {
         let suffix: String = format!("{:08x}", rand::random::<u32>());
         let mut backend_names = BTreeMap::new();
         let mut queue_urls: BTreeMap<String, String> = BTreeMap::new();
-        let mut receipt_key = Keyring::generate_key();
+        let mut receipt_key = self
+            .given_receipt_key
+            .clone()
+            .unwrap_or_else(Keyring::generate_key);
         let mut shared_backend = None;
+        let mut state_prefix = (self.kind == Kind::Redis).then(|| format!("sqsgw-test-{suffix}:"));
         if let Some(replica) = self.replica_of {
             backend_names = replica.backend_names;
             receipt_key = replica.receipt_key;
             shared_backend = Some(replica.backend);
+            if replica.state_prefix.is_some() {
+                state_prefix = replica.state_prefix;
+            }
         }
         if let Some((backend, queues)) = self.given_backend {
             backend_names = queues.into_iter().map(|q| (q.clone(), q)).collect();
@@ -336,7 +385,7 @@ impl GatewayBuilder {
         }
         let mut toml = String::new();
         match self.kind {
-            Kind::LocalStack => toml.push_str("[backend]\nkind = \"sqs\"\n"),
+            Kind::LocalStack | Kind::Redis => toml.push_str("[backend]\nkind = \"sqs\"\n"),
             Kind::Embedded => match &self.data_dir {
                 Some(dir) => toml.push_str(&format!(
                     "[backend]\nkind = \"embedded\"\ndata_dir = {}\n",
@@ -350,7 +399,7 @@ impl GatewayBuilder {
         toml.push_str(&format!(
             "[[receipt_keys]]\nid = 7\nsecret = \"{receipt_key}\"\n\n"
         ));
-        if self.kind == Kind::LocalStack && shared_backend.is_none() {
+        if self.kind.is_sqs() && shared_backend.is_none() {
             sweep_earlier_runs().await;
             let sqs = sqs();
             let mut ordered = self.queues.clone();
@@ -447,6 +496,12 @@ impl GatewayBuilder {
         toml.push_str(&format!(
             "[[sqs_api.credentials]]\naccess_key_id = \"{SQS_KEY_ID}\"\nsecret = \"{SQS_SECRET}\"\n\n[[sqs_api.credentials]]\naccess_key_id = \"{SQS_LIMITED_KEY_ID}\"\nsecret = \"{SQS_SECRET}\"\nqueues = []\nactions = [\"ListQueues\"]\n\n"
         ));
+        if let Some(prefix) = &state_prefix {
+            toml.push_str(&format!(
+                "[state.redis]\nurl = \"{}\"\nprefix = \"{prefix}\"\n\n",
+                redis_url()
+            ));
+        }
         toml.push_str(&self.extra_config);
         let config =
             Config::parse(&toml).unwrap_or_else(|error| panic!("test config: {error}\n{toml}"));
@@ -454,9 +509,9 @@ impl GatewayBuilder {
         let clock = Arc::new(SkewClock::default());
         let backend: Option<Arc<dyn Backend>> = match (shared_backend, self.kind) {
             (Some(shared), _) => Some(shared),
-            (None, Kind::LocalStack) => Some(Arc::new(SqsBackend::from_sdk_config(&sdk_config(
-                &self.endpoint,
-            )))),
+            (None, Kind::LocalStack | Kind::Redis) => Some(Arc::new(SqsBackend::from_sdk_config(
+                &sdk_config(&self.endpoint),
+            ))),
             (None, Kind::Embedded) => None,
         };
         let app = App::build(
@@ -499,6 +554,7 @@ impl GatewayBuilder {
             queue_urls,
             backend_names,
             receipt_key,
+            state_prefix,
             clock,
             shutdown,
             server,

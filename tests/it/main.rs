@@ -38,7 +38,9 @@ mod quick_start;
 mod readme_consumer_loop;
 mod redrive;
 mod service;
+mod shared_state;
 mod signals;
+mod single_node;
 mod sombus;
 mod sombus_cli;
 mod sombus_credentials;
@@ -51,8 +53,8 @@ mod sqs_observed;
 mod state_outage;
 mod tenant_scopes;
 
-/// Runs each listed `async fn(Kind)` test once against LocalStack and once against the embedded
-/// engine: one behavioural suite, two backends.
+/// Runs each listed `async fn(Kind)` test against LocalStack, against the embedded engine, and
+/// against LocalStack with the state in Redis: one behavioural suite, two backends, two stores.
 #[macro_export]
 macro_rules! on_both_backends {
     ($($test:ident),* $(,)?) => {
@@ -69,6 +71,14 @@ macro_rules! on_both_backends {
                 #[tokio::test]
                 async fn $test() {
                     super::$test($crate::harness::Kind::Embedded).await
+                }
+            )*
+        }
+        mod on_redis {
+            $(
+                #[tokio::test]
+                async fn $test() {
+                    super::$test($crate::harness::Kind::Redis).await
                 }
             )*
         }

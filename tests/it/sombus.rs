@@ -20,7 +20,7 @@ pub struct Bus {
     pub outsider: String,
     /// Where the connections are kept (shared by replicas).
     _store: std::sync::Arc<tempfile::TempDir>,
-    toml: String,
+    pub toml: String,
 }
 
 /// A created connection: its ids and first secret.

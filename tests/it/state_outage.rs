@@ -11,7 +11,8 @@ use sqs_gateway::core::clock::Clock;
 use sqs_gateway::core::counters::Allowance;
 use sqs_gateway::core::ledger::{Standing, UnknownDeliveries};
 use sqs_gateway::core::state::{
-    Admission, DeliveryKey, InProcessState, LedgerStats, StateResult, StateStore, StateUnavailable,
+    Admission, DeliveryKey, InProcessState, LedgerStats, NewDelivery, StateResult, StateStore,
+    StateUnavailable,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -51,7 +52,7 @@ impl FlakyState {
 
 #[async_trait]
 impl StateStore for FlakyState {
-    async fn record_deliveries(&self, deliveries: &[DeliveryKey<'_>]) -> StateResult<()> {
+    async fn record_deliveries(&self, deliveries: &[NewDelivery<'_>]) -> StateResult<()> {
         self.up()?;
         self.inner.record_deliveries(deliveries).await
     }

@@ -20,6 +20,7 @@ mod process;
 mod proxy;
 mod report;
 mod sqs_endpoint;
+mod state;
 
 pub(super) use load::load_until_killed;
 
@@ -69,6 +70,8 @@ pub(super) enum Family {
     Polls,
     /// Stored backlogs.
     Backlog,
+    /// The state in Redis against the state in this process.
+    State,
 }
 
 /// What a row measured (tables list rows in this order).
@@ -79,6 +82,8 @@ enum Target {
     LocalStackKeptAlive,
     GatewayOverLocalStack,
     GatewayInMemory,
+    /// In memory, with the gateway's state in Redis.
+    GatewayInMemoryRedis,
     GatewayDurable,
     Ceiling,
 }
@@ -90,6 +95,7 @@ impl Target {
             Self::LocalStackKeptAlive => "LocalStack, direct, keep-alive",
             Self::GatewayOverLocalStack => "gateway over LocalStack",
             Self::GatewayInMemory => "gateway, embedded in memory",
+            Self::GatewayInMemoryRedis => "gateway, embedded in memory, state in Redis",
             Self::GatewayDurable => "gateway, embedded durable",
             Self::Ceiling => "bare axum handler (ceiling)",
         }
@@ -226,6 +232,11 @@ pub(super) async fn run(options: &BenchOptions) -> Result<(), String> {
             print(long_polls_table(&figures));
             checks.extend(long_poll_checks(&figures));
         }
+    }
+    if runs(Family::State) {
+        let figures = state::measure(options, work.path(), &secrets).await?;
+        print(state::table(options, &figures));
+        checks.extend(state::checks(&figures));
     }
     if runs(Family::Backlog) {
         let figures = backlog_family(options, work.path(), &secrets).await?;

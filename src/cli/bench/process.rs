@@ -28,6 +28,8 @@ pub(super) const MAX_CONNECTIONS: usize = 12_000;
 pub(super) enum GatewayBackend {
     /// The embedded engine, nothing on disk.
     InMemory,
+    /// The embedded engine, nothing on disk, and the gateway's state in the Redis at this URL.
+    InMemoryRedis(String),
     /// The embedded engine, durable in this directory.
     Durable(PathBuf),
     /// The sqs backend in front of `endpoint` (LocalStack), with these gateway queues (gateway
@@ -82,6 +84,11 @@ pub(super) fn gateway_config(
         GatewayBackend::InMemory => {
             toml.push_str("[backend]\nkind = \"embedded\"\nin_memory = true\n\n");
         }
+        // Sampled every second, so the store's call count is fresh when read after a row.
+        GatewayBackend::InMemoryRedis(url) => toml.push_str(&format!(
+            "[metrics]\nsample_seconds = 1\n\n[backend]\nkind = \"embedded\"\nin_memory = true\n\n[state.redis]\nurl = {}\n\n",
+            toml_string(url)
+        )),
         // Sampled every second, so the store's counts are fresh when read after a row.
         GatewayBackend::Durable(dir) => toml.push_str(&format!(
             "[metrics]\nsample_seconds = 1\n\n[backend]\nkind = \"embedded\"\ndata_dir = {}\n\n",
@@ -134,7 +141,9 @@ pub(super) fn gateway_config(
                 ));
             }
         }
-        GatewayBackend::InMemory | GatewayBackend::Durable(_) => {
+        GatewayBackend::InMemory
+        | GatewayBackend::InMemoryRedis(_)
+        | GatewayBackend::Durable(_) => {
             let sqs = [sqs_queue(1), sqs_queue(8)];
             let names = EZGH_QUEUES
                 .into_iter()

@@ -311,7 +311,9 @@ impl Gateway {
     /// ledger may have pushed out to stay within its size goes to the backend, whatever the
     /// policy: another caller's deliveries must not turn a current one's acknowledgement into
     /// one that changes nothing (the embedded engine acts only on a current delivery; SQS as it
-    /// would without the gateway).
+    /// would without the gateway). So does any unknown delivery when the backend itself knows
+    /// which delivery is current across restarts: a handle from before a restart then acts if,
+    /// and only if, it is still the current one.
     fn may_act(&self, standing: Standing, claims: &HandleClaims) -> bool {
         match standing {
             Standing::Current => true,
@@ -319,6 +321,8 @@ impl Gateway {
             Standing::Unknown => {
                 let policy = if self.unknown_deliveries == UnknownDeliveries::PassThrough {
                     "pass_through"
+                } else if self.backend.knows_current_deliveries() {
+                    "backend"
                 } else if self.state.may_have_evicted_since(claims.received_at) {
                     "evicted"
                 } else {

@@ -27,7 +27,7 @@ use crate::core::model::ResolvedQueue;
 use crate::core::model::SentMessage;
 use crate::core::model::{DeadLetterInfo, DeadLetterReason};
 use crate::core::operation::Operation;
-use crate::core::state::DeliveryKey;
+use crate::core::state::{DeliveryKey, NewDelivery};
 use chrono::Duration as ChronoDuration;
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
@@ -207,8 +207,9 @@ impl Gateway {
             if !replayed.is_empty() {
                 return Ok(Prepared::Replayed(replayed));
             }
-            // Nothing of that answer is still the caller's: this is a new receive (whose answer
-            // replaces it, should the store fail to forget it now).
+            // Nothing of that answer is still the caller's: this is a new receive. Should the
+            // store fail to forget it now, the new answer is not kept, and the next retry finds
+            // this one's deliveries over again and forgets it then.
             let forgotten = self.state.forget_answer(key).await;
             self.state_logged("forget_answer", forgotten);
         }
@@ -313,13 +314,16 @@ impl Gateway {
             let hand = replayed.map_or_else(|| Hand::Fresh(rand::random()), Hand::Replayed);
             handed.push((message, replay_key, hand));
         }
-        let fresh: Vec<DeliveryKey<'_>> = handed
+        let fresh: Vec<NewDelivery<'_>> = handed
             .iter()
             .filter_map(|(message, _, hand)| match hand {
-                Hand::Fresh(delivery_id) => Some(DeliveryKey {
-                    queue,
-                    message_id: &message.message_id,
-                    delivery_id: *delivery_id,
+                Hand::Fresh(delivery_id) => Some(NewDelivery {
+                    key: DeliveryKey {
+                        queue,
+                        message_id: &message.message_id,
+                        delivery_id: *delivery_id,
+                    },
+                    receive_count: message.receive_count,
                 }),
                 Hand::Replayed(_) => None,
             })

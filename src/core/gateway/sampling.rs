@@ -83,6 +83,9 @@ impl Gateway {
     pub async fn sample_meters(&self) {
         let ledger = self.state.ledger_stats();
         self.meters.ledger(ledger.deliveries, ledger.evictions);
+        if let Some(calls) = self.state.calls() {
+            self.meters.state_calls(calls);
+        }
         if let Some(counts) = self.backend.store_counts() {
             self.meters.store(&counts);
         }

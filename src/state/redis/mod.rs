@@ -1,0 +1,366 @@
+//! The state store on a Redis or Valkey server, shared by every replica of the gateway: the
+//! delivery ledger, kept attempt answers and the limiters' counts, each operation one script
+//! (one round trip) keyed under a configurable prefix.
+//!
+//! Keys of one queue's deliveries carry the queue in a hash tag (`{q:NAME}`), so one request's
+//! deliveries and its queue's purge generation sit in one slot. Time comes from the gateway's
+//! clock: replicas' clocks are expected to agree (NTP) within well under a second.
+
+mod connection;
+
+use crate::config::RedisStateConfig;
+use crate::core::clock::Clock;
+use crate::core::counters::Allowance;
+use crate::core::ledger::{Standing, UnknownDeliveries};
+use crate::core::state::{
+    ANSWER_TTL, Admission, DeliveryKey, NewDelivery, StateResult, StateStore, StateUnavailable,
+};
+use async_trait::async_trait;
+use redis::aio::ConnectionManager;
+use redis::{FromRedisValue, Script};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+pub use connection::ConnectError;
+
+/// How long an ended delivery is kept where the policy reads unknown as stale anyway: long
+/// enough that no late record of it (a write delayed past its request's deadline) can bring it
+/// back, short enough that acknowledged deliveries do not fill the server.
+const ENDED_KEPT: Duration = Duration::from_secs(120);
+/// How long a day's count outlives its day (for clocks a little apart).
+const DAY_COUNT_SLACK_MS: i64 = 3_600_000;
+
+/// The scripts, each loaded once per server and then called by its digest.
+struct Scripts {
+    ledger: Script,
+    rate: Script,
+    window: Script,
+    daily: Script,
+    keep_answer: Script,
+}
+
+impl Scripts {
+    fn new() -> Self {
+        Self {
+            ledger: Script::new(include_str!("ledger.lua")),
+            rate: Script::new(include_str!("rate.lua")),
+            window: Script::new(include_str!("window.lua")),
+            daily: Script::new(include_str!("daily.lua")),
+            keep_answer: Script::new(include_str!("keep_answer.lua")),
+        }
+    }
+}
+
+/// The state, on a Redis or Valkey server.
+pub struct RedisState {
+    connection: ConnectionManager,
+    prefix: String,
+    timeout: Duration,
+    ledger_ttl: Duration,
+    keep_ended: bool,
+    clock: Arc<dyn Clock>,
+    scripts: Scripts,
+    /// Taken out of any error text before it is kept or logged.
+    redact: connection::Redaction,
+    /// Calls made (each one round trip), for metrics.
+    calls: AtomicU64,
+}
+
+impl std::fmt::Debug for RedisState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisState")
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A ledger operation, as the script names it.
+#[derive(Clone, Copy)]
+enum LedgerOperation {
+    Record,
+    Standings,
+    Begin,
+    End,
+    Abort,
+}
+
+impl LedgerOperation {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Record => "record",
+            Self::Standings => "standings",
+            Self::Begin => "begin",
+            Self::End => "end",
+            Self::Abort => "abort",
+        }
+    }
+}
+
+impl RedisState {
+    /// A store on the server `config` names; it connects on first use and reconnects by
+    /// itself, so the gateway starts (not ready) while the server is down. Deliveries are kept
+    /// for `ledger_ttl`; `unknown` decides whether ended ones are kept (as stale) that long.
+    pub fn new(
+        config: &RedisStateConfig,
+        ledger_ttl: Duration,
+        unknown: UnknownDeliveries,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, ConnectError> {
+        let timeout = Duration::from_millis(config.timeout_ms);
+        let (connection, redact) = connection::connect(config, timeout)?;
+        Ok(Self {
+            connection,
+            prefix: config.prefix.clone(),
+            timeout,
+            ledger_ttl,
+            keep_ended: unknown == UnknownDeliveries::PassThrough,
+            clock,
+            scripts: Scripts::new(),
+            redact,
+            calls: AtomicU64::new(0),
+        })
+    }
+
+    fn queue_key(&self, queue: &str, what: &str) -> String {
+        format!("{}{{q:{queue}}}:{what}", self.prefix)
+    }
+
+    fn key(&self, kind: &str, key: &str) -> String {
+        format!("{}{kind}:{key}", self.prefix)
+    }
+
+    fn now_ms(&self) -> i64 {
+        self.clock.now().timestamp_millis()
+    }
+
+    /// Runs `invocation` within the timeout; any failure is the store being unavailable.
+    async fn run<T: FromRedisValue>(
+        &self,
+        invocation: redis::ScriptInvocation<'_>,
+    ) -> StateResult<T> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        let mut connection = self.connection.clone();
+        match tokio::time::timeout(self.timeout, invocation.invoke_async(&mut connection)).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(error)) => Err(self.unavailable(&error)),
+            Err(_) => Err(StateUnavailable(format!(
+                "redis: no answer within {} ms",
+                self.timeout.as_millis()
+            ))),
+        }
+    }
+
+    /// Runs a plain command within the timeout.
+    async fn command<T: FromRedisValue>(&self, command: &redis::Cmd) -> StateResult<T> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        let mut connection = self.connection.clone();
+        match tokio::time::timeout(self.timeout, command.query_async(&mut connection)).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(error)) => Err(self.unavailable(&error)),
+            Err(_) => Err(StateUnavailable(format!(
+                "redis: no answer within {} ms",
+                self.timeout.as_millis()
+            ))),
+        }
+    }
+
+    fn unavailable(&self, error: &redis::RedisError) -> StateUnavailable {
+        StateUnavailable(self.redact.text(&format!("redis: {error}")))
+    }
+
+    /// One ledger operation over a request's deliveries (all of one queue: one slot).
+    async fn ledger(
+        &self,
+        operation: LedgerOperation,
+        deliveries: &[DeliveryKey<'_>],
+        receive_counts: Option<&[u32]>,
+    ) -> StateResult<Vec<Standing>> {
+        let Some(first) = deliveries.first() else {
+            return Ok(Vec::new());
+        };
+        if deliveries
+            .iter()
+            .any(|delivery| delivery.queue != first.queue)
+        {
+            // The core asks per queue; a mixed call is split so each stays in one slot.
+            let mut answers = Vec::with_capacity(deliveries.len());
+            for (index, delivery) in deliveries.iter().enumerate() {
+                let counts = receive_counts.map(|counts| &counts[index..=index]);
+                answers.extend(Box::pin(self.ledger(operation, &[*delivery], counts)).await?);
+            }
+            return Ok(answers);
+        }
+        let mut invocation = self.scripts.ledger.prepare_invoke();
+        invocation
+            .key(self.queue_key(first.queue, "generation"))
+            .arg(operation.name())
+            .arg(millis(self.ledger_ttl))
+            .arg(millis(ENDED_KEPT.min(self.ledger_ttl)))
+            .arg(if self.keep_ended { "1" } else { "0" });
+        for (index, delivery) in deliveries.iter().enumerate() {
+            invocation
+                .key(self.queue_key(delivery.queue, &format!("d:{}", delivery.message_id)))
+                .arg(delivery.delivery_id.to_string());
+            if let Some(counts) = receive_counts {
+                invocation.arg(counts[index]);
+            }
+        }
+        let codes: Vec<u8> = self.run(invocation).await?;
+        Ok(codes
+            .into_iter()
+            .map(|code| match code {
+                1 => Standing::Current,
+                2 => Standing::Stale,
+                _ => Standing::Unknown,
+            })
+            .collect())
+    }
+
+    /// A limiter script's answer: -1 admitted, else the wait in `unit`s.
+    fn admission(answer: i64, unit: Duration) -> Admission {
+        if answer < 0 {
+            return Ok(());
+        }
+        let wait = unit.saturating_mul(u32::try_from(answer).unwrap_or(u32::MAX));
+        Err(wait.max(Duration::from_millis(1)))
+    }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[async_trait]
+impl StateStore for RedisState {
+    async fn record_deliveries(&self, deliveries: &[NewDelivery<'_>]) -> StateResult<()> {
+        let keys: Vec<DeliveryKey<'_>> = deliveries.iter().map(|delivery| delivery.key).collect();
+        let counts: Vec<u32> = deliveries
+            .iter()
+            .map(|delivery| delivery.receive_count)
+            .collect();
+        self.ledger(LedgerOperation::Record, &keys, Some(&counts))
+            .await
+            .map(drop)
+    }
+
+    async fn standings(&self, deliveries: &[DeliveryKey<'_>]) -> StateResult<Vec<Standing>> {
+        self.ledger(LedgerOperation::Standings, deliveries, None)
+            .await
+    }
+
+    async fn begin_acks(&self, deliveries: &[DeliveryKey<'_>]) -> StateResult<Vec<Standing>> {
+        self.ledger(LedgerOperation::Begin, deliveries, None).await
+    }
+
+    async fn end_deliveries(&self, deliveries: &[DeliveryKey<'_>]) -> StateResult<()> {
+        self.ledger(LedgerOperation::End, deliveries, None)
+            .await
+            .map(drop)
+    }
+
+    async fn abort_acks(&self, deliveries: &[DeliveryKey<'_>]) -> StateResult<()> {
+        self.ledger(LedgerOperation::Abort, deliveries, None)
+            .await
+            .map(drop)
+    }
+
+    async fn end_queue(&self, queue: &str) -> StateResult<()> {
+        let mut command = redis::cmd("INCR");
+        command.arg(self.queue_key(queue, "generation"));
+        self.command::<i64>(&command).await.map(drop)
+    }
+
+    async fn keep_answer(&self, key: &str, answer: Vec<u8>) -> StateResult<()> {
+        let now = self.now_ms();
+        let expires = now.saturating_add(i64::try_from(millis(ANSWER_TTL)).unwrap_or(i64::MAX));
+        let mut value = format!("{expires}:").into_bytes();
+        value.extend_from_slice(&answer);
+        let mut invocation = self.scripts.keep_answer.prepare_invoke();
+        invocation
+            .key(self.key("answer", key))
+            .arg(now)
+            .arg(value)
+            .arg(millis(ANSWER_TTL + Duration::from_secs(60)));
+        self.run::<i64>(invocation).await.map(drop)
+    }
+
+    async fn answer(&self, key: &str) -> StateResult<Option<Vec<u8>>> {
+        let mut command = redis::cmd("GET");
+        command.arg(self.key("answer", key));
+        let Some(kept) = self.command::<Option<Vec<u8>>>(&command).await? else {
+            return Ok(None);
+        };
+        let Some(colon) = kept.iter().position(|byte| *byte == b':') else {
+            return Ok(None);
+        };
+        let expires: Option<i64> = std::str::from_utf8(&kept[..colon])
+            .ok()
+            .and_then(|text| text.parse().ok());
+        Ok(expires
+            .filter(|expires| self.now_ms() < *expires)
+            .map(|_| kept[colon + 1..].to_vec()))
+    }
+
+    async fn forget_answer(&self, key: &str) -> StateResult<()> {
+        let mut command = redis::cmd("DEL");
+        command.arg(self.key("answer", key));
+        self.command::<i64>(&command).await.map(drop)
+    }
+
+    async fn admit_rate(&self, key: &str, allowance: Allowance) -> StateResult<Admission> {
+        let now_us = self.clock.now().timestamp_micros();
+        let interval_us = 1_000_000 / i64::from(allowance.per_second.get());
+        let mut invocation = self.scripts.rate.prepare_invoke();
+        invocation
+            .key(self.key(
+                "rate",
+                &format!("{key}:{}/{}", allowance.per_second, allowance.burst),
+            ))
+            .arg(now_us)
+            .arg(interval_us.max(1))
+            .arg(allowance.burst.get());
+        let answer: i64 = self.run(invocation).await?;
+        Ok(Self::admission(answer, Duration::from_micros(1)))
+    }
+
+    async fn admit_window(
+        &self,
+        key: &str,
+        amount: u32,
+        per_minute: u32,
+    ) -> StateResult<Admission> {
+        let mut invocation = self.scripts.window.prepare_invoke();
+        invocation
+            .key(self.key("window", key))
+            .arg(self.now_ms())
+            .arg(amount)
+            .arg(per_minute);
+        let answer: i64 = self.run(invocation).await?;
+        Ok(Self::admission(answer, Duration::from_millis(1)))
+    }
+
+    async fn admit_daily(&self, key: &str, amount: u32, per_day: u64) -> StateResult<Admission> {
+        const DAY_MS: i64 = 24 * 60 * 60 * 1000;
+        let now = self.now_ms();
+        let day = now.div_euclid(DAY_MS);
+        let until_tomorrow = (day + 1) * DAY_MS - now;
+        let mut invocation = self.scripts.daily.prepare_invoke();
+        invocation
+            .key(self.key("day", &format!("{key}:{day}")))
+            .arg(amount)
+            .arg(per_day)
+            .arg(until_tomorrow)
+            .arg(until_tomorrow + DAY_COUNT_SLACK_MS);
+        let answer: i64 = self.run(invocation).await?;
+        Ok(Self::admission(answer, Duration::from_millis(1)))
+    }
+
+    async fn ping(&self) -> StateResult<()> {
+        self.command::<String>(&redis::cmd("PING")).await.map(drop)
+    }
+
+    fn calls(&self) -> Option<u64> {
+        Some(self.calls.load(Ordering::Relaxed))
+    }
+}

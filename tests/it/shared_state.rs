@@ -1,0 +1,482 @@
+//! Replicas sharing one state store (Redis, at `SQSGW_TEST_REDIS_URL`) in front of LocalStack:
+//! a client whose calls land on any replica gets the answers one process gives, limits hold
+//! across replicas, and the store going away and coming back needs no restart.
+
+use crate::harness::{
+    Answer, GatewayBuilder, Kind, QueueSpec, TestGateway, handle_of, invalid, ok, redis_url,
+    results, stale,
+};
+use crate::sombus::{Bus, receive, refused, token};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use sqs_gateway::config::RedisStateConfig;
+use sqs_gateway::core::clock::SystemClock;
+use sqs_gateway::core::ledger::{Standing, UnknownDeliveries};
+use sqs_gateway::core::state::{DeliveryKey, NewDelivery, StateStore};
+use sqs_gateway::state::redis::RedisState;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Three gateways over the same queues, receipt key and state.
+async fn three_replicas(builder: impl Fn() -> GatewayBuilder) -> Vec<TestGateway> {
+    let first = builder().start().await;
+    let second = builder().sharing_state_with(&first).start().await;
+    let third = builder().sharing_state_with(&first).start().await;
+    vec![first, second, third]
+}
+
+/// One gateway, or the replica a load balancer would pick this time.
+trait Pick {
+    fn any(&self) -> &TestGateway;
+}
+
+impl Pick for Vec<TestGateway> {
+    fn any(&self) -> &TestGateway {
+        &self[rand::random_range(0..self.len())]
+    }
+}
+
+/// The handle story every consumer meets, told to `gateways` (one gateway: the single-process
+/// answers; several: each call to any of them): what each call answered, in order.
+async fn handle_story(gateways: &Vec<TestGateway>) -> Vec<Value> {
+    let mut told = Vec::new();
+    gateways.any().send("orders", "story").await;
+    let first = gateways
+        .any()
+        .receive_ok("orders", json!({ "waitSeconds": 5 }))
+        .await;
+    let earlier = handle_of(&first[0]).to_owned();
+    // Released at once: delivered again, to whichever replica asks.
+    told.extend(results(&gateways.any().visibility(&[(&earlier, 0)]).await));
+    let second = gateways
+        .any()
+        .receive_ok("orders", json!({ "waitSeconds": 5 }))
+        .await;
+    let later = handle_of(&second[0]).to_owned();
+    told.push(json!(second[0]["receiveCount"]));
+    // The earlier delivery's handle changes nothing anywhere.
+    told.extend(results(&gateways.any().ack(&[&earlier]).await));
+    told.extend(results(&gateways.any().visibility(&[(&earlier, 30)]).await));
+    // The later one acts once.
+    told.extend(results(&gateways.any().visibility(&[(&later, 30)]).await));
+    told.extend(results(&gateways.any().ack(&[&later]).await));
+    told.extend(results(&gateways.any().ack(&[&later]).await));
+    told.extend(results(&gateways.any().visibility(&[(&later, 30)]).await));
+    // A forged handle is invalid on every replica.
+    let mut raw = URL_SAFE_NO_PAD.decode(&later).unwrap();
+    let middle = raw.len() / 2;
+    raw[middle] ^= 0x40;
+    let forged = URL_SAFE_NO_PAD.encode(raw);
+    told.extend(results(&gateways.any().ack(&[&forged]).await));
+    told
+}
+
+#[tokio::test]
+async fn a_consumer_on_random_replicas_gets_the_single_process_answers() {
+    let builder = || GatewayBuilder::new(Kind::Redis).queue(QueueSpec::standard("orders"));
+    let single = vec![builder().start().await];
+    let expected = handle_story(&single).await;
+    assert_eq!(
+        expected,
+        vec![
+            ok(),
+            json!(2),
+            stale(),
+            stale(),
+            ok(),
+            ok(),
+            stale(),
+            stale(),
+            invalid()
+        ]
+    );
+    let replicas = three_replicas(builder).await;
+    for round in 0..3 {
+        assert_eq!(handle_story(&replicas).await, expected, "round {round}");
+    }
+    assert_eq!(replicas[0].backend_depth("orders").await, 0);
+    for gateway in single.into_iter().chain(replicas) {
+        gateway.stop().await;
+    }
+}
+
+#[tokio::test]
+async fn a_retried_attempt_on_another_replica_gets_the_same_messages_and_handles() {
+    let replicas =
+        three_replicas(|| GatewayBuilder::new(Kind::Redis).queue(QueueSpec::standard("orders")))
+            .await;
+    for body in ["one", "two", "three"] {
+        replicas[0].send("orders", body).await;
+    }
+    let answered = attempt_receive(&replicas[0], "attempt-1").await;
+    let pairs = |messages: &[aws_sdk_sqs::types::Message]| {
+        let mut pairs: Vec<(String, String)> = messages
+            .iter()
+            .map(|message| {
+                (
+                    message.message_id().unwrap().to_owned(),
+                    message.receipt_handle().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        pairs.sort();
+        pairs
+    };
+    let expected = pairs(answered.messages());
+    assert!(!expected.is_empty());
+    for replica in &replicas[1..] {
+        let retried = attempt_receive(replica, "attempt-1").await;
+        assert_eq!(pairs(retried.messages()), expected, "the same answer");
+    }
+    // Those handles act on any replica, once.
+    let handle = expected[0].1.clone();
+    let (client, url) = replicas[2].sqs_queue("orders").await;
+    client
+        .delete_message()
+        .queue_url(&url)
+        .receipt_handle(&handle)
+        .send()
+        .await
+        .unwrap();
+    let again = replicas[1].ack(&[&handle]).await;
+    assert_eq!(results(&again), vec![stale()]);
+    for gateway in replicas {
+        gateway.stop().await;
+    }
+}
+
+/// A receive with an attempt id, on the SQS endpoint of `gateway`.
+async fn attempt_receive(
+    gateway: &TestGateway,
+    attempt: &str,
+) -> aws_sdk_sqs::operation::receive_message::ReceiveMessageOutput {
+    let (client, url) = gateway.sqs_queue("orders").await;
+    client
+        .receive_message()
+        .queue_url(&url)
+        .max_number_of_messages(10)
+        .wait_time_seconds(1)
+        .visibility_timeout(60)
+        .receive_request_attempt_id(attempt)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// A sombus bus and two more replicas sharing its state and credential store.
+async fn sombus_replicas(sombus: &str) -> (Bus, Vec<TestGateway>) {
+    let bus = Bus::start_on(GatewayBuilder::new(Kind::Redis), sombus).await;
+    let mut replicas = Vec::new();
+    for _ in 0..2 {
+        replicas.push(
+            GatewayBuilder::new(Kind::Redis)
+                .sharing_state_with(&bus.gw)
+                .config(&bus.toml)
+                .start()
+                .await,
+        );
+    }
+    (bus, replicas)
+}
+
+fn gateways<'a>(bus: &'a Bus, replicas: &'a [TestGateway]) -> Vec<&'a TestGateway> {
+    std::iter::once(&bus.gw).chain(replicas).collect()
+}
+
+#[tokio::test]
+async fn a_connections_burst_and_rate_hold_across_replicas() {
+    let (bus, replicas) = sombus_replicas(
+        "[sombus.tiers.standard]\nrequests_per_second = 20\nburst = 40\nrequests_per_day = 1000000\n",
+    )
+    .await;
+    let created = bus.create(json!({})).await;
+    let (t, c) = (bus.workspace.clone(), created.client_id.clone());
+    let token = token(&bus.gw, &c, &created.secret).await;
+    let all = gateways(&bus, &replicas);
+    let started = tokio::time::Instant::now();
+    let mut answers: Vec<Answer> = Vec::new();
+    for call in 0..150 {
+        answers.push(receive(all[call % all.len()], &token, &t, &c, "wait=0").await);
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let admitted = answers
+        .iter()
+        .filter(|answer| answer.status == StatusCode::OK)
+        .count();
+    for answer in &answers {
+        if answer.status != StatusCode::OK {
+            assert_eq!(
+                refused(answer),
+                (StatusCode::TOO_MANY_REQUESTS, "rate.limited".into())
+            );
+        }
+    }
+    // One allowance for the connection, wherever its calls land: the burst, plus what refilled
+    // while they ran (each replica with its own allowance would admit three bursts).
+    let allowed = 40.0 + 20.0 * elapsed;
+    assert!(admitted >= 40, "{admitted} admitted: the burst is 40");
+    assert!(
+        (admitted as f64) <= allowed * 1.05,
+        "{admitted} admitted in {elapsed:.2} s, the allowance is {allowed:.1}"
+    );
+    for gateway in replicas {
+        gateway.stop().await;
+    }
+    bus.gw.stop().await;
+}
+
+#[tokio::test]
+async fn a_connections_daily_quota_holds_across_replicas() {
+    let (bus, replicas) = sombus_replicas(
+        "[sombus.tiers.standard]\nrequests_per_second = 1000\nburst = 1000\nrequests_per_day = 30\n",
+    )
+    .await;
+    let created = bus.create(json!({})).await;
+    let (t, c) = (bus.workspace.clone(), created.client_id.clone());
+    let token = token(&bus.gw, &c, &created.secret).await;
+    let all = gateways(&bus, &replicas);
+    let mut statuses = Vec::new();
+    for call in 0..45 {
+        let answer = receive(all[call % all.len()], &token, &t, &c, "wait=0").await;
+        statuses.push(answer.status);
+        if answer.status != StatusCode::OK {
+            assert_eq!(
+                refused(&answer),
+                (StatusCode::TOO_MANY_REQUESTS, "quota.exceeded".into())
+            );
+        }
+    }
+    let admitted = statuses.iter().filter(|s| **s == StatusCode::OK).count();
+    assert_eq!(admitted, 30, "one count for the day across the replicas");
+    for gateway in replicas {
+        gateway.stop().await;
+    }
+    bus.gw.stop().await;
+}
+
+/// A redis-server of the test's own, on a port of its own, killed when dropped.
+struct OwnRedis {
+    port: u16,
+    child: std::process::Child,
+}
+
+impl OwnRedis {
+    fn start(port: u16) -> Self {
+        let child = std::process::Command::new("redis-server")
+            .args([
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("redis-server runs (redis/start.sh installs it)");
+        Self { port, child }
+    }
+
+    fn free_port() -> u16 {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    }
+
+    async fn wait_until_answering(&self) {
+        for _ in 0..100 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", self.port))
+                .await
+                .is_ok()
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("redis-server on {} did not start", self.port);
+    }
+
+    fn stop(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for OwnRedis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test]
+async fn a_store_that_goes_away_and_comes_back_needs_no_restart() {
+    let port = OwnRedis::free_port();
+    let redis = OwnRedis::start(port);
+    redis.wait_until_answering().await;
+    let gw = GatewayBuilder::new(Kind::LocalStack)
+        .queue(QueueSpec::standard("orders"))
+        .config(&format!(
+            "[state.redis]\nurl = \"redis://127.0.0.1:{port}/0\"\ntimeout_ms = 300\n"
+        ))
+        .start()
+        .await;
+    gw.send("orders", "kept").await;
+    let received = gw
+        .receive_ok(
+            "orders",
+            json!({ "waitSeconds": 5, "visibilityTimeoutSeconds": 1 }),
+        )
+        .await;
+    let handle = handle_of(&received[0]).to_owned();
+    let ready = |gw: &TestGateway| {
+        let url = format!("{}/readyz", gw.base);
+        let http = gw.http.clone();
+        async move { http.get(url).send().await.unwrap().status() }
+    };
+    assert_eq!(ready(&gw).await, StatusCode::OK);
+
+    redis.stop();
+    // The documented policy meanwhile: not ready; an ack never guesses; a receive takes nothing.
+    assert_eq!(ready(&gw).await, StatusCode::SERVICE_UNAVAILABLE);
+    let ack = gw.ack(&[&handle]).await;
+    assert_eq!(ack.status, StatusCode::SERVICE_UNAVAILABLE, "{}", ack.body);
+    assert!(ack.headers.contains_key("retry-after"));
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let receive = gw
+        .receive(
+            "orders",
+            json!({ "waitSeconds": 2, "visibilityTimeoutSeconds": 1 }),
+        )
+        .await;
+    assert_eq!(
+        receive.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        receive.body
+    );
+    assert_eq!(gw.backend_depth("orders").await, 1, "nothing lost");
+
+    // Back (empty: what it knew is gone, so older handles are stale): served again.
+    let redis = OwnRedis::start(port);
+    redis.wait_until_answering().await;
+    let mut answered = None;
+    for _ in 0..50 {
+        if ready(&gw).await == StatusCode::OK {
+            let again = gw
+                .receive(
+                    "orders",
+                    json!({ "waitSeconds": 5, "visibilityTimeoutSeconds": 30 }),
+                )
+                .await;
+            if again.status == StatusCode::OK
+                && !again.body["messages"].as_array().unwrap().is_empty()
+            {
+                answered = Some(again);
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let again = answered.expect("served again without a restart");
+    let fresh = handle_of(&again.body["messages"][0]).to_owned();
+    assert_eq!(results(&gw.ack(&[&handle]).await), vec![stale()]);
+    assert_eq!(results(&gw.ack(&[&fresh]).await), vec![ok()]);
+    assert_eq!(gw.backend_depth("orders").await, 0);
+    gw.stop().await;
+    redis.stop();
+}
+
+/// The ledger's writes through the port, as replicas race them: a record that arrives late
+/// never replaces a later delivery nor brings back an ended one.
+#[tokio::test]
+async fn a_late_record_cannot_resurrect_an_ended_or_replaced_delivery() {
+    let config: RedisStateConfig = toml::from_str(&format!(
+        "url = \"{}\"\nprefix = \"sqsgw-test-{:08x}:\"\n",
+        redis_url(),
+        rand::random::<u32>()
+    ))
+    .unwrap();
+    let state = RedisState::new(
+        &config,
+        Duration::from_secs(3600),
+        UnknownDeliveries::Stale,
+        Arc::new(SystemClock),
+    )
+    .unwrap();
+    let key = |delivery_id| DeliveryKey {
+        queue: "orders",
+        message_id: "m-1",
+        delivery_id,
+    };
+    let record = |delivery_id, receive_count| NewDelivery {
+        key: key(delivery_id),
+        receive_count,
+    };
+    state.record_deliveries(&[record(2, 2)]).await.unwrap();
+    // The first delivery's record, delayed past the second's.
+    state.record_deliveries(&[record(1, 1)]).await.unwrap();
+    assert_eq!(
+        state.standings(&[key(1), key(2)]).await.unwrap(),
+        vec![Standing::Stale, Standing::Current]
+    );
+    assert_eq!(
+        state.begin_acks(&[key(2)]).await.unwrap(),
+        vec![Standing::Current]
+    );
+    state.end_deliveries(&[key(2)]).await.unwrap();
+    // The second delivery's record, replayed after its end.
+    state.record_deliveries(&[record(2, 2)]).await.unwrap();
+    assert_eq!(
+        state.begin_acks(&[key(2)]).await.unwrap(),
+        vec![Standing::Stale]
+    );
+    // A purge ends it all; a delivery after it is current.
+    state.record_deliveries(&[record(3, 3)]).await.unwrap();
+    state.end_queue("orders").await.unwrap();
+    assert_eq!(
+        state.standings(&[key(3)]).await.unwrap(),
+        vec![Standing::Stale]
+    );
+    state.record_deliveries(&[record(4, 4)]).await.unwrap();
+    assert_eq!(
+        state.standings(&[key(4)]).await.unwrap(),
+        vec![Standing::Current]
+    );
+}
+
+/// The password never reaches a log line, an error or the metrics, however the store fails.
+#[tokio::test]
+async fn the_stores_password_stays_out_of_errors() {
+    let password = format!("pw-{:016x}", rand::random::<u64>());
+    let config: RedisStateConfig = toml::from_str(&format!(
+        "url = \"{}\"\nsecret = \"{password}\"\ntimeout_ms = 300\n",
+        redis_url(),
+    ))
+    .unwrap();
+    assert!(!format!("{config:?}").contains(&password));
+    let state = RedisState::new(
+        &config,
+        Duration::from_secs(3600),
+        UnknownDeliveries::Stale,
+        Arc::new(SystemClock),
+    )
+    .unwrap();
+    // The test server has no password: AUTH fails, and says so without the password.
+    let error = state.ping().await.unwrap_err();
+    assert!(!error.to_string().contains(&password), "{error}");
+    let refused = sqs_gateway::config::Config::parse(&format!(
+        "[backend]\nkind = \"embedded\"\nin_memory = true\n[[receipt_keys]]\nid = 1\nsecret = \"{}\"\n[state.redis]\nurl = \"redis://user:secret@127.0.0.1:6390/0\"\n",
+        sqs_gateway::core::handle::Keyring::generate_key()
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(refused.contains("state.redis.url"), "{refused}");
+    assert!(!refused.contains("secret@"), "{refused}");
+}
