@@ -12,7 +12,7 @@
 pub use crate::core::counters::Allowance;
 use crate::core::error::{ErrorKind, GatewayError, LimitScope};
 use crate::core::meters::Meters;
-use crate::core::state::{Admission, StateResult, StateStore};
+use crate::core::state::{LimitCheck, StateStore};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -70,29 +70,51 @@ impl Limits {
         self
     }
 
-    /// A limiter's answer, or what the policy makes of a store that could not give one.
-    fn settle(
-        &self,
-        answer: StateResult<Admission>,
-        operation: &'static str,
-        fail_open: bool,
-    ) -> Result<Admission, GatewayError> {
-        match answer {
-            Ok(admission) => Ok(admission),
-            Err(error) if fail_open => {
-                self.meters.state_error(operation, "admitted", &error);
-                Ok(Ok(()))
-            }
-            Err(error) => {
-                self.meters.state_error(operation, "refused", &error);
-                Err(GatewayError::unavailable(STATE_RETRY_AFTER))
-            }
-        }
-    }
-
     fn refused(&self, wait: Duration, scope: LimitScope, message: &str) -> GatewayError {
         self.meters.rate_limited(scope);
         limited(wait, scope, message)
+    }
+
+    /// Every limit of a request, in order, in one call to the store: the first that refuses
+    /// answers `RateLimited` with its wait (the ones before it are counted, the ones after it
+    /// are not). A store that cannot answer lets the request through, unless a daily quota is
+    /// among its limits and the quota policy is `refuse`.
+    pub async fn all(&self, limits: &[Limit<'_>]) -> Result<(), GatewayError> {
+        let checks: Vec<LimitCheck<'_>> = limits
+            .iter()
+            .map(|limit| limit.check)
+            .filter(|check| !matches!(check, LimitCheck::Window { amount: 0, .. }))
+            .collect();
+        if checks.is_empty() {
+            return Ok(());
+        }
+        let answers = match self.state.admit(&checks).await {
+            Ok(answers) => answers,
+            Err(error) => {
+                let quota = checks
+                    .iter()
+                    .any(|check| matches!(check, LimitCheck::Daily { .. }));
+                if quota && self.quotas == QuotaPolicy::Refuse {
+                    self.meters.state_error("admit", "refused", &error);
+                    return Err(GatewayError::unavailable(STATE_RETRY_AFTER));
+                }
+                self.meters.state_error("admit", "admitted", &error);
+                return Ok(());
+            }
+        };
+        let counted = limits
+            .iter()
+            .filter(|limit| !matches!(limit.check, LimitCheck::Window { amount: 0, .. }));
+        for (limit, answer) in counted.zip(answers) {
+            if let Err(wait) = answer {
+                let scope = match limit.check {
+                    LimitCheck::Daily { .. } => LimitScope::DailyQuota,
+                    LimitCheck::Rate { .. } | LimitCheck::Window { .. } => LimitScope::Rate,
+                };
+                return Err(self.refused(wait, scope, limit.message));
+            }
+        }
+        Ok(())
     }
 
     /// One request of `key` under `allowance`, or `RateLimited` (rate) with the wait.
@@ -102,9 +124,7 @@ impl Limits {
         allowance: Allowance,
         message: &str,
     ) -> Result<(), GatewayError> {
-        let answer = self.state.admit_rate(key, allowance).await;
-        self.settle(answer, "admit_rate", true)?
-            .map_err(|wait| self.refused(wait, LimitScope::Rate, message))
+        self.all(&[Limit::rate(key, allowance, message)]).await
     }
 
     /// `amount` more of `key` in its rolling minute, at most `per_minute` in any minute; a count
@@ -116,12 +136,8 @@ impl Limits {
         per_minute: u32,
         message: &str,
     ) -> Result<(), GatewayError> {
-        if amount == 0 {
-            return Ok(());
-        }
-        let answer = self.state.admit_window(key, amount, per_minute).await;
-        self.settle(answer, "admit_window", true)?
-            .map_err(|wait| self.refused(wait, LimitScope::Rate, message))
+        self.all(&[Limit::per_minute(key, amount, per_minute, message)])
+            .await
     }
 
     /// `amount` more of `key` today (UTC), at most `per_day`; past it, `RateLimited` (daily
@@ -133,9 +149,49 @@ impl Limits {
         per_day: u64,
         message: &str,
     ) -> Result<(), GatewayError> {
-        let answer = self.state.admit_daily(key, amount, per_day).await;
-        self.settle(answer, "admit_daily", self.quotas == QuotaPolicy::Admit)?
-            .map_err(|wait| self.refused(wait, LimitScope::DailyQuota, message))
+        self.all(&[Limit::per_day(key, amount, per_day, message)])
+            .await
+    }
+}
+
+/// One limit of a request and what a refusal by it says.
+#[derive(Debug, Clone, Copy)]
+pub struct Limit<'a> {
+    check: LimitCheck<'a>,
+    message: &'a str,
+}
+
+impl<'a> Limit<'a> {
+    /// One request of `key` under `allowance`.
+    pub fn rate(key: &'a str, allowance: Allowance, message: &'a str) -> Self {
+        Self {
+            check: LimitCheck::Rate { key, allowance },
+            message,
+        }
+    }
+
+    /// `amount` more of `key` in its rolling minute, at most `per_minute`.
+    pub fn per_minute(key: &'a str, amount: u32, per_minute: u32, message: &'a str) -> Self {
+        Self {
+            check: LimitCheck::Window {
+                key,
+                amount,
+                per_minute,
+            },
+            message,
+        }
+    }
+
+    /// `amount` more of `key` today (UTC), at most `per_day`.
+    pub fn per_day(key: &'a str, amount: u32, per_day: u64, message: &'a str) -> Self {
+        Self {
+            check: LimitCheck::Daily {
+                key,
+                amount,
+                per_day,
+            },
+            message,
+        }
     }
 }
 

@@ -73,15 +73,10 @@ pub trait StateStore: Send + Sync + 'static {
     /// Drops the answer kept under `key`.
     async fn forget_answer(&self, key: &str) -> StateResult<()>;
 
-    /// Admits one request of `key` under `allowance`, or answers the wait.
-    async fn admit_rate(&self, key: &str, allowance: Allowance) -> StateResult<Admission>;
-
-    /// Admits `amount` more of `key` in its rolling minute if it stays within `per_minute`.
-    async fn admit_window(&self, key: &str, amount: u32, per_minute: u32)
-    -> StateResult<Admission>;
-
-    /// Admits `amount` more of `key` today (UTC) if it stays within `per_day`.
-    async fn admit_daily(&self, key: &str, amount: u32, per_day: u64) -> StateResult<Admission>;
+    /// Checks a request's limits in order, counting each one admitted, and stops at the first
+    /// that refuses (the ones after it are not counted): one answer per limit checked, so the
+    /// answer is shorter than `limits` when one refused.
+    async fn admit(&self, limits: &[LimitCheck<'_>]) -> StateResult<Vec<Admission>>;
 
     /// Whether the store answers now (for readiness); the in-process store always does.
     async fn ping(&self) -> StateResult<()> {
@@ -120,6 +115,36 @@ pub struct DeliveryKey<'a> {
     pub message_id: &'a str,
     /// The delivery's random id.
     pub delivery_id: u64,
+}
+
+/// One limit a request is held to, as the store counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitCheck<'a> {
+    /// One request of `key` under `allowance` (GCRA: a rate and a burst).
+    Rate {
+        /// What is limited.
+        key: &'a str,
+        /// The rate and burst.
+        allowance: Allowance,
+    },
+    /// `amount` more of `key` in its rolling minute, within `per_minute`.
+    Window {
+        /// What is limited.
+        key: &'a str,
+        /// How much this request counts.
+        amount: u32,
+        /// The most in any minute.
+        per_minute: u32,
+    },
+    /// `amount` more of `key` today (UTC), within `per_day`.
+    Daily {
+        /// What is limited.
+        key: &'a str,
+        /// How much this request counts.
+        amount: u32,
+        /// The most in a day.
+        per_day: u64,
+    },
 }
 
 /// A delivery to record, with the backend's receive count of its message: the count grows with
@@ -225,6 +250,36 @@ impl InProcessState {
     fn now_ms(&self) -> i64 {
         self.clock.now().timestamp_millis()
     }
+
+    fn admit_one(&self, limit: &LimitCheck<'_>) -> Admission {
+        match *limit {
+            LimitCheck::Rate { key, allowance } => self.rates.admit(key, allowance),
+            LimitCheck::Window {
+                key,
+                amount,
+                per_minute,
+            } => {
+                let window = self
+                    .windows
+                    .get_with_by_ref(key, || Arc::new(Mutex::new(Window::default())));
+                let mut window = window
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                window.admit(amount, per_minute, self.now_ms())
+            }
+            LimitCheck::Daily {
+                key,
+                amount,
+                per_day,
+            } => {
+                let day = self
+                    .days
+                    .get_with_by_ref(key, || Arc::new(Mutex::new(Daily::default())));
+                let mut day = day.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                day.admit(amount, per_day, self.now_ms())
+            }
+        }
+    }
 }
 
 #[async_trait]
@@ -288,31 +343,17 @@ impl StateStore for InProcessState {
         Ok(())
     }
 
-    async fn admit_rate(&self, key: &str, allowance: Allowance) -> StateResult<Admission> {
-        Ok(self.rates.admit(key, allowance))
-    }
-
-    async fn admit_window(
-        &self,
-        key: &str,
-        amount: u32,
-        per_minute: u32,
-    ) -> StateResult<Admission> {
-        let window = self
-            .windows
-            .get_with_by_ref(key, || Arc::new(Mutex::new(Window::default())));
-        let mut window = window
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        Ok(window.admit(amount, per_minute, self.now_ms()))
-    }
-
-    async fn admit_daily(&self, key: &str, amount: u32, per_day: u64) -> StateResult<Admission> {
-        let day = self
-            .days
-            .get_with_by_ref(key, || Arc::new(Mutex::new(Daily::default())));
-        let mut day = day.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        Ok(day.admit(amount, per_day, self.now_ms()))
+    async fn admit(&self, limits: &[LimitCheck<'_>]) -> StateResult<Vec<Admission>> {
+        let mut answers = Vec::with_capacity(limits.len());
+        for limit in limits {
+            let answer = self.admit_one(limit);
+            let refused = answer.is_err();
+            answers.push(answer);
+            if refused {
+                break;
+            }
+        }
+        Ok(answers)
     }
 
     fn housekeeping(&self) {

@@ -8,11 +8,10 @@ use async_trait::async_trait;
 use reqwest::StatusCode;
 use serde_json::json;
 use sqs_gateway::core::clock::Clock;
-use sqs_gateway::core::counters::Allowance;
 use sqs_gateway::core::ledger::{Standing, UnknownDeliveries};
 use sqs_gateway::core::state::{
-    Admission, DeliveryKey, InProcessState, LedgerStats, NewDelivery, StateResult, StateStore,
-    StateUnavailable,
+    Admission, DeliveryKey, InProcessState, LedgerStats, LimitCheck, NewDelivery, StateResult,
+    StateStore, StateUnavailable,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -88,22 +87,9 @@ impl StateStore for FlakyState {
         self.up()?;
         self.inner.forget_answer(key).await
     }
-    async fn admit_rate(&self, key: &str, allowance: Allowance) -> StateResult<Admission> {
+    async fn admit(&self, limits: &[LimitCheck<'_>]) -> StateResult<Vec<Admission>> {
         self.up()?;
-        self.inner.admit_rate(key, allowance).await
-    }
-    async fn admit_window(
-        &self,
-        key: &str,
-        amount: u32,
-        per_minute: u32,
-    ) -> StateResult<Admission> {
-        self.up()?;
-        self.inner.admit_window(key, amount, per_minute).await
-    }
-    async fn admit_daily(&self, key: &str, amount: u32, per_day: u64) -> StateResult<Admission> {
-        self.up()?;
-        self.inner.admit_daily(key, amount, per_day).await
+        self.inner.admit(limits).await
     }
     async fn ping(&self) -> StateResult<()> {
         self.up()
@@ -226,7 +212,7 @@ async fn burst_limits_let_requests_through_while_the_store_cannot_count(kind: Ki
     }
     let text = crate::harness::scrape(&gw).await;
     assert!(
-        text.contains(r#"sqsgw_state_errors_total{operation="admit_rate",then="admitted"}"#),
+        text.contains(r#"sqsgw_state_errors_total{operation="admit",then="admitted"}"#),
         "{text}"
     );
     gw.stop().await;

@@ -5,7 +5,7 @@ use super::wire::{self, MessageJson, ReceiveResponse, ResultsResponse};
 use crate::api::{ClientAddressPolicy, read_body};
 use crate::core::access::{Action, Caller, Grants, Principal};
 use crate::core::alias::{Alias, Namespace};
-use crate::core::limits::Allowance;
+use crate::core::limits::{Allowance, Limit};
 use crate::core::{Gateway, GatewayError};
 use crate::credentials::api_keys::{ApiKey, ApiKeys};
 use crate::credentials::live::Live;
@@ -133,19 +133,24 @@ impl EzghState {
         let gateway_queue = self.gateway.queue_by_alias(&alias).await?;
         // The core authorizes the receive itself; the rate limits count only permitted ones.
         key.caller().authorize(Action::Receive, &gateway_queue)?;
-        let limits = self.gateway.limits();
-        if let Some(allowance) = self.requests.get(organization) {
-            let key = format!("ezgh.organization:{organization}");
-            limits
-                .rate(&key, *allowance, "over the organization's rate limit")
-                .await?;
-        }
-        if let Some(allowance) = self.queue_requests.get(&gateway_queue) {
-            let key = format!("queue.receive:{gateway_queue}");
-            limits
-                .rate(&key, *allowance, "over the queue's rate limit")
-                .await?;
-        }
+        let organization_key = format!("ezgh.organization:{organization}");
+        let queue_key = format!("queue.receive:{gateway_queue}");
+        let limits: Vec<Limit<'_>> = [
+            self.requests.get(organization).map(|allowance| {
+                Limit::rate(
+                    &organization_key,
+                    *allowance,
+                    "over the organization's rate limit",
+                )
+            }),
+            self.queue_requests.get(&gateway_queue).map(|allowance| {
+                Limit::rate(&queue_key, *allowance, "over the queue's rate limit")
+            }),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        self.gateway.limits().all(&limits).await?;
         Ok(gateway_queue)
     }
 

@@ -7,7 +7,7 @@ use super::wire::{self, Acked, Nacked, PulledMessage, Received, Skills};
 use super::{BODY_LIMIT, SombusState, registrations};
 use crate::api::read_body;
 use crate::core::access::{Action, Caller, Grants, Principal};
-use crate::core::limits::Allowance;
+use crate::core::limits::{Allowance, Limit};
 use crate::core::model::HandleOutcome;
 use crate::credentials::oauth::check::MAX_RECHECK;
 use crate::credentials::oauth::{Connection, Refusal};
@@ -114,23 +114,25 @@ impl SombusState {
             .unwrap_or(super::config::TierConfig::STANDARD);
         let limits = self.gateway.limits();
         let key = format!("sombus.connection:{}", connection.client_id);
+        let allowance = Allowance {
+            per_second: tier.requests_per_second,
+            burst: tier.burst,
+        };
+        // The rate first: a request it refuses does not count against the day.
         limits
-            .rate(
-                &key,
-                Allowance {
-                    per_second: tier.requests_per_second,
-                    burst: tier.burst,
-                },
-                "over the connection's request rate; back off and retry",
-            )
-            .await?;
-        limits
-            .per_day(
-                &key,
-                1,
-                tier.requests_per_day,
-                "over the connection's daily quota; it resets at midnight UTC",
-            )
+            .all(&[
+                Limit::rate(
+                    &key,
+                    allowance,
+                    "over the connection's request rate; back off and retry",
+                ),
+                Limit::per_day(
+                    &key,
+                    1,
+                    tier.requests_per_day,
+                    "over the connection's daily quota; it resets at midnight UTC",
+                ),
+            ])
             .await?;
         let grants = Grants::none().allow(
             &connection.queue,

@@ -10,10 +10,10 @@ mod connection;
 
 use crate::config::RedisStateConfig;
 use crate::core::clock::Clock;
-use crate::core::counters::Allowance;
 use crate::core::ledger::{Standing, UnknownDeliveries};
 use crate::core::state::{
-    ANSWER_TTL, Admission, DeliveryKey, NewDelivery, StateResult, StateStore, StateUnavailable,
+    ANSWER_TTL, Admission, DeliveryKey, LimitCheck, NewDelivery, StateResult, StateStore,
+    StateUnavailable,
 };
 use async_trait::async_trait;
 use redis::aio::ConnectionManager;
@@ -28,15 +28,11 @@ pub use connection::ConnectError;
 /// enough that no late record of it (a write delayed past its request's deadline) can bring it
 /// back, short enough that acknowledged deliveries do not fill the server.
 const ENDED_KEPT: Duration = Duration::from_secs(120);
-/// How long a day's count outlives its day (for clocks a little apart).
-const DAY_COUNT_SLACK_MS: i64 = 3_600_000;
 
 /// The scripts, each loaded once per server and then called by its digest.
 struct Scripts {
     ledger: Script,
-    rate: Script,
-    window: Script,
-    daily: Script,
+    limits: Script,
     keep_answer: Script,
 }
 
@@ -44,9 +40,7 @@ impl Scripts {
     fn new() -> Self {
         Self {
             ledger: Script::new(include_str!("ledger.lua")),
-            rate: Script::new(include_str!("rate.lua")),
-            window: Script::new(include_str!("window.lua")),
-            daily: Script::new(include_str!("daily.lua")),
+            limits: Script::new(include_str!("limits.lua")),
             keep_answer: Script::new(include_str!("keep_answer.lua")),
         }
     }
@@ -217,13 +211,12 @@ impl RedisState {
             .collect())
     }
 
-    /// A limiter script's answer: -1 admitted, else the wait in `unit`s.
-    fn admission(answer: i64, unit: Duration) -> Admission {
-        if answer < 0 {
-            return Ok(());
+    /// A limiter script's answer: -1 admitted, else the wait in microseconds.
+    fn admission(answer_us: i64) -> Admission {
+        match u64::try_from(answer_us) {
+            Err(_) => Ok(()),
+            Ok(wait_us) => Err(Duration::from_micros(wait_us).max(Duration::from_millis(1))),
         }
-        let wait = unit.saturating_mul(u32::try_from(answer).unwrap_or(u32::MAX));
-        Err(wait.max(Duration::from_millis(1)))
     }
 }
 
@@ -308,52 +301,59 @@ impl StateStore for RedisState {
         self.command::<i64>(&command).await.map(drop)
     }
 
-    async fn admit_rate(&self, key: &str, allowance: Allowance) -> StateResult<Admission> {
-        let now_us = self.clock.now().timestamp_micros();
-        let interval_us = 1_000_000 / i64::from(allowance.per_second.get());
-        let mut invocation = self.scripts.rate.prepare_invoke();
-        invocation
-            .key(self.key(
-                "rate",
-                &format!("{key}:{}/{}", allowance.per_second, allowance.burst),
-            ))
-            .arg(now_us)
-            .arg(interval_us.max(1))
-            .arg(allowance.burst.get());
-        let answer: i64 = self.run(invocation).await?;
-        Ok(Self::admission(answer, Duration::from_micros(1)))
-    }
-
-    async fn admit_window(
-        &self,
-        key: &str,
-        amount: u32,
-        per_minute: u32,
-    ) -> StateResult<Admission> {
-        let mut invocation = self.scripts.window.prepare_invoke();
-        invocation
-            .key(self.key("window", key))
-            .arg(self.now_ms())
-            .arg(amount)
-            .arg(per_minute);
-        let answer: i64 = self.run(invocation).await?;
-        Ok(Self::admission(answer, Duration::from_millis(1)))
-    }
-
-    async fn admit_daily(&self, key: &str, amount: u32, per_day: u64) -> StateResult<Admission> {
+    async fn admit(&self, limits: &[LimitCheck<'_>]) -> StateResult<Vec<Admission>> {
         const DAY_MS: i64 = 24 * 60 * 60 * 1000;
-        let now = self.now_ms();
-        let day = now.div_euclid(DAY_MS);
-        let until_tomorrow = (day + 1) * DAY_MS - now;
-        let mut invocation = self.scripts.daily.prepare_invoke();
-        invocation
-            .key(self.key("day", &format!("{key}:{day}")))
-            .arg(amount)
-            .arg(per_day)
-            .arg(until_tomorrow)
-            .arg(until_tomorrow + DAY_COUNT_SLACK_MS);
-        let answer: i64 = self.run(invocation).await?;
-        Ok(Self::admission(answer, Duration::from_millis(1)))
+        if limits.is_empty() {
+            return Ok(Vec::new());
+        }
+        let now = self.clock.now();
+        let now_ms = now.timestamp_millis();
+        let day = now_ms.div_euclid(DAY_MS);
+        let until_tomorrow = (day + 1) * DAY_MS - now_ms;
+        let mut invocation = self.scripts.limits.prepare_invoke();
+        invocation.arg(now.timestamp_micros());
+        for limit in limits {
+            match *limit {
+                LimitCheck::Rate { key, allowance } => {
+                    let interval_us = 1_000_000 / i64::from(allowance.per_second.get());
+                    invocation
+                        .key(self.key(
+                            "rate",
+                            &format!("{key}:{}/{}", allowance.per_second, allowance.burst),
+                        ))
+                        .arg("rate")
+                        .arg(interval_us.max(1))
+                        .arg(allowance.burst.get())
+                        .arg(0);
+                }
+                LimitCheck::Window {
+                    key,
+                    amount,
+                    per_minute,
+                } => {
+                    invocation
+                        .key(self.key("window", key))
+                        .arg("window")
+                        .arg(amount)
+                        .arg(per_minute)
+                        .arg(0);
+                }
+                LimitCheck::Daily {
+                    key,
+                    amount,
+                    per_day,
+                } => {
+                    invocation
+                        .key(self.key("day", &format!("{key}:{day}")))
+                        .arg("daily")
+                        .arg(amount)
+                        .arg(per_day)
+                        .arg(until_tomorrow);
+                }
+            }
+        }
+        let answers: Vec<i64> = self.run(invocation).await?;
+        Ok(answers.into_iter().map(Self::admission).collect())
     }
 
     async fn ping(&self) -> StateResult<()> {
