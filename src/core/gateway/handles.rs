@@ -333,15 +333,38 @@ impl Gateway {
             }
         }
     }
-    /// The deliveries are over (acknowledged, or gone from the backend).
+    /// The deliveries are over (acknowledged, or gone from the backend). Recorded after the
+    /// answer, off the request's path: until then each delivery stands claimed, which answers
+    /// stale as an ended one does. Shutdown waits for it.
     async fn finish_acks<'c>(&self, claims: impl Iterator<Item = &'c HandleClaims>) {
-        let keys: Vec<DeliveryKey<'_>> = claims.map(delivery_key).collect();
-        if !keys.is_empty() {
-            // The backend acted; a store that cannot record it ends them with their TTL (a
-            // second acknowledgement meanwhile reaches the backend, which deletes nothing more).
-            let ended = self.state.end_deliveries(&keys).await;
-            self.state_logged("end_deliveries", ended);
+        let owned: Vec<(String, String, u64)> = claims
+            .map(|claims| {
+                (
+                    claims.queue.clone(),
+                    claims.message_id.clone(),
+                    claims.delivery_id,
+                )
+            })
+            .collect();
+        if owned.is_empty() {
+            return;
         }
+        let (state, meters) = (Arc::clone(&self.state), self.meters.clone());
+        self.tasks.spawn(async move {
+            let keys: Vec<DeliveryKey<'_>> = owned
+                .iter()
+                .map(|(queue, message_id, delivery_id)| DeliveryKey {
+                    queue,
+                    message_id,
+                    delivery_id: *delivery_id,
+                })
+                .collect();
+            // The backend acted; a store that cannot record it ends them with their TTL (a
+            // second acknowledgement meanwhile answers stale: the claim stands).
+            if let Err(error) = state.end_deliveries(&keys).await {
+                meters.state_error("end_deliveries", "logged", &error);
+            }
+        });
     }
     /// The acknowledgements did not happen: the handles may act again.
     async fn abort_acks<'c>(&self, claims: impl Iterator<Item = &'c HandleClaims>) {
