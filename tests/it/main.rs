@@ -16,6 +16,7 @@ mod clis;
 mod config_secrets;
 mod core;
 mod damaged_store;
+mod deploy_manifests;
 mod depth_gauges;
 mod edge;
 mod embedded;

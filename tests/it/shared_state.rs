@@ -480,3 +480,269 @@ async fn the_stores_password_stays_out_of_errors() {
     assert!(refused.contains("state.redis.url"), "{refused}");
     assert!(!refused.contains("secret@"), "{refused}");
 }
+
+/// Three gateway processes over LocalStack sharing one Redis; producers and consumers pick a
+/// replica at random for every call, and one replica is killed (SIGKILL) under the load: no
+/// answered send is lost and no message whose ack answered ok comes back.
+#[tokio::test]
+async fn sigkill_of_one_replica_under_load_loses_no_send_and_resurrects_no_ack() {
+    use std::collections::BTreeSet;
+    use std::sync::Mutex;
+    let sqs = crate::harness::sqs();
+    let name = format!("it-kill-{:08x}", rand::random::<u32>());
+    let backend_url = sqs
+        .create_queue()
+        .queue_name(&name)
+        .attributes(
+            aws_sdk_sqs::types::QueueAttributeName::VisibilityTimeout,
+            "5",
+        )
+        .send()
+        .await
+        .expect("LocalStack answers")
+        .queue_url
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let key = sqs_gateway::credentials::api_keys::generate_key();
+    let config = dir.path().join("gateway.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[backend]\nkind = \"sqs\"\nendpoint_url = \"{}\"\nregion = \"us-east-1\"\n\n[queues.crash]\nsqs_queue = \"{name}\"\n\n[[receipt_keys]]\nid = 1\nsecret = \"{}\"\n\n[ezgh.organizations.acme.projects.shop]\nqueues = {{ crash = \"crash\" }}\n\n[[api_keys]]\nid = \"{}\"\norganization = \"acme\"\nhash = \"{}\"\ngrants = {{ \"*\" = [\"queues.messages.receive\"] }}\n\n[[sqs_api.credentials]]\naccess_key_id = \"test\"\nsecret = \"crash-secret-of-the-test\"\n\n[sombus]\ncredentials_dir = \"{}\"\n\n[state.redis]\nurl = \"{}\"\nprefix = \"sqsgw-test-{:08x}:\"\n",
+            crate::harness::localstack_endpoint(),
+            sqs_gateway::core::handle::Keyring::generate_key(),
+            key.id,
+            key.hash,
+            dir.path().join("sombus").display(),
+            redis_url(),
+            rand::random::<u32>(),
+        ),
+    )
+    .unwrap();
+    let mut processes = Vec::new();
+    let mut bases = Vec::new();
+    for _ in 0..3 {
+        let port = OwnRedis::free_port();
+        processes.push(
+            tokio::process::Command::new(env!("CARGO_BIN_EXE_sqs-gateway"))
+                .args(["serve", "--config"])
+                .arg(&config)
+                .args(["--listen", &format!("127.0.0.1:{port}")])
+                .env("AWS_ACCESS_KEY_ID", "test")
+                .env("AWS_SECRET_ACCESS_KEY", "test")
+                .env("AWS_EC2_METADATA_DISABLED", "true")
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .kill_on_drop(true)
+                .spawn()
+                .unwrap(),
+        );
+        bases.push(format!("http://127.0.0.1:{port}"));
+    }
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    for base in &bases {
+        for _ in 0..400 {
+            if let Ok(answer) = http.get(format!("{base}/readyz")).send().await
+                && answer.status().is_success()
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    let clients: Vec<aws_sdk_sqs::Client> = bases
+        .iter()
+        .map(|base| {
+            aws_sdk_sqs::Client::from_conf(
+                aws_sdk_sqs::config::Builder::from(&crate::harness::sdk_config(base))
+                    .credentials_provider(aws_sdk_sqs::config::Credentials::new(
+                        "test",
+                        "crash-secret-of-the-test",
+                        None,
+                        None,
+                        "test",
+                    ))
+                    .build(),
+            )
+        })
+        .collect();
+    // Which replicas are up (the killed one drops out).
+    let alive = Arc::new(Mutex::new(vec![0usize, 1, 2]));
+    let pick = {
+        let alive = alive.clone();
+        move || {
+            let alive = alive.lock().unwrap();
+            alive[rand::random_range(0..alive.len())]
+        }
+    };
+    let sent = Arc::new(Mutex::new(BTreeSet::new()));
+    let asked = Arc::new(Mutex::new(BTreeSet::new()));
+    let acked = Arc::new(Mutex::new(BTreeSet::new()));
+    let stop = tokio_util::sync::CancellationToken::new();
+    let mut load = Vec::new();
+    for producer in 0..2 {
+        let (clients, bases, sent, stop, pick) = (
+            clients.clone(),
+            bases.clone(),
+            sent.clone(),
+            stop.clone(),
+            pick.clone(),
+        );
+        load.push(tokio::spawn(async move {
+            let mut n = 0;
+            while !stop.is_cancelled() {
+                let replica = pick();
+                let entries = (0..10)
+                    .map(|i| {
+                        aws_sdk_sqs::types::SendMessageBatchRequestEntry::builder()
+                            .id(format!("e{i}"))
+                            .message_body(format!("{producer}-{n}-{i}"))
+                            .build()
+                            .unwrap()
+                    })
+                    .collect();
+                n += 1;
+                if let Ok(answer) = clients[replica]
+                    .send_message_batch()
+                    .queue_url(format!("{}/000000000000/crash", bases[replica]))
+                    .set_entries(Some(entries))
+                    .send()
+                    .await
+                {
+                    let mut sent = sent.lock().unwrap();
+                    sent.extend(answer.successful.into_iter().map(|entry| entry.message_id));
+                }
+            }
+        }));
+    }
+    for _ in 0..2 {
+        let (http, bases, asked, acked, stop, pick) = (
+            http.clone(),
+            bases.clone(),
+            asked.clone(),
+            acked.clone(),
+            stop.clone(),
+            pick.clone(),
+        );
+        let key = key.key.clone();
+        load.push(tokio::spawn(async move {
+            while !stop.is_cancelled() {
+                let Ok(answer) = http
+                    .post(format!(
+                        "{}/v1/organizations/acme/projects/shop/queues/crash/messages/receive",
+                        bases[pick()]
+                    ))
+                    .bearer_auth(&key)
+                    .json(&json!({ "maxMessages": 10, "waitSeconds": 1 }))
+                    .send()
+                    .await
+                else {
+                    continue;
+                };
+                let Ok(body) = answer.json::<Value>().await else {
+                    continue;
+                };
+                let messages = body["messages"].as_array().cloned().unwrap_or_default();
+                // Every other message is acknowledged, on another replica picked at random.
+                let chosen: Vec<&Value> = messages.iter().step_by(2).collect();
+                if chosen.is_empty() {
+                    continue;
+                }
+                let ids: Vec<String> = chosen
+                    .iter()
+                    .map(|message| message["messageId"].as_str().unwrap().to_owned())
+                    .collect();
+                asked.lock().unwrap().extend(ids.iter().cloned());
+                let handles: Vec<&str> = chosen.iter().map(|message| handle_of(message)).collect();
+                let Ok(answer) = http
+                    .post(format!("{}/v1/receipts/ack", bases[pick()]))
+                    .json(&json!({ "receiptHandles": handles }))
+                    .send()
+                    .await
+                else {
+                    continue;
+                };
+                let Ok(body) = answer.json::<Value>().await else {
+                    continue;
+                };
+                if let Some(results) = body["results"].as_array() {
+                    let mut acked = acked.lock().unwrap();
+                    for (id, result) in ids.iter().zip(results) {
+                        if *result == ok() {
+                            acked.insert(id.clone());
+                        }
+                    }
+                }
+            }
+        }));
+    }
+    for _ in 0..400 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        if sent.lock().unwrap().len() >= 500 && acked.lock().unwrap().len() >= 100 {
+            break;
+        }
+    }
+    alive.lock().unwrap().retain(|replica| *replica != 0);
+    processes[0].start_kill().unwrap();
+    processes[0].wait().await.unwrap();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    stop.cancel();
+    for task in load {
+        let _ = task.await;
+    }
+    let (sent, asked, acked) = (
+        sent.lock().unwrap().clone(),
+        asked.lock().unwrap().clone(),
+        acked.lock().unwrap().clone(),
+    );
+    assert!(
+        sent.len() >= 500 && acked.len() >= 100,
+        "{} sent, {} acknowledged",
+        sent.len(),
+        acked.len()
+    );
+    // What is left, read from LocalStack itself once every lease has run out.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let mut left = BTreeSet::new();
+    let mut empty_rounds = 0;
+    while empty_rounds < 3 {
+        let received = sqs
+            .receive_message()
+            .queue_url(&backend_url)
+            .max_number_of_messages(10)
+            .visibility_timeout(600)
+            .send()
+            .await
+            .unwrap();
+        let messages = received.messages.unwrap_or_default();
+        if messages.is_empty() {
+            empty_rounds += 1;
+            continue;
+        }
+        empty_rounds = 0;
+        left.extend(
+            messages
+                .into_iter()
+                .filter_map(|message| message.message_id),
+        );
+    }
+    let lost: Vec<&String> = sent
+        .difference(&asked)
+        .filter(|id| !left.contains(*id))
+        .collect();
+    assert!(lost.is_empty(), "{} answered sends lost", lost.len());
+    let back: Vec<&String> = acked.intersection(&left).collect();
+    assert!(
+        back.is_empty(),
+        "{} acknowledged messages came back",
+        back.len()
+    );
+    for process in &mut processes {
+        let _ = process.start_kill();
+        let _ = process.wait().await;
+    }
+    let _ = sqs.delete_queue().queue_url(&backend_url).send().await;
+}
