@@ -9,6 +9,7 @@ pub mod counters;
 pub mod error;
 pub mod gateway;
 pub mod handle;
+pub mod kept_seal;
 pub mod ledger;
 pub mod limits;
 pub mod log_throttle;

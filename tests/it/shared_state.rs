@@ -746,3 +746,57 @@ async fn sigkill_of_one_replica_under_load_loses_no_send_and_resurrects_no_ack()
     }
     let _ = sqs.delete_queue().queue_url(&backend_url).send().await;
 }
+
+/// What the store keeps of an attempt's answer is sealed: no body or handle to read there, and
+/// an answer altered (or planted) in the store is not replayed: the retry receives anew.
+#[tokio::test]
+async fn kept_answers_in_the_store_are_sealed_against_readers_and_forgers() {
+    let gw = GatewayBuilder::new(Kind::Redis)
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    let body = format!("secret-body-{:08x}", rand::random::<u32>());
+    gw.send("orders", &body).await;
+    let first = attempt_receive(&gw, "attempt-1").await;
+    assert_eq!(first.messages().len(), 1);
+    let handle = first.messages()[0].receipt_handle().unwrap().to_owned();
+    let prefix = gw.state_prefix.clone().unwrap();
+    let mut redis = redis::Client::open(redis_url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{prefix}answer:*"))
+        .query(&mut redis)
+        .unwrap();
+    assert!(!keys.is_empty(), "the answer is kept in Redis");
+    for key in &keys {
+        let value: Vec<u8> = redis::cmd("GET").arg(key).query(&mut redis).unwrap();
+        let text = String::from_utf8_lossy(&value);
+        assert!(!text.contains(&body), "a body in the store");
+        assert!(!text.contains(&handle[..40]), "a handle in the store");
+    }
+    // The same answer again, as long as the store holds it unaltered.
+    let again = attempt_receive(&gw, "attempt-1").await;
+    assert_eq!(again.messages()[0].receipt_handle(), Some(handle.as_str()));
+    // Altered in the store: not an answer any more.
+    for key in &keys {
+        let value: Vec<u8> = redis::cmd("GET").arg(key).query(&mut redis).unwrap();
+        let colon = value.iter().position(|byte| *byte == b':').unwrap();
+        let mut altered = value.clone();
+        let last = altered.len() - 1;
+        altered[last] ^= 1;
+        assert!(last > colon);
+        let _: () = redis::cmd("SET")
+            .arg(key)
+            .arg(altered)
+            .query(&mut redis)
+            .unwrap();
+    }
+    let retried = attempt_receive(&gw, "attempt-1").await;
+    assert!(
+        retried.messages().is_empty(),
+        "the message is in flight under the first answer; a forged answer replays nothing"
+    );
+    gw.stop().await;
+}

@@ -369,7 +369,8 @@ impl Gateway {
                         };
                         if let Ok(bytes) = postcard::to_allocvec(&replay) {
                             // Not kept: a retry of the attempt receives anew (at least once).
-                            let kept = self.state.keep_answer(replay_key, bytes).await;
+                            let sealed = self.kept_seal.seal(replay_key, &bytes);
+                            let kept = self.state.keep_answer(replay_key, sealed).await;
                             self.state_logged("keep_answer", kept);
                         }
                     }
@@ -718,14 +719,17 @@ impl Gateway {
     async fn kept_answer(&self, key: &str) -> Result<Option<Vec<Attempted>>, GatewayError> {
         let bytes = self.state.answer(key).await;
         let bytes = self.state_required("answer", bytes)?;
-        Ok(bytes.and_then(|bytes| postcard::from_bytes(&bytes).ok()))
+        Ok(bytes
+            .and_then(|sealed| self.kept_seal.open(key, &sealed))
+            .and_then(|bytes| postcard::from_bytes(&bytes).ok()))
     }
 
     /// Keeps an attempt's answer for its retry (not kept: the retry receives anew).
     async fn keep_answer(&self, key: &str, attempted: &[Attempted]) {
         match postcard::to_allocvec(attempted) {
             Ok(bytes) => {
-                let kept = self.state.keep_answer(key, bytes).await;
+                let sealed = self.kept_seal.seal(key, &bytes);
+                let kept = self.state.keep_answer(key, sealed).await;
                 self.state_logged("keep_answer", kept);
             }
             Err(error) => tracing::warn!(%error, "cannot keep a receive's answer for its retry"),
@@ -741,7 +745,8 @@ impl Gateway {
         replay_key: &str,
     ) -> Option<(u64, DateTime<Utc>, SealedHandle)> {
         // A store that cannot tell makes it a fresh delivery (whose recording then decides).
-        let bytes = self.state.answer(replay_key).await.ok()??;
+        let sealed = self.state.answer(replay_key).await.ok()??;
+        let bytes = self.kept_seal.open(replay_key, &sealed)?;
         let replay: Replay = postcard::from_bytes(&bytes).ok()?;
         let key = DeliveryKey {
             queue,

@@ -8,6 +8,7 @@ use crate::core::access::Caller;
 use crate::core::backend::{Backend, BackendError};
 use crate::core::clock::Clock;
 use crate::core::handle::Keyring;
+use crate::core::kept_seal::KeptSeal;
 use crate::core::ledger::UnknownDeliveries;
 use crate::core::limits::{Limits, STATE_RETRY_AFTER};
 use crate::core::meters::Meters;
@@ -52,6 +53,8 @@ pub struct Gateway {
     backend: Arc<dyn Backend>,
     registry: QueueRegistry,
     keyring: Keyring,
+    /// Seals what the state store keeps of a receive.
+    kept_seal: KeptSeal,
     /// The ledger, kept answers and limiter counts (shared by replicas when the store is).
     state: Arc<dyn StateStore>,
     limits: Limits,
@@ -109,6 +112,7 @@ impl Gateway {
         Self {
             backend,
             registry,
+            kept_seal: KeptSeal::new(&keyring),
             keyring,
             limits: Limits::new(Arc::clone(&state), Meters::default()),
             state,
