@@ -15,6 +15,8 @@ if ! command -v redis-server >/dev/null; then
   # The package's own service is not started (policy-rc.d, or no init here): this script's
   # server is the only one.
   apt-get install -y -qq --no-install-recommends redis-server >/dev/null
+  # Where a policy let the package start its own service, it is stopped: nothing is left running.
+  if command -v service >/dev/null; then service redis-server stop >/dev/null 2>&1 || true; fi
 fi
 
 if redis-cli -p "$PORT" ping 2>/dev/null | grep -q PONG; then

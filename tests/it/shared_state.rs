@@ -451,6 +451,31 @@ async fn a_late_record_cannot_resurrect_an_ended_or_replaced_delivery() {
     );
 }
 
+/// A `rediss://` store is reached over TLS: against a server that speaks none, the store is
+/// unavailable (an error, not a panic), and the gateway keeps running.
+#[tokio::test]
+async fn a_tls_store_that_does_not_answer_tls_is_unavailable() {
+    let port = redis_url()
+        .rsplit(':')
+        .next()
+        .and_then(|rest| rest.split('/').next())
+        .unwrap()
+        .to_owned();
+    let config: RedisStateConfig = toml::from_str(&format!(
+        "url = \"rediss://127.0.0.1:{port}/0\"\ntimeout_ms = 500\n"
+    ))
+    .unwrap();
+    let state = RedisState::new(
+        &config,
+        Duration::from_secs(3600),
+        UnknownDeliveries::Stale,
+        Arc::new(SystemClock),
+    )
+    .unwrap();
+    assert!(state.ping().await.is_err());
+    assert!(state.ping().await.is_err(), "and again");
+}
+
 /// The password never reaches a log line, an error or the metrics, however the store fails.
 #[tokio::test]
 async fn the_stores_password_stays_out_of_errors() {

@@ -51,6 +51,12 @@ pub(super) fn connect(
         settings = settings.set_password(password.as_str());
     }
     let info = info.set_redis_settings(settings);
+    if matches!(info.addr(), redis::ConnectionAddr::TcpTls { .. }) {
+        // redis-rs builds its TLS config from the process's default provider; with two compiled
+        // in (aws-lc-rs, and ring for reqwest) there is none until one is installed. The one
+        // the gateway uses everywhere else; an earlier install stands.
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    }
     let client = redis::Client::open(info)
         .map_err(|error| ConnectError(format!("cannot use the address: {:?}", error.kind())))?;
     let manager = ConnectionManagerConfig::new()
