@@ -125,7 +125,7 @@ async fn credentials_ready(store: Option<&Arc<ConnectionStore>>) -> Result<(), N
     let Some(store) = store else {
         return Ok(());
     };
-    let probe = store.run(|store| store.probe());
+    let probe = store.probe();
     match tokio::time::timeout(READY_TIMEOUT, probe).await {
         Ok(Ok(())) => Ok(()),
         Ok(Err(error)) => {

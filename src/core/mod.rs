@@ -19,6 +19,7 @@ pub mod meters;
 pub mod model;
 pub mod operation;
 pub mod registry;
+pub mod sample_history;
 pub mod state;
 
 pub use error::{ErrorKind, GatewayError};

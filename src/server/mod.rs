@@ -20,7 +20,7 @@ use crate::core::metered::MeteredBackend;
 use crate::core::registry::QueueRegistry;
 use crate::core::state::{InProcessState, StateStore};
 use crate::credentials::oauth::{ConnectionStore, CredentialCheck, TokenService};
-use crate::state::redis::RedisState;
+use crate::state::redis::{RedisServer, RedisState};
 use axum::Router;
 use connections::ConnectionSettings;
 use reload::{ConfigFile, Hangups, KeyReload, KeySets, LiveKeys};
@@ -119,17 +119,22 @@ impl App {
         .with_open_projects(config.ezgh.open_projects())
         .with_basaltic_ids(config.basaltic.all_queues)
         .with_managed_prefix(crate::core::access::RESERVED_QUEUE_PREFIX);
-        let state: Arc<dyn StateStore> = match (overrides.state, &config.state.redis) {
+        // One connection to the shared server for everything kept there.
+        let redis = config
+            .state
+            .redis
+            .as_ref()
+            .map(RedisServer::connect)
+            .transpose()
+            .map_err(|error| BuildError::State(error.to_string()))?;
+        let state: Arc<dyn StateStore> = match (overrides.state, &redis) {
             (Some(state), _) => state,
-            (None, Some(redis)) => Arc::new(
-                RedisState::new(
-                    redis,
-                    Duration::from_secs(config.ledger.ttl_seconds),
-                    config.ledger.unknown_deliveries,
-                    Arc::clone(&clock),
-                )
-                .map_err(|error| BuildError::State(error.to_string()))?,
-            ),
+            (None, Some(redis)) => Arc::new(RedisState::on(
+                redis.clone(),
+                Duration::from_secs(config.ledger.ttl_seconds),
+                config.ledger.unknown_deliveries,
+                Arc::clone(&clock),
+            )),
             (None, None) => Arc::new(InProcessState::new(
                 config.ledger.max_entries,
                 Duration::from_secs(config.ledger.ttl_seconds),
@@ -153,7 +158,7 @@ impl App {
             .with_quota_policy(config.state.quotas_when_unavailable),
         );
         let keys = LiveKeys::new(KeySets::from_config(config)?);
-        let sombus = sombus_state(config, &gateway, &clock, keys.admin.clone())?;
+        let sombus = sombus_state(config, redis.as_ref(), &gateway, &clock, keys.admin.clone())?;
         // Creates a crash left half-made are undone before anything is served, then looked for
         // once a minute.
         sombus
@@ -161,6 +166,7 @@ impl App {
             .await;
         let sombus = Arc::new(sombus);
         tokio::spawn(Arc::clone(&sombus).upkeep());
+        tokio::spawn(Arc::clone(&sombus).follow_changes());
         let health = api::health::Health::new(Arc::clone(&gateway))
             .with_credential_store(sombus.credential_store());
         let dialects: Vec<Arc<dyn Dialect>> = vec![
@@ -169,6 +175,19 @@ impl App {
                 Arc::clone(&gateway),
                 keys.basaltic.clone(),
                 Duration::from_secs(config.basaltic.metrics_interval_seconds),
+                // Shared by the replicas (one samples at a time) when the state is.
+                match &redis {
+                    Some(redis) => Arc::new(
+                        crate::state::redis::sample_history::RedisSampleHistory::new(
+                            redis.clone(),
+                            Duration::from_secs(config.basaltic.metrics_interval_seconds),
+                            Arc::clone(&clock),
+                        ),
+                    ),
+                    None => Arc::new(crate::core::sample_history::InProcessHistory::new(
+                        Duration::from_secs(config.basaltic.metrics_interval_seconds),
+                    )),
+                },
             )),
             Arc::new(health),
             Arc::new(api::documents::OpenApiDocuments),
@@ -358,26 +377,8 @@ pub enum BuildError {
     State(String),
 }
 
-/// Whether this process alone can be making sombus connections in its credential store: the
-/// store is the embedded engine's own (in its data directory, whose queue store one process
-/// holds at a time), so a connection being created there at the start is a crash's.
-fn sombus_store_is_exclusive(config: &Config) -> bool {
-    match &config.backend {
-        BackendConfig::Embedded(embedded) if !embedded.in_memory => {
-            config.credentials_dir() == Some(embedded.data_dir.join(crate::setup::SOMBUS_DIR))
-        }
-        BackendConfig::Embedded(_) | BackendConfig::Sqs(_) => false,
-    }
-}
-
-/// The sombus API's state: its credential store (a directory, or memory), tokens signed with
-/// keys derived from the receipt keys, and its admin keys.
-fn sombus_state(
-    config: &Config,
-    gateway: &Arc<Gateway>,
-    clock: &Arc<dyn Clock>,
-    admin_keys: crate::credentials::live::Live<crate::credentials::admin_keys::AdminKeys>,
-) -> Result<api::sombus::SombusState, BuildError> {
+/// The sombus credential store in a directory (or memory, with the in-memory engine).
+fn directory_store(config: &Config, clock: &Arc<dyn Clock>) -> Result<ConnectionStore, BuildError> {
     let dir = config.credentials_dir();
     if let Some(dir) = &dir {
         let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
@@ -394,10 +395,59 @@ fn sombus_state(
             tracing::info!(dir = %absolute.display(), "sombus connections kept here");
         }
     }
-    let store = match dir {
+    Ok(match dir {
         Some(dir) => ConnectionStore::open(&dir, Arc::clone(clock))
             .map_err(|error| BuildError::Backend(format!("sombus credential store: {error}")))?,
         None => ConnectionStore::in_memory(Arc::clone(clock)),
+    })
+}
+
+/// With the shared server configured, connections a directory still holds are not served:
+/// said once at the start, so an operator moving to Redis knows to recreate them there.
+fn warn_of_a_directory_left_behind(config: &Config) {
+    let Some(dir) = config.credentials_dir() else {
+        return;
+    };
+    if dir.join("connections.json").exists() {
+        tracing::warn!(
+            dir = %dir.display(),
+            "sombus connections are kept on the shared state server ([state.redis]); the ones in this directory are not read: recreate them through the admin API"
+        );
+    }
+}
+
+/// Whether this process alone can be making sombus connections in its credential store: the
+/// store is the embedded engine's own (in its data directory, whose queue store one process
+/// holds at a time), so a connection being created there at the start is a crash's.
+fn sombus_store_is_exclusive(config: &Config) -> bool {
+    if config.state.redis.is_some() {
+        return false;
+    }
+    match &config.backend {
+        BackendConfig::Embedded(embedded) if !embedded.in_memory => {
+            config.credentials_dir() == Some(embedded.data_dir.join(crate::setup::SOMBUS_DIR))
+        }
+        BackendConfig::Embedded(_) | BackendConfig::Sqs(_) => false,
+    }
+}
+
+/// The sombus API's state: its credential store (the shared server when there is one, else a
+/// directory, or memory), tokens signed with keys derived from the receipt keys, and its admin
+/// keys.
+fn sombus_state(
+    config: &Config,
+    redis: Option<&RedisServer>,
+    gateway: &Arc<Gateway>,
+    clock: &Arc<dyn Clock>,
+    admin_keys: crate::credentials::live::Live<crate::credentials::admin_keys::AdminKeys>,
+) -> Result<api::sombus::SombusState, BuildError> {
+    let store = match redis {
+        Some(redis) => {
+            warn_of_a_directory_left_behind(config);
+            tracing::info!("sombus connections kept on the shared state server");
+            ConnectionStore::shared(redis.clone(), Arc::clone(clock))
+        }
+        None => directory_store(config, clock)?,
     };
     let tokens = TokenService::new(
         &config.keyring()?,

@@ -672,20 +672,17 @@ fn the_deployment_runs_three_replicas_of_the_image_as_its_non_root_user() {
 }
 
 #[test]
-fn the_sombus_credentials_dir_is_on_a_writable_volume_of_the_read_only_pods() {
+fn the_sombus_credentials_are_on_the_shared_server_not_a_pods_volume() {
     let objects = objects();
     let config = parsed_configmap(&objects);
-    let dir = config.credentials_dir().expect("a credential directory");
     assert!(
-        dir.is_absolute(),
-        "not relative to the working directory: {dir:?}"
+        config.state.redis.is_some(),
+        "the replicas share one state server, which keeps the sombus connections too"
     );
-    let container = container(deployment(&objects));
-    let writable = list(&container["volumeMounts"], "volumeMounts")
-        .iter()
-        .filter(|mount| mount["readOnly"].as_bool() != Some(true))
-        .any(|mount| dir.starts_with(text(&mount["mountPath"], "mountPath")));
-    assert!(writable, "{dir:?} is under a writable volume mount");
+    assert!(
+        config.sombus.credentials_dir.is_none(),
+        "no credential directory: a pod's volume is its own"
+    );
 }
 
 #[test]
@@ -992,30 +989,13 @@ fn compose_runs_three_replicas_of_deploy_replicas_toml_over_localstack_and_valke
 }
 
 #[test]
-fn the_compose_replicas_share_one_credential_store_volume() {
+fn the_compose_replicas_keep_sombus_credentials_on_the_shared_server() {
     let config = parsed_replicas_toml();
-    let dir = config.credentials_dir().expect("a credential directory");
-    assert!(dir.is_absolute(), "{dir:?}");
-    let mut volumes = BTreeSet::new();
-    for (name, service) in compose_replicas() {
-        let mount = words(&service["volumes"], "volumes")
-            .into_iter()
-            .find(|mount| {
-                mount
-                    .split(':')
-                    .nth(1)
-                    .is_some_and(|path| dir.starts_with(path))
-            })
-            .unwrap_or_else(|| panic!("{name} mounts a volume holding {dir:?}"));
-        let source = mount.split(':').next().unwrap().to_owned();
-        assert!(
-            !source.starts_with('.') && !source.starts_with('/'),
-            "{name}: a named volume, not {source}"
-        );
-        assert!(!mount.ends_with(":ro"), "{name}: writable");
-        volumes.insert(source);
-    }
-    assert_eq!(volumes.len(), 1, "one volume for all three: {volumes:?}");
+    assert!(config.state.redis.is_some());
+    assert!(
+        config.sombus.credentials_dir.is_none(),
+        "no directory to share: the connections are in Valkey"
+    );
 }
 
 #[test]

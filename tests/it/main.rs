@@ -39,6 +39,8 @@ mod quick_start;
 mod readme_consumer_loop;
 mod redrive;
 mod service;
+mod shared_credentials;
+mod shared_metrics;
 mod shared_state;
 mod signals;
 mod single_node;

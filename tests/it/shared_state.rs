@@ -166,7 +166,7 @@ async fn attempt_receive(
 }
 
 /// A sombus bus and two more replicas sharing its state and credential store.
-async fn sombus_replicas(sombus: &str) -> (Bus, Vec<TestGateway>) {
+pub async fn sombus_replicas(sombus: &str) -> (Bus, Vec<TestGateway>) {
     let bus = Bus::start_on(GatewayBuilder::new(Kind::Redis), sombus).await;
     let mut replicas = Vec::new();
     for _ in 0..2 {
@@ -181,7 +181,7 @@ async fn sombus_replicas(sombus: &str) -> (Bus, Vec<TestGateway>) {
     (bus, replicas)
 }
 
-fn gateways<'a>(bus: &'a Bus, replicas: &'a [TestGateway]) -> Vec<&'a TestGateway> {
+pub fn gateways<'a>(bus: &'a Bus, replicas: &'a [TestGateway]) -> Vec<&'a TestGateway> {
     std::iter::once(&bus.gw).chain(replicas).collect()
 }
 
@@ -257,13 +257,13 @@ async fn a_connections_daily_quota_holds_across_replicas() {
 }
 
 /// A redis-server of the test's own, on a port of its own, killed when dropped.
-struct OwnRedis {
+pub struct OwnRedis {
     port: u16,
     child: std::process::Child,
 }
 
 impl OwnRedis {
-    fn start(port: u16) -> Self {
+    pub fn start(port: u16) -> Self {
         let child = std::process::Command::new("redis-server")
             .args([
                 "--bind",
@@ -281,7 +281,7 @@ impl OwnRedis {
         Self { port, child }
     }
 
-    fn free_port() -> u16 {
+    pub fn free_port() -> u16 {
         std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -289,7 +289,7 @@ impl OwnRedis {
             .port()
     }
 
-    async fn wait_until_answering(&self) {
+    pub async fn wait_until_answering(&self) {
         for _ in 0..100 {
             if tokio::net::TcpStream::connect(("127.0.0.1", self.port))
                 .await
@@ -302,7 +302,7 @@ impl OwnRedis {
         panic!("redis-server on {} did not start", self.port);
     }
 
-    fn stop(mut self) {
+    pub fn stop(mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

@@ -76,12 +76,19 @@ impl Bus {
     }
 
     /// A second replica: same backend, receipt key and credential store; its own clock and caches.
+    /// (With the state in Redis, the credential store is the shared server's.)
     pub async fn replica(&self, kind: Kind) -> TestGateway {
-        GatewayBuilder::new(kind)
-            .replica_of(&self.gw)
-            .config(&self.toml)
-            .start()
-            .await
+        self.replica_builder(kind).config(&self.toml).start().await
+    }
+
+    /// A builder of a second replica, before its config.
+    pub fn replica_builder(&self, kind: Kind) -> GatewayBuilder {
+        let builder = GatewayBuilder::new(kind);
+        if kind == Kind::Redis {
+            builder.sharing_state_with(&self.gw)
+        } else {
+            builder.replica_of(&self.gw)
+        }
     }
 
     pub fn admin_url(&self, rest: &str) -> String {
@@ -535,8 +542,8 @@ async fn refusals_have_the_documented_rules(kind: Kind) {
         (StatusCode::FORBIDDEN, "producer.not_registered".into())
     );
     // A token of another environment (same keys, environment "preview") is refused.
-    let preview = GatewayBuilder::new(kind)
-        .replica_of(&bus.gw)
+    let preview = bus
+        .replica_builder(kind)
         .config(
             &bus.toml
                 .replace("environment = \"test\"", "environment = \"preview\""),

@@ -1,157 +1,169 @@
 //! Queue metrics as a time series the gateway samples itself: every `metrics_interval_seconds`
 //! (10 by default) each basaltic queue's visible, in-flight and delayed counts, the age of its
-//! oldest message, and the deliveries handed out again since the last sample; kept a day in
-//! memory, within a budget of samples for all queues together. A sample the gateway could not
-//! take is a gap (`null`s), never a zero.
+//! oldest message, and the deliveries handed out again since the last sample. A sample the
+//! gateway could not take is a gap (`null`s), never a zero.
 //!
-//! The budget: [`SAMPLE_BUDGET`] samples in all, 48 bytes each. Once the queues' series together
-//! hold more, the series holding the most give up their oldest samples until they fit (a queue
-//! created last keeps what it has while older ones shed their mornings): a series is cut at its
-//! start only, never in between, so what is answered stays a run of consecutive samples, whose
-//! gaps are still only the samples not taken.
+//! The history is the core's port ([`SampleHistory`]): in this process (a day within a budget
+//! of samples, see [`crate::core::sample_history`]), or on the shared state store, where the
+//! replicas sample one at a time (the Redis adapter, `state::redis::sample_history`, tells its
+//! keys and bounds). Each interval every replica takes its turn ([`SampleHistory::turn`]) and
+//! only the holder of the sampling lease samples and appends; every replica answers reads from
+//! the one history, and a replica whose store does not answer skips the interval (logged once a
+//! minute) and answers reads `503 unavailable`.
+//!
+//! Repeated receives, and what adding them up across replicas costs: a receive only bumps this
+//! process's counter in memory ([`Gateway::redeliveries`], as without a shared store). A turn
+//! hands in each queue's difference since the last turn the store took, in the turn's one
+//! pipeline (one `INCRBY` and `PEXPIRE` per queue that had any, nothing for the others), and
+//! the sampler's append reads and clears each queue's counter with its sample. So the store
+//! sees one pipeline per replica per interval however many receives there were, and a receive
+//! shows in the sample taken after its replica's next turn: up to one interval late. A turn that
+//! fails is handed in again at the next one (a failed write is taken as not done).
 
-use super::error::ErrorBody;
 use super::wire::{self, MetricsJson, SampleJson};
 use super::{BasalticError, BasalticState};
-use crate::core::Gateway;
 use crate::core::access::{Action, Caller, Grants, Principal};
-use crate::core::alias::Namespace;
+use crate::core::alias::{Alias, Namespace};
+use crate::core::limits::STATE_RETRY_AFTER;
+use crate::core::log_throttle::LogThrottle;
+use crate::core::registry::ALIAS_REFRESH;
+use crate::core::sample_history::{SampleHistory, Turn};
+use crate::core::state::StateUnavailable;
+use crate::core::{Gateway, GatewayError};
 use axum::Json;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
 use axum::routing::get;
 use chrono::{DateTime, SecondsFormat, Utc};
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, Weak};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-/// How long samples are kept.
-const KEPT_FOR: Duration = Duration::from_secs(24 * 3600);
-/// The most samples kept a queue, whatever the interval.
-const MAX_SAMPLES: usize = 8640;
-/// The most samples kept for all queues together: 1,000,000 of 48 bytes (a [`Sample`]), 48 MB;
-/// with the series' spare room (an eighth, and 8 samples a queue) and their entries, 10,000 queues
-/// cost at most about 60 MB. Up to 115 queues keep a day at the default interval; 10,000 keep 100
-/// samples each (16 minutes and 40 seconds at 10 s).
-const SAMPLE_BUDGET: usize = 1_000_000;
+use super::error::ErrorBody;
 
-// What the budget's documentation says, checked as the crate builds: a sample is 48 bytes, and
-// the samples of 10,000 queues with their spare room take at most 60 MB.
-const _: () = assert!(std::mem::size_of::<Sample>() <= 48);
-const _: () = assert!(
-    (SAMPLE_BUDGET + SAMPLE_BUDGET / 8 + 10_000 * 8) * std::mem::size_of::<Sample>() <= 60_000_000
-);
+/// How long the sampling lease lasts unless its holder renews it, in intervals: a holder that
+/// stops is replaced within this many intervals, and one slow round does not lose it.
+const LEASE_INTERVALS: u32 = 3;
+/// A round that took longer than this many intervals since its lease was renewed is not
+/// appended: another replica may hold the lease by now.
+const ROUND_WITHIN_INTERVALS: u32 = LEASE_INTERVALS - 1;
+/// The most queue ids announced by other replicas that the sampler looks up, waiting for them
+/// to be readable here.
+const MOST_PENDING: usize = 10_000;
+/// How often a failing history is logged.
+const LOG_EVERY: Duration = Duration::from_secs(60);
 
-/// One sample of one queue; `None` everywhere for a gap.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Sample {
-    /// When it was taken, in milliseconds since the Unix epoch.
-    at_millis: i64,
-    counts: Option<Counts>,
-}
-
-/// A sample's counts, as compact as they stay exact: an age beyond 136 years, or more than four
-/// billion repeated receives in one interval, would be clipped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Counts {
-    visible: u64,
-    in_flight: u64,
-    delayed: u64,
-    oldest_age_seconds: Option<u32>,
-    repeated_receives: u32,
-}
-
-impl Sample {
-    fn at(&self) -> DateTime<Utc> {
-        DateTime::from_timestamp_millis(self.at_millis).unwrap_or_default()
-    }
-}
-
-#[derive(Debug, Default)]
-struct Series {
-    samples: VecDeque<Sample>,
-    /// The gateway's redelivery counter at the last sample.
-    redeliveries: u64,
-}
-
-impl Series {
-    /// Adds a sample, growing the buffer by an eighth when full (not to twice its length, as a
-    /// `VecDeque` would by itself): its spare room stays within an eighth of its length and 8.
-    fn push(&mut self, sample: Sample) {
-        let samples = &mut self.samples;
-        if samples.len() == samples.capacity() {
-            samples.reserve_exact(samples.len() / 8 + 8);
-        }
-        samples.push_back(sample);
-    }
-
-    /// Keeps the newest `most` samples, and gives back the room of what it drops.
-    fn keep_newest(&mut self, most: usize) {
-        let samples = &mut self.samples;
-        let excess = samples.len().saturating_sub(most);
-        if excess == 0 {
-            return;
-        }
-        samples.drain(..excess);
-        let room = samples.len() + samples.len() / 8 + 8;
-        if samples.capacity() > room {
-            samples.shrink_to(room);
-        }
-    }
-}
-
-/// The samples of every basaltic queue, by queue id.
-#[derive(Debug)]
+/// The metrics of the basaltic queues: where their samples are kept, and how often they are
+/// taken.
 pub(super) struct Metrics {
     interval: Duration,
-    /// The most samples kept for all queues together.
-    budget: usize,
-    series: Mutex<HashMap<String, Series>>,
+    history: Arc<dyn SampleHistory>,
 }
 
 impl Metrics {
-    pub(super) fn new(interval: Duration) -> Self {
-        Self::with_budget(interval, SAMPLE_BUDGET)
+    pub(super) fn new(interval: Duration, history: Arc<dyn SampleHistory>) -> Self {
+        Self { interval, history }
     }
+}
 
-    fn with_budget(interval: Duration, budget: usize) -> Self {
+/// What the sampling task of this process keeps between its rounds.
+struct Sampler {
+    /// This process's id as a holder of the sampling lease.
+    holder: String,
+    lease: Duration,
+    interval: Duration,
+    /// Each gateway queue's redelivery counter as of the last turn the history took.
+    counted: HashMap<String, u64>,
+    /// Queue ids other replicas announced that this one could not find yet, since when.
+    pending: HashMap<String, DateTime<Utc>>,
+    unavailable: LogThrottle,
+}
+
+impl Sampler {
+    fn new(interval: Duration) -> Self {
         Self {
+            holder: format!("{:032x}", rand::random::<u128>()),
+            lease: interval * LEASE_INTERVALS,
             interval,
-            budget,
-            series: Mutex::default(),
+            counted: HashMap::new(),
+            pending: HashMap::new(),
+            unavailable: LogThrottle::new(LOG_EVERY),
         }
     }
 
-    /// Samples kept a queue: a day's, at most 8,640 (a day at the default interval).
-    fn kept(&self) -> usize {
-        usize::try_from(KEPT_FOR.as_secs() / self.interval.as_secs().max(1))
-            .unwrap_or(MAX_SAMPLES)
-            .min(MAX_SAMPLES)
+    /// The history did not answer: this interval's round is skipped (logged once a minute).
+    fn skipped(&mut self, error: &StateUnavailable) {
+        if let Some(count) = self.unavailable.due() {
+            tracing::warn!(
+                error = %error,
+                count,
+                "basaltic metrics history unavailable: samples skipped (gaps)"
+            );
+        }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Series>> {
-        self.series
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Samples every basaltic queue once.
-    async fn sample(&self, gateway: &Gateway) {
+    /// One interval: this replica's turn, and a round of samples if it holds the lease.
+    async fn round(&mut self, gateway: &Gateway, history: &dyn SampleHistory) {
         let at = gateway.now();
-        let mut taken: Vec<Taken> = Vec::new();
-        // Without a listing there is no telling gone queues from the rest: no round this time.
+        // Without a listing there is no telling gone queues from the rest: no round this time
+        // (the turn still renews the lease).
         let listed = match gateway.listed_aliases(Namespace::Basaltic).await {
-            Ok(listed) => listed,
+            Ok(listed) => Some(listed),
             Err(error) => {
                 tracing::debug!(error = %error.message, "basaltic queues not listed for metrics");
+                None
+            }
+        };
+        let known: Vec<(String, String)> = listed
+            .iter()
+            .flatten()
+            .filter_map(|(alias, queue)| Some((alias.path().first()?.clone(), queue.clone())))
+            .collect();
+        let mut repeated = Vec::new();
+        let mut counters = Vec::new();
+        for (id, queue) in &known {
+            let now = gateway.redeliveries(queue);
+            let before = self.counted.get(queue).copied().unwrap_or(0);
+            if now > before {
+                repeated.push((id.clone(), now - before));
+                counters.push((queue.clone(), now));
+            }
+        }
+        let ids: Vec<String> = known.iter().map(|(id, _)| id.clone()).collect();
+        let renewed = tokio::time::Instant::now();
+        let turn = history
+            .turn(Turn {
+                holder: &self.holder,
+                lease: self.lease,
+                repeated: &repeated,
+                known: &ids,
+            })
+            .await;
+        let answer = match turn {
+            Ok(answer) => answer,
+            Err(error) => {
+                // Counted in at a later turn (a failed write is taken as not done).
+                self.skipped(&error);
                 return;
             }
         };
-        for (alias, queue) in listed {
-            let Some(id) = alias.path().first().cloned() else {
-                continue;
-            };
+        self.counted.extend(counters);
+        if listed.is_some() {
+            let queues: HashSet<&String> = known.iter().map(|(_, queue)| queue).collect();
+            self.counted.retain(|queue, _| queues.contains(queue));
+        }
+        if !answer.sampler {
+            self.pending.clear();
+            return;
+        }
+        if listed.is_none() {
+            return;
+        }
+        let mut round = known;
+        self.adopt(gateway, answer.announced, &mut round, at).await;
+        let mut taken = Vec::with_capacity(round.len());
+        for (id, queue) in round {
             let caller = Caller::new(
                 Principal::System,
                 Arc::new(Grants::none().allow(&queue, [Action::Inspect])),
@@ -160,102 +172,86 @@ impl Metrics {
             if let Err(error) = &stats {
                 tracing::debug!(queue, error = %error.message, "metrics sample not taken");
             }
-            taken.push((
-                id,
-                stats.ok().map(|(_, stats)| stats),
-                gateway.redeliveries(&queue),
-            ));
+            taken.push((id, stats.ok().map(|(_, stats)| stats)));
         }
-        self.record(at, taken);
+        if renewed.elapsed() > self.interval * ROUND_WITHIN_INTERVALS {
+            tracing::debug!(
+                "basaltic metrics round too slow: not appended (the lease may have moved)"
+            );
+            return;
+        }
+        if let Err(error) = history.append(at, taken).await {
+            self.skipped(&error);
+        }
     }
 
-    /// Adds one round of samples (the queues not in it are gone: their series go too), then
-    /// holds each series to a day and all of them to the budget.
-    fn record(&self, at: DateTime<Utc>, taken: Vec<Taken>) {
-        let kept = self.kept();
-        let mut series = self.lock();
-        let alive: std::collections::HashSet<&String> = taken.iter().map(|(id, _, _)| id).collect();
-        series.retain(|id, _| alive.contains(id));
-        for (id, stats, redeliveries) in taken {
-            let entry = series.entry(id).or_default();
-            let counts = stats.map(|stats| Counts {
-                visible: stats.visible,
-                in_flight: stats.in_flight,
-                delayed: stats.delayed,
-                oldest_age_seconds: stats
-                    .oldest_age_seconds
-                    .map(|age| u32::try_from(age).unwrap_or(u32::MAX)),
-                repeated_receives: u32::try_from(redeliveries.saturating_sub(entry.redeliveries))
-                    .unwrap_or(u32::MAX),
-            });
-            entry.redeliveries = redeliveries;
-            entry.push(Sample {
-                at_millis: at.timestamp_millis(),
-                counts,
-            });
-            entry.keep_newest(kept);
-        }
-        let lengths: Vec<usize> = series.values().map(|series| series.samples.len()).collect();
-        if let Some(most) = most_each(lengths, self.budget) {
-            for entry in series.values_mut() {
-                entry.keep_newest(most);
+    /// Adds to `round` the queues other replicas announced that this one can reach but did not
+    /// list (made there since this replica last read the aliases back). One not found yet is
+    /// looked up again each round until every replica would have read it back.
+    async fn adopt(
+        &mut self,
+        gateway: &Gateway,
+        announced: Vec<String>,
+        round: &mut Vec<(String, String)>,
+        at: DateTime<Utc>,
+    ) {
+        let listed: HashSet<String> = round.iter().map(|(id, _)| id.clone()).collect();
+        for id in announced {
+            if self.pending.len() >= MOST_PENDING {
+                break;
+            }
+            if !listed.contains(&id) && super::canonical_id(&id).as_ref() == Some(&id) {
+                self.pending.entry(id).or_insert(at);
             }
         }
-    }
-
-    fn samples(&self, id: &str, since: Option<DateTime<Utc>>) -> Vec<Sample> {
-        self.lock()
-            .get(id)
-            .map(|series| {
-                series
-                    .samples
-                    .iter()
-                    .filter(|sample| since.is_none_or(|since| sample.at() >= since))
-                    .copied()
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-}
-
-/// One queue's round: its id, its counts (`None`: not taken) and the gateway's redelivery counter.
-type Taken = (String, Option<crate::core::model::QueueStats>, u64);
-
-/// The most samples each series may keep so that all of them together hold at most `budget`,
-/// taking from the longest first (`None`: they fit as they are). The largest such cap: series
-/// shorter than it keep all they have.
-fn most_each(mut lengths: Vec<usize>, budget: usize) -> Option<usize> {
-    if lengths.iter().sum::<usize>() <= budget {
-        return None;
-    }
-    lengths.sort_unstable();
-    let mut left = budget;
-    for (index, &length) in lengths.iter().enumerate() {
-        let sharing = lengths.len() - index;
-        // Every series from here on can keep `length` samples if the budget left holds them.
-        if length.saturating_mul(sharing) > left {
-            return Some(left / sharing);
+        let give_up = chrono::Duration::from_std(ALIAS_REFRESH + self.lease).unwrap_or_default();
+        let mut found = Vec::new();
+        for (id, since) in &self.pending {
+            if listed.contains(id) {
+                found.push(id.clone());
+                continue;
+            }
+            let queue = match Alias::new(Namespace::Basaltic, [id.as_str()]) {
+                Ok(alias) => gateway.queue_by_alias(&alias).await.ok(),
+                Err(_) => None,
+            };
+            match queue {
+                Some(queue) => {
+                    round.push((id.clone(), queue));
+                    found.push(id.clone());
+                }
+                None if at.signed_duration_since(*since) > give_up => found.push(id.clone()),
+                None => {}
+            }
         }
-        left -= length;
+        for id in found {
+            self.pending.remove(&id);
+        }
     }
-    None
 }
 
-/// Samples every interval while the dialect lives (the task ends once its state is dropped).
+/// Samples every interval while the dialect lives (the task ends once its state is dropped, or
+/// when shutdown begins: a replica that stops takes no more turns, so its lease runs out).
 pub(super) fn start_sampling(state: &Arc<BasalticState>) {
     let weak: Weak<BasalticState> = Arc::downgrade(state);
     let interval = state.metrics.interval;
+    let history = Arc::clone(&state.metrics.history);
+    let gateway = Arc::clone(&state.gateway);
     tokio::spawn(async move {
+        let mut sampler = Sampler::new(interval);
         let mut every = tokio::time::interval(interval);
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            every.tick().await;
+            tokio::select! {
+                _ = every.tick() => {}
+                () = gateway.shutdown_started() => break,
+            }
             let Some(state) = weak.upgrade() else {
                 break;
             };
             // Without a key nobody can read them: no samples, and no listing of the queues.
             if !state.keys.current().is_empty() {
-                state.metrics.sample(&state.gateway).await;
+                sampler.round(&state.gateway, history.as_ref()).await;
             }
         }
     });
@@ -271,7 +267,7 @@ pub(super) fn routes() -> axum::Router<Arc<BasalticState>> {
     path = "/v1/queues/{queue_id}/metrics",
     operation_id = "GetQueueMetrics",
     tag = "Queues",
-    description = "The samples of the last day, oldest first: takes `read_metrics`. A sample the gateway could not take is a gap (`null`s), not an empty queue.",
+    description = "The samples of the last day, oldest first: takes `read_metrics`. A sample the gateway could not take is a gap (`null`s), not an empty queue. With a shared state store the history is the same on every replica; while the store does not answer, `503 unavailable`.",
     params(
         ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
         ("since" = Option<String>, Query, format = DateTime, description = "Only samples taken at or after this RFC 3339 time"),
@@ -312,7 +308,10 @@ pub(super) async fn metrics(
     }
     let samples = state
         .metrics
+        .history
         .samples(id, since)
+        .await
+        .map_err(|error| GatewayError::unavailable(STATE_RETRY_AFTER).with_source(error))?
         .into_iter()
         .map(|sample| {
             let counts = sample.counts;
@@ -333,104 +332,4 @@ pub(super) async fn metrics(
         interval_seconds: state.metrics.interval.as_secs(),
         samples,
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::core::model::QueueStats;
-
-    fn stats(visible: u64) -> Option<QueueStats> {
-        Some(QueueStats {
-            visible,
-            in_flight: 0,
-            delayed: 0,
-            oldest_age_seconds: Some(5),
-        })
-    }
-
-    fn round(metrics: &Metrics, second: i64, queues: &[&str]) {
-        let at = DateTime::from_timestamp(1_800_000_000 + second, 0).unwrap();
-        let taken = queues
-            .iter()
-            .map(|id| ((*id).to_owned(), stats(second as u64), 0))
-            .collect();
-        metrics.record(at, taken);
-    }
-
-    fn held(metrics: &Metrics) -> (usize, usize) {
-        let series = metrics.lock();
-        let samples = series.values().map(|s| s.samples.len()).sum();
-        let room = series.values().map(|s| s.samples.capacity()).sum();
-        (samples, room)
-    }
-
-    #[test]
-    fn the_longest_series_give_up_their_oldest_samples_first() {
-        assert_eq!(most_each(vec![3, 3], 6), None);
-        assert_eq!(most_each(vec![10, 2, 5], 12), Some(5));
-        assert_eq!(most_each(vec![10, 2, 6], 12), Some(5));
-        assert_eq!(most_each(vec![10, 10, 10], 10), Some(3));
-        assert_eq!(most_each(vec![1, 1, 1], 0), Some(0));
-    }
-
-    #[test]
-    fn many_queues_stay_within_the_budget_and_answer_runs_of_their_newest_samples() {
-        let metrics = Metrics::with_budget(Duration::from_secs(1), 1_000);
-        // Ten queues for a while: 100 samples each at most.
-        let old: Vec<String> = (0..10).map(|n| format!("old-{n}")).collect();
-        let old: Vec<&str> = old.iter().map(String::as_str).collect();
-        for second in 0..300 {
-            round(&metrics, second, &old);
-        }
-        assert_eq!(held(&metrics).0, 1_000);
-        // Ninety more: the old series shed their oldest, the new ones keep what they have.
-        let all: Vec<String> = (0..100).map(|n| format!("q-{n}")).collect();
-        let mut everyone: Vec<&str> = all.iter().map(String::as_str).collect();
-        everyone.extend(&old);
-        for second in 300..320 {
-            round(&metrics, second, &everyone);
-            let (samples, room) = held(&metrics);
-            assert!(samples <= 1_000, "{samples}");
-            assert!(room <= samples + samples / 8 + everyone.len() * 8, "{room}");
-        }
-        let newest = metrics.samples("q-0", None);
-        let oldest = metrics.samples("old-0", None);
-        assert!(oldest.len() >= newest.len() && oldest.len() <= newest.len() + 1);
-        for series in [&newest, &oldest] {
-            // Consecutive, up to the last round: cut at the start only.
-            let seconds: Vec<i64> = series.iter().map(|s| s.at().timestamp()).collect();
-            assert_eq!(*seconds.last().unwrap(), 1_800_000_319);
-            assert!(seconds.windows(2).all(|w| w[1] == w[0] + 1), "{seconds:?}");
-            assert!(
-                series.iter().all(|s| s.counts.is_some()),
-                "no sample is made a gap"
-            );
-        }
-        // Queues that go take their samples with them, and the others may grow back.
-        for second in 320..420 {
-            round(&metrics, second, &old);
-        }
-        assert_eq!(metrics.samples("q-0", None).len(), 0);
-        assert_eq!(metrics.samples("old-0", None).len(), 100);
-    }
-
-    #[test]
-    fn a_gap_stays_a_gap_and_since_counts_in_milliseconds() {
-        let metrics = Metrics::with_budget(Duration::from_secs(10), 100);
-        let at = DateTime::from_timestamp_millis(1_800_000_000_700).unwrap();
-        metrics.record(at, vec![("q".to_owned(), None, 0)]);
-        metrics.record(
-            at + chrono::Duration::seconds(10),
-            vec![("q".to_owned(), stats(2), 3)],
-        );
-        let samples = metrics.samples("q", None);
-        assert_eq!(samples[0].counts, None);
-        assert_eq!(samples[1].counts.unwrap().visible, 2);
-        assert_eq!(samples[1].counts.unwrap().repeated_receives, 3);
-        let since = DateTime::from_timestamp_millis(1_800_000_000_500).unwrap();
-        assert_eq!(metrics.samples("q", Some(since)).len(), 2);
-        let since = DateTime::from_timestamp_millis(1_800_000_000_800).unwrap();
-        assert_eq!(metrics.samples("q", Some(since)).len(), 1);
-    }
 }

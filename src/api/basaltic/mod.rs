@@ -18,6 +18,7 @@ pub use error::BasalticError;
 
 use crate::core::Gateway;
 use crate::core::alias::{Alias, Namespace};
+use crate::core::sample_history::SampleHistory;
 use crate::core::{ErrorKind, GatewayError};
 use crate::credentials::basaltic_keys::{BasalticKey, BasalticKeys};
 use crate::credentials::live::Live;
@@ -78,16 +79,19 @@ impl BasalticState {
         })
     }
 
-    /// The dialect's state; `keys` is the handle a config reload swaps the keys behind.
+    /// The dialect's state; `keys` is the handle a config reload swaps the keys behind. Its
+    /// queues are sampled every `metrics_interval` into `history` (this process's, or the one
+    /// the replicas share).
     pub fn new(
         gateway: Arc<Gateway>,
         keys: Live<BasalticKeys>,
         metrics_interval: Duration,
+        history: Arc<dyn SampleHistory>,
     ) -> Self {
         Self {
             gateway,
             keys,
-            metrics: metrics::Metrics::new(metrics_interval),
+            metrics: metrics::Metrics::new(metrics_interval, history),
             creating: tokio::sync::Mutex::new(()),
         }
     }

@@ -25,9 +25,7 @@ use crate::credentials::admin_keys::{AdminKey, AdminRole};
 use crate::credentials::oauth::check::is_client_id;
 use crate::credentials::oauth::connection::{IssuedSecret, NotApplicable, WORKSPACE_SEPARATOR};
 use crate::credentials::oauth::store::REFUSED;
-use crate::credentials::oauth::{
-    AuditEntry, Connection, ConnectionStatus, ConnectionStore, Role, StoreError,
-};
+use crate::credentials::oauth::{AuditEntry, Connection, ConnectionStatus, Role, StoreError};
 use axum::Json;
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
@@ -724,12 +722,7 @@ async fn redrive(
         String::new(),
     );
     // The redrive is under way; recording it must not fail the request that started it.
-    if let Err(error) = state
-        .check
-        .store()
-        .run(move |store| store.record(audit))
-        .await
-    {
+    if let Err(error) = state.check.store().record(audit).await {
         tracing::warn!(%error, "could not record a redrive in the audit log");
     }
     Ok((
@@ -799,8 +792,11 @@ async fn audit(
     // A minute of refusals that is over is summed before the page is read.
     state.record_refusal_sums().await;
     let page = state
-        .with_store(move |store| store.audit(&workspace, limit, cursor))
-        .await?;
+        .check
+        .store()
+        .audit(&workspace, limit, cursor)
+        .await
+        .map_err(super::connections::store_error)?;
     if !page.damage.is_none() {
         tracing::warn!(damage = ?page.damage, "the sombus audit log has damaged or missing lines");
     }
@@ -870,8 +866,7 @@ impl SombusState {
         if lines.is_empty() {
             return;
         }
-        let store = Arc::clone(self.check.store());
-        if let Err(error) = store.run(move |store| record_all(store, lines)).await {
+        if let Err(error) = self.check.store().record_all(lines).await {
             tracing::warn!(%error, "could not record the sums of refused admin attempts in the audit log");
         }
     }
@@ -883,13 +878,9 @@ impl SombusState {
         }
         let store = Arc::clone(self.check.store());
         tokio::spawn(async move {
-            if let Err(error) = store.run(move |store| record_all(store, lines)).await {
+            if let Err(error) = store.record_all(lines).await {
                 tracing::warn!(%error, "could not record refused admin attempts in the audit log");
             }
         });
     }
-}
-
-fn record_all(store: &ConnectionStore, lines: Vec<AuditEntry>) -> Result<(), StoreError> {
-    lines.into_iter().try_for_each(|line| store.record(line))
 }

@@ -98,20 +98,21 @@ fn queue_names(workspace: &str, local_id: &str, fifo: bool) -> (String, String) 
 
 /// The workspace's connection (made whole) that a path's `{c}` names: its client id, or the part
 /// an admin chose of one of the workspace's ids.
-fn resolve(
+async fn resolve(
     store: &ConnectionStore,
     workspace: &str,
     client_id: &str,
 ) -> Result<Option<Connection>, StoreError> {
     let ours = |connection: &Connection| connection.workspace == workspace && !connection.creating;
-    if let Some(connection) = store.get(client_id)?.filter(ours) {
+    if let Some(connection) = store.get(client_id).await?.filter(ours) {
         return Ok(Some(connection));
     }
     if client_id.contains(WORKSPACE_SEPARATOR) {
         return Ok(None);
     }
     Ok(store
-        .get(&qualified_client_id(workspace, client_id))?
+        .get(&qualified_client_id(workspace, client_id))
+        .await?
         .filter(ours))
 }
 
@@ -160,15 +161,6 @@ impl SombusState {
     /// The credential store (readiness watches it).
     pub fn credential_store(&self) -> Arc<ConnectionStore> {
         Arc::clone(self.check.store())
-    }
-
-    /// Runs `work` on the store off the runtime's threads.
-    pub(super) async fn with_store<T, F>(&self, work: F) -> Result<T, SombusError>
-    where
-        T: Send + 'static,
-        F: FnOnce(&ConnectionStore) -> Result<T, StoreError> + Send + 'static,
-    {
-        self.check.store().run(work).await.map_err(store_error)
     }
 
     /// The core caller `principal` is for the queues of one connection.
@@ -220,9 +212,9 @@ impl SombusState {
         client_id: &str,
     ) -> Result<Connection, SombusError> {
         self.undo_abandoned().await;
-        let (owner, client) = (workspace.to_owned(), client_id.to_owned());
-        self.with_store(move |store| resolve(store, &owner, &client))
-            .await?
+        resolve(self.check.store(), workspace, client_id)
+            .await
+            .map_err(store_error)?
             .ok_or_else(|| store_error(StoreError::NotFound))
     }
 
@@ -233,7 +225,7 @@ impl SombusState {
     ) -> Result<Vec<Connection>, SombusError> {
         self.undo_abandoned().await;
         let owner = workspace.to_owned();
-        let mut connections = self.with_store(move |store| store.list(&owner)).await?;
+        let mut connections = self.check.store().list(&owner).await.map_err(store_error)?;
         connections.retain(|connection| !connection.creating);
         Ok(connections)
     }
@@ -246,7 +238,7 @@ impl SombusState {
         workspace: &str,
         client_id: &str,
         action: &str,
-        apply: impl FnOnce(&mut Connection) -> Result<(T, String), StoreError> + Send + 'static,
+        mut apply: impl FnMut(&mut Connection) -> Result<(T, String), StoreError> + Send + 'static,
     ) -> Result<(T, Connection), SombusError> {
         // The workspace must own it (a 404 for another's, as for a missing one).
         let client_id = self.connection_of(workspace, client_id).await?.client_id;
@@ -262,13 +254,11 @@ impl SombusState {
         let result = self
             .check
             .store()
-            .run(move |store| {
-                store.update(&client, audit, move |connection| {
-                    if connection.workspace != owner || connection.creating {
-                        return Err(StoreError::NotFound);
-                    }
-                    apply(connection)
-                })
+            .update(&client, audit, move |connection| {
+                if connection.workspace != owner || connection.creating {
+                    return Err(StoreError::NotFound);
+                }
+                apply(connection)
             })
             .await;
         self.check.forget(client_id);
@@ -321,8 +311,11 @@ impl SombusState {
             ),
         );
         let record = connection.clone();
-        self.with_store(move |store| store.create(record, audit))
-            .await?;
+        self.check
+            .store()
+            .create(record, audit)
+            .await
+            .map_err(store_error)?;
         self.check.forget(&connection.client_id);
         let made = tokio::time::timeout(CREATE_WITHIN, self.create_queues(actor, &connection))
             .await
@@ -340,11 +333,10 @@ impl SombusState {
             .await;
             return Err(error);
         }
-        let (client_id, instance) = (connection.client_id.clone(), connection.instance.clone());
         let finished = self
             .check
             .store()
-            .run(move |store| store.finish_create(&client_id, &instance))
+            .finish_create(&connection.client_id, &connection.instance)
             .await;
         self.check.forget(&connection.client_id);
         match finished {
@@ -416,6 +408,19 @@ impl SombusState {
         self.undo_abandoned_before(cutoff).await;
     }
 
+    /// Until the gateway shuts down: drops this replica's copy of each connection another
+    /// replica changes in a shared store, as soon as it hears of it.
+    pub async fn follow_changes(self: Arc<Self>) {
+        let changed = |client_id: Option<&str>| match client_id {
+            Some(client_id) => self.check.forget(client_id),
+            None => self.check.forget_all(),
+        };
+        self.check
+            .store()
+            .follow(changed, self.gateway.shutdown_started())
+            .await;
+    }
+
     /// Until the gateway shuts down, once a minute: undoes abandoned creates and records the
     /// sums of refused admin attempts of a minute that is over.
     pub async fn upkeep(self: Arc<Self>) {
@@ -438,11 +443,7 @@ impl SombusState {
 
     /// Undoes every create still under way that began before `cutoff`.
     async fn undo_abandoned_before(&self, cutoff: chrono::DateTime<chrono::Utc>) {
-        let abandoned = self
-            .check
-            .store()
-            .run(move |store| store.abandoned(cutoff))
-            .await;
+        let abandoned = self.check.store().abandoned(cutoff).await;
         let abandoned = match abandoned {
             Ok(abandoned) => abandoned,
             Err(error) => {
@@ -482,11 +483,10 @@ impl SombusState {
             "connection.create_undone",
             why.to_owned(),
         );
-        let (client_id, instance) = (connection.client_id.clone(), connection.instance.clone());
         let undone = self
             .check
             .store()
-            .run(move |store| store.undo_create(&client_id, &instance, audit))
+            .undo_create(&connection.client_id, &connection.instance, audit)
             .await;
         self.check.forget(&connection.client_id);
         match undone {
@@ -556,10 +556,12 @@ impl SombusState {
             "connection.remove",
             format!("queues {} deleted", queues.join(", ")),
         );
-        let client = client_id.to_owned();
         let removed = self
-            .with_store(move |store| store.remove(&client, audit))
-            .await;
+            .check
+            .store()
+            .remove(client_id, audit)
+            .await
+            .map_err(store_error);
         self.check.forget(client_id);
         removed
     }

@@ -75,6 +75,7 @@ impl SombusState {
         let (claims, connection) =
             self.check
                 .check(token, fresh_within)
+                .await
                 .map_err(|refusal| match refusal {
                     Refusal::Unauthenticated(why) => {
                         SombusError::new(StatusCode::UNAUTHORIZED, rule::UNAUTHENTICATED, why)

@@ -57,7 +57,7 @@ async fn token(
     let presented = basic_credentials(&headers);
     let guessed = presented.is_some();
     let authenticated = match presented {
-        Some((client_id, secret)) => state.check.authenticate_client(&client_id, &secret),
+        Some((client_id, secret)) => state.check.authenticate_client(&client_id, &secret).await,
         None => Err(Refusal::Unauthenticated(
             "authenticate with HTTP Basic: the client id and secret",
         )),

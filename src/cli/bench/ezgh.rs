@@ -136,26 +136,47 @@ pub(super) async fn receive_and_ack(
     messages: usize,
     clients: usize,
 ) -> Result<Run, String> {
+    receive_and_ack_across(&[base.to_owned()], api_key, queue, messages, clients).await
+}
+
+/// The same loop with each request sent to the next of `bases` in turn (replicas behind a
+/// round-robin balancer): a receive on one, its ack on the next.
+pub(super) async fn receive_and_ack_across(
+    bases: &[String],
+    api_key: &str,
+    queue: &str,
+    messages: usize,
+    clients: usize,
+) -> Result<Run, String> {
     let total = messages.div_ceil(BATCH) * BATCH;
     let done = Arc::new(AtomicUsize::new(0));
     let finished = Arc::new(OnceLock::new());
-    let url = receive_url(base, queue);
+    let bases: Arc<Vec<(String, String)>> = Arc::new(
+        bases
+            .iter()
+            .map(|base| (base.clone(), receive_url(base, queue)))
+            .collect(),
+    );
     let https = (0..clients)
         .map(|_| http_client())
         .collect::<Result<Vec<_>, _>>()?;
     let started = Instant::now();
     let deadline = started + DRAIN_LIMIT;
     let mut tasks = Vec::new();
-    for http in https {
+    for (client, http) in https.into_iter().enumerate() {
         let (done, finished) = (Arc::clone(&done), Arc::clone(&finished));
-        let (base, url, api_key) = (base.to_owned(), url.clone(), api_key.to_owned());
+        let (bases, api_key) = (Arc::clone(&bases), api_key.to_owned());
         tasks.push(tokio::spawn(async move {
             let body = receive_body();
             let mut records = Vec::new();
             let mut empty = 0;
+            let mut turn = client;
             while done.load(Ordering::Relaxed) < total && Instant::now() < deadline {
+                let (_, url) = &bases[turn % bases.len()];
+                let (base, _) = &bases[(turn + 1) % bases.len()];
+                turn += 2;
                 let asked = Instant::now();
-                let (_, handles) = receive(&http, &url, &api_key, &body).await?;
+                let (_, handles) = receive(&http, url, &api_key, &body).await?;
                 if handles.is_empty() {
                     if done.load(Ordering::Relaxed) < total {
                         empty += 1;
@@ -164,7 +185,7 @@ pub(super) async fn receive_and_ack(
                 }
                 records.push((RequestKind::EzghReceive, asked.elapsed(), asked));
                 let acking = Instant::now();
-                ack(&http, &base, &api_key, &handles).await?;
+                ack(&http, base, &api_key, &handles).await?;
                 records.push((RequestKind::EzghAck, acking.elapsed(), acking));
                 let count = handles.len();
                 if done.fetch_add(count, Ordering::Relaxed) + count >= total {

@@ -4,7 +4,8 @@
 //! resident memory is its own; clients are the ones users run (`aws-sdk-sqs`, signed; reqwest for
 //! ezgh), the same code for every target of a family, so ratios compare like with like. Families:
 //! the SQS endpoint against LocalStack ([`sqs_endpoint`]), ezgh against the ceiling ([`ezgh`]),
-//! idle long polls ([`long_polls`]) and a stored backlog ([`backlog`]); the figures are judged
+//! idle long polls ([`long_polls`]), a stored backlog ([`backlog`]), the state in Redis
+//! ([`state`]) and three replicas against one ([`replicas`]); the figures are judged
 //! against the targets of issue 12 ([`report`]).
 
 // A benchmark measures real elapsed time (and prints the date), which is what it reports.
@@ -18,6 +19,7 @@ mod long_polls;
 mod measure;
 mod process;
 mod proxy;
+mod replicas;
 mod report;
 mod sqs_endpoint;
 mod state;
@@ -72,6 +74,8 @@ pub(super) enum Family {
     Backlog,
     /// The state in Redis against the state in this process.
     State,
+    /// Three replicas over LocalStack against one.
+    Replicas,
 }
 
 /// What a row measured (tables list rows in this order).
@@ -167,7 +171,7 @@ pub(super) async fn run(options: &BenchOptions) -> Result<(), String> {
     println!("{header}");
     let secrets = Secrets::generate();
     let localstack = match &options.localstack {
-        Some(url) if runs(Family::Sqs) => {
+        Some(url) if runs(Family::Sqs) || runs(Family::Replicas) => {
             let endpoint = Endpoint {
                 url: url.clone(),
                 key_id: "test".into(),
@@ -237,6 +241,21 @@ pub(super) async fn run(options: &BenchOptions) -> Result<(), String> {
         let figures = state::measure(options, work.path(), &secrets).await?;
         print(state::table(options, &figures));
         checks.extend(state::checks(&figures));
+    }
+    if runs(Family::Replicas) {
+        let figures = replicas::measure(
+            options.messages,
+            options.body_bytes,
+            work.path(),
+            &secrets,
+            localstack.as_ref(),
+        )
+        .await?;
+        print(replicas::table(
+            options.messages,
+            options.body_bytes,
+            &figures,
+        ));
     }
     if runs(Family::Backlog) {
         let figures = backlog_family(options, work.path(), &secrets).await?;
@@ -370,6 +389,7 @@ async fn sqs_family(
                     .iter()
                     .map(|(gateway, backend, _)| (gateway.clone(), backend.clone()))
                     .collect(),
+                redis: None,
             },
         ));
     }

@@ -37,6 +37,8 @@ pub(super) enum GatewayBackend {
     Sqs {
         endpoint: String,
         queues: Vec<(String, String)>,
+        /// The state in the Redis at this URL (shared by gateways given the same one).
+        redis: Option<String>,
     },
 }
 
@@ -94,10 +96,17 @@ pub(super) fn gateway_config(
             "[metrics]\nsample_seconds = 1\n\n[backend]\nkind = \"embedded\"\ndata_dir = {}\n\n",
             toml_string(&dir.to_string_lossy())
         )),
-        GatewayBackend::Sqs { endpoint, .. } => toml.push_str(&format!(
-            "[backend]\nkind = \"sqs\"\nendpoint_url = {}\nregion = \"us-east-1\"\n\n",
-            toml_string(endpoint)
-        )),
+        GatewayBackend::Sqs {
+            endpoint, redis, ..
+        } => {
+            toml.push_str(&format!(
+                "[backend]\nkind = \"sqs\"\nendpoint_url = {}\nregion = \"us-east-1\"\n\n",
+                toml_string(endpoint)
+            ));
+            if let Some(url) = redis {
+                toml.push_str(&format!("[state.redis]\nurl = {}\n\n", toml_string(url)));
+            }
+        }
     }
     toml.push_str(&format!(
         "[[receipt_keys]]\nid = 1\nsecret = {}\n\n",
@@ -112,10 +121,17 @@ pub(super) fn gateway_config(
         "[sombus]\ncredentials_dir = {}\n\n",
         toml_string(&work.join("sombus").to_string_lossy())
     ));
-    let embedded = !matches!(backend, GatewayBackend::Sqs { .. });
+    // The ezgh queues the gateway has: all of them on the engine, those the sqs backend maps.
+    let ezgh: Vec<&str> = match backend {
+        GatewayBackend::Sqs { queues, .. } => EZGH_QUEUES
+            .into_iter()
+            .filter(|queue| queues.iter().any(|(name, _)| name == queue))
+            .collect(),
+        _ => EZGH_QUEUES.to_vec(),
+    };
     toml.push_str(&format!("[ezgh.organizations.{ORGANIZATION}"));
-    if embedded {
-        let mapping: Vec<String> = EZGH_QUEUES
+    if !ezgh.is_empty() {
+        let mapping: Vec<String> = ezgh
             .iter()
             .map(|queue| format!("{queue} = \"{queue}\""))
             .collect();
@@ -542,6 +558,7 @@ mod tests {
             GatewayBackend::Sqs {
                 endpoint: "http://127.0.0.1:4566".into(),
                 queues: vec![(sqs_queue(1), "bench-1a2b-1".into())],
+                redis: None,
             },
         ] {
             let text = gateway_config("127.0.0.1:1234", &backend, &secrets, work);
@@ -560,5 +577,16 @@ mod tests {
                 assert_eq!(config.queue_locators()["sqs-1"], "bench-1a2b-1");
             }
         }
+        // Replicas over LocalStack: the ezgh queue they map, the state in Redis.
+        let replica = GatewayBackend::Sqs {
+            endpoint: "http://127.0.0.1:4566".into(),
+            queues: vec![("ezgh".into(), "bench-replicas-1a2b".into())],
+            redis: Some("redis://127.0.0.1:6390/0".into()),
+        };
+        let text = gateway_config("127.0.0.1:1234", &replica, &secrets, work);
+        let config = Config::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert!(config.state.redis.is_some());
+        assert!(config.api_keys().is_ok(), "{text}");
+        assert!(text.contains("queues = { ezgh = \"ezgh\" }"), "{text}");
     }
 }

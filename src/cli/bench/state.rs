@@ -34,13 +34,13 @@ pub(super) enum StateFigures {
 }
 
 /// A `redis-server` of the bench's own, stopped when dropped.
-struct OwnRedis {
-    url: String,
+pub(super) struct OwnRedis {
+    pub(super) url: String,
     _child: tokio::process::Child,
 }
 
 impl OwnRedis {
-    async fn start(work: &Path) -> Result<Self, String> {
+    pub(super) async fn start(work: &Path) -> Result<Self, String> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|listener| listener.local_addr())
             .map_err(|e| format!("no free port for redis-server: {e}"))?

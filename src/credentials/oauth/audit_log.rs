@@ -11,7 +11,8 @@
 //! parse, lines missing from the sequence, links whose hash doesn't match (a line altered, or one
 //! put in between). Lines written before the log was chained (no `seq`) are read as they are.
 
-use super::store::{AuditEntry, StoreError, io, private_file};
+use super::local_store::{io, private_file};
+use super::store::{AuditEntry, StoreError};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 use std::fs::File;
@@ -334,7 +335,7 @@ impl<'a> Backwards<'a> {
         if self.unread == 0 {
             // The first line of the log (no newline before it).
             let line = std::mem::take(&mut self.partial);
-            self.line(0, &line);
+            self.line(0, &line, true);
             self.done = true;
             return None;
         }
@@ -355,7 +356,7 @@ impl<'a> Backwards<'a> {
         let mut end = chunk.len();
         while let Some(newline) = chunk[..end].iter().rposition(|byte| *byte == b'\n') {
             let offset = start + newline as u64 + 1;
-            self.line(offset, &chunk[newline + 1..end]);
+            self.line(offset, &chunk[newline + 1..end], offset == 0);
             if self.done {
                 return;
             }
@@ -366,8 +367,9 @@ impl<'a> Backwards<'a> {
         self.unread = start;
     }
 
-    /// One whole line starting at `offset`.
-    fn line(&mut self, offset: u64, line: &[u8]) {
+    /// One whole line starting at `offset` (the cursor of the lines before it); `first` when
+    /// it is the log's first line.
+    fn line(&mut self, offset: u64, line: &[u8], first: bool) {
         if line.is_empty() {
             return;
         }
@@ -375,13 +377,13 @@ impl<'a> Backwards<'a> {
             self.page.damage.damaged_lines += 1;
             return;
         };
-        self.link(line, &entry, offset == 0);
+        self.link(line, &entry, first);
         if entry.workspace != self.workspace {
             return;
         }
         self.page.entries.push(entry);
         if self.page.entries.len() >= self.limit {
-            self.page.next = (offset > 0).then_some(offset);
+            self.page.next = (!first).then_some(offset);
             self.done = true;
         }
     }
@@ -424,6 +426,49 @@ impl<'a> Backwards<'a> {
     fn finish(self) -> AuditPage {
         self.page
     }
+}
+
+/// A page made of lines read elsewhere (the shared store's stream), handed in newest first with
+/// the same checks as a page of the file: each line with the cursor of the lines before it.
+pub(super) struct LinePage<'a>(Backwards<'a>);
+
+impl<'a> LinePage<'a> {
+    /// A page of at most `limit` of `workspace`'s entries; `after` is the line just newer than
+    /// the page's range (whose link to the range's newest line the page checks), if any.
+    pub(super) fn new(workspace: &'a str, limit: usize, after: Option<&[u8]>) -> Self {
+        let mut reader = Backwards::new(workspace, limit, 0);
+        reader.after = after.and_then(parsed).map(|entry| Link {
+            seq: entry.seq,
+            prev: entry.prev,
+        });
+        Self(reader)
+    }
+
+    /// Whether the page is complete.
+    pub(super) fn is_full(&self) -> bool {
+        self.0.done
+    }
+
+    /// The next older line; `first` when it is the log's first.
+    pub(super) fn line(&mut self, cursor: u64, line: &[u8], first: bool) {
+        if !self.0.done {
+            self.0.line(cursor, line, first);
+        }
+    }
+
+    /// The page, ending at `cursor` when it stopped before the log's first line without
+    /// filling up (the next page reads on from there).
+    pub(super) fn finish(mut self, cursor: Option<u64>) -> AuditPage {
+        if !self.0.done {
+            self.0.page.next = cursor;
+        }
+        self.0.finish()
+    }
+}
+
+/// The cursor-free parts of a shared log's line: its place and the hash the next line links.
+pub(super) fn link_of(line: &[u8]) -> Option<(u64, String)> {
+    parsed(line).map(|entry| (entry.seq, line_hash(line)))
 }
 
 #[cfg(test)]

@@ -87,7 +87,7 @@ impl CredentialCheck {
     /// The connection `client_id` and the serial of its secret `secret`, if that secret still
     /// gets tokens and the connection is active. Reads the store itself, so a revoked secret or
     /// connection gets no token at once.
-    pub fn authenticate_client(
+    pub async fn authenticate_client(
         &self,
         client_id: &str,
         secret: &str,
@@ -99,6 +99,7 @@ impl CredentialCheck {
         let (found, as_of) = if is_client_id(client_id) {
             self.store
                 .lookup(client_id, chrono::TimeDelta::zero())
+                .await
                 .map_err(unavailable)?
         } else {
             (None, now)
@@ -138,7 +139,7 @@ impl CredentialCheck {
 
     /// The claims of a token that may read now, with its connection, read at most
     /// `fresh_within` ago (and never longer ago than the recheck time).
-    pub fn check(
+    pub async fn check(
         &self,
         token: &str,
         fresh_within: std::time::Duration,
@@ -152,7 +153,8 @@ impl CredentialCheck {
             .verify(token, now)
             .map_err(|rejected| Refusal::Unauthenticated(rejected.0))?;
         let connection = self
-            .connection(&claims.sub, now, fresh_within)?
+            .connection(&claims.sub, now, fresh_within)
+            .await?
             .filter(|connection| connection.workspace == claims.tenant)
             .ok_or(Refusal::NotRegistered("the connection was removed"))?;
         if connection.creating {
@@ -177,12 +179,17 @@ impl CredentialCheck {
         Ok((claims, connection))
     }
 
-    /// Drops this replica's copy of a connection (after a change made here).
+    /// Drops this replica's copy of a connection (after a change made here, or heard of).
     pub fn forget(&self, client_id: &str) {
         self.looked_up.invalidate(client_id);
     }
 
-    fn connection(
+    /// Drops every copy (changes may have been missed).
+    pub fn forget_all(&self) {
+        self.looked_up.invalidate_all();
+    }
+
+    async fn connection(
         &self,
         client_id: &str,
         now: DateTime<Utc>,
@@ -199,6 +206,7 @@ impl CredentialCheck {
         let (connection, as_of) = self
             .store
             .lookup(client_id, fresh_within)
+            .await
             .map_err(unavailable)?;
         let connection = connection.map(Arc::new);
         self.looked_up.insert(
@@ -298,11 +306,14 @@ mod tests {
         VERIFIED.with(Cell::get)
     }
 
-    fn check_with(connection: Connection) -> CredentialCheck {
+    async fn check_with(connection: Connection) -> CredentialCheck {
         let keyring = Keyring::new(vec![(1, zeroize::Zeroizing::new(vec![7; 32]))]).unwrap();
         let tokens = TokenService::new(&keyring, "test", chrono::Duration::hours(1));
         let store = Arc::new(ConnectionStore::in_memory(Arc::new(SystemClock)));
-        store.create(connection, AuditEntry::default()).unwrap();
+        store
+            .create(connection, AuditEntry::default())
+            .await
+            .unwrap();
         CredentialCheck::new(
             tokens,
             store,
@@ -314,11 +325,11 @@ mod tests {
     /// Without timing anything: an unknown client id and a known one with a wrong secret take
     /// the same path (one secret check, against a connection with one live secret, nothing
     /// cached) and get the same refusal.
-    #[test]
-    fn unknown_ids_and_wrong_secrets_do_the_same_work() {
+    #[tokio::test]
+    async fn unknown_ids_and_wrong_secrets_do_the_same_work() {
         let mut known = super::super::connection::sample("w", "w.known");
         let issued = known.issue_secret(SystemClock.now()).unwrap();
-        let check = check_with(known);
+        let check = check_with(known).await;
         let mut refusals = Vec::new();
         for (client_id, secret) in [
             ("w.known", "sbs_wrong"),
@@ -326,7 +337,12 @@ mod tests {
             ("unknown", "sbs_wrong"),
         ] {
             let before = verified();
-            refusals.push(check.authenticate_client(client_id, secret).unwrap_err());
+            refusals.push(
+                check
+                    .authenticate_client(client_id, secret)
+                    .await
+                    .unwrap_err(),
+            );
             assert_eq!(verified() - before, 1, "{client_id}: one secret check");
             assert!(
                 !check.looked_up.contains_key(client_id),
@@ -341,7 +357,12 @@ mod tests {
         );
         // The decoy's own secret never authenticates an unknown id.
         let before = verified();
-        assert!(check.authenticate_client("w.known", &issued.secret).is_ok());
+        assert!(
+            check
+                .authenticate_client("w.known", &issued.secret)
+                .await
+                .is_ok()
+        );
         assert_eq!(verified() - before, 1);
         assert!(
             check.looked_up.contains_key("w.known"),

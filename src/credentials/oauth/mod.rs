@@ -5,6 +5,9 @@
 pub mod audit_log;
 pub mod check;
 pub mod connection;
+mod local_store;
+mod refusals;
+mod shared_store;
 pub mod store;
 pub mod tokens;
 

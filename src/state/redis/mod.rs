@@ -7,6 +7,7 @@
 //! clock: replicas' clocks are expected to agree (NTP) within well under a second.
 
 mod connection;
+pub mod sample_history;
 
 use crate::config::RedisStateConfig;
 use crate::core::clock::Clock;
@@ -16,13 +17,11 @@ use crate::core::state::{
     StateUnavailable,
 };
 use async_trait::async_trait;
-use redis::aio::ConnectionManager;
 use redis::{FromRedisValue, Script};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-pub use connection::ConnectError;
+pub use connection::{ConnectError, RedisFailure, RedisServer};
 
 /// How long an ended delivery is kept where the policy reads unknown as stale anyway: long
 /// enough that no late record of it (a write delayed past its request's deadline) can bring it
@@ -48,23 +47,17 @@ impl Scripts {
 
 /// The state, on a Redis or Valkey server.
 pub struct RedisState {
-    connection: ConnectionManager,
-    prefix: String,
-    timeout: Duration,
+    server: RedisServer,
     ledger_ttl: Duration,
     keep_ended: bool,
     clock: Arc<dyn Clock>,
     scripts: Scripts,
-    /// Taken out of any error text before it is kept or logged.
-    redact: connection::Redaction,
-    /// Calls made (each one round trip), for metrics.
-    calls: AtomicU64,
 }
 
 impl std::fmt::Debug for RedisState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisState")
-            .field("prefix", &self.prefix)
+            .field("server", &self.server)
             .finish_non_exhaustive()
     }
 }
@@ -101,27 +94,36 @@ impl RedisState {
         unknown: UnknownDeliveries,
         clock: Arc<dyn Clock>,
     ) -> Result<Self, ConnectError> {
-        let timeout = Duration::from_millis(config.timeout_ms);
-        let (connection, redact) = connection::connect(config, timeout)?;
-        Ok(Self {
-            connection,
-            prefix: config.prefix.clone(),
-            timeout,
+        Ok(Self::on(
+            RedisServer::connect(config)?,
+            ledger_ttl,
+            unknown,
+            clock,
+        ))
+    }
+
+    /// The same, on a server already connected to (shared with the other users of it).
+    pub fn on(
+        server: RedisServer,
+        ledger_ttl: Duration,
+        unknown: UnknownDeliveries,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        Self {
+            server,
             ledger_ttl,
             keep_ended: unknown == UnknownDeliveries::PassThrough,
             clock,
             scripts: Scripts::new(),
-            redact,
-            calls: AtomicU64::new(0),
-        })
+        }
     }
 
     fn queue_key(&self, queue: &str, what: &str) -> String {
-        format!("{}{{q:{queue}}}:{what}", self.prefix)
+        self.server.key(&format!("{{q:{queue}}}:{what}"))
     }
 
     fn key(&self, kind: &str, key: &str) -> String {
-        format!("{}{kind}:{key}", self.prefix)
+        self.server.key(&format!("{kind}:{key}"))
     }
 
     fn now_ms(&self) -> i64 {
@@ -133,34 +135,18 @@ impl RedisState {
         &self,
         invocation: redis::ScriptInvocation<'_>,
     ) -> StateResult<T> {
-        self.calls.fetch_add(1, Ordering::Relaxed);
-        let mut connection = self.connection.clone();
-        match tokio::time::timeout(self.timeout, invocation.invoke_async(&mut connection)).await {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(error)) => Err(self.unavailable(&error)),
-            Err(_) => Err(StateUnavailable(format!(
-                "redis: no answer within {} ms",
-                self.timeout.as_millis()
-            ))),
-        }
+        self.server
+            .invoke(invocation)
+            .await
+            .map_err(|failure| StateUnavailable(failure.0))
     }
 
     /// Runs a plain command within the timeout.
     async fn command<T: FromRedisValue>(&self, command: &redis::Cmd) -> StateResult<T> {
-        self.calls.fetch_add(1, Ordering::Relaxed);
-        let mut connection = self.connection.clone();
-        match tokio::time::timeout(self.timeout, command.query_async(&mut connection)).await {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(error)) => Err(self.unavailable(&error)),
-            Err(_) => Err(StateUnavailable(format!(
-                "redis: no answer within {} ms",
-                self.timeout.as_millis()
-            ))),
-        }
-    }
-
-    fn unavailable(&self, error: &redis::RedisError) -> StateUnavailable {
-        StateUnavailable(self.redact.text(&format!("redis: {error}")))
+        self.server
+            .query(command)
+            .await
+            .map_err(|failure| StateUnavailable(failure.0))
     }
 
     /// One ledger operation over a request's deliveries (all of one queue: one slot).
@@ -361,6 +347,6 @@ impl StateStore for RedisState {
     }
 
     fn calls(&self) -> Option<u64> {
-        Some(self.calls.load(Ordering::Relaxed))
+        Some(self.server.calls())
     }
 }
