@@ -149,18 +149,20 @@ async fn an_extension_keeps_the_message_in_flight(kind: Kind) {
         .start()
         .await;
     gw.send("orders", "slow").await;
+    // Three seconds leave a loaded machine time to extend before the original timeout ends.
+    let received_at = tokio::time::Instant::now();
     let first = gw
         .receive_ok(
             "orders",
-            json!({ "waitSeconds": 5, "visibilityTimeoutSeconds": 1 }),
+            json!({ "waitSeconds": 5, "visibilityTimeoutSeconds": 3 }),
         )
         .await;
     assert_eq!(
         results(&gw.visibility(&[(handle_of(&first[0]), 600)]).await),
         vec![ok()]
     );
-    // Past the original one-second timeout the message is still hidden.
-    tokio::time::sleep(Duration::from_millis(1_600)).await;
+    // Past the original timeout the message is still hidden.
+    tokio::time::sleep_until(received_at + Duration::from_millis(3_600)).await;
     assert!(
         gw.receive_ok("orders", json!({ "waitSeconds": 1 }))
             .await

@@ -197,12 +197,12 @@ impl SharedStore {
             return Ok(AuditPage::default());
         }
         // The line just after the range comes along, for its link to the range's newest line.
-        let mut end = before.map_or_else(|| "+".to_owned(), |before| format!("0-{}", before + 1));
+        // (A cursor is the caller's: at the top of the range it names no line and reads all.)
+        let after_id = before.map(|before| before.saturating_add(1));
+        let mut end = after_id.map_or_else(|| "+".to_owned(), |after| format!("0-{after}"));
         let mut batch = self.range(&end, PAGE_BATCH + 1).await?;
         let after = match (before, batch.first()) {
-            (Some(before), Some((id, _))) if seq_of(id) == Some(before + 1) => {
-                Some(batch.remove(0).1)
-            }
+            (Some(_), Some((id, _))) if seq_of(id) == after_id => Some(batch.remove(0).1),
             _ => None,
         };
         let mut page = LinePage::new(workspace, limit, after.as_deref());
