@@ -318,6 +318,9 @@ pub struct StateConfig {
     pub quotas_when_unavailable: crate::core::limits::QuotaPolicy,
     /// A Redis or Valkey server shared by every replica; without it the state is this process's.
     pub redis: Option<RedisStateConfig>,
+    /// Where one node without `redis` keeps its state across a graceful restart (default
+    /// `<data_dir>/state` on the durable engine, `sqs-gateway-data/state` over SQS).
+    pub dir: Option<PathBuf>,
 }
 
 /// The shared state store: a Redis or Valkey server (`[state.redis]`).
@@ -611,6 +614,20 @@ impl Config {
             BackendConfig::Embedded(embedded) if embedded.in_memory => None,
             BackendConfig::Embedded(embedded) => Some(embedded.data_dir.join("sombus")),
             BackendConfig::Sqs(_) => Some(PathBuf::from("sqs-gateway-data").join("sombus")),
+        }
+    }
+
+    /// Where this process keeps its in-process state across a graceful restart: `None` with a
+    /// shared state server (the state lives there) or the in-memory engine (nothing outlives it).
+    pub fn state_dir(&self) -> Option<PathBuf> {
+        if self.state.redis.is_some() {
+            return None;
+        }
+        match &self.backend {
+            BackendConfig::Embedded(embedded) if embedded.in_memory => None,
+            _ if self.state.dir.is_some() => self.state.dir.clone(),
+            BackendConfig::Embedded(embedded) => Some(embedded.data_dir.join("state")),
+            BackendConfig::Sqs(_) => Some(PathBuf::from("sqs-gateway-data").join("state")),
         }
     }
 

@@ -139,7 +139,7 @@ impl Window {
 }
 
 /// A count for one UTC day.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Daily {
     day: i64,
     count: u64,

@@ -9,7 +9,8 @@
 //! forgotten where the policy reads unknown as stale, and kept as ended where it does not.
 
 use lru::LruCache;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::hash::BuildHasher;
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -40,7 +41,7 @@ pub enum Standing {
     Unknown,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 enum State {
     /// Handed to a client; its handle may acknowledge or change visibility.
     Active,
@@ -199,9 +200,21 @@ impl DeliveryLedger {
         message_id: &str,
         change: impl FnOnce(Option<Entry>) -> (Change, R),
     ) -> R {
+        let now = Instant::now();
+        self.with_entry_written(queue, message_id, now, now, change)
+    }
+
+    /// [`Self::with_entry`] at `now`, where an entry it puts counts as changed at `written`.
+    fn with_entry_written<R>(
+        &self,
+        queue: &str,
+        message_id: &str,
+        now: Instant,
+        written: Instant,
+        change: impl FnOnce(Option<Entry>) -> (Change, R),
+    ) -> R {
         let hash = self.hasher.hash_one((queue, message_id));
         let mut shard = Self::lock(&self.shards[(hash % self.shards.len() as u64) as usize]);
-        let now = Instant::now();
         match shard.get_mut(&hash) {
             Some(slot) if slot.is(queue, message_id) && !slot.expired(now, self.ttl) => {
                 let (change, answer) = change(Some(slot.entry));
@@ -209,7 +222,7 @@ impl DeliveryLedger {
                     Change::Keep => {}
                     Change::Put(entry) => {
                         slot.entry = entry;
-                        slot.written = now;
+                        slot.written = written;
                     }
                     Change::Forget => {
                         shard.pop(&hash);
@@ -228,7 +241,7 @@ impl DeliveryLedger {
                 key: [queue, message_id].concat().into_boxed_str(),
                 queue_len: queue.len(),
                 entry,
-                written: now,
+                written,
             };
             // `push` answers what it displaced: the least recently used delivery, or a colliding
             // one under the same hash (replaced, not evicted).
@@ -348,6 +361,121 @@ impl DeliveryLedger {
     }
 }
 
+/// A delivery as the ledger carries it across a restart.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeptDelivery {
+    queue: String,
+    message_id: String,
+    delivery_id: u64,
+    state: State,
+    generation: u64,
+    /// How long before the export the entry last changed, in ms.
+    age_ms: u64,
+}
+
+/// What the ledger knows, as a restart carries it: the deliveries and the queues' purge
+/// generations.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LedgerExport {
+    deliveries: Vec<KeptDelivery>,
+    generations: BTreeMap<String, u64>,
+}
+
+impl LedgerExport {
+    /// Deliveries carried.
+    pub fn len(&self) -> usize {
+        self.deliveries.len()
+    }
+
+    /// Whether it carries no delivery.
+    pub fn is_empty(&self) -> bool {
+        self.deliveries.is_empty()
+    }
+}
+
+impl DeliveryLedger {
+    /// What the ledger knows now, unexpired, to be imported by the next process.
+    pub fn export(&self) -> LedgerExport {
+        let now = Instant::now();
+        let mut deliveries = Vec::with_capacity(usize::try_from(self.len()).unwrap_or(0));
+        for shard in self.shards.iter() {
+            let shard = Self::lock(shard);
+            deliveries.extend(
+                shard
+                    .iter()
+                    .filter(|(_, slot)| !slot.expired(now, self.ttl))
+                    .map(|(_, slot)| {
+                        let (queue, message_id) = slot.key.split_at(slot.queue_len);
+                        KeptDelivery {
+                            queue: queue.to_owned(),
+                            message_id: message_id.to_owned(),
+                            delivery_id: slot.entry.delivery_id,
+                            state: slot.entry.state,
+                            generation: slot.entry.generation,
+                            age_ms: millis(now.saturating_duration_since(slot.written)),
+                        }
+                    }),
+            );
+        }
+        let generations = self
+            .generations
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .iter()
+            .map(|(queue, generation)| (queue.clone(), *generation))
+            .collect();
+        LedgerExport {
+            deliveries,
+            generations,
+        }
+    }
+
+    /// Takes in what an earlier process exported `downtime` before now: each delivery ages by
+    /// the downtime (those past the time to live are left out), the least recently changed
+    /// first, so that the bound pushes out the oldest. Answers how many the bound pushed out.
+    pub fn import(&self, export: LedgerExport, downtime: Duration) -> u64 {
+        {
+            let mut generations = self
+                .generations
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            for (queue, generation) in export.generations {
+                let known = generations.entry(queue).or_default();
+                *known = (*known).max(generation);
+            }
+            if generations.values().any(|generation| *generation > 0) {
+                self.purged.store(true, Ordering::Release);
+            }
+        }
+        let evictions = self.evictions();
+        let now = Instant::now();
+        let mut deliveries = export.deliveries;
+        deliveries.sort_by_key(|delivery| std::cmp::Reverse(delivery.age_ms));
+        for kept in deliveries {
+            let age = Duration::from_millis(kept.age_ms).saturating_add(downtime);
+            if age >= self.ttl {
+                continue;
+            }
+            let entry = Entry {
+                delivery_id: kept.delivery_id,
+                state: kept.state,
+                generation: kept.generation,
+            };
+            // Its age goes with it (a monotonic clock younger than the age, after a reboot,
+            // keeps it as just written: a longer life, never a wrong answer).
+            let written = now.checked_sub(age).unwrap_or(now);
+            self.with_entry_written(&kept.queue, &kept.message_id, now, written, |_| {
+                (Change::Put(entry), ())
+            });
+        }
+        self.evictions() - evictions
+    }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
 fn standing_of(entry: Option<Entry>, delivery_id: u64, generation: u64) -> Standing {
     match entry {
         None => Standing::Unknown,
@@ -413,6 +541,63 @@ mod tests {
         ledger.end("q", "x", 9);
         assert_eq!(ledger.len(), 1);
         assert_eq!(ledger.evictions(), 0);
+    }
+
+    /// What one process exports another imports: each delivery stands as it stood, purges
+    /// included, and the downtime counts against the time to live.
+    #[test]
+    fn an_export_imported_by_the_next_process_keeps_every_standing() {
+        let before = ledger();
+        before.record("q", "current", 1);
+        before.record("q", "replaced", 2);
+        before.record("q", "replaced", 3);
+        before.record("q", "claimed", 4);
+        assert_eq!(before.begin_ack("q", "claimed", 4), Standing::Current);
+        before.record("q", "acknowledged", 5);
+        before.end("q", "acknowledged", 5);
+        before.record("purged", "m", 6);
+        before.end_queue("purged");
+        let export = before.export();
+        assert_eq!(export.len(), 5);
+
+        let after = ledger();
+        assert_eq!(after.import(export.clone(), Duration::from_secs(60)), 0);
+        assert_eq!(after.standing("q", "current", 1), Standing::Current);
+        assert_eq!(after.standing("q", "replaced", 2), Standing::Stale);
+        assert_eq!(after.standing("q", "replaced", 3), Standing::Current);
+        assert_eq!(after.begin_ack("q", "claimed", 4), Standing::Stale);
+        assert_eq!(after.begin_ack("q", "acknowledged", 5), Standing::Stale);
+        assert_eq!(after.standing("purged", "m", 6), Standing::Stale);
+        assert_eq!(after.standing("q", "never", 7), Standing::Unknown);
+        // A later purge still counts past the imported one.
+        after.record("purged", "n", 8);
+        assert_eq!(after.standing("purged", "n", 8), Standing::Current);
+
+        // Down for longer than the time to live: nothing is carried.
+        let late = ledger();
+        assert_eq!(late.import(export, Duration::from_secs(3600)), 0);
+        assert_eq!(late.standing("q", "current", 1), Standing::Unknown);
+        assert!(late.is_empty());
+    }
+
+    /// A smaller ledger than the one that exported keeps the most recently changed deliveries,
+    /// and counts the ones it pushed out (so their handles go to the backend, not answer stale).
+    #[test]
+    fn an_import_into_a_smaller_ledger_keeps_the_newest() {
+        let before = ledger();
+        for id in 0..10u64 {
+            before.record("q", &format!("m{id}"), id);
+        }
+        let small = DeliveryLedger::new(4, Duration::from_secs(3600), UnknownDeliveries::Stale);
+        let mut export = before.export();
+        // Changed one millisecond apart, m9 the newest.
+        for kept in &mut export.deliveries {
+            kept.age_ms = 9 - kept.message_id[1..].parse::<u64>().unwrap();
+        }
+        assert_eq!(small.import(export, Duration::ZERO), 6);
+        assert_eq!(small.standing("q", "m9", 9), Standing::Current);
+        assert_eq!(small.standing("q", "m6", 6), Standing::Current);
+        assert_eq!(small.standing("q", "m5", 5), Standing::Unknown);
     }
 
     #[test]

@@ -9,10 +9,11 @@
 
 use crate::core::clock::Clock;
 use crate::core::counters::{Allowance, Daily, Rates, Window};
-use crate::core::ledger::{DeliveryLedger, Standing, UnknownDeliveries};
+use crate::core::ledger::{DeliveryLedger, LedgerExport, Standing, UnknownDeliveries};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use moka::sync::Cache;
+use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -166,8 +167,8 @@ pub struct LedgerStats {
     pub evictions: u64,
 }
 
-/// The state kept in this process: bounded, and lost at a restart (the ledger's unknown
-/// deliveries policy covers that).
+/// The state kept in this process: bounded; a graceful restart carries it over as a
+/// [`StateSnapshot`], any other loses it (the ledger's unknown deliveries policy covers that).
 pub struct InProcessState {
     ledger: DeliveryLedger,
     /// Kept answers, with when (on the core's clock, in ms) each expires; the cache's own
@@ -279,6 +280,79 @@ impl InProcessState {
                 day.admit(amount, per_day, self.now_ms())
             }
         }
+    }
+}
+
+/// What the in-process state carries across a graceful restart of one node: the ledger (when
+/// the backend does not know its own current deliveries), today's quota counts, and when the
+/// ledger last pushed a delivery out. Burst and per-minute counts and kept answers are not
+/// carried: they refill within minutes, and a retried attempt then receives anew.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StateSnapshot {
+    /// When it was taken, on the core's clock (ms since the epoch).
+    taken_at_ms: i64,
+    ledger: Option<LedgerExport>,
+    days: Vec<(String, Daily)>,
+    /// When recording deliveries last pushed one out (ms on the core's clock), or `i64::MIN`.
+    last_eviction_ms: i64,
+}
+
+/// What a restore took in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Restored {
+    /// Deliveries the ledger knows again.
+    pub deliveries: usize,
+    /// Daily quota counts carried on.
+    pub quotas: usize,
+}
+
+impl InProcessState {
+    /// The state as it is now, for the next process; with the ledger if `with_ledger`.
+    pub fn snapshot(&self, with_ledger: bool) -> StateSnapshot {
+        StateSnapshot {
+            taken_at_ms: self.now_ms(),
+            ledger: with_ledger.then(|| self.ledger.export()),
+            days: self
+                .days
+                .iter()
+                .map(|(key, day)| {
+                    let day = *day.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                    (key.as_ref().clone(), day)
+                })
+                .collect(),
+            last_eviction_ms: self
+                .last_eviction_ms
+                .load(std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+
+    /// Takes in what an earlier process left (before serving anything): the time since it was
+    /// taken counts against each delivery's time to live.
+    pub fn restore(&self, snapshot: StateSnapshot) -> Restored {
+        let now_ms = self.now_ms();
+        let downtime = Duration::from_millis(
+            u64::try_from(now_ms.saturating_sub(snapshot.taken_at_ms)).unwrap_or(0),
+        );
+        let last_eviction = &self.last_eviction_ms;
+        last_eviction.fetch_max(
+            snapshot.last_eviction_ms,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        let mut restored = Restored {
+            quotas: snapshot.days.len(),
+            ..Restored::default()
+        };
+        if let Some(ledger) = snapshot.ledger {
+            let evicted = self.ledger.import(ledger, downtime);
+            if evicted > 0 {
+                last_eviction.fetch_max(now_ms, std::sync::atomic::Ordering::Relaxed);
+            }
+            restored.deliveries = usize::try_from(self.ledger.len()).unwrap_or(usize::MAX);
+        }
+        for (key, day) in snapshot.days {
+            self.days.insert(key, Arc::new(Mutex::new(day)));
+        }
+        restored
     }
 }
 
@@ -411,5 +485,63 @@ mod tests {
             state.answer(&newest).await.unwrap().is_some(),
             "the newest is kept"
         );
+    }
+
+    /// A snapshot carries today's quota counts and, when asked, the ledger; a restore takes
+    /// them in: the quota stays spent and a current delivery stays current.
+    #[tokio::test]
+    async fn a_snapshot_carries_quotas_and_the_ledger_to_the_next_process() {
+        let state = || {
+            InProcessState::new(
+                1_000,
+                Duration::from_secs(3600),
+                UnknownDeliveries::Stale,
+                Arc::new(SystemClock),
+            )
+        };
+        let quota = [LimitCheck::Daily {
+            key: "connection",
+            amount: 1,
+            per_day: 2,
+        }];
+        let delivery = DeliveryKey {
+            queue: "q",
+            message_id: "m",
+            delivery_id: 7,
+        };
+        let before = state();
+        for _ in 0..2 {
+            assert_eq!(before.admit(&quota).await.unwrap(), vec![Ok(())]);
+        }
+        before
+            .record_deliveries(&[NewDelivery {
+                key: delivery,
+                receive_count: 1,
+            }])
+            .await
+            .unwrap();
+
+        let after = state();
+        let restored = after.restore(before.snapshot(true));
+        assert_eq!(
+            restored,
+            Restored {
+                deliveries: 1,
+                quotas: 1
+            }
+        );
+        assert!(after.admit(&quota).await.unwrap()[0].is_err(), "spent");
+        assert_eq!(
+            after.standings(&[delivery]).await.unwrap(),
+            vec![Standing::Current]
+        );
+
+        let without_ledger = state();
+        without_ledger.restore(before.snapshot(false));
+        assert_eq!(
+            without_ledger.standings(&[delivery]).await.unwrap(),
+            vec![Standing::Unknown]
+        );
+        assert!(without_ledger.admit(&quota).await.unwrap()[0].is_err());
     }
 }

@@ -21,6 +21,7 @@ use crate::core::registry::QueueRegistry;
 use crate::core::state::{InProcessState, StateStore};
 use crate::credentials::oauth::{ConnectionStore, CredentialCheck, TokenService};
 use crate::state::redis::{RedisServer, RedisState};
+use crate::state::restart_file::CarriedState;
 use axum::Router;
 use connections::ConnectionSettings;
 use reload::{ConfigFile, Hangups, KeyReload, KeySets, LiveKeys};
@@ -70,6 +71,8 @@ pub struct App {
     config_check: Duration,
     /// The config file's watcher, if one was asked for.
     reload: Option<KeyReload>,
+    /// The in-process state, written down at a drained stop for the next start, if kept.
+    carried_state: Option<CarriedState>,
 }
 
 impl App {
@@ -127,6 +130,7 @@ impl App {
             .map(RedisServer::connect)
             .transpose()
             .map_err(|error| BuildError::State(error.to_string()))?;
+        let mut carried_state = None;
         let state: Arc<dyn StateStore> = match (overrides.state, &redis) {
             (Some(state), _) => state,
             (None, Some(redis)) => Arc::new(RedisState::on(
@@ -135,12 +139,21 @@ impl App {
                 config.ledger.unknown_deliveries,
                 Arc::clone(&clock),
             )),
-            (None, None) => Arc::new(InProcessState::new(
-                config.ledger.max_entries,
-                Duration::from_secs(config.ledger.ttl_seconds),
-                config.ledger.unknown_deliveries,
-                Arc::clone(&clock),
-            )),
+            (None, None) => {
+                let state = Arc::new(InProcessState::new(
+                    config.ledger.max_entries,
+                    Duration::from_secs(config.ledger.ttl_seconds),
+                    config.ledger.unknown_deliveries,
+                    Arc::clone(&clock),
+                ));
+                // Taken in before anything is served. The embedded engine knows its current
+                // deliveries itself; SQS does not, so over it the ledger is carried too.
+                carried_state = config.state_dir().and_then(|dir| {
+                    let with_ledger = matches!(config.backend, BackendConfig::Sqs(_));
+                    CarriedState::open(&dir, Arc::clone(&state), with_ledger)
+                });
+                state
+            }
         };
         let gateway = Arc::new(
             Gateway::new(
@@ -228,6 +241,7 @@ impl App {
             keys,
             config_check: Duration::from_secs(config.server.config_check_seconds),
             reload: None,
+            carried_state,
             router,
             dialects,
             backend: Arc::clone(&backend_handle),
@@ -345,10 +359,12 @@ impl App {
             shutdown.clone(),
         );
         let grace = self.grace;
+        let mut drained = true;
         tokio::select! {
             result = server => result?,
             () = async { shutdown.cancelled().await; tokio::time::sleep(grace).await } => {
                 tracing::warn!(grace_seconds = grace.as_secs(), "grace period over; exiting with requests in flight");
+                drained = false;
             }
         }
         // Long polls answered empty at shutdown still run in the backend (up to 20 s); wait for
@@ -358,6 +374,20 @@ impl App {
             .is_err()
         {
             tracing::warn!("background releases did not finish in time");
+            drained = false;
+        }
+        // Only a drained stop's state is kept: with requests still in flight it could say that
+        // a delivery an answered ack ended is current.
+        match self.carried_state {
+            Some(carried) if drained => {
+                tokio::task::spawn_blocking(move || carried.keep())
+                    .await
+                    .map_err(std::io::Error::other)?;
+            }
+            Some(_) => tracing::warn!(
+                "the state is not kept for the next start: requests were still in flight"
+            ),
+            None => {}
         }
         Ok(())
     }

@@ -57,6 +57,9 @@ secret = "$gateway_secret"
 [sombus]
 credentials_dir = "$work/$name-credentials"
 
+[state]
+dir = "$work/$name-state"
+
 $admin_entry
 TOML
   AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_EC2_METADATA_DISABLED=true \

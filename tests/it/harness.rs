@@ -241,6 +241,8 @@ pub struct TestGateway {
     pub clock: Arc<SkewClock>,
     pub shutdown: CancellationToken,
     pub server: JoinHandle<std::io::Result<()>>,
+    /// Over SQS, the state's directory, when the test gave none.
+    _state_dir: Option<tempfile::TempDir>,
 }
 
 pub struct GatewayBuilder {
@@ -254,8 +256,11 @@ pub struct GatewayBuilder {
     given_backend: Option<(Arc<dyn Backend>, Vec<String>)>,
     /// Lines added to the `[backend]` table.
     backend_extra: String,
-    /// The embedded backend's data directory (durable), instead of memory.
+    /// The embedded backend's data directory (durable), instead of memory; over SQS, the
+    /// state's directory (what a graceful restart carries over), instead of a fresh one.
     data_dir: Option<std::path::PathBuf>,
+    /// Lines for the `[state]` table.
+    state_extra: String,
     /// The core's state store, instead of one in this process.
     given_state: Option<Arc<dyn sqs_gateway::core::state::StateStore>>,
     /// The receipt-handle key, instead of a new one (a restart of an earlier gateway).
@@ -282,6 +287,7 @@ impl GatewayBuilder {
             given_backend: None,
             backend_extra: String::new(),
             data_dir: None,
+            state_extra: String::new(),
             given_state: None,
             given_receipt_key: None,
         }
@@ -299,9 +305,17 @@ impl GatewayBuilder {
         self
     }
 
-    /// The embedded backend keeps its queues in `dir` (durable) instead of in memory.
+    /// The embedded backend keeps its queues in `dir` (durable) instead of in memory; over SQS
+    /// the gateway keeps its state there across graceful restarts.
     pub fn durable(mut self, dir: &std::path::Path) -> Self {
         self.data_dir = Some(dir.to_owned());
+        self
+    }
+
+    /// A `key = value` line for the `[state]` table.
+    pub fn state_setting(mut self, line: &str) -> Self {
+        self.state_extra.push_str(line);
+        self.state_extra.push('\n');
         self
     }
 
@@ -496,6 +510,25 @@ impl GatewayBuilder {
         toml.push_str(&format!(
             "[[sqs_api.credentials]]\naccess_key_id = \"{SQS_KEY_ID}\"\nsecret = \"{SQS_SECRET}\"\n\n[[sqs_api.credentials]]\naccess_key_id = \"{SQS_LIMITED_KEY_ID}\"\nsecret = \"{SQS_SECRET}\"\nqueues = []\nactions = [\"ListQueues\"]\n\n"
         ));
+        // Over SQS each gateway keeps its state in a directory of its own.
+        let state_dir = match (&self.data_dir, self.kind.is_sqs()) {
+            (None, true) => Some(tempfile::tempdir().unwrap()),
+            _ => None,
+        };
+        toml.push_str("[state]\n");
+        if self.kind.is_sqs()
+            && let Some(dir) = self
+                .data_dir
+                .as_deref()
+                .or(state_dir.as_ref().map(tempfile::TempDir::path))
+        {
+            toml.push_str(&format!(
+                "dir = {}\n",
+                toml::Value::String(dir.display().to_string())
+            ));
+        }
+        toml.push_str(&self.state_extra);
+        toml.push('\n');
         if let Some(prefix) = &state_prefix {
             toml.push_str(&format!(
                 "[state.redis]\nurl = \"{}\"\nprefix = \"{prefix}\"\n\n",
@@ -558,6 +591,7 @@ impl GatewayBuilder {
             clock,
             shutdown,
             server,
+            _state_dir: state_dir,
         }
     }
 }
@@ -720,6 +754,13 @@ impl TestGateway {
     pub async fn stop(self) {
         self.shutdown.cancel();
         self.server.await.unwrap().unwrap();
+    }
+
+    /// Ends the gateway as a crash does: nothing a stop does (draining, writing down its
+    /// state) happens.
+    pub async fn crash(self) {
+        self.server.abort();
+        assert!(self.server.await.unwrap_err().is_cancelled());
     }
 }
 

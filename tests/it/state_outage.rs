@@ -229,9 +229,7 @@ async fn daily_quotas_refuse_while_the_store_cannot_count_unless_told_to_admit(k
         let state = FlakyState::new(clock);
         let builder = GatewayBuilder::new(kind)
             .state(state.clone())
-            .config(&format!(
-                "[state]\nquotas_when_unavailable = \"{policy}\"\n"
-            ));
+            .state_setting(&format!("quotas_when_unavailable = \"{policy}\""));
         let bus = crate::sombus::Bus::start_on(
             builder,
             "[sombus.tiers.standard]\nrequests_per_second = 100\nburst = 100\nrequests_per_day = 1000\n",

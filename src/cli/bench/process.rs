@@ -103,8 +103,14 @@ pub(super) fn gateway_config(
                 "[backend]\nkind = \"sqs\"\nendpoint_url = {}\nregion = \"us-east-1\"\n\n",
                 toml_string(endpoint)
             ));
-            if let Some(url) = redis {
-                toml.push_str(&format!("[state.redis]\nurl = {}\n\n", toml_string(url)));
+            match redis {
+                Some(url) => {
+                    toml.push_str(&format!("[state.redis]\nurl = {}\n\n", toml_string(url)))
+                }
+                None => toml.push_str(&format!(
+                    "[state]\ndir = {}\n\n",
+                    toml_string(&work.join("state").to_string_lossy())
+                )),
             }
         }
     }
