@@ -102,11 +102,13 @@ async fn sigterm_answers_waiting_long_polls_and_exits_cleanly() {
     let queue = format!("it-sigterm-{:08x}", rand::random::<u32>());
     sqs.create_queue().queue_name(&queue).send().await.unwrap();
     let generated = sqs_gateway::credentials::api_keys::generate_key();
+    let state_dir = tempfile::tempdir().unwrap();
     let config = write_config(&format!(
-        "[server]\nlisten = \"127.0.0.1:0\"\nshutdown_grace_seconds = 10\n\n[backend]\nkind = \"sqs\"\nendpoint_url = \"{}\"\nregion = \"us-east-1\"\n\n[queues.orders]\nsqs_queue = \"{queue}\"\n\n[[receipt_keys]]\nid = 1\nsecret_env = \"SQSGW_IT_RECEIPT_KEY\"\n\n[ezgh.organizations.acme.projects.shop]\nqueues = {{ orders = \"orders\" }}\n\n[[api_keys]]\nid = \"{}\"\norganization = \"acme\"\nhash = \"{}\"\ngrants = {{ orders = [\"queues.messages.receive\"] }}\n",
+        "[server]\nlisten = \"127.0.0.1:0\"\nshutdown_grace_seconds = 10\n\n[backend]\nkind = \"sqs\"\nendpoint_url = \"{}\"\nregion = \"us-east-1\"\n\n[queues.orders]\nsqs_queue = \"{queue}\"\n\n[[receipt_keys]]\nid = 1\nsecret_env = \"SQSGW_IT_RECEIPT_KEY\"\n\n[ezgh.organizations.acme.projects.shop]\nqueues = {{ orders = \"orders\" }}\n\n[[api_keys]]\nid = \"{}\"\norganization = \"acme\"\nhash = \"{}\"\ngrants = {{ orders = [\"queues.messages.receive\"] }}\n\n[state]\ndir = {}\n",
         localstack_endpoint(),
         generated.id,
-        generated.hash
+        generated.hash,
+        toml::Value::String(state_dir.path().display().to_string())
     ));
     let mut child = KillOnDrop(
         Command::new(BIN)

@@ -552,10 +552,11 @@ async fn json_logs_carry_the_request_id_operation_and_traceparent_on_every_line(
     std::fs::write(
         &config,
         format!(
-            "[backend]\nkind = \"sqs\"\nendpoint_url = \"http://127.0.0.1:{closed}\"\nregion = \"us-east-1\"\n\n[queues.orders]\n\n[[receipt_keys]]\nid = 1\nsecret = \"{}\"\n\n[ezgh.organizations.acme.projects.shop]\nqueues = {{ orders = \"orders\" }}\n\n[[api_keys]]\nid = \"{}\"\norganization = \"acme\"\nhash = \"{}\"\ngrants = {{ \"*\" = [\"queues.messages.receive\"] }}\n",
+            "[backend]\nkind = \"sqs\"\nendpoint_url = \"http://127.0.0.1:{closed}\"\nregion = \"us-east-1\"\n\n[queues.orders]\n\n[[receipt_keys]]\nid = 1\nsecret = \"{}\"\n\n[ezgh.organizations.acme.projects.shop]\nqueues = {{ orders = \"orders\" }}\n\n[[api_keys]]\nid = \"{}\"\norganization = \"acme\"\nhash = \"{}\"\ngrants = {{ \"*\" = [\"queues.messages.receive\"] }}\n\n[state]\ndir = {}\n",
             sqs_gateway::core::handle::Keyring::generate_key(),
             key.id,
-            key.hash
+            key.hash,
+            toml::Value::String(dir.path().join("state").display().to_string())
         ),
     )
     .unwrap();
