@@ -13,8 +13,9 @@
 //! Version 2 (sealed today) is AES-256-GCM-SIV with a 96-bit random nonce, under a key derived from
 //! the receipt key; version 1 (sealed by earlier releases, still opened so handles in flight survive
 //! an upgrade) is XChaCha20-Poly1305 with a 192-bit random nonce under the receipt key itself. The
-//! change is for speed: on short inputs Poly1305's vector backend spends about 1.8 µs per handle
-//! setting up, and a receive and an ack of ten messages seal and open twenty handles.
+//! change is for speed: on inputs as short as a handle's claims Poly1305's vector backend spends
+//! most of its time setting up, and a receive and an ack of ten messages seal and open twenty
+//! handles. Why: docs/decisions/2026-12-01-aes-gcm-siv-handles.md.
 
 use aes_gcm_siv::Aes256GcmSiv;
 use base64::Engine as _;

@@ -103,8 +103,8 @@ const SHARDS: u64 = 16;
 ///
 /// `lru` caches in a few locked shards, keyed by a keyed hash so a lookup allocates nothing.
 /// The hash is foldhash, seeded per process: the keys are message ids the backend made and
-/// queue names from the config (no client picks them), and SipHash was nearly half of the
-/// instructions of the ledger's three calls per message (callgrind, 2026-12-02).
+/// queue names from the config (no client picks them), so they need no SipHash, which would be
+/// a large part of each ledger call. Why: docs/decisions/2026-11-30-ledger-cache.md.
 /// Expiry is lazy: an expired delivery reads as absent and is dropped when met.
 #[derive(Clone)]
 pub struct DeliveryLedger {

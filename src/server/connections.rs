@@ -488,9 +488,8 @@ const HYPER_HTTP1_BUFFER: usize = 8192;
 /// touched resident for as long as the connection stays open, while its own request is read into
 /// fresh memory. Holding that block while hyper allocates its write buffer, then freeing it before
 /// the read, makes the read reuse it: the few pages requests are read into circulate instead of
-/// one staying with each open connection. 10,000 idle long polls over HTTP/1.1 went from 12.0 to
-/// 8.0 KiB each (`sqs-gateway bench --only polls`, README). One allocation and free a
-/// connection; with another allocator it only costs that.
+/// one staying with each open connection. It costs one allocation and free a connection; with
+/// another allocator it only costs that. Why: docs/decisions/2026-12-02-http1-read-buffer.md.
 fn serve_http1<I: hyper::rt::Read + hyper::rt::Write + Unpin>(
     builder: &hyper::server::conn::http1::Builder,
     io: I,

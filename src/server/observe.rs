@@ -30,8 +30,9 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// span).
 ///
 /// A layer with a future of its own rather than `middleware::from_fn`: that boxes an `async fn`
-/// which keeps the request and the work it awaits side by side, about 2.3 KiB for every waiting
-/// long poll; [`Observed`] holds the work once and what the answer needs.
+/// which keeps the request and the work it awaits side by side for every waiting long poll;
+/// [`Observed`] holds the work once and what the answer needs
+/// (`docs/decisions/2026-12-02-idle-poll-futures.md`).
 #[derive(Clone)]
 pub struct ObserveLayer {
     meters: Meters,

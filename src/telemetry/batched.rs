@@ -2,11 +2,9 @@
 //! second, so a request pays for a copy into a buffer, never for a system call or for waking a
 //! thread.
 //!
-//! `tracing-appender`'s non-blocking writer (used before, and it has no interval to set) hands
-//! each line to its thread over a channel; between requests that thread sleeps, so nearly every
-//! line woke it and went out in a write of its own. Counted on the in-memory gateway under the
-//! ezgh bench (8 clients, 15 s, ~49,000 requests each way), per request: futex calls 1.48 -> 0.78,
-//! writes 0.85 -> 0.34, context switches 1.67 -> 1.14 with this writer.
+//! A writer that hands each line to its thread as it comes (as `tracing-appender`'s non-blocking
+//! one does, with no interval to set) wakes that thread for nearly every line and makes a write
+//! of its own for each. Why: docs/decisions/2026-12-02-batched-log-writer.md.
 //!
 //! Nothing is dropped: a writer finding [`MAX_PENDING`] bytes waiting (stderr blocked) waits for
 //! the thread, as a direct write would. Lines waiting when the [`Flusher`] drops are written

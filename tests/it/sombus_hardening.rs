@@ -1,10 +1,10 @@
-//! The sombus admin API and credential store against the red team's findings of 2026-12-03
-//! (`../shared/reviews/redteam-2026-12-03.md`), through the HTTP server: client ids two
-//! workspaces choose never meet (L3); the token service answers an unknown client id as it
-//! answers a wrong secret (L4); the revocation bound holds when the connections file's stamp
-//! hides a change, as attribute caching on a shared directory does (L16); refused admin attempts
-//! are audited, bounded, and the audit log's chain shows lines removed, altered or damaged (L17);
-//! a create a crash left half-made is undone when the binary starts (M8).
+//! The sombus admin API and credential store against the red team's findings (labelled as the
+//! review labels them), through the HTTP server: client ids two workspaces choose never meet
+//! (L3); the token service answers an unknown client id as it answers a wrong secret (L4); the
+//! revocation bound holds when the connections file's stamp hides a change, as attribute caching
+//! on a shared directory does (L16); refused admin attempts are audited, bounded, and the audit
+//! log's chain shows lines removed, altered or damaged (L17); a create a crash left half-made is
+//! undone when the binary starts (M8).
 
 use crate::binary::{BIN, Running};
 use crate::harness::{Answer, GatewayBuilder, Kind, TestGateway, answer};

@@ -2,12 +2,12 @@
 //!
 //! HTTP/1.1 keeps connections alive unless a side says otherwise, and Amazon SQS does; but
 //! LocalStack behind hypercorn answers every request with `Connection: close` unless the request
-//! itself says `Connection: keep-alive` (its workaround for boto, localstack#6557). Without the
-//! header every backend call opened a TCP connection and paid LocalStack's accept and setup: about
-//! 1 ms a request on the development machines, measured with one Python client either way. The
-//! header is added after signing: `Connection` is hop-by-hop, a proxy may drop it, and a signed
-//! header that a proxy drops would break the signature. HTTP/2 connections drop it (hyper strips
-//! connection headers there), which changes nothing: they are kept alive anyway.
+//! itself says `Connection: keep-alive` (its workaround for boto). Without the header every
+//! backend call would open a TCP connection and pay LocalStack's accept and setup. The header is
+//! added after signing: `Connection` is hop-by-hop, a proxy may drop it, and a signed header that
+//! a proxy drops would break the signature. HTTP/2 connections drop it (hyper strips connection
+//! headers there), which changes nothing: they are kept alive anyway.
+//! Why: docs/decisions/2026-12-01-keep-alive-to-localstack.md.
 
 use aws_sdk_sqs::config::interceptors::BeforeTransmitInterceptorContextMut;
 use aws_sdk_sqs::config::{ConfigBag, Intercept, RuntimeComponents};

@@ -6,7 +6,7 @@
 //! the SQS endpoint against LocalStack ([`sqs_endpoint`]), ezgh against the ceiling ([`ezgh`]),
 //! idle long polls ([`long_polls`]), a stored backlog ([`backlog`]), the state in Redis
 //! ([`state`]) and three replicas against one ([`replicas`]); the figures are judged
-//! against the targets of issue 12 ([`report`]).
+//! against the gateway's targets ([`report`]).
 
 // A benchmark measures real elapsed time (and prints the date), which is what it reports.
 #![allow(clippy::disallowed_methods)]

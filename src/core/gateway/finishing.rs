@@ -2,10 +2,9 @@
 //! or a deadline cut it): run in the request's own task, and only if that task drops it before the
 //! end, spawned to finish on the gateway's task tracker.
 //!
-//! Spawning such work up front cost every request a task and a cross-thread wake-up (tokio
-//! notifies an idle worker for the new task and again for its answer); counted on the in-memory
-//! gateway under the ezgh bench's 8 clients, per request: eventfd writes 0.23-0.35 with the
-//! spawn, 0.07-0.09 without; context switches 1.15-1.53 and 0.87-1.13.
+//! Such work is not spawned up front: that costs every request a task and a cross-thread wake-up
+//! (tokio notifies an idle worker for the new task and again for its answer).
+//! Why: docs/decisions/2026-12-02-finish-in-place.md.
 //!
 //! Work polled in place runs inside the request's span already; only the spawned rest needs it
 //! given, so it is taken where the work is dropped (a dropped `Instrumented` request enters its
