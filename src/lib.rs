@@ -24,13 +24,16 @@
 //!                      │              each API's aliases (bound, or derived from the queue's
 //!                      │              name: one set of queues for every API), sealed handles,
 //!                      │              attribute codec, rate limits, SQS content rules, one error;
-//!                      │              the state port (ledger, kept answers, limiter counts) and
-//!                      │              the backend port (metered); the meters every layer counts in
+//!                      │              core::state: the state port and what it keeps (ledger,
+//!                      │              kept answers, the limits' counts); the backend port;
+//!                      │              core::metrics: the meters every layer counts in, the port
+//!                      │              metered, the basaltic metrics history
 //!                      v
 //!                  backend            adapters of the backend port: `sqs` (Amazon SQS or
 //!                                     LocalStack), `embedded` (the in-process engine)
 //!                  state              adapters of the state port kept outside the process:
-//!                                     `redis` (Redis or Valkey, shared by replicas)
+//!                                     `redis` (Redis or Valkey, shared by replicas),
+//!                                     `restart_file` (one node's state across a restart)
 //! ```
 //!
 //! Beside the service, `client` is what the documented command-line clients (`src/bin/basaltic.rs`,

@@ -1,11 +1,11 @@
 //! The backend port: the trait every queue backend implements, and the errors it speaks in. The
 //! core owns it; the adapters in `crate::backend` implement it and import nothing above the core.
 
+use crate::core::error::{ErrorKind, GatewayError};
 use crate::core::model::{
     BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, QueueSettings,
     QueueStats, RedriveTask, ResolvedQueue, SentMessage, StoreCounts,
 };
-use crate::core::{ErrorKind, GatewayError};
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::time::Duration;

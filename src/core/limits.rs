@@ -9,9 +9,9 @@
 //! "unavailable" unless configured to let it through ([`QuotaPolicy`]): a quota is a promise to
 //! whoever pays for the traffic.
 
-pub use crate::core::counters::Allowance;
 use crate::core::error::{ErrorKind, GatewayError, LimitScope};
-use crate::core::meters::Meters;
+use crate::core::metrics::meters::Meters;
+pub use crate::core::state::counters::Allowance;
 use crate::core::state::{LimitCheck, StateStore};
 use std::sync::Arc;
 use std::time::Duration;
@@ -213,7 +213,7 @@ mod tests {
         let state = InProcessState::new(
             1_000,
             Duration::from_secs(3600),
-            crate::core::ledger::UnknownDeliveries::Stale,
+            crate::core::state::ledger::UnknownDeliveries::Stale,
             clock.clone(),
         );
         (Limits::new(Arc::new(state), Meters::default()), clock)

@@ -16,7 +16,7 @@ use crate::config::{BackendConfig, Config, ConfigError};
 use crate::core::Gateway;
 use crate::core::backend::Backend;
 use crate::core::clock::{Clock, SystemClock};
-use crate::core::metered::MeteredBackend;
+use crate::core::metrics::metered::MeteredBackend;
 use crate::core::registry::QueueRegistry;
 use crate::core::state::{InProcessState, StateStore};
 use crate::credentials::oauth::{ConnectionStore, CredentialCheck, TokenService};
@@ -197,7 +197,7 @@ impl App {
                             Arc::clone(&clock),
                         ),
                     ),
-                    None => Arc::new(crate::core::sample_history::InProcessHistory::new(
+                    None => Arc::new(crate::core::metrics::sample_history::InProcessHistory::new(
                         Duration::from_secs(config.basaltic.metrics_interval_seconds),
                     )),
                 },

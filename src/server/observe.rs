@@ -6,7 +6,7 @@
 //! costs every request, and every waiting long poll, a boxed future).
 
 use crate::api::edge::RequestHints;
-use crate::core::meters::{Meters, NO_OPERATION};
+use crate::core::metrics::meters::{Meters, NO_OPERATION};
 use crate::core::operation::{self, Named, Operation};
 use axum::extract::{MatchedPath, Request};
 use axum::http::{HeaderName, HeaderValue};

@@ -7,7 +7,7 @@
 
 use crate::api::sqs::SqsKeys;
 use crate::config::{Config, ConfigError};
-use crate::core::meters::Meters;
+use crate::core::metrics::meters::Meters;
 use crate::credentials::admin_keys::AdminKeys;
 use crate::credentials::api_keys::ApiKeys;
 use crate::credentials::basaltic_keys::BasalticKeys;

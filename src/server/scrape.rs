@@ -2,7 +2,7 @@
 //! metrics, gauges sampled on an interval, and `GET /metrics` in the text format.
 
 use crate::core::Gateway;
-use crate::core::meters::Meters;
+use crate::core::metrics::meters::Meters;
 use axum::Router;
 use axum::extract::State;
 use axum::http::header;

@@ -208,7 +208,7 @@ impl CarriedState {
 mod tests {
     use super::*;
     use crate::core::clock::SystemClock;
-    use crate::core::ledger::UnknownDeliveries;
+    use crate::core::state::ledger::UnknownDeliveries;
     use std::time::Duration;
 
     fn state() -> InProcessState {

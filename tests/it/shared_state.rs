@@ -13,7 +13,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use sqs_gateway::config::RedisStateConfig;
 use sqs_gateway::core::clock::SystemClock;
-use sqs_gateway::core::ledger::{Standing, UnknownDeliveries};
+use sqs_gateway::core::state::ledger::{Standing, UnknownDeliveries};
 use sqs_gateway::core::state::{DeliveryKey, NewDelivery, StateStore};
 use sqs_gateway::state::redis::RedisState;
 use std::sync::Arc;

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use reqwest::StatusCode;
 use serde_json::json;
 use sqs_gateway::core::clock::Clock;
-use sqs_gateway::core::ledger::{Standing, UnknownDeliveries};
+use sqs_gateway::core::state::ledger::{Standing, UnknownDeliveries};
 use sqs_gateway::core::state::{
     Admission, DeliveryKey, InProcessState, LedgerStats, LimitCheck, NewDelivery, StateResult,
     StateStore, StateUnavailable,

@@ -4,7 +4,7 @@
 //! gateway could not take is a gap (`null`s), never a zero.
 //!
 //! The history is the core's port ([`SampleHistory`]): in this process (a day within a budget
-//! of samples, see [`crate::core::sample_history`]), or on the shared state store, where the
+//! of samples, see [`crate::core::metrics::sample_history`]), or on the shared state store, where the
 //! replicas sample one at a time (the Redis adapter, `state::redis::sample_history`, tells its
 //! keys and bounds). Each interval every replica takes its turn ([`SampleHistory::turn`]) and
 //! only the holder of the sampling lease samples and appends; every replica answers reads from
@@ -26,8 +26,8 @@ use crate::core::access::{Action, Caller, Grants, Principal};
 use crate::core::alias::{Alias, Namespace};
 use crate::core::limits::STATE_RETRY_AFTER;
 use crate::core::log_throttle::LogThrottle;
+use crate::core::metrics::sample_history::{SampleHistory, Turn};
 use crate::core::registry::ALIAS_REFRESH;
-use crate::core::sample_history::{SampleHistory, Turn};
 use crate::core::state::StateUnavailable;
 use crate::core::{Gateway, GatewayError};
 use axum::Json;

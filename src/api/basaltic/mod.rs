@@ -18,7 +18,7 @@ pub use error::BasalticError;
 
 use crate::core::Gateway;
 use crate::core::alias::{Alias, Namespace};
-use crate::core::sample_history::SampleHistory;
+use crate::core::metrics::sample_history::SampleHistory;
 use crate::core::{ErrorKind, GatewayError};
 use crate::credentials::basaltic_keys::{BasalticKey, BasalticKeys};
 use crate::credentials::live::Live;

@@ -11,7 +11,7 @@ pub mod sample_history;
 
 use crate::config::RedisStateConfig;
 use crate::core::clock::Clock;
-use crate::core::ledger::{Standing, UnknownDeliveries};
+use crate::core::state::ledger::{Standing, UnknownDeliveries};
 use crate::core::state::{
     ANSWER_TTL, Admission, DeliveryKey, LimitCheck, NewDelivery, StateResult, StateStore,
     StateUnavailable,

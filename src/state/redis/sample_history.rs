@@ -1,5 +1,5 @@
 //! The basaltic metrics history on the shared Redis or Valkey server
-//! ([`crate::core::sample_history::SampleHistory`]): replicas sample one at a time, the history
+//! ([`crate::core::metrics::sample_history::SampleHistory`]): replicas sample one at a time, the history
 //! is the same on every replica and outlives them, and it is bounded.
 //!
 //! Keys, under the server's prefix (`P`):
@@ -16,7 +16,7 @@
 //!   hash tag: each script touches one slot.
 //!
 //! Bounds: a queue keeps at most a day's samples (at most
-//! [`MAX_SAMPLES`](crate::core::sample_history::MAX_SAMPLES)), cut by time and by count at each
+//! [`MAX_SAMPLES`](crate::core::metrics::sample_history::MAX_SAMPLES)), cut by time and by count at each
 //! append, and its keys expire a day after its last sample; all queues together keep at most
 //! [`SAMPLE_BUDGET`] samples (the longest give up their oldest first, as in memory: about 100
 //! bytes each on the server, 100 MB in all); at most [`MAX_QUEUES`] queues have a history (a round
@@ -29,11 +29,11 @@
 
 use super::{RedisFailure, RedisServer};
 use crate::core::clock::Clock;
-use crate::core::model::QueueStats;
-use crate::core::registry::ALIAS_REFRESH;
-use crate::core::sample_history::{
+use crate::core::metrics::sample_history::{
     Counts, KEPT_FOR, SAMPLE_BUDGET, Sample, SampleHistory, Turn, TurnAnswer, kept, most_each,
 };
+use crate::core::model::QueueStats;
+use crate::core::registry::ALIAS_REFRESH;
 use crate::core::state::{StateResult, StateUnavailable};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};

@@ -7,9 +7,13 @@
 //! core then does is a policy per kind of state, stated where each is used and in the README:
 //! nothing is ever answered ok that the store would have refused, and no message is lost.
 
+pub mod counters;
+pub mod kept_seal;
+pub mod ledger;
+
 use crate::core::clock::Clock;
-use crate::core::counters::{Allowance, Daily, Rates, Window};
-use crate::core::ledger::{DeliveryLedger, LedgerExport, Standing, UnknownDeliveries};
+use crate::core::state::counters::{Allowance, Daily, Rates, Window};
+use crate::core::state::ledger::{DeliveryLedger, LedgerExport, Standing, UnknownDeliveries};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use moka::sync::Cache;

@@ -2,7 +2,7 @@
 //! whichever adapter sits behind the port, so backend metrics need nothing of the adapters.
 
 use crate::core::backend::{Backend, BackendError};
-use crate::core::meters::Meters;
+use crate::core::metrics::meters::Meters;
 use crate::core::model::{
     BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, QueueSettings,
     QueueStats, RedriveTask, ResolvedQueue, SentMessage, StoreCounts,
