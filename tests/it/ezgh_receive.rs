@@ -77,6 +77,9 @@ async fn a_received_message_has_every_documented_field(kind: Kind) {
 
 #[tokio::test]
 async fn the_receipt_handle_is_sealed_not_the_backend_handle() {
+    if !crate::needs!(LocalStack) {
+        return;
+    }
     let gw = GatewayBuilder::new(Kind::LocalStack)
         .queue(QueueSpec::standard("orders"))
         .start()
@@ -404,6 +407,9 @@ async fn a_queue_deleted_in_the_backend_answers_404(kind: Kind) {
 
 #[tokio::test]
 async fn an_unreachable_backend_answers_503_with_retry_after() {
+    if !crate::needs!(LocalStack) {
+        return;
+    }
     // A port that nobody listens on.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let endpoint = format!("http://{}", closed.local_addr().unwrap());

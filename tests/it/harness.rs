@@ -171,6 +171,101 @@ pub fn redis_url() -> String {
     std::env::var("SQSGW_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6390/0".into())
 }
 
+/// A server the tests need beside the gateway, started by the README's test command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Service {
+    /// LocalStack at `LOCALSTACK_ENDPOINT`.
+    LocalStack,
+    /// The Redis at `SQSGW_TEST_REDIS_URL`.
+    Redis,
+    /// The real clients' venv (boto3 and the aws CLI), at `CLIENTS_VENV`.
+    Clients,
+}
+
+/// Set by the test command (`scripts/test`): a service that does not answer fails the tests that
+/// need it instead of skipping them, so CI cannot pass with a part of the suite left out.
+const REQUIRE_SERVICES: &str = "SQSGW_TEST_REQUIRE_SERVICES";
+
+impl Service {
+    fn describe(self) -> String {
+        match self {
+            Self::LocalStack => format!("LocalStack does not answer at {}", localstack_endpoint()),
+            Self::Redis => format!("Redis does not answer at {}", redis_url()),
+            Self::Clients => format!(
+                "the real clients are not installed in {}",
+                clients_venv().display()
+            ),
+        }
+    }
+
+    /// Whether the service is there, found once per test process.
+    fn answers(self) -> bool {
+        static LOCALSTACK: OnceLock<bool> = OnceLock::new();
+        static REDIS: OnceLock<bool> = OnceLock::new();
+        match self {
+            Self::LocalStack => {
+                *LOCALSTACK.get_or_init(|| accepts_connections(&localstack_endpoint()))
+            }
+            Self::Redis => *REDIS.get_or_init(|| accepts_connections(&redis_url())),
+            Self::Clients => clients_venv().join("bin/python").exists(),
+        }
+    }
+}
+
+/// The venv `tests/clients/run.sh` installs the real clients into.
+pub fn clients_venv() -> std::path::PathBuf {
+    std::env::var("CLIENTS_VENV")
+        .map(Into::into)
+        .unwrap_or_else(|_| {
+            let home = std::env::var("HOME").unwrap_or_default();
+            std::path::PathBuf::from(format!("{home}/.cache/sqs-gateway/clients-venv"))
+        })
+}
+
+/// Whether something accepts a TCP connection at the URL's host and port within a second.
+fn accepts_connections(url: &str) -> bool {
+    use std::net::ToSocketAddrs as _;
+    let Ok(parsed) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    let (Some(host), Some(port)) = (parsed.host_str(), parsed.port_or_known_default()) else {
+        return false;
+    };
+    let Ok(addresses) = (host, port).to_socket_addrs() else {
+        return false;
+    };
+    addresses.into_iter().any(|address| {
+        std::net::TcpStream::connect_timeout(&address, Duration::from_secs(1)).is_ok()
+    })
+}
+
+/// Whether the test `name` is to be skipped because one of `services` is missing; it says so
+/// on stderr. Under the test command (`SQSGW_TEST_REQUIRE_SERVICES`) a missing service fails
+/// the test instead.
+pub fn skips_without(services: &[Service], name: &str) -> bool {
+    let Some(missing) = services.iter().find(|service| !service.answers()) else {
+        return false;
+    };
+    assert!(
+        std::env::var_os(REQUIRE_SERVICES).is_none(),
+        "{name}: {} (the test command requires it)",
+        missing.describe()
+    );
+    // Straight to stderr: the test harness captures `eprintln!` of a passing test.
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {name}: {}", missing.describe());
+    true
+}
+
+/// The services a test on `kind` needs.
+pub fn services_of(kind: Kind) -> &'static [Service] {
+    match kind {
+        Kind::LocalStack => &[Service::LocalStack],
+        Kind::Redis => &[Service::LocalStack, Service::Redis],
+        Kind::Embedded => &[],
+    }
+}
+
 /// A queue to create for a test.
 #[derive(Clone)]
 pub struct QueueSpec {

@@ -56,6 +56,34 @@ mod sqs_observed;
 mod state_outage;
 mod tenant_scopes;
 
+/// Whether the calling test may go on: false (and a `SKIPPED` line) when a server it needs does
+/// not answer, outside the test command; under it, a failure. `needs!(on kind)` for a backend
+/// kind, `needs!(LocalStack, Redis)` for services by name.
+#[macro_export]
+macro_rules! needs {
+    (on $kind:expr) => {
+        !$crate::harness::skips_without($crate::harness::services_of($kind), $crate::test_name!())
+    };
+    ($($service:ident),+ $(,)?) => {
+        !$crate::harness::skips_without(
+            &[$($crate::harness::Service::$service),+],
+            $crate::test_name!(),
+        )
+    };
+}
+
+/// The path of the test function it is written in.
+#[macro_export]
+macro_rules! test_name {
+    () => {{
+        fn here() {}
+        let name = std::any::type_name_of_val(&here);
+        name.strip_suffix("::here")
+            .unwrap_or(name)
+            .trim_end_matches("::{{closure}}")
+    }};
+}
+
 /// Runs each listed `async fn(Kind)` test against LocalStack, against the embedded engine, and
 /// against LocalStack with the state in Redis: one behavioural suite, two backends, two stores.
 #[macro_export]
@@ -65,7 +93,11 @@ macro_rules! on_both_backends {
             $(
                 #[tokio::test]
                 async fn $test() {
-                    super::$test($crate::harness::Kind::LocalStack).await
+                    let kind = $crate::harness::Kind::LocalStack;
+                    if !$crate::needs!(on kind) {
+                        return;
+                    }
+                    super::$test(kind).await
                 }
             )*
         }
@@ -81,7 +113,11 @@ macro_rules! on_both_backends {
             $(
                 #[tokio::test]
                 async fn $test() {
-                    super::$test($crate::harness::Kind::Redis).await
+                    let kind = $crate::harness::Kind::Redis;
+                    if !$crate::needs!(on kind) {
+                        return;
+                    }
+                    super::$test(kind).await
                 }
             )*
         }

@@ -245,6 +245,9 @@ async fn kept_connection_to_localstack() -> tokio::net::TcpStream {
 /// seconds, and the next call must take a new connection, not fail on the closed one.
 #[tokio::test]
 async fn calls_after_localstack_closed_an_idle_connection_still_succeed() {
+    if !crate::needs!(LocalStack) {
+        return;
+    }
     let gw = GatewayBuilder::new(Kind::LocalStack)
         .queue(QueueSpec::standard("orders"))
         .start()

@@ -31,6 +31,9 @@ async fn admin_on(
 
 #[tokio::test]
 async fn a_revocation_on_one_replica_stops_the_others_at_once() {
+    if !crate::needs!(LocalStack, Redis) {
+        return;
+    }
     let (bus, replicas) = sombus_replicas(RECHECK_30S).await;
     let created = bus.create(json!({})).await;
     let (t, c) = (bus.workspace.clone(), created.client_id.clone());
@@ -74,6 +77,9 @@ async fn a_revocation_on_one_replica_stops_the_others_at_once() {
 
 #[tokio::test]
 async fn changes_on_any_replica_make_one_chained_audit_log_and_none_is_lost() {
+    if !crate::needs!(LocalStack, Redis) {
+        return;
+    }
     let (bus, replicas) = sombus_replicas("").await;
     let created = bus.create(json!({})).await;
     let c = created.client_id.clone();
@@ -177,6 +183,9 @@ async fn changes_on_any_replica_make_one_chained_audit_log_and_none_is_lost() {
 
 #[tokio::test]
 async fn connections_outlive_every_replica_that_made_them() {
+    if !crate::needs!(LocalStack, Redis) {
+        return;
+    }
     let (bus, replicas) = sombus_replicas("").await;
     let created = bus.create(json!({})).await;
     let later = GatewayBuilder::new(Kind::Redis)
@@ -200,6 +209,9 @@ async fn connections_outlive_every_replica_that_made_them() {
 
 #[tokio::test]
 async fn a_store_that_goes_away_refuses_credentials_as_documented_and_recovers() {
+    if !crate::needs!(LocalStack, Redis) {
+        return;
+    }
     let port = OwnRedis::free_port();
     let redis = OwnRedis::start(port);
     redis.wait_until_answering().await;

@@ -135,6 +135,9 @@ async fn replicas(count: usize) -> (Vec<TestGateway>, String) {
 /// replica.
 #[tokio::test]
 async fn replicas_answer_one_history_sampled_once_an_interval() {
+    if !crate::needs!(LocalStack, Redis) {
+        return;
+    }
     let (gws, key) = replicas(3).await;
     let id = create(&gws[1], &key).await;
     // Not through the sampler (replica 0, the first to take the lease): it learns the queue from
@@ -189,6 +192,9 @@ async fn replicas_answer_one_history_sampled_once_an_interval() {
 /// samples taken before stay, and a replica started later on the same store reads them.
 #[tokio::test]
 async fn a_stopped_sampler_is_replaced_and_the_history_outlives_it() {
+    if !crate::needs!(LocalStack, Redis) {
+        return;
+    }
     let admin = api_keys::generate_key();
     let config = config(&admin);
     let key = admin.key.clone();
@@ -235,6 +241,9 @@ async fn a_stopped_sampler_is_replaced_and_the_history_outlives_it() {
 /// Repeated receives handed out by different replicas add up in the one history.
 #[tokio::test]
 async fn repeated_receives_on_different_replicas_add_up() {
+    if !crate::needs!(LocalStack, Redis) {
+        return;
+    }
     let (gws, key) = replicas(3).await;
     let id = create(&gws[0], &key).await;
     reached_everywhere(&gws, &key, &id).await;
@@ -345,6 +354,9 @@ impl Drop for OwnRedis {
 /// with the store, without a restart.
 #[tokio::test]
 async fn reads_answer_503_while_the_store_is_away_and_recover_after() {
+    if !crate::needs!(LocalStack, Redis) {
+        return;
+    }
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

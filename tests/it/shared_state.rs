@@ -75,6 +75,9 @@ async fn handle_story(gateways: &Vec<TestGateway>) -> Vec<Value> {
 
 #[tokio::test]
 async fn a_consumer_on_random_replicas_gets_the_single_process_answers() {
+    if !crate::needs!(LocalStack, Redis) {
+        return;
+    }
     let builder = || GatewayBuilder::new(Kind::Redis).queue(QueueSpec::standard("orders"));
     let single = vec![builder().start().await];
     let expected = handle_story(&single).await;
@@ -104,6 +107,9 @@ async fn a_consumer_on_random_replicas_gets_the_single_process_answers() {
 
 #[tokio::test]
 async fn a_retried_attempt_on_another_replica_gets_the_same_messages_and_handles() {
+    if !crate::needs!(LocalStack, Redis) {
+        return;
+    }
     let replicas =
         three_replicas(|| GatewayBuilder::new(Kind::Redis).queue(QueueSpec::standard("orders")))
             .await;
@@ -187,6 +193,9 @@ pub fn gateways<'a>(bus: &'a Bus, replicas: &'a [TestGateway]) -> Vec<&'a TestGa
 
 #[tokio::test]
 async fn a_connections_burst_and_rate_hold_across_replicas() {
+    if !crate::needs!(LocalStack, Redis) {
+        return;
+    }
     let (bus, replicas) = sombus_replicas(
         "[sombus.tiers.standard]\nrequests_per_second = 20\nburst = 40\nrequests_per_day = 1000000\n",
     )
@@ -229,6 +238,9 @@ async fn a_connections_burst_and_rate_hold_across_replicas() {
 
 #[tokio::test]
 async fn a_connections_daily_quota_holds_across_replicas() {
+    if !crate::needs!(LocalStack, Redis) {
+        return;
+    }
     let (bus, replicas) = sombus_replicas(
         "[sombus.tiers.standard]\nrequests_per_second = 1000\nburst = 1000\nrequests_per_day = 30\n",
     )
@@ -317,6 +329,9 @@ impl Drop for OwnRedis {
 
 #[tokio::test]
 async fn a_store_that_goes_away_and_comes_back_needs_no_restart() {
+    if !crate::needs!(LocalStack, Redis) {
+        return;
+    }
     let port = OwnRedis::free_port();
     let redis = OwnRedis::start(port);
     redis.wait_until_answering().await;
@@ -397,6 +412,9 @@ async fn a_store_that_goes_away_and_comes_back_needs_no_restart() {
 /// never replaces a later delivery nor brings back an ended one.
 #[tokio::test]
 async fn a_late_record_cannot_resurrect_an_ended_or_replaced_delivery() {
+    if !crate::needs!(LocalStack, Redis) {
+        return;
+    }
     let config: RedisStateConfig = toml::from_str(&format!(
         "url = \"{}\"\nprefix = \"sqsgw-test-{:08x}:\"\n",
         redis_url(),
@@ -455,6 +473,9 @@ async fn a_late_record_cannot_resurrect_an_ended_or_replaced_delivery() {
 /// unavailable (an error, not a panic), and the gateway keeps running.
 #[tokio::test]
 async fn a_tls_store_that_does_not_answer_tls_is_unavailable() {
+    if !crate::needs!(LocalStack, Redis) {
+        return;
+    }
     let port = redis_url()
         .rsplit(':')
         .next()
@@ -479,6 +500,9 @@ async fn a_tls_store_that_does_not_answer_tls_is_unavailable() {
 /// The password never reaches a log line, an error or the metrics, however the store fails.
 #[tokio::test]
 async fn the_stores_password_stays_out_of_errors() {
+    if !crate::needs!(LocalStack, Redis) {
+        return;
+    }
     let password = format!("pw-{:016x}", rand::random::<u64>());
     let config: RedisStateConfig = toml::from_str(&format!(
         "url = \"{}\"\nsecret = \"{password}\"\ntimeout_ms = 300\n",
@@ -511,6 +535,9 @@ async fn the_stores_password_stays_out_of_errors() {
 /// answered send is lost and no message whose ack answered ok comes back.
 #[tokio::test]
 async fn sigkill_of_one_replica_under_load_loses_no_send_and_resurrects_no_ack() {
+    if !crate::needs!(LocalStack, Redis) {
+        return;
+    }
     use std::collections::BTreeSet;
     use std::sync::Mutex;
     let sqs = crate::harness::sqs();
@@ -776,6 +803,9 @@ async fn sigkill_of_one_replica_under_load_loses_no_send_and_resurrects_no_ack()
 /// an answer altered (or planted) in the store is not replayed: the retry receives anew.
 #[tokio::test]
 async fn kept_answers_in_the_store_are_sealed_against_readers_and_forgers() {
+    if !crate::needs!(LocalStack, Redis) {
+        return;
+    }
     let gw = GatewayBuilder::new(Kind::Redis)
         .queue(QueueSpec::standard("orders"))
         .start()

@@ -70,6 +70,9 @@ async fn on_the_embedded_engine_a_graceful_restart_keeps_every_in_flight_handle_
 
 #[tokio::test]
 async fn over_sqs_a_graceful_restart_keeps_every_in_flight_handle_valid() {
+    if !crate::needs!(LocalStack) {
+        return;
+    }
     a_graceful_restart_keeps_every_in_flight_handle_valid(Kind::LocalStack).await;
 }
 
@@ -78,6 +81,9 @@ async fn over_sqs_a_graceful_restart_keeps_every_in_flight_handle_valid() {
 /// receive (through that process) may have replaced.
 #[tokio::test]
 async fn over_sqs_a_crash_after_a_graceful_restart_carries_nothing_over() {
+    if !crate::needs!(LocalStack) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let gw = GatewayBuilder::new(Kind::LocalStack)
         .durable(dir.path())
@@ -146,6 +152,9 @@ async fn on_the_embedded_engine_a_graceful_restart_keeps_todays_quota_counts() {
 
 #[tokio::test]
 async fn over_sqs_a_graceful_restart_keeps_todays_quota_counts() {
+    if !crate::needs!(LocalStack) {
+        return;
+    }
     a_graceful_restart_keeps_todays_quota_counts(Kind::LocalStack).await;
 }
 
@@ -206,6 +215,9 @@ impl Process {
 /// whose ack answered ok comes back.
 #[tokio::test]
 async fn over_sqs_sigkill_after_a_graceful_restart_under_load_keeps_the_handle_rules() {
+    if !crate::needs!(LocalStack) {
+        return;
+    }
     use std::collections::BTreeSet;
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
