@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # Why: the production image of sqs-gateway. Build: `docker build -t sqs-gateway .`; run:
 # `docker run -p 8787:8787 -v sqs-gateway-data:/data sqs-gateway` (README, "The container image").
-# No container engine runs in CI: tests/it/image.rs checks this file against the code and runs
+# No container engine runs in CI: tests/it/packaging/image.rs checks this file against the code and runs
 # the image's exact command on the host.
 
 # Build stage. The toolchain and Debian release match the runtime stage's (bookworm, glibc 2.36),

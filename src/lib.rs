@@ -5,15 +5,17 @@
 //! # Architecture
 //!
 //! ```text
-//!  HTTP clients ──> server           accept loop: HTTP/1.1 and HTTP/2, connection limit,
-//!                      │              head/idle/body deadlines, TLS (reloaded on SIGHUP or file
-//!                      │              change); each request's id, span and metrics (observe);
-//!                      │              the Prometheus scrape
-//!                      │
+//!  HTTP clients ──> server           the assembly: plugs the dialects in; accept loop (HTTP/1.1
+//!                      │              and HTTP/2, connection limit, head/idle/body deadlines,
+//!                      │              TLS reloaded on SIGHUP or file change); each request's id,
+//!                      │              span and metrics (observe); the edge, which answers what no
+//!                      │              handler does in the shape of the path's dialect; probes,
+//!                      │              OpenAPI documents, the Prometheus scrape
 //!                      v
 //!                  api::<dialect>     ezgh, sombus, basaltic, sqs: wire types, routes, the
-//!                      │              dialect's auth and error shape; api::edge answers what
-//!                      │              no handler does, in that shape
+//!                      │              dialect's auth and error shape, its edge shape;
+//!                      │              api::common: the plug (`Dialect`, `EdgeShape`) and what
+//!                      │              every dialect shares, naming none of them
 //!                      v
 //!                  credentials        API keys (ezgh, basaltic), SigV4 keys, admin keys, OAuth
 //!                      │              clients and their tokens (sombus): who a caller is, its

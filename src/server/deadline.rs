@@ -1,7 +1,7 @@
 //! A request body with a deadline for the whole of it, so a client trickling its body a byte at a
 //! time cannot hold a request open; dialects report the expiry as a timeout in their own shape.
 
-use crate::api::BodyTimedOut;
+use crate::api::common::BodyTimedOut;
 use axum::body::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;

@@ -2,14 +2,17 @@
 
 pub mod connections;
 mod deadline;
+pub mod documents;
+pub mod edge;
+pub mod health;
 pub mod observe;
 mod per_address;
 pub mod reload;
 pub mod scrape;
 pub mod tls;
 
-use crate::api::edge;
-use crate::api::{self, ClientAddressPolicy, Dialect};
+use crate::api::common::{ClientAddressPolicy, Dialect};
+use crate::api::{self};
 use crate::backend::embedded::EmbeddedBackend;
 use crate::backend::sqs::SqsBackend;
 use crate::config::{BackendConfig, Config, ConfigError};
@@ -24,6 +27,7 @@ use crate::state::redis::{RedisServer, RedisState};
 use crate::state::restart_file::CarriedState;
 use axum::Router;
 use connections::ConnectionSettings;
+use edge::Edge;
 use reload::{ConfigFile, Hangups, KeyReload, KeySets, LiveKeys};
 use scrape::Scrape;
 use std::net::SocketAddr;
@@ -52,6 +56,8 @@ pub struct Overrides {
 /// A built service, ready to serve.
 pub struct App {
     router: Router,
+    /// Answers what no handler reaches, in the shape of the path's dialect.
+    edge: Edge,
     backend: Arc<dyn Backend>,
     gateway: Arc<Gateway>,
     shutdown: CancellationToken,
@@ -180,7 +186,7 @@ impl App {
         let sombus = Arc::new(sombus);
         tokio::spawn(Arc::clone(&sombus).upkeep());
         tokio::spawn(Arc::clone(&sombus).follow_changes());
-        let health = api::health::Health::new(Arc::clone(&gateway))
+        let health = health::Health::new(Arc::clone(&gateway))
             .with_credential_store(sombus.credential_store());
         let dialects: Vec<Arc<dyn Dialect>> = vec![
             sombus,
@@ -203,7 +209,7 @@ impl App {
                 },
             )),
             Arc::new(health),
-            Arc::new(api::documents::OpenApiDocuments),
+            Arc::new(documents::OpenApiDocuments),
             Arc::new(api::ezgh::EzghState::from_config(
                 Arc::clone(&gateway),
                 &config.ezgh,
@@ -221,6 +227,7 @@ impl App {
                 Arc::clone(&clock),
             )),
         ];
+        let edge = Edge::new(dialects.iter().map(|dialect| dialect.edge()));
         let mut router = dialects.iter().fold(Router::new(), |router, dialect| {
             router.merge(Arc::clone(dialect).router())
         });
@@ -228,8 +235,11 @@ impl App {
             router = router.merge(scrape.router());
         }
         let router = router
-            .fallback(edge::not_found)
-            .layer(observe::ObserveLayer::new(meters));
+            .fallback({
+                let edge = edge.clone();
+                move |request: axum::extract::Request| async move { edge.not_found(&request) }
+            })
+            .layer(observe::ObserveLayer::new(meters, edge.clone()));
         Ok(Self {
             scrape,
             metrics_listen: config
@@ -243,6 +253,7 @@ impl App {
             reload: None,
             carried_state,
             router,
+            edge,
             dialects,
             backend: Arc::clone(&backend_handle),
             gateway,
@@ -354,6 +365,7 @@ impl App {
         let server = connections::serve(
             listener,
             self.router,
+            self.edge,
             self.connections,
             acceptor,
             shutdown.clone(),

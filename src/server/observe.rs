@@ -5,7 +5,8 @@
 //! runs past [`REQUEST_TIMEOUT`] with an answer in its dialect's shape (one layer, not two: each
 //! costs every request, and every waiting long poll, a boxed future).
 
-use crate::api::edge::RequestHints;
+use super::edge::Edge;
+use crate::api::common::RequestHints;
 use crate::core::metrics::meters::{Meters, NO_OPERATION};
 use crate::core::operation::{self, Named, Operation};
 use axum::extract::{MatchedPath, Request};
@@ -36,12 +37,14 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 #[derive(Clone)]
 pub struct ObserveLayer {
     meters: Meters,
+    edge: Edge,
 }
 
 impl ObserveLayer {
-    /// Counts and times requests in `meters`.
-    pub fn new(meters: Meters) -> Self {
-        Self { meters }
+    /// Counts and times requests in `meters`, under the dialect `edge` names (which also
+    /// answers a request past its deadline).
+    pub fn new(meters: Meters, edge: Edge) -> Self {
+        Self { meters, edge }
     }
 }
 
@@ -52,6 +55,7 @@ impl<S> tower::Layer<S> for ObserveLayer {
         Observe {
             inner,
             meters: self.meters.clone(),
+            edge: self.edge.clone(),
         }
     }
 }
@@ -61,6 +65,7 @@ impl<S> tower::Layer<S> for ObserveLayer {
 pub struct Observe<S> {
     inner: S,
     meters: Meters,
+    edge: Edge,
 }
 
 impl<S> tower::Service<Request> for Observe<S>
@@ -122,6 +127,7 @@ where
             work,
             answer: Some(Answering {
                 meters: self.meters.clone(),
+                edge: self.edge.clone(),
                 id_value,
                 hints,
                 started: Instant::now(),
@@ -142,6 +148,7 @@ pin_project_lite::pin_project! {
 /// What the answer of an observed request needs once the work is done.
 struct Answering {
     meters: Meters,
+    edge: Edge,
     id_value: Option<HeaderValue>,
     hints: RequestHints,
     started: Instant,
@@ -159,6 +166,7 @@ where
         let (answered, named) = std::task::ready!(work.as_mut().poll(context));
         let Answering {
             meters,
+            edge,
             id_value,
             hints,
             started,
@@ -176,7 +184,7 @@ where
                     },
                     "the request took too long; retry later",
                 );
-                crate::api::edge::error_response(&hints, error)
+                edge.error_response(&hints, error)
             }
         };
         let elapsed = started.elapsed();
@@ -189,7 +197,7 @@ where
                 "answered"
             );
         });
-        meters.request(hints.dialect(), operation, status, elapsed);
+        meters.request(edge.label(&hints), operation, status, elapsed);
         if let Some(value) = id_value {
             response.headers_mut().insert(REQUEST_ID.clone(), value);
         }
@@ -282,7 +290,10 @@ mod tests {
                     std::future::pending::<()>().await
                 }),
             )
-            .layer(ObserveLayer::new(scrape.meters()));
+            .layer(ObserveLayer::new(
+                scrape.meters(),
+                Edge::new([&crate::api::ezgh::EzghEdge as &dyn crate::api::common::EdgeShape]),
+            ));
         let request = Request::post("/v1/organizations/o/projects/p/queues/q/messages/receive")
             .header(&REQUEST_ID, "deadline-1")
             .body(axum::body::Body::empty())

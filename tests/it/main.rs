@@ -1,60 +1,26 @@
-//! Integration tests: the real gateway on 127.0.0.1:0 in front of a real LocalStack.
+//! Integration tests, by tier:
+//! - `inprocess`: the service's router and the core called without a socket, over a fake
+//!   backend, on tokio's paused time;
+//! - `http`: the real gateway on 127.0.0.1:0, driven over sockets, one behavioural suite on both
+//!   backends (and over LocalStack with the state in Redis);
+//! - `binaries`: the binaries as child processes;
+//! - `packaging`: the image, compose file and manifests, checked against the code.
 //!
-//! LocalStack must answer at `LOCALSTACK_ENDPOINT` (default http://127.0.0.1:4566); start it with
-//! `localstack/start.sh`. Every test makes its own randomly named queues and its own gateway.
+//! LocalStack answers at `LOCALSTACK_ENDPOINT` (default http://127.0.0.1:4566; `localstack/start.sh`)
+//! and Redis at `SQSGW_TEST_REDIS_URL`; a test that needs one that does not answer says
+//! `SKIPPED` and returns, unless `SQSGW_TEST_REQUIRE_SERVICES` is set (the test command sets it).
+//! Every test makes its own randomly named queues and its own gateway.
 
 #![allow(clippy::unwrap_used)]
 // A test crate: its helpers are `pub` for its own modules, and tests measure real elapsed time.
 #![allow(unreachable_pub, missing_docs, clippy::disallowed_methods)]
 
-mod abandoned_bound;
-mod aliases;
-mod basaltic;
+mod binaries;
 mod binary;
-mod cli;
-mod clis;
-mod config_secrets;
-mod core;
-mod damaged_store;
-mod deploy_manifests;
-mod depth_gauges;
-mod edge;
-mod embedded;
-mod ezgh_receipts;
-mod ezgh_receive;
-mod fake;
-mod first_start;
 mod harness;
-mod http2;
-mod image;
+mod http;
 mod inprocess;
-mod key_commands;
-mod key_reload;
-mod ledger_bound;
-mod one_queue_set;
-mod openapi;
-mod operating;
-mod permissions;
-mod quick_start;
-mod readme_consumer_loop;
-mod redrive;
-mod service;
-mod shared_credentials;
-mod shared_metrics;
-mod shared_state;
-mod signals;
-mod single_node;
-mod sombus;
-mod sombus_cli;
-mod sombus_credentials;
-mod sombus_delivery;
-mod sombus_hardening;
-mod sombus_openapi;
-mod sombus_store;
-mod sqs_api;
-mod sqs_observed;
-mod state_outage;
-mod tenant_scopes;
+mod packaging;
 
 /// Whether the calling test may go on: false (and a `SKIPPED` line) when a server it needs does
 /// not answer, outside the test command; under it, a failure. `needs!(on kind)` for a backend

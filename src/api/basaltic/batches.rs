@@ -5,7 +5,7 @@
 use super::error::ErrorBody;
 use super::wire::{self, BatchFailure, BatchFailureCode, BatchResults, BatchSuccess};
 use super::{BODY_LIMIT, BasalticError, BasalticState};
-use crate::api::read_body;
+use crate::api::common::read_body;
 use crate::core::model::{EntryErrorKind, HandleOutcome};
 use axum::Json;
 use axum::body::Body;

@@ -1,7 +1,7 @@
 //! Renders the domain error in basaltic's one shape, `{"error": {"code", "message"}}`, with a
 //! stable code per kind (and `Retry-After` where one helps).
 
-use crate::api::openapi::{ResponseMap, error_responses};
+use crate::api::common::openapi::{ResponseMap, error_responses};
 use crate::core::limits::retry_after_seconds;
 use crate::core::{ErrorKind, GatewayError};
 use axum::Json;

@@ -5,7 +5,7 @@
 use super::error::ErrorBody;
 use super::wire::{self, InspectedMessages, ReceivedMessages, SendResult, SentMessage};
 use super::{BODY_LIMIT, BasalticError, BasalticState};
-use crate::api::read_body;
+use crate::api::common::read_body;
 use crate::core::model::{EntryErrorKind, HandleOutcome};
 use crate::core::{ErrorKind, GatewayError};
 use axum::Json;

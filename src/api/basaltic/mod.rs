@@ -99,7 +99,7 @@ impl BasalticState {
     /// The key of the `Authorization: Bearer` header, or 401 (before any body is read).
     fn authenticate(&self, headers: &HeaderMap) -> Result<Arc<BasalticKey>, GatewayError> {
         let keys = self.keys.current();
-        crate::api::bearer_token(headers)
+        crate::api::common::bearer_token(headers)
             .and_then(|presented| keys.verify(presented))
             .cloned()
             .ok_or_else(GatewayError::unauthenticated)
@@ -144,7 +144,26 @@ pub(crate) fn canonical_id(queue_id: &str) -> Option<String> {
         .map(|id| id.hyphenated().to_string())
 }
 
-/// Whether a path belongs to this API (its edge answers come in its shape).
-pub fn serves_path(path: &str) -> bool {
-    path == "/v1/queues" || path.starts_with("/v1/queues/")
+/// The basaltic API as the server's edge sees it: `/v1/queues` and below, answered in its error
+/// shape.
+#[derive(Debug, Clone, Copy)]
+pub struct BasalticEdge;
+
+impl crate::api::common::EdgeShape for BasalticEdge {
+    fn name(&self) -> &'static str {
+        "basaltic"
+    }
+
+    fn serves(&self, path: &str) -> bool {
+        path == "/v1/queues" || path.starts_with("/v1/queues/")
+    }
+
+    fn render(
+        &self,
+        _hints: &crate::api::common::RequestHints,
+        error: GatewayError,
+    ) -> axum::response::Response {
+        use axum::response::IntoResponse as _;
+        BasalticError::from(error).into_response()
+    }
 }

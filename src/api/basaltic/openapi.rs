@@ -94,9 +94,9 @@ pub fn document() -> utoipa::openapi::OpenApi {
         ),
     );
     // basaltic's one 429 (too many messages in flight) names no time: only 503 says when.
-    crate::api::openapi::add_retry_after(&mut document, "503");
-    crate::api::openapi::add_challenge(&mut document);
-    crate::api::openapi::optional_request_bodies(&mut document);
+    crate::api::common::openapi::add_retry_after(&mut document, "503");
+    crate::api::common::openapi::add_challenge(&mut document);
+    crate::api::common::openapi::optional_request_bodies(&mut document);
     document
 }
 

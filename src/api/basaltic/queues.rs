@@ -9,7 +9,7 @@ use super::wire::{
     self, DeadLetterJson, NewQueue, QueueJson, QueueList, QueueResult, QueueType, SettingsJson,
 };
 use super::{BODY_LIMIT, BasalticError, BasalticState, QUEUE_PREFIX};
-use crate::api::read_body;
+use crate::api::common::read_body;
 use crate::core::access::Action;
 use crate::core::alias::{Alias, Namespace, derived_basaltic_id};
 use crate::core::model::ResolvedQueue;

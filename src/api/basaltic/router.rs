@@ -4,7 +4,11 @@ use super::{BasalticState, batches, messages, metrics, queues};
 use axum::Router;
 use std::sync::Arc;
 
-impl crate::api::Dialect for BasalticState {
+impl crate::api::common::Dialect for BasalticState {
+    fn edge(&self) -> &'static dyn crate::api::common::EdgeShape {
+        &super::BasalticEdge
+    }
+
     fn router(self: Arc<Self>) -> Router {
         metrics::start_sampling(&self);
         Router::new()
@@ -12,7 +16,9 @@ impl crate::api::Dialect for BasalticState {
             .merge(queues::routes())
             .merge(messages::routes())
             .merge(batches::routes())
-            .method_not_allowed_fallback(crate::api::edge::method_not_allowed)
+            .method_not_allowed_fallback(|request| {
+                crate::api::common::method_not_allowed(&super::BasalticEdge, request)
+            })
             .with_state(self)
     }
 }

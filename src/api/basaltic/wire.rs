@@ -2,7 +2,7 @@
 //! with the documented ranges and limits, and the message shape (typed attributes, standard
 //! base64 for `Binary`).
 
-use crate::api::json::{optional_int, parse_object, reject_unknown};
+use crate::api::common::json::{optional_int, parse_object, reject_unknown};
 use crate::core::GatewayError;
 use crate::core::gateway::ReceiveOptions;
 use crate::core::model::{
@@ -350,7 +350,7 @@ pub(super) type BatchEntry = (String, Map<String, Value>);
 pub(super) fn batch_entries(body: &[u8]) -> Result<Vec<BatchEntry>, GatewayError> {
     let object = parse_object(body, false)?;
     reject_unknown(&object, &["entries"], "")?;
-    let entries = crate::api::json::batch(&object, "entries")?;
+    let entries = crate::api::common::json::batch(&object, "entries")?;
     let mut seen = std::collections::BTreeSet::new();
     let mut parsed = Vec::with_capacity(entries.len());
     for (index, entry) in entries.iter().enumerate() {

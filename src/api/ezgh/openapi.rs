@@ -55,8 +55,8 @@ pub fn document() -> utoipa::openapi::OpenApi {
                 .build(),
         ),
     );
-    crate::api::openapi::add_error_headers(&mut document);
-    crate::api::openapi::optional_request_bodies(&mut document);
+    crate::api::common::openapi::add_error_headers(&mut document);
+    crate::api::common::openapi::optional_request_bodies(&mut document);
     document
 }
 

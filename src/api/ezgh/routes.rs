@@ -2,7 +2,7 @@
 
 use super::error::{ErrorBody, EzghError};
 use super::wire::{self, MessageJson, ReceiveResponse, ResultsResponse};
-use crate::api::{ClientAddressPolicy, read_body};
+use crate::api::common::{ClientAddressPolicy, read_body};
 use crate::core::access::{Action, Caller, Grants, Principal};
 use crate::core::alias::{Alias, Namespace};
 use crate::core::limits::{Allowance, Limit};
@@ -71,9 +71,13 @@ impl EzghState {
     }
 }
 
-impl crate::api::Dialect for EzghState {
+impl crate::api::common::Dialect for EzghState {
     fn router(self: Arc<Self>) -> Router {
         router(self)
+    }
+
+    fn edge(&self) -> &'static dyn crate::api::common::EdgeShape {
+        &super::EzghEdge
     }
 }
 
@@ -96,7 +100,9 @@ fn router(state: Arc<EzghState>) -> Router {
         )
         .route("/v1/receipts/ack", post(acknowledge))
         .route("/v1/receipts/visibility", post(change_visibility))
-        .method_not_allowed_fallback(crate::api::edge::method_not_allowed)
+        .method_not_allowed_fallback(|request| {
+            crate::api::common::method_not_allowed(&super::EzghEdge, request)
+        })
         .layer(cors)
         .with_state(state)
 }
@@ -105,7 +111,7 @@ impl EzghState {
     /// The key in the `Authorization: Bearer` header, or 401.
     fn authenticate(&self, headers: &HeaderMap) -> Result<Arc<ApiKey>, GatewayError> {
         let presented =
-            crate::api::bearer_token(headers).ok_or_else(GatewayError::unauthenticated)?;
+            crate::api::common::bearer_token(headers).ok_or_else(GatewayError::unauthenticated)?;
         self.keys
             .current()
             .verify(presented)

@@ -3,7 +3,7 @@
 //! Bodies are parsed by hand from `serde_json::Value` so error messages name the field and its
 //! range but never echo a value: a misplaced receipt handle must not come back in an error body.
 
-use crate::api::json::{batch, optional_int, parse_object, prefixed, reject_unknown};
+use crate::api::common::json::{batch, optional_int, parse_object, prefixed, reject_unknown};
 use crate::core::GatewayError;
 use crate::core::gateway::ReceiveOptions;
 use crate::core::handle::SealedHandle;

@@ -19,8 +19,8 @@ use super::wire::{
     self, AuditPage, ConnectionList, ConnectionView, IssuedSecretAnswer, RedriveStarted, SecretUrls,
 };
 use super::{BODY_LIMIT, SombusState};
-use crate::api::json::{optional_int, parse_object, reject_unknown};
-use crate::api::read_body;
+use crate::api::common::json::{optional_int, parse_object, reject_unknown};
+use crate::api::common::read_body;
 use crate::credentials::admin_keys::{AdminKey, AdminRole};
 use crate::credentials::oauth::check::is_client_id;
 use crate::credentials::oauth::connection::{IssuedSecret, NotApplicable, WORKSPACE_SEPARATOR};
@@ -94,7 +94,7 @@ impl SombusState {
         role: AdminRole,
     ) -> Result<AdminKey, SombusError> {
         let keys = self.admin_keys.current();
-        let key = crate::api::bearer_token(headers)
+        let key = crate::api::common::bearer_token(headers)
             .and_then(|presented| keys.verify(presented))
             .cloned()
             .ok_or_else(|| {
@@ -838,7 +838,8 @@ impl SombusState {
         refused: &SombusError,
     ) {
         let keys = self.admin_keys.current();
-        let key = crate::api::bearer_token(headers).and_then(|presented| keys.verify(presented));
+        let key =
+            crate::api::common::bearer_token(headers).and_then(|presented| keys.verify(presented));
         let (actor, actor_key) =
             key.map_or(("unknown", ""), |key| (key.name.as_str(), key.id.as_str()));
         let entry = AuditEntry {

@@ -18,7 +18,7 @@
 
 use super::SombusState;
 use super::error::{SombusError, admin_rule};
-use crate::core::access::{Action, Caller, Grants, Principal};
+use crate::core::access::{Caller, Principal};
 use crate::core::model::{QueueSettings, RedriveStatus};
 use crate::core::{ErrorKind, GatewayError};
 use crate::credentials::admin_keys::AdminKey;
@@ -163,20 +163,9 @@ impl SombusState {
         Arc::clone(self.check.store())
     }
 
-    /// The core caller `principal` is for the queues of one connection.
-    fn caller_for(principal: Principal, queues: &[&str]) -> Caller {
-        let grants = queues.iter().fold(Grants::none(), |grants, queue| {
-            grants.allow(
-                queue,
-                [Action::ManageQueues, Action::Redrive, Action::Inspect],
-            )
-        });
-        Caller::new(principal, Arc::new(grants))
-    }
-
     /// The core caller an admin key is for the queues of one connection.
     fn admin_caller(actor: &AdminKey, queues: &[&str]) -> Caller {
-        Self::caller_for(Principal::AdminKey(actor.name.clone()), queues)
+        Connection::manager(Principal::AdminKey(actor.name.clone()), queues)
     }
 
     /// An audit entry of a change by `actor` (an admin key, or the gateway's own `actor`).
@@ -472,7 +461,7 @@ impl SombusState {
     async fn undo_create(&self, connection: &Connection, actor: Actor<'_>, why: &str) {
         let mut queues = vec![connection.queue.as_str()];
         queues.extend(connection.dead_letter_queue.as_deref());
-        let caller = Self::caller_for(Principal::System, &queues);
+        let caller = Connection::manager(Principal::System, &queues);
         if !self.delete_queues(&caller, &queues).await {
             return;
         }

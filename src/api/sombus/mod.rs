@@ -36,7 +36,7 @@ pub struct SombusState {
     tiers: BTreeMap<String, TierConfig>,
     registrations: Option<PathBuf>,
     public_url: Option<String>,
-    client_addresses: crate::api::ClientAddressPolicy,
+    client_addresses: crate::api::common::ClientAddressPolicy,
     clock: Arc<dyn Clock>,
 }
 
@@ -56,7 +56,7 @@ impl SombusState {
         section: &config::SombusConfig,
         admin_keys: Live<AdminKeys>,
         check: CredentialCheck,
-        client_addresses: crate::api::ClientAddressPolicy,
+        client_addresses: crate::api::common::ClientAddressPolicy,
         clock: Arc<dyn Clock>,
     ) -> Self {
         Self {
@@ -72,9 +72,27 @@ impl SombusState {
     }
 }
 
-/// Whether a path belongs to this API (its edge answers come in its shape).
-pub fn serves_path(path: &str) -> bool {
-    path.starts_with("/v1/tenants/") || path.starts_with("/v1/admin/") || is_token_path(path)
+/// The sombus API as the server's edge sees it: its pull, admin and token paths, each answered
+/// in its own shape ([`edge_response`]).
+#[derive(Debug, Clone, Copy)]
+pub struct SombusEdge;
+
+impl crate::api::common::EdgeShape for SombusEdge {
+    fn name(&self) -> &'static str {
+        "sombus"
+    }
+
+    fn serves(&self, path: &str) -> bool {
+        path.starts_with("/v1/tenants/") || path.starts_with("/v1/admin/") || is_token_path(path)
+    }
+
+    fn render(
+        &self,
+        hints: &crate::api::common::RequestHints,
+        error: crate::core::GatewayError,
+    ) -> axum::response::Response {
+        edge_response(&hints.path, error)
+    }
 }
 
 /// An answer that arises outside the handlers (no route, a wrong method, a request line too long,

@@ -21,8 +21,8 @@ pub fn document() -> OpenApi {
     document.info.version = env!("CARGO_PKG_VERSION").to_owned();
     // `Retry-After` on 429 and 503 as every REST dialect documents it; `Option<…>` bodies as
     // bodies that may be left out.
-    crate::api::openapi::add_error_headers(&mut document);
-    crate::api::openapi::optional_request_bodies(&mut document);
+    crate::api::common::openapi::add_error_headers(&mut document);
+    crate::api::common::openapi::optional_request_bodies(&mut document);
     document
 }
 

@@ -5,8 +5,8 @@
 use super::error::{SombusError, UNAVAILABLE_RETRY, rule};
 use super::wire::{self, Acked, Nacked, PulledMessage, Received, Skills};
 use super::{BODY_LIMIT, SombusState, registrations};
-use crate::api::read_body;
-use crate::core::access::{Action, Caller, Grants, Principal};
+use crate::api::common::read_body;
+use crate::core::access::Caller;
 use crate::core::limits::{Allowance, Limit};
 use crate::core::model::HandleOutcome;
 use crate::credentials::oauth::check::MAX_RECHECK;
@@ -65,7 +65,7 @@ impl SombusState {
         path: ConsumerPath,
         fresh_within: Duration,
     ) -> Result<Consumer, SombusError> {
-        let token = crate::api::bearer_token(headers).ok_or_else(|| {
+        let token = crate::api::common::bearer_token(headers).ok_or_else(|| {
             SombusError::new(
                 StatusCode::UNAUTHORIZED,
                 rule::UNAUTHENTICATED,
@@ -135,19 +135,8 @@ impl SombusState {
                 ),
             ])
             .await?;
-        let grants = Grants::none().allow(
-            &connection.queue,
-            [
-                Action::Receive,
-                Action::Acknowledge,
-                Action::ChangeVisibility,
-            ],
-        );
         Ok(Consumer {
-            caller: Caller::new(
-                Principal::Token(connection.client_id.clone()),
-                Arc::new(grants),
-            ),
+            caller: connection.caller(),
             connection,
         })
     }

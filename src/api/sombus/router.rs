@@ -4,13 +4,19 @@ use super::{SombusState, admin, pull, token};
 use axum::Router;
 use std::sync::Arc;
 
-impl crate::api::Dialect for SombusState {
+impl crate::api::common::Dialect for SombusState {
+    fn edge(&self) -> &'static dyn crate::api::common::EdgeShape {
+        &super::SombusEdge
+    }
+
     fn router(self: Arc<Self>) -> Router {
         Router::new()
             .merge(token::routes())
             .merge(pull::routes())
             .merge(admin::routes())
-            .method_not_allowed_fallback(crate::api::edge::method_not_allowed)
+            .method_not_allowed_fallback(|request| {
+                crate::api::common::method_not_allowed(&super::SombusEdge, request)
+            })
             .with_state(self)
     }
 }

@@ -4,7 +4,7 @@
 use super::SombusState;
 use super::error::{OAuthError, OAuthErrorCode};
 use super::wire::{self, TokenAnswer, TokenType};
-use crate::api::read_body;
+use crate::api::common::read_body;
 use crate::credentials::oauth::Refusal;
 use axum::Json;
 use axum::body::Body;

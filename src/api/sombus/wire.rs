@@ -6,8 +6,8 @@
 //! from the envelope's fields).
 
 use super::error::SombusError;
-use crate::api::json::{batch, optional_int, parse_object, reject_unknown};
-use crate::api::openapi::ResponseMap;
+use crate::api::common::json::{batch, optional_int, parse_object, reject_unknown};
+use crate::api::common::openapi::ResponseMap;
 use crate::core::gateway::ReceiveOptions;
 use crate::core::model::{AttributeValue, BackendMessage, Delivery, HandleOutcome};
 use crate::credentials::oauth::{AuditEntry, Connection, ConnectionStatus, Role};
@@ -851,7 +851,7 @@ impl IntoResponses for PullRefusals {
     fn responses() -> ResponseMap {
         let statuses = [400, 401, 403, 429, 503].map(|status| (status, ""));
         // Described from the rule tables by the document's `Refusals` modifier (openapi.rs).
-        crate::api::openapi::error_responses::<PullRefusal>(&statuses)
+        crate::api::common::openapi::error_responses::<PullRefusal>(&statuses)
     }
 }
 
@@ -863,7 +863,7 @@ impl IntoResponses for AdminRefusals {
     fn responses() -> ResponseMap {
         let statuses = [400, 401, 403, 503].map(|status| (status, ""));
         // Described from the rule tables by the document's `Refusals` modifier (openapi.rs).
-        crate::api::openapi::error_responses::<AdminRefusal>(&statuses)
+        crate::api::common::openapi::error_responses::<AdminRefusal>(&statuses)
     }
 }
 

@@ -10,7 +10,25 @@ mod wire;
 
 pub use routes::{ACCOUNT, BODY_LIMIT, SqsKeys, SqsState, error_response};
 
-/// Whether `path` is one the SQS endpoint serves (`/`, or a queue URL it hands out).
-pub fn serves_path(path: &str) -> bool {
-    path == "/" || path.starts_with(&format!("/{ACCOUNT}/"))
+use crate::api::common::{EdgeShape, RequestHints};
+use crate::core::GatewayError;
+
+/// The SQS endpoint as the server's edge sees it: `/` and the queue URLs it hands out, answered
+/// in the protocol the request named (JSON 1.0 with `X-Amz-Target`, the Query protocol's XML
+/// otherwise).
+#[derive(Debug, Clone, Copy)]
+pub struct SqsEdge;
+
+impl EdgeShape for SqsEdge {
+    fn name(&self) -> &'static str {
+        "sqs"
+    }
+
+    fn serves(&self, path: &str) -> bool {
+        path == "/" || path.starts_with(&format!("/{ACCOUNT}/"))
+    }
+
+    fn render(&self, hints: &RequestHints, error: GatewayError) -> axum::response::Response {
+        error_response(hints.sqs_json, error)
+    }
 }

@@ -4,7 +4,7 @@ use super::error::SqsError;
 use super::query;
 use super::sigv4::{self, PendingSignature, RequestHead, SigV4Error};
 use super::wire::{self, BatchResult, Failed, MessageJson, Successful};
-use crate::api::read_body;
+use crate::api::common::read_body;
 use crate::core::access::{Caller, Grants, Principal};
 use crate::core::clock::Clock;
 use crate::core::gateway::ReceiveOptions;
@@ -108,9 +108,13 @@ impl SqsState {
     }
 }
 
-impl crate::api::Dialect for SqsState {
+impl crate::api::common::Dialect for SqsState {
     fn router(self: Arc<Self>) -> Router {
         router(self)
+    }
+
+    fn edge(&self) -> &'static dyn crate::api::common::EdgeShape {
+        &super::SqsEdge
     }
 }
 
@@ -120,7 +124,9 @@ fn router(state: Arc<SqsState>) -> Router {
         // GET serves presigned Query URLs (the action and its parameters are all in the URL).
         .route("/", post(handle).get(handle))
         .route(&format!("/{ACCOUNT}/{{queue}}"), post(handle).get(handle))
-        .method_not_allowed_fallback(crate::api::edge::method_not_allowed)
+        .method_not_allowed_fallback(|request| {
+            crate::api::common::method_not_allowed(&super::SqsEdge, request)
+        })
         .with_state(state)
 }
 

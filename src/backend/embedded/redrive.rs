@@ -1,89 +1,21 @@
-//! Redrive on the embedded engine: SQS's message move tasks. A task moves the messages visible in
-//! a dead-letter queue when it starts, one at a time, each in one journal submission that takes it
-//! out of the dead-letter queue and puts it into its destination (the queue it was dead-lettered
-//! from, or the one given), so a crash never loses or doubles one.
+//! Redrive on the embedded engine: how SQS's message move tasks run. A task moves the messages
+//! visible in a dead-letter queue when it starts, one at a time, each in one journal submission
+//! that takes it out of the dead-letter queue and puts it into its destination (the queue it was
+//! dead-lettered from, or the one given), so a crash never loses or doubles one.
 
-use super::{EmbeddedBackend, Slot, lock, queue_name};
+use super::backend::EmbeddedBackend;
+use super::convert::queue_name;
+use super::engine::Queue;
+use super::redrive_tasks::{Handle, KEPT, Task, handle_of, not_running};
+use super::slot::{Slot, lock};
 use crate::core::backend::BackendError;
 use crate::core::model::{RedriveStatus, RedriveTask};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-
-/// Tasks listed per dead-letter queue (the newest; as SQS lists them).
-const KEPT: usize = 10;
-
-/// The redrive tasks of every dead-letter queue, newest first.
-#[derive(Default)]
-pub(super) struct Redrives {
-    by_source: Mutex<HashMap<String, VecDeque<Arc<Task>>>>,
-}
-
-/// One message move task.
-struct Task {
-    id: String,
-    source: String,
-    source_arn: String,
-    destination: Option<(String, String)>,
-    max_per_second: Option<u32>,
-    started_at: i64,
-    to_move: u64,
-    moved: AtomicU64,
-    outcome: Mutex<(RedriveStatus, Option<String>)>,
-    cancel: CancellationToken,
-}
-
-impl Task {
-    fn status(&self) -> RedriveStatus {
-        lock(&self.outcome).0
-    }
-
-    fn end(&self, status: RedriveStatus, failure: Option<String>) {
-        *lock(&self.outcome) = (status, failure);
-    }
-
-    fn report(&self) -> RedriveTask {
-        let (status, failure) = lock(&self.outcome).clone();
-        RedriveTask {
-            handle: (status == RedriveStatus::Running)
-                .then(|| handle_of(&self.id, &self.source_arn)),
-            status,
-            source_arn: self.source_arn.clone(),
-            destination_arn: self.destination.as_ref().map(|(_, arn)| arn.clone()),
-            max_per_second: self.max_per_second,
-            moved: self.moved.load(Ordering::Relaxed),
-            to_move: Some(self.to_move),
-            failure,
-            started_at: self.started_at,
-        }
-    }
-}
-
-/// A task handle, shaped as SQS shapes its own: base64 of a small JSON object.
-#[derive(Serialize, Deserialize)]
-struct Handle {
-    #[serde(rename = "taskId")]
-    task_id: String,
-    #[serde(rename = "sourceArn")]
-    source_arn: String,
-}
-
-fn handle_of(id: &str, source_arn: &str) -> String {
-    let handle = Handle {
-        task_id: id.to_owned(),
-        source_arn: source_arn.to_owned(),
-    };
-    STANDARD.encode(serde_json::to_vec(&handle).unwrap_or_default())
-}
-
-fn not_running() -> BackendError {
-    BackendError::ResourceNotFound("no running message move task has this handle".into())
-}
 
 impl EmbeddedBackend {
     pub(super) async fn start_redrive_task(
@@ -307,8 +239,8 @@ fn lock_pair<'a>(
     first: &'a Slot,
     second: &'a Slot,
 ) -> (
-    std::sync::MutexGuard<'a, super::engine::Queue>,
-    std::sync::MutexGuard<'a, super::engine::Queue>,
+    std::sync::MutexGuard<'a, Queue>,
+    std::sync::MutexGuard<'a, Queue>,
 ) {
     let first_name = lock(&first.queue).name.clone();
     let second_name = lock(&second.queue).name.clone();

@@ -2,12 +2,14 @@
 //! rotate with an overlap, stop the old secret, revoke the secret, revoke and restore the
 //! connection), kept free of storage so each rule is tested on its own.
 
+use crate::core::access::{Action, Caller, Grants, Principal};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Utc};
 use rand::RngCore as _;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use std::sync::Arc;
 use subtle::ConstantTimeEq;
 
 /// What a client secret starts with, so scanners and people can tell one.
@@ -131,6 +133,32 @@ pub fn qualified_client_id(workspace: &str, chosen: &str) -> String {
 }
 
 impl Connection {
+    /// The core caller the connection's token is: it receives from, acknowledges on and changes
+    /// visibility on its own queue, nothing else.
+    pub fn caller(&self) -> Caller {
+        let grants = Grants::none().allow(
+            &self.queue,
+            [
+                Action::Receive,
+                Action::Acknowledge,
+                Action::ChangeVisibility,
+            ],
+        );
+        Caller::new(Principal::Token(self.client_id.clone()), Arc::new(grants))
+    }
+
+    /// The core caller `principal` (an admin key, or the gateway's own steps) is when it manages
+    /// a connection's `queues`: it creates and removes them, redrives and inspects them.
+    pub fn manager(principal: Principal, queues: &[&str]) -> Caller {
+        let grants = queues.iter().fold(Grants::none(), |grants, queue| {
+            grants.allow(
+                queue,
+                [Action::ManageQueues, Action::Redrive, Action::Inspect],
+            )
+        });
+        Caller::new(principal, Arc::new(grants))
+    }
+
     /// The client id without its workspace: the part an admin chose (or the whole id, for
     /// generated ids and ids made before ids were qualified). Its queue names are made of it.
     pub fn local_id(&self) -> &str {

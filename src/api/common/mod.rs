@@ -1,0 +1,13 @@
+//! What every dialect shares and nothing dialect-specific: the plug a dialect fits into the
+//! server, reading a body, a request's bearer token and address, hand-parsed JSON bodies and
+//! the pieces of OpenAPI documents. Nothing here names a dialect.
+
+pub mod body;
+pub mod caller;
+pub(crate) mod json;
+pub mod openapi;
+pub mod plug;
+
+pub use body::{BodyTimedOut, read_body};
+pub use caller::{ClientAddressPolicy, bearer_token};
+pub use plug::{Dialect, EdgeShape, RequestHints, method_not_allowed};

@@ -1,0 +1,30 @@
+//! The HTTP tier: the real gateway on `127.0.0.1:0`, its APIs driven over sockets by real clients (the AWS SDK, reqwest, boto3), one behavioural suite on both backends (`on_both_backends!`: LocalStack, the embedded engine, LocalStack with the state in Redis).
+
+mod abandoned_bound;
+mod aliases;
+pub mod basaltic;
+mod depth_gauges;
+mod edge;
+mod ezgh_receipts;
+pub mod ezgh_receive;
+mod http2;
+mod ledger_bound;
+mod one_queue_set;
+mod openapi;
+mod operating;
+mod readme_consumer_loop;
+mod redrive;
+mod service;
+mod shared_credentials;
+mod shared_metrics;
+pub mod shared_state;
+pub mod sombus;
+pub mod sombus_credentials;
+mod sombus_delivery;
+mod sombus_hardening;
+mod sombus_openapi;
+mod sombus_store;
+pub mod sqs_api;
+mod sqs_observed;
+mod state_outage;
+mod tenant_scopes;
