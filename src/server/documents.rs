@@ -63,7 +63,7 @@ fn serve(document: &'static Served) -> Response {
 
 impl crate::api::common::Dialect for OpenApiDocuments {
     fn edge(&self) -> &'static dyn crate::api::common::EdgeShape {
-        &super::edge::DocumentsEdge
+        &super::edge::DOCUMENTS
     }
 
     fn router(self: Arc<Self>) -> Router {
@@ -76,7 +76,7 @@ impl crate::api::common::Dialect for OpenApiDocuments {
             .route(DOCUMENTS[1].0, get(|| async { serve(&SOMBUS) }))
             .route(DOCUMENTS[2].0, get(|| async { serve(&BASALTIC) }))
             .method_not_allowed_fallback(|request| {
-                crate::api::common::method_not_allowed(&super::edge::DocumentsEdge, request)
+                crate::api::common::method_not_allowed(&super::edge::DOCUMENTS, request)
             })
             .layer(cors)
     }

@@ -63,35 +63,33 @@ impl Edge {
     }
 }
 
-/// The service's probes and metrics scrape (`/healthz`, `/readyz`, `/metrics`).
+/// The service's own paths, answered in the fallback's shape: the probes and metrics scrape
+/// ([`SERVICE`]) and the OpenAPI documents ([`DOCUMENTS`]).
 #[derive(Debug, Clone, Copy)]
-pub struct ServiceEdge;
-
-impl EdgeShape for ServiceEdge {
-    fn name(&self) -> &'static str {
-        "service"
-    }
-
-    fn serves(&self, path: &str) -> bool {
-        matches!(path, "/healthz" | "/readyz" | "/metrics")
-    }
-
-    fn render(&self, hints: &RequestHints, error: GatewayError) -> Response {
-        FALLBACK.render(hints, error)
-    }
+pub struct OwnPaths {
+    name: &'static str,
+    serves: fn(&str) -> bool,
 }
 
-/// The OpenAPI documents (`/openapi/…`).
-#[derive(Debug, Clone, Copy)]
-pub struct DocumentsEdge;
+/// `/healthz`, `/readyz` and `/metrics`.
+pub const SERVICE: OwnPaths = OwnPaths {
+    name: "service",
+    serves: |path| matches!(path, "/healthz" | "/readyz" | "/metrics"),
+};
 
-impl EdgeShape for DocumentsEdge {
+/// `/openapi/…`.
+pub const DOCUMENTS: OwnPaths = OwnPaths {
+    name: "openapi",
+    serves: |path| path.starts_with("/openapi/"),
+};
+
+impl EdgeShape for OwnPaths {
     fn name(&self) -> &'static str {
-        "openapi"
+        self.name
     }
 
     fn serves(&self, path: &str) -> bool {
-        path.starts_with("/openapi/")
+        (self.serves)(path)
     }
 
     fn render(&self, hints: &RequestHints, error: GatewayError) -> Response {
@@ -112,8 +110,8 @@ mod tests {
             &BasalticEdge,
             &SombusEdge,
             &EzghEdge,
-            &ServiceEdge,
-            &DocumentsEdge,
+            &SERVICE,
+            &DOCUMENTS,
         ])
     }
 
@@ -138,8 +136,8 @@ mod tests {
             &BasalticEdge,
             &SombusEdge,
             &EzghEdge,
-            &ServiceEdge,
-            &DocumentsEdge,
+            &SERVICE,
+            &DOCUMENTS,
         ];
         for path in [
             "/",

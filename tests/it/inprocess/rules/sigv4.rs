@@ -1,0 +1,245 @@
+//! SigV4, on a service that requires signatures (the one service `InProcess::start_with` cannot
+//! make: its SQS endpoint allows unsigned requests)
+
+use super::*;
+
+/// The service with `sqs_api.allow_unsigned` off and one access key, and its clock (requests are
+/// signed at the gateway's time).
+pub(super) async fn signed_only() -> (InProcess, Arc<TokioClock>) {
+    let clock = Arc::new(TokioClock {
+        start: "2026-03-01T00:00:00Z".parse().unwrap(),
+        origin: Instant::now(),
+    });
+    let engine = EmbeddedBackend::in_memory(clock.clone());
+    let queue_url = engine
+        .create_queue("orders", &QueueSettings::default())
+        .await
+        .unwrap()
+        .url;
+    let backend = Arc::new(FakeBackend::new(engine));
+    let toml = format!(
+        "[backend]\nkind = \"embedded\"\nin_memory = true\n\n[queues.orders]\n\n\
+         [[receipt_keys]]\nid = 1\nsecret = \"{}\"\n\n\
+         [[sqs_api.credentials]]\naccess_key_id = \"{SQS_KEY_ID}\"\nsecret = \"{SQS_SECRET}\"\n",
+        Keyring::generate_key()
+    );
+    let config = Config::parse(&toml).unwrap_or_else(|error| panic!("{error}\n{toml}"));
+    let app = App::build(
+        &config,
+        Overrides {
+            backend: Some(backend.clone()),
+            clock: Some(clock.clone()),
+            state: None,
+        },
+    )
+    .await
+    .unwrap();
+    let service = InProcess {
+        router: app.router(),
+        backend,
+        queue_url,
+        key: String::new(),
+        _app: app,
+    };
+    (service, clock)
+}
+
+/// How a test request is signed.
+pub(super) struct Signer<'a> {
+    pub(super) key_id: &'a str,
+    pub(super) secret: &'a str,
+    pub(super) region: &'a str,
+    pub(super) at: SystemTime,
+}
+
+impl Signer<'_> {
+    /// A JSON 1.0 request of `action` with `body`, signed by aws-sigv4 (the SDKs' signer).
+    fn sign(&self, action: &str, body: &[u8]) -> Request<Body> {
+        use aws_sigv4::http_request::{
+            PayloadChecksumKind, SignableBody, SignableRequest, SigningSettings, sign,
+        };
+        let identity =
+            aws_credential_types::Credentials::new(self.key_id, self.secret, None, None, "t")
+                .into();
+        let mut settings = SigningSettings::default();
+        settings.payload_checksum_kind = PayloadChecksumKind::NoHeader;
+        settings.excluded_headers = Some(vec!["user-agent".into(), "content-length".into()]);
+        let params = aws_sigv4::sign::v4::SigningParams::builder()
+            .identity(&identity)
+            .region(self.region)
+            .name("sqs")
+            .time(self.at)
+            .settings(settings)
+            .build()
+            .unwrap()
+            .into();
+        let url = "http://gateway.test/";
+        let target = format!("AmazonSQS.{action}");
+        let headers = [
+            ("host", "gateway.test"),
+            ("x-amz-target", target.as_str()),
+            ("content-type", "application/x-amz-json-1.0"),
+        ];
+        let signable = SignableRequest::new(
+            "POST",
+            url,
+            headers.iter().copied(),
+            SignableBody::Bytes(body),
+        )
+        .unwrap();
+        let (instructions, _) = sign(signable, &params).unwrap().into_parts();
+        let mut builder = http::Request::builder().method("POST").uri(url);
+        for (name, value) in headers {
+            builder = builder.header(name, value);
+        }
+        let mut request = builder.body(body.to_vec()).unwrap();
+        instructions.apply_to_request_http1x(&mut request);
+        request.map(Body::from)
+    }
+}
+
+pub(super) fn now_of(clock: &TokioClock) -> SystemTime {
+    SystemTime::from(clock.now())
+}
+
+/// With the body swapped for one that must not be read.
+pub(super) fn with_body(request: Request<Body>, body: Body) -> Request<Body> {
+    let (parts, _) = request.into_parts();
+    Request::from_parts(parts, body)
+}
+
+/// Without a signature: 403 `MissingAuthenticationToken`, in either protocol, body unread.
+#[tokio::test(start_paused = true)]
+async fn sigv4_an_unsigned_request_is_refused_unread() {
+    let (mut service, _clock) = signed_only().await;
+    let headers = LastHeaders::watch(&mut service);
+    let tripwire = Tripwire::default();
+    let json_answer = service
+        .call(
+            Request::builder()
+                .method(Method::POST)
+                .uri("/")
+                .header("x-amz-target", "AmazonSQS.ListQueues")
+                .header("content-type", "application/x-amz-json-1.0")
+                .body(tripwire.body())
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(json_answer.status, StatusCode::FORBIDDEN);
+    assert_eq!(sqs_code(&json_answer), "MissingAuthenticationToken");
+    assert_eq!(
+        headers.get("x-amzn-query-error").as_deref(),
+        Some("MissingAuthenticationToken;Sender")
+    );
+    assert!(!tripwire.was_read());
+    let xml = query(&service, "Action=ListQueues").await;
+    assert_eq!(xml.status, StatusCode::FORBIDDEN);
+    assert_eq!(xml_code(&xml), "MissingAuthenticationToken");
+}
+
+/// The head's checks (key, scope, time) refuse before any body byte is read: an unknown key is
+/// `InvalidClientTokenId`, another region `SignatureDoesNotMatch`, a time more than 15 minutes off
+/// `RequestExpired`; a well-signed request is served.
+#[tokio::test(start_paused = true)]
+async fn sigv4_key_scope_and_time_are_checked_from_the_head() {
+    let (service, clock) = signed_only().await;
+    let now = now_of(&clock);
+    let good = Signer {
+        key_id: SQS_KEY_ID,
+        secret: SQS_SECRET,
+        region: "us-east-1",
+        at: now,
+    };
+    for (signer, status, code) in [
+        (
+            Signer {
+                key_id: "AKIDNOBODYKNOWS",
+                ..good
+            },
+            StatusCode::FORBIDDEN,
+            "InvalidClientTokenId",
+        ),
+        (
+            Signer {
+                region: "eu-west-1",
+                ..good
+            },
+            StatusCode::FORBIDDEN,
+            "SignatureDoesNotMatch",
+        ),
+        (
+            Signer {
+                at: now - Duration::from_secs(16 * 60),
+                ..good
+            },
+            StatusCode::BAD_REQUEST,
+            "RequestExpired",
+        ),
+        (
+            Signer {
+                at: now + Duration::from_secs(16 * 60),
+                ..good
+            },
+            StatusCode::BAD_REQUEST,
+            "RequestExpired",
+        ),
+    ] {
+        let tripwire = Tripwire::default();
+        let request = with_body(signer.sign("ListQueues", b"{}"), tripwire.body());
+        let refused = service.call(request).await;
+        assert_eq!(refused.status, status, "{code}: {}", refused.text);
+        assert_eq!(sqs_code(&refused), code);
+        assert!(!tripwire.was_read(), "{code}: the body was read");
+    }
+    // The control: a head that checks out has its body read (and the signature checked on it).
+    let tripwire = Tripwire::default();
+    let read = service
+        .call(with_body(good.sign("ListQueues", b"{}"), tripwire.body()))
+        .await;
+    assert_eq!(read.status, StatusCode::BAD_REQUEST, "{}", read.text);
+    assert!(tripwire.was_read());
+    // Within the window (14 minutes off) and in scope: served.
+    let skewed = Signer {
+        at: now - Duration::from_secs(14 * 60),
+        ..good
+    };
+    let listed = service.call(skewed.sign("ListQueues", b"{}")).await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.text);
+    assert_eq!(listed.body["QueueUrls"].as_array().unwrap().len(), 1);
+}
+
+/// A wrong secret, or a body other than the one signed, is `SignatureDoesNotMatch`, and the
+/// request does nothing; the same request as signed is served.
+#[tokio::test(start_paused = true)]
+async fn sigv4_a_wrong_signature_or_an_altered_body_acts_on_nothing() {
+    let (service, clock) = signed_only().await;
+    let good = Signer {
+        key_id: SQS_KEY_ID,
+        secret: SQS_SECRET,
+        region: "us-east-1",
+        at: now_of(&clock),
+    };
+    let body = json!({ "QueueUrl": ORDERS_URL, "MessageBody": "signed" }).to_string();
+    let wrong_secret = Signer {
+        secret: "not-the-secret-of-this-key-at-all",
+        ..good
+    };
+    let refused = service
+        .call(wrong_secret.sign("SendMessage", body.as_bytes()))
+        .await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+    assert_eq!(sqs_code(&refused), "SignatureDoesNotMatch");
+    let altered_body = json!({ "QueueUrl": ORDERS_URL, "MessageBody": "forged" }).to_string();
+    let swapped = with_body(
+        good.sign("SendMessage", body.as_bytes()),
+        Body::from(altered_body),
+    );
+    let refused = service.call(swapped).await;
+    assert_eq!(sqs_code(&refused), "SignatureDoesNotMatch");
+    assert_eq!(depth(&service).await.visible, 0, "nothing was sent");
+    let sent = service
+        .call(good.sign("SendMessage", body.as_bytes()))
+        .await;
+    assert_eq!(sent.status, StatusCode::OK, "{}", sent.text);
+    assert_eq!(depth(&service).await.visible, 1);
+}
