@@ -237,7 +237,8 @@ pub(super) fn start_sampling(state: &Arc<BasalticState>) {
     let interval = state.metrics.interval;
     let history = Arc::clone(&state.metrics.history);
     let gateway = Arc::clone(&state.gateway);
-    tokio::spawn(async move {
+    // On the gateway's tracker: the drain at shutdown waits for the lease to be given up.
+    state.gateway.spawn_tracked(async move {
         let mut sampler = Sampler::new(interval);
         let mut every = tokio::time::interval(interval);
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -253,6 +254,10 @@ pub(super) fn start_sampling(state: &Arc<BasalticState>) {
             if !state.keys.current().is_empty() {
                 sampler.round(&state.gateway, history.as_ref()).await;
             }
+        }
+        // Another replica samples from its next turn, not once the lease runs out.
+        if let Err(error) = history.release(&sampler.holder).await {
+            tracing::debug!(%error, "basaltic metrics: the sampling lease was not given up; it runs out");
         }
     });
 }

@@ -177,7 +177,10 @@ async fn handle(
             "InvalidAction",
             "Send AWS JSON 1.0 (X-Amz-Target: AmazonSQS.<Action>) or the Query protocol (form-encoded Action=...).",
         );
-        return render_error(false, error, &request_id);
+        // A request with any `X-Amz-Target` speaks JSON 1.0 and is answered in it, as the edge
+        // answers it.
+        let json_protocol = headers.contains_key("x-amz-target");
+        return render_error(json_protocol, error, &request_id);
     };
     let json_protocol = matches!(protocol, Protocol::Json(_));
     tracing::Span::current().record("protocol", protocol.name());

@@ -263,6 +263,11 @@ impl Gateway {
     pub fn shutting_down(&self) {
         self.backend.shutting_down();
     }
+    /// Runs `work` beside the requests, as background work the drain waits for: it must end
+    /// soon once shutdown has begun ([`Self::shutdown_started`]).
+    pub fn spawn_tracked(&self, work: impl Future<Output = ()> + Send + 'static) {
+        self.tasks.spawn(work);
+    }
     /// Waits until background work (giving back what abandoned receives took) has finished,
     /// then releases what is still held for a next receive.
     pub async fn drain(&self) {

@@ -120,6 +120,13 @@ pub trait SampleHistory: Send + Sync + 'static {
     /// the sampling lease (only its holder samples).
     async fn turn(&self, turn: Turn<'_>) -> StateResult<TurnAnswer>;
 
+    /// Gives up the sampling lease if `holder` holds it (at a graceful stop), so that another
+    /// replica samples from its next turn instead of after the lease runs out. A history no one
+    /// else shares has nothing to give up.
+    async fn release(&self, _holder: &str) -> StateResult<()> {
+        Ok(())
+    }
+
     /// Appends the sampler's round, taken at `at`: each queue's counts (`None`: a gap), with the
     /// repeated receives counted in since that queue's previous sample. The queues of the
     /// sampler's previous round that are not in this one are gone: their history goes too.

@@ -49,6 +49,15 @@ const ANNOUNCED_FOR: Duration = Duration::from_secs(2 * ALIAS_REFRESH.as_secs() 
 /// The most announced ids kept.
 const MAX_ANNOUNCED: usize = 2 * MAX_QUEUES;
 
+/// Deletes the lease if the caller holds it (nobody else's).
+const RELEASE: &str = r"
+-- KEYS[1]: the lease; ARGV[1]: the holder giving it up.
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+";
+
 /// Takes or renews the lease; for its holder, trims the announcements and reads those since
 /// ARGV[3] (all of them when the lease was just taken).
 const LEASE: &str = r"
@@ -118,6 +127,7 @@ pub struct RedisSampleHistory {
     interval: Duration,
     clock: Arc<dyn Clock>,
     lease: Script,
+    release: Script,
     append: Script,
     local: Mutex<Local>,
 }
@@ -146,6 +156,7 @@ impl RedisSampleHistory {
             interval,
             clock,
             lease: Script::new(LEASE),
+            release: Script::new(RELEASE),
             append: Script::new(APPEND),
             local: Mutex::default(),
         }
@@ -281,6 +292,13 @@ impl SampleHistory for RedisSampleHistory {
             sampler,
             announced: if sampler { announced } else { Vec::new() },
         })
+    }
+
+    async fn release(&self, holder: &str) -> StateResult<()> {
+        let mut release = self.release.prepare_invoke();
+        release.key(self.shared_key("lease")).arg(holder);
+        let _released: i64 = self.server.invoke(release).await.map_err(unavailable)?;
+        Ok(())
     }
 
     async fn append(

@@ -214,9 +214,24 @@ async fn a_stopped_sampler_is_replaced_and_the_history_outlives_it() {
         before[..],
         "the other replica answers the holder's samples"
     );
+    let lease_key = format!("{}{{bm}}:lease", holder.state_prefix.clone().unwrap());
+    let lease_holder = || -> Option<String> {
+        let mut redis = redis::Client::open(crate::harness::redis_url())
+            .unwrap()
+            .get_connection()
+            .unwrap();
+        redis::cmd("GET").arg(&lease_key).query(&mut redis).unwrap()
+    };
+    let held_by = lease_holder().expect("the sampler holds the lease");
     let stopped_at = holder.clock_now();
     holder.stop().await;
-    // The lease (3 intervals) runs out and the other replica samples from then on.
+    // A graceful stop gives the lease up (it would otherwise last 3 intervals), and the other
+    // replica samples from its next turn on.
+    assert_ne!(
+        lease_holder().as_deref(),
+        Some(held_by.as_str()),
+        "the stopped sampler still holds the lease"
+    );
     let after = wait_until(&other, &key, &id, "a sample after the stop", |s| {
         s.iter()
             .filter(|s| at(s) > stopped_at + chrono::Duration::seconds(1))

@@ -165,6 +165,33 @@ async fn sqs_unknown_unsupported_and_missing_actions() {
     assert_eq!(xml_code(&neither), "InvalidAction");
 }
 
+/// A JSON 1.0 request whose `X-Amz-Target` names another service is refused in JSON, as every
+/// other answer to a request with that header is (the edge's 404 and 405 too), not in XML.
+#[tokio::test(start_paused = true)]
+async fn sqs_a_target_of_another_service_is_refused_in_json() {
+    let mut service = InProcess::start().await;
+    let headers = LastHeaders::watch(&mut service);
+    let foreign = service
+        .call(
+            Request::builder()
+                .method(Method::POST)
+                .uri("/")
+                .header("content-type", "application/x-amz-json-1.0")
+                .header("x-amz-target", "DynamoDB_20120810.ListTables")
+                .body(Body::from("{}"))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(foreign.status, StatusCode::BAD_REQUEST, "{}", foreign.text);
+    assert_eq!(
+        headers.get("content-type").as_deref(),
+        Some("application/x-amz-json-1.0"),
+        "{}",
+        foreign.text
+    );
+    assert_eq!(sqs_code(&foreign), "InvalidAction", "{}", foreign.text);
+}
+
 /// Integer parameters hold to SQS's ranges with SQS's wording; a refused send stores nothing and
 /// a refused receive leases nothing.
 #[tokio::test(start_paused = true)]
