@@ -281,6 +281,15 @@ impl Gateway {
                 answer => break (received_at, answer),
             }
         };
+        // What an abandoned receive took while this one waited at the backend is held now:
+        // this one gets it, rather than answering empty with a message in hand.
+        if request.wait_seconds > 0
+            && matches!(&answer, Ok(messages) if messages.is_empty())
+            && let Some((received_at, handed)) = Box::pin(self.handed_on(resolved, request)).await
+        {
+            return Box::pin(self.seal_received(queue, resolved, request, received_at, Ok(handed)))
+                .await;
+        }
         Box::pin(self.seal_received(queue, resolved, request, received_at, answer)).await
     }
 

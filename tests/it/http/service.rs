@@ -123,6 +123,41 @@ async fn a_receive_abandoned_by_its_client_spends_no_delivery_attempt(kind: Kind
     gw.stop().await;
 }
 
+/// A consumer already waiting when the message comes, beside a long poll whose client went away
+/// (a stopping worker's): whichever of the two the backend hands the message to, the waiting
+/// consumer gets it within its one receive, counted once.
+async fn a_waiting_receive_gets_what_an_abandoned_one_took_meanwhile(kind: Kind) {
+    let gw = GatewayBuilder::new(kind)
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    abandon_long_polls(&gw, "orders", 1).await;
+    let waiting = tokio::spawn({
+        let request = gw
+            .http
+            .post(gw.receive_url("orders"))
+            .bearer_auth(&gw.key)
+            .json(&json!({ "waitSeconds": 3 }));
+        async move {
+            request
+                .send()
+                .await
+                .unwrap()
+                .json::<serde_json::Value>()
+                .await
+        }
+    });
+    // The consumer's poll is at the backend before the message is sent.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let id = gw.send("orders", "for whoever waits").await;
+    let answer = waiting.await.unwrap().unwrap();
+    let found = answer["messages"].as_array().cloned().unwrap_or_default();
+    assert_eq!(found.len(), 1, "the waiting consumer got nothing: {answer}");
+    assert_eq!(found[0]["messageId"], id);
+    assert_eq!(found[0]["receiveCount"], 1, "{found:?}");
+    gw.stop().await;
+}
+
 async fn abandoned_long_polls_alone_never_dead_letter_a_message(kind: Kind) {
     let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders").dead_letter_to("orders-dlq", 2))
@@ -284,6 +319,7 @@ crate::on_both_backends!(
     unknown_routes_and_methods_answer_json,
     shutdown_ends_waiting_long_polls_with_an_empty_answer,
     a_receive_abandoned_by_its_client_spends_no_delivery_attempt,
+    a_waiting_receive_gets_what_an_abandoned_one_took_meanwhile,
     abandoned_long_polls_alone_never_dead_letter_a_message,
     an_sdk_long_poll_cancelled_by_its_caller_leaves_the_receive_count_alone,
 );
