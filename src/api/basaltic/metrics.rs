@@ -252,7 +252,11 @@ pub(super) fn start_sampling(state: &Arc<BasalticState>) {
             };
             // Without a key nobody can read them: no samples, and no listing of the queues.
             if !state.keys.current().is_empty() {
-                sampler.round(&state.gateway, history.as_ref()).await;
+                // A round (a backend call per queue) does not hold up the stop's drain.
+                tokio::select! {
+                    () = sampler.round(&state.gateway, history.as_ref()) => {}
+                    () = gateway.shutdown_started() => break,
+                }
             }
         }
         // Another replica samples from its next turn, not once the lease runs out.
