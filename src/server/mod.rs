@@ -11,8 +11,8 @@ pub mod reload;
 pub mod scrape;
 pub mod tls;
 
+use crate::api;
 use crate::api::common::{ClientAddressPolicy, Dialect};
-use crate::api::{self};
 use crate::backend::embedded::EmbeddedBackend;
 use crate::backend::sqs::SqsBackend;
 use crate::config::{BackendConfig, Config, ConfigError};

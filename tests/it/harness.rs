@@ -898,7 +898,12 @@ pub fn invalid() -> Value {
 
 /// How a test request is signed.
 pub struct Signing<'a> {
+    /// The access key (default: the test key).
+    pub key_id: &'a str,
+    pub secret: &'a str,
     pub region: &'a str,
+    /// The signing time (default: now).
+    pub at: Option<SystemTime>,
     /// Presigned for this long (the signature in the query), else by `Authorization` header.
     pub presigned: Option<Duration>,
     /// Sign `UNSIGNED-PAYLOAD` instead of the body's hash.
@@ -910,7 +915,10 @@ pub struct Signing<'a> {
 impl Default for Signing<'_> {
     fn default() -> Self {
         Self {
+            key_id: SQS_KEY_ID,
+            secret: SQS_SECRET,
             region: "us-east-1",
+            at: None,
             presigned: None,
             unsigned_payload: false,
             excluded: &[],
@@ -918,7 +926,8 @@ impl Default for Signing<'_> {
     }
 }
 
-/// A request signed by aws-sigv4 (the AWS SDKs' own signer) with the test key.
+/// A request signed by aws-sigv4 (the AWS SDKs' own signer), with the test key unless `how`
+/// names another.
 pub fn signed(
     method: &str,
     url: &str,
@@ -931,7 +940,7 @@ pub fn signed(
         sign,
     };
     let identity =
-        aws_credential_types::Credentials::new(SQS_KEY_ID, SQS_SECRET, None, None, "t").into();
+        aws_credential_types::Credentials::new(how.key_id, how.secret, None, None, "t").into();
     let mut settings = SigningSettings::default();
     settings.payload_checksum_kind = PayloadChecksumKind::NoHeader;
     if let Some(expires) = how.presigned {
@@ -946,7 +955,7 @@ pub fn signed(
         .identity(&identity)
         .region(how.region)
         .name("sqs")
-        .time(SystemTime::now())
+        .time(how.at.unwrap_or_else(SystemTime::now))
         .settings(settings)
         .build()
         .unwrap()

@@ -32,6 +32,16 @@ pub(crate) struct TokioClock {
     pub(crate) origin: Instant,
 }
 
+impl TokioClock {
+    /// A clock at 2026-03-01T00:00:00Z when tokio's (paused) time is now.
+    pub(crate) fn at_start() -> Self {
+        Self {
+            start: "2026-03-01T00:00:00Z".parse().unwrap(),
+            origin: Instant::now(),
+        }
+    }
+}
+
 impl Clock for TokioClock {
     fn now(&self) -> DateTime<Utc> {
         self.start + chrono::Duration::from_std(self.origin.elapsed()).unwrap()
@@ -64,10 +74,22 @@ impl InProcess {
 
     /// The same, with `organization` settings for the test organization.
     pub(crate) async fn start_with(organization: &str) -> Self {
-        let clock = Arc::new(TokioClock {
-            start: "2026-03-01T00:00:00Z".parse().unwrap(),
-            origin: Instant::now(),
-        });
+        let key = api_keys::generate_key();
+        let config = format!(
+            "[ezgh.organizations.{ORG}]\n{organization}\n\n\
+             [ezgh.organizations.{ORG}.projects.{PROJECT}]\nqueues = {{ orders = \"orders\" }}\n\n\
+             [[api_keys]]\nid = \"{}\"\norganization = \"{ORG}\"\nhash = \"{}\"\n\
+             grants = {{ \"*\" = [\"queues.messages.receive\"] }}\n\n\
+             [sqs_api]\nallow_unsigned = true\nmanage_queues = true\n",
+            key.id, key.hash
+        );
+        Self::over(&config, Arc::new(TokioClock::at_start()), key.key).await
+    }
+
+    /// The service over a fake backend with queue `orders`, on `clock`, configured by `config`
+    /// (beside the in-memory backend, the queue and a receipt key); `key` is the API key the
+    /// ezgh helpers present.
+    pub(crate) async fn over(config: &str, clock: Arc<TokioClock>, key: String) -> Self {
         let engine = EmbeddedBackend::in_memory(clock.clone());
         let queue_url = engine
             .create_queue(
@@ -81,18 +103,10 @@ impl InProcess {
             .unwrap()
             .url;
         let backend = Arc::new(FakeBackend::new(engine));
-        let key = api_keys::generate_key();
         let toml = format!(
             "[backend]\nkind = \"embedded\"\nin_memory = true\n\n[queues.orders]\n\n\
-             [[receipt_keys]]\nid = 1\nsecret = \"{}\"\n\n\
-             [ezgh.organizations.{ORG}]\n{organization}\n\n\
-             [ezgh.organizations.{ORG}.projects.{PROJECT}]\nqueues = {{ orders = \"orders\" }}\n\n\
-             [[api_keys]]\nid = \"{}\"\norganization = \"{ORG}\"\nhash = \"{}\"\n\
-             grants = {{ \"*\" = [\"queues.messages.receive\"] }}\n\n\
-             [sqs_api]\nallow_unsigned = true\nmanage_queues = true\n",
+             [[receipt_keys]]\nid = 1\nsecret = \"{}\"\n\n{config}",
             Keyring::generate_key(),
-            key.id,
-            key.hash
         );
         let config = Config::parse(&toml).unwrap_or_else(|error| panic!("{error}\n{toml}"));
         let app = App::build(
@@ -109,7 +123,7 @@ impl InProcess {
             router: app.router(),
             backend,
             queue_url,
-            key: key.key,
+            key,
             _app: app,
         }
     }

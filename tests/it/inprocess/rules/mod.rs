@@ -7,25 +7,19 @@
 //! it did not: the message is still where it was.
 
 use crate::harness::{ORG, PROJECT, SQS_KEY_ID, SQS_SECRET};
-use crate::inprocess::fake::FakeBackend;
 use crate::inprocess::router::{InProcess, Reply, TokioClock, messages};
 use axum::body::{Body, Bytes};
 use http::{HeaderMap, Method, Request, StatusCode};
 use serde_json::{Value, json};
-use sqs_gateway::backend::embedded::EmbeddedBackend;
-use sqs_gateway::config::Config;
 use sqs_gateway::core::backend::Backend;
 use sqs_gateway::core::clock::Clock;
-use sqs_gateway::core::handle::Keyring;
-use sqs_gateway::core::model::{OutgoingMessage, QueueSettings, QueueStats};
+use sqs_gateway::core::model::{OutgoingMessage, QueueStats};
 use sqs_gateway::credentials::api_keys;
-use sqs_gateway::server::{App, Overrides};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
-use tokio::time::Instant;
 
 mod basaltic;
 mod ezgh;

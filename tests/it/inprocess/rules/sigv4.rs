@@ -1,46 +1,17 @@
-//! SigV4, on a service that requires signatures (the one service `InProcess::start_with` cannot
-//! make: its SQS endpoint allows unsigned requests)
+//! SigV4, on a service that requires signatures (`InProcess::start_with`'s SQS endpoint allows
+//! unsigned requests)
 
 use super::*;
+use crate::harness::{Signing, signed};
 
 /// The service with `sqs_api.allow_unsigned` off and one access key, and its clock (requests are
 /// signed at the gateway's time).
 pub(super) async fn signed_only() -> (InProcess, Arc<TokioClock>) {
-    let clock = Arc::new(TokioClock {
-        start: "2026-03-01T00:00:00Z".parse().unwrap(),
-        origin: Instant::now(),
-    });
-    let engine = EmbeddedBackend::in_memory(clock.clone());
-    let queue_url = engine
-        .create_queue("orders", &QueueSettings::default())
-        .await
-        .unwrap()
-        .url;
-    let backend = Arc::new(FakeBackend::new(engine));
-    let toml = format!(
-        "[backend]\nkind = \"embedded\"\nin_memory = true\n\n[queues.orders]\n\n\
-         [[receipt_keys]]\nid = 1\nsecret = \"{}\"\n\n\
-         [[sqs_api.credentials]]\naccess_key_id = \"{SQS_KEY_ID}\"\nsecret = \"{SQS_SECRET}\"\n",
-        Keyring::generate_key()
+    let clock = Arc::new(TokioClock::at_start());
+    let config = format!(
+        "[[sqs_api.credentials]]\naccess_key_id = \"{SQS_KEY_ID}\"\nsecret = \"{SQS_SECRET}\"\n"
     );
-    let config = Config::parse(&toml).unwrap_or_else(|error| panic!("{error}\n{toml}"));
-    let app = App::build(
-        &config,
-        Overrides {
-            backend: Some(backend.clone()),
-            clock: Some(clock.clone()),
-            state: None,
-        },
-    )
-    .await
-    .unwrap();
-    let service = InProcess {
-        router: app.router(),
-        backend,
-        queue_url,
-        key: String::new(),
-        _app: app,
-    };
+    let service = InProcess::over(&config, Arc::clone(&clock), String::new()).await;
     (service, clock)
 }
 
@@ -55,46 +26,20 @@ pub(super) struct Signer<'a> {
 impl Signer<'_> {
     /// A JSON 1.0 request of `action` with `body`, signed by aws-sigv4 (the SDKs' signer).
     fn sign(&self, action: &str, body: &[u8]) -> Request<Body> {
-        use aws_sigv4::http_request::{
-            PayloadChecksumKind, SignableBody, SignableRequest, SigningSettings, sign,
-        };
-        let identity =
-            aws_credential_types::Credentials::new(self.key_id, self.secret, None, None, "t")
-                .into();
-        let mut settings = SigningSettings::default();
-        settings.payload_checksum_kind = PayloadChecksumKind::NoHeader;
-        settings.excluded_headers = Some(vec!["user-agent".into(), "content-length".into()]);
-        let params = aws_sigv4::sign::v4::SigningParams::builder()
-            .identity(&identity)
-            .region(self.region)
-            .name("sqs")
-            .time(self.at)
-            .settings(settings)
-            .build()
-            .unwrap()
-            .into();
-        let url = "http://gateway.test/";
         let target = format!("AmazonSQS.{action}");
         let headers = [
             ("host", "gateway.test"),
             ("x-amz-target", target.as_str()),
             ("content-type", "application/x-amz-json-1.0"),
         ];
-        let signable = SignableRequest::new(
-            "POST",
-            url,
-            headers.iter().copied(),
-            SignableBody::Bytes(body),
-        )
-        .unwrap();
-        let (instructions, _) = sign(signable, &params).unwrap().into_parts();
-        let mut builder = http::Request::builder().method("POST").uri(url);
-        for (name, value) in headers {
-            builder = builder.header(name, value);
-        }
-        let mut request = builder.body(body.to_vec()).unwrap();
-        instructions.apply_to_request_http1x(&mut request);
-        request.map(Body::from)
+        let how = Signing {
+            key_id: self.key_id,
+            secret: self.secret,
+            region: self.region,
+            at: Some(self.at),
+            ..Signing::default()
+        };
+        signed("POST", "http://gateway.test/", &headers, body, &how).map(Body::from)
     }
 }
 
