@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Why: the tests' shared state store. Starts Debian's redis-server on loopback (port 6390, no
-# persistence, data in /tmp) if it is not answering already, installing the package first when
-# it is missing; redis/stop.sh stops it.
+# persistence, data in /tmp) and a three-node Redis Cluster beside it (ports 6391-6393) if they
+# are not answering already, installing the package first when it is missing; redis/stop.sh
+# stops them.
 set -euo pipefail
 
 PORT="${SQSGW_TEST_REDIS_PORT:-6390}"
@@ -19,8 +20,47 @@ if ! command -v redis-server >/dev/null; then
   if command -v service >/dev/null; then service redis-server stop >/dev/null 2>&1 || true; fi
 fi
 
+CLUSTER_PORTS="${SQSGW_TEST_REDIS_CLUSTER_PORTS:-6391 6392 6393}"
+
+# The cluster: three primaries, no replicas, the slots split between them.
+start_cluster() {
+  local first="${CLUSTER_PORTS%% *}"
+  if redis-cli -p "$first" cluster info 2>/dev/null | grep -q "cluster_state:ok"; then
+    echo "redis/start.sh: the cluster already answers on 127.0.0.1:$first"
+    return 0
+  fi
+  local nodes=()
+  for port in $CLUSTER_PORTS; do
+    local dir="$DATA/cluster-$port"
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    redis-server --bind 127.0.0.1 --port "$port" --daemonize yes --pidfile "$dir/redis.pid" \
+      --dir "$dir" --save "" --appendonly no --logfile "$dir/redis.log" \
+      --cluster-enabled yes --cluster-config-file "$dir/nodes.conf" \
+      --cluster-node-timeout 2000 --maxmemory 256mb --maxmemory-policy noeviction
+    nodes+=("127.0.0.1:$port")
+  done
+  for port in $CLUSTER_PORTS; do
+    for _ in $(seq 1 50); do
+      redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && break
+      sleep 0.1
+    done
+  done
+  redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes >/dev/null
+  for _ in $(seq 1 100); do
+    if redis-cli -p "$first" cluster info 2>/dev/null | grep -q "cluster_state:ok"; then
+      echo "redis/start.sh: a cluster of ${#nodes[@]} nodes answers on ${nodes[*]}"
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "redis/start.sh: ERROR: the cluster did not come up within 10 s" >&2
+  return 1
+}
+
 if redis-cli -p "$PORT" ping 2>/dev/null | grep -q PONG; then
   echo "redis/start.sh: redis already answers on 127.0.0.1:$PORT"
+  start_cluster
   exit 0
 fi
 mkdir -p "$DATA"
@@ -30,6 +70,7 @@ redis-server --bind 127.0.0.1 --port "$PORT" --daemonize yes --pidfile "$PIDFILE
 for _ in $(seq 1 50); do
   if redis-cli -p "$PORT" ping 2>/dev/null | grep -q PONG; then
     echo "redis/start.sh: redis answers on 127.0.0.1:$PORT (pid $(cat "$PIDFILE"))"
+    start_cluster
     exit 0
   fi
   sleep 0.1

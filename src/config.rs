@@ -344,6 +344,13 @@ pub struct RedisStateConfig {
     /// Milliseconds one command may take before the store counts as unavailable.
     #[serde(default = "default_redis_timeout_ms")]
     pub timeout_ms: u64,
+    /// Whether the server is a Redis (or Valkey) Cluster: `url` and `nodes` are then seed nodes,
+    /// and each command goes to the node that holds its slot.
+    #[serde(default)]
+    pub cluster: bool,
+    /// More seed nodes of the cluster, besides `url` (with `cluster = true`).
+    #[serde(default)]
+    pub nodes: Vec<String>,
 }
 
 fn default_redis_prefix() -> String {
@@ -355,6 +362,11 @@ fn default_redis_timeout_ms() -> u64 {
 }
 
 impl RedisStateConfig {
+    /// The addresses to connect to: `url`, then the cluster's other seed nodes.
+    pub fn node_urls(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.url.as_str()).chain(self.nodes.iter().map(String::as_str))
+    }
+
     /// The password, if one is configured.
     pub fn password(&self) -> Result<Option<Zeroizing<String>>, SettingError> {
         if self.secret.is_none() && self.secret_env.is_none() && self.secret_file.is_none() {
@@ -372,23 +384,38 @@ impl RedisStateConfig {
 
 impl RedisStateConfig {
     fn validate(&self) -> Result<(), ConfigError> {
-        let url = url::Url::parse(&self.url).map_err(|_| {
-            ConfigError::invalid("state.redis.url", "is not a URL (redis://host:port/db)")
-        })?;
-        if !matches!(url.scheme(), "redis" | "rediss" | "valkey" | "valkeys") {
+        if !self.nodes.is_empty() && !self.cluster {
             return Err(ConfigError::invalid(
-                "state.redis.url",
-                "must start with redis://, rediss:// (TLS), valkey:// or valkeys://",
+                "state.redis.nodes",
+                "names a cluster's seed nodes: set state.redis.cluster = true, or leave it out",
             ));
         }
-        if !url.username().is_empty() || url.password().is_some() {
+        if self.nodes.len() > 32 {
             return Err(ConfigError::invalid(
-                "state.redis.url",
-                "must not hold credentials: give state.redis.username and secret_env or secret_file",
+                "state.redis.nodes",
+                "lists at most 32 seed nodes",
             ));
         }
-        if url.host_str().is_none_or(str::is_empty) {
-            return Err(ConfigError::invalid("state.redis.url", "names no host"));
+        let mut schemes = Vec::new();
+        for (field, text) in std::iter::once(("state.redis.url", self.url.as_str())).chain(
+            self.nodes
+                .iter()
+                .map(|node| ("state.redis.nodes", node.as_str())),
+        ) {
+            let url = Self::node_url(field, text)?;
+            if self.cluster && !matches!(url.path(), "" | "/" | "/0") {
+                return Err(ConfigError::invalid(
+                    field,
+                    "names a database other than 0, which a cluster does not have",
+                ));
+            }
+            schemes.push(matches!(url.scheme(), "rediss" | "valkeys"));
+        }
+        if schemes.iter().any(|tls| *tls != schemes[0]) {
+            return Err(ConfigError::invalid(
+                "state.redis.nodes",
+                "mixes TLS and plain seed nodes: use rediss:// for all of them or none",
+            ));
         }
         if self.prefix.is_empty() || self.prefix.len() > 64 {
             return Err(ConfigError::invalid(
@@ -407,6 +434,30 @@ impl RedisStateConfig {
     }
 }
 
+impl RedisStateConfig {
+    /// One address, checked: a Redis scheme, a host, no credentials.
+    fn node_url(field: &str, text: &str) -> Result<url::Url, ConfigError> {
+        let url = url::Url::parse(text)
+            .map_err(|_| ConfigError::invalid(field, "is not a URL (redis://host:port/db)"))?;
+        if !matches!(url.scheme(), "redis" | "rediss" | "valkey" | "valkeys") {
+            return Err(ConfigError::invalid(
+                field,
+                "must start with redis://, rediss:// (TLS), valkey:// or valkeys://",
+            ));
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(ConfigError::invalid(
+                field,
+                "must not hold credentials: give state.redis.username and secret_env or secret_file",
+            ));
+        }
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err(ConfigError::invalid(field, "names no host"));
+        }
+        Ok(url)
+    }
+}
+
 impl std::fmt::Debug for RedisStateConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisStateConfig")
@@ -417,6 +468,8 @@ impl std::fmt::Debug for RedisStateConfig {
             .field("secret_file", &self.secret_file)
             .field("prefix", &self.prefix)
             .field("timeout_ms", &self.timeout_ms)
+            .field("cluster", &self.cluster)
+            .field("nodes", &self.nodes)
             .finish()
     }
 }
@@ -735,6 +788,43 @@ queues = {{ orders = "orders" }}
 
     fn error_of(text: &str) -> String {
         Config::parse(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_cluster_takes_seed_nodes_of_database_zero_all_tls_or_none() {
+        let with = |redis: &str| format!("{}\n[state.redis]\n{redis}\n", minimal());
+        let parsed = Config::parse(&with(
+            "url = \"redis://a:6379\"\ncluster = true\nnodes = [\"redis://b:6379\", \"redis://c:6379/0\"]",
+        ))
+        .unwrap();
+        let redis = parsed.state.redis.unwrap();
+        assert_eq!(
+            redis.node_urls().collect::<Vec<_>>(),
+            ["redis://a:6379", "redis://b:6379", "redis://c:6379/0"]
+        );
+        let refused = error_of(&with(
+            "url = \"redis://a:6379\"\nnodes = [\"redis://b:6379\"]",
+        ));
+        assert!(
+            refused.contains("state.redis.nodes") && refused.contains("cluster = true"),
+            "{refused}"
+        );
+        let refused = error_of(&with("url = \"redis://a:6379/2\"\ncluster = true"));
+        assert!(
+            refused.contains("state.redis.url") && refused.contains("database"),
+            "{refused}"
+        );
+        let refused = error_of(&with(
+            "url = \"rediss://a:6379\"\ncluster = true\nnodes = [\"redis://b:6379\"]",
+        ));
+        assert!(refused.contains("mixes TLS"), "{refused}");
+        let refused = error_of(&with(
+            "url = \"redis://a:6379\"\ncluster = true\nnodes = [\"redis://u:pw@b:6379\"]",
+        ));
+        assert!(
+            refused.contains("state.redis.nodes") && !refused.contains("pw@"),
+            "{refused}"
+        );
     }
 
     #[test]

@@ -157,18 +157,56 @@ pub enum Kind {
     /// A real LocalStack, with the gateway's state in the Redis at `SQSGW_TEST_REDIS_URL`
     /// (default redis://127.0.0.1:6390/0, started by `redis/start.sh`).
     Redis,
+    /// A real LocalStack, with the gateway's state in the Redis Cluster at
+    /// `SQSGW_TEST_REDIS_CLUSTER_URLS` (default three nodes on 127.0.0.1:6391-6393, started by
+    /// `redis/start.sh`).
+    RedisCluster,
 }
 
 impl Kind {
     /// Whether the backend is SQS (LocalStack).
     pub fn is_sqs(self) -> bool {
-        matches!(self, Self::LocalStack | Self::Redis)
+        matches!(self, Self::LocalStack | Self::Redis | Self::RedisCluster)
+    }
+
+    /// Whether the state is on a Redis server that replicas can share.
+    pub fn is_shared_state(self) -> bool {
+        matches!(self, Self::Redis | Self::RedisCluster)
     }
 }
 
 /// The Redis the tests share, each gateway under its own key prefix.
 pub fn redis_url() -> String {
     std::env::var("SQSGW_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6390/0".into())
+}
+
+/// The seed nodes of the Redis Cluster the tests share.
+pub fn redis_cluster_urls() -> Vec<String> {
+    std::env::var("SQSGW_TEST_REDIS_CLUSTER_URLS")
+        .unwrap_or_else(|_| {
+            "redis://127.0.0.1:6391,redis://127.0.0.1:6392,redis://127.0.0.1:6393".into()
+        })
+        .split(',')
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `[state.redis]` for a gateway of `kind` whose keys sit under `prefix`.
+pub fn redis_state_config(kind: Kind, prefix: &str) -> String {
+    if kind == Kind::RedisCluster {
+        let urls = redis_cluster_urls();
+        let nodes: Vec<String> = urls[1..].iter().map(|url| format!("\"{url}\"")).collect();
+        format!(
+            "[state.redis]\nurl = \"{}\"\ncluster = true\nnodes = [{}]\nprefix = \"{prefix}\"\n\n",
+            urls[0],
+            nodes.join(", ")
+        )
+    } else {
+        format!(
+            "[state.redis]\nurl = \"{}\"\nprefix = \"{prefix}\"\n\n",
+            redis_url()
+        )
+    }
 }
 
 /// A server the tests need beside the gateway, started by the README's test command.
@@ -178,6 +216,8 @@ pub enum Service {
     LocalStack,
     /// The Redis at `SQSGW_TEST_REDIS_URL`.
     Redis,
+    /// The Redis Cluster at `SQSGW_TEST_REDIS_CLUSTER_URLS`.
+    RedisCluster,
     /// The real clients' venv (boto3 and the aws CLI), at `CLIENTS_VENV`.
     Clients,
 }
@@ -191,6 +231,10 @@ impl Service {
         match self {
             Self::LocalStack => format!("LocalStack does not answer at {}", localstack_endpoint()),
             Self::Redis => format!("Redis does not answer at {}", redis_url()),
+            Self::RedisCluster => format!(
+                "the Redis Cluster does not answer at {}",
+                redis_cluster_urls().join(", ")
+            ),
             Self::Clients => format!(
                 "the real clients are not installed in {}",
                 clients_venv().display()
@@ -202,11 +246,17 @@ impl Service {
     fn answers(self) -> bool {
         static LOCALSTACK: OnceLock<bool> = OnceLock::new();
         static REDIS: OnceLock<bool> = OnceLock::new();
+        static REDIS_CLUSTER: OnceLock<bool> = OnceLock::new();
         match self {
             Self::LocalStack => {
                 *LOCALSTACK.get_or_init(|| accepts_connections(&localstack_endpoint()))
             }
             Self::Redis => *REDIS.get_or_init(|| accepts_connections(&redis_url())),
+            Self::RedisCluster => *REDIS_CLUSTER.get_or_init(|| {
+                redis_cluster_urls()
+                    .iter()
+                    .all(|url| accepts_connections(url))
+            }),
             Self::Clients => clients_venv().join("bin/python").exists(),
         }
     }
@@ -262,6 +312,7 @@ pub fn services_of(kind: Kind) -> &'static [Service] {
     match kind {
         Kind::LocalStack => &[Service::LocalStack],
         Kind::Redis => &[Service::LocalStack, Service::Redis],
+        Kind::RedisCluster => &[Service::LocalStack, Service::RedisCluster],
         Kind::Embedded => &[],
     }
 }
@@ -441,7 +492,7 @@ impl GatewayBuilder {
     /// A second replica of `other` that also shares its state (under [`Kind::Redis`]: the same
     /// Redis keys), as replicas behind a load balancer do.
     pub fn sharing_state_with(mut self, other: &TestGateway) -> Self {
-        assert_eq!(self.kind, Kind::Redis, "only a Redis store is shared");
+        assert!(self.kind.is_shared_state(), "only a Redis store is shared");
         self.replica_of = Some(Replica {
             backend: Arc::clone(&other.backend),
             backend_names: other.backend_names.clone(),
@@ -479,7 +530,10 @@ impl GatewayBuilder {
             .clone()
             .unwrap_or_else(Keyring::generate_key);
         let mut shared_backend = None;
-        let mut state_prefix = (self.kind == Kind::Redis).then(|| format!("sqsgw-test-{suffix}:"));
+        let mut state_prefix = self
+            .kind
+            .is_shared_state()
+            .then(|| format!("sqsgw-test-{suffix}:"));
         if let Some(replica) = self.replica_of {
             backend_names = replica.backend_names;
             receipt_key = replica.receipt_key;
@@ -494,7 +548,9 @@ impl GatewayBuilder {
         }
         let mut toml = String::new();
         match self.kind {
-            Kind::LocalStack | Kind::Redis => toml.push_str("[backend]\nkind = \"sqs\"\n"),
+            Kind::LocalStack | Kind::Redis | Kind::RedisCluster => {
+                toml.push_str("[backend]\nkind = \"sqs\"\n")
+            }
             Kind::Embedded => match &self.data_dir {
                 Some(dir) => toml.push_str(&format!(
                     "[backend]\nkind = \"embedded\"\ndata_dir = {}\n",
@@ -625,10 +681,7 @@ impl GatewayBuilder {
         toml.push_str(&self.state_extra);
         toml.push('\n');
         if let Some(prefix) = &state_prefix {
-            toml.push_str(&format!(
-                "[state.redis]\nurl = \"{}\"\nprefix = \"{prefix}\"\n\n",
-                redis_url()
-            ));
+            toml.push_str(&redis_state_config(self.kind, prefix));
         }
         toml.push_str(&self.extra_config);
         let config =
@@ -637,9 +690,9 @@ impl GatewayBuilder {
         let clock = Arc::new(SkewClock::default());
         let backend: Option<Arc<dyn Backend>> = match (shared_backend, self.kind) {
             (Some(shared), _) => Some(shared),
-            (None, Kind::LocalStack | Kind::Redis) => Some(Arc::new(SqsBackend::from_sdk_config(
-                &sdk_config(&self.endpoint),
-            ))),
+            (None, Kind::LocalStack | Kind::Redis | Kind::RedisCluster) => Some(Arc::new(
+                SqsBackend::from_sdk_config(&sdk_config(&self.endpoint)),
+            )),
             (None, Kind::Embedded) => None,
         };
         let app = App::build(

@@ -50,8 +50,41 @@ macro_rules! test_name {
     }};
 }
 
+/// Runs each listed `async fn(Kind)` test against LocalStack with the state shared through Redis:
+/// on one node, and on a cluster.
+#[macro_export]
+macro_rules! on_shared_stores {
+    ($($test:ident),* $(,)?) => {
+        mod on_redis {
+            $(
+                #[tokio::test]
+                async fn $test() {
+                    let kind = $crate::harness::Kind::Redis;
+                    if !$crate::needs!(on kind) {
+                        return;
+                    }
+                    super::$test(kind).await
+                }
+            )*
+        }
+        mod on_redis_cluster {
+            $(
+                #[tokio::test]
+                async fn $test() {
+                    let kind = $crate::harness::Kind::RedisCluster;
+                    if !$crate::needs!(on kind) {
+                        return;
+                    }
+                    super::$test(kind).await
+                }
+            )*
+        }
+    };
+}
+
 /// Runs each listed `async fn(Kind)` test against LocalStack, against the embedded engine, and
-/// against LocalStack with the state in Redis: one behavioural suite, two backends, two stores.
+/// against LocalStack with the state in Redis, on one node and on a cluster: one behavioural
+/// suite, two backends, three stores.
 #[macro_export]
 macro_rules! on_both_backends {
     ($($test:ident),* $(,)?) => {
@@ -80,6 +113,18 @@ macro_rules! on_both_backends {
                 #[tokio::test]
                 async fn $test() {
                     let kind = $crate::harness::Kind::Redis;
+                    if !$crate::needs!(on kind) {
+                        return;
+                    }
+                    super::$test(kind).await
+                }
+            )*
+        }
+        mod on_redis_cluster {
+            $(
+                #[tokio::test]
+                async fn $test() {
+                    let kind = $crate::harness::Kind::RedisCluster;
                     if !$crate::needs!(on kind) {
                         return;
                     }

@@ -152,6 +152,15 @@ pub enum LimitCheck<'a> {
     },
 }
 
+impl<'a> LimitCheck<'a> {
+    /// What is limited.
+    pub fn subject(&self) -> &'a str {
+        match *self {
+            Self::Rate { key, .. } | Self::Window { key, .. } | Self::Daily { key, .. } => key,
+        }
+    }
+}
+
 /// A delivery to record, with the backend's receive count of its message: the count grows with
 /// every delivery, so it orders deliveries of one message whichever replica records them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,8 +2,9 @@
 -- KEYS[1]: the queue's purge generation; KEYS[2..]: one entry per delivery.
 -- ARGV: operation, entry ttl (ms), ended entry ttl (ms), keep ended ("1" or "0"), then per
 -- delivery its id (decimal) and, for "record", the message's receive count.
--- An entry is "<delivery id> <state> <generation> <receive count>", state A (active),
--- K (being acknowledged) or E (ended). Answers, for "standings" and "begin", one code per
+-- An entry is "<delivery id> <state> <generation> <receive count>", state A (active) or K
+-- (acknowledged: claimed, and kept only as long as an ended delivery is, unless an abort makes
+-- it active again) or E (ended: an unknown delivery acknowledged under "keep ended"). Answers, for "standings" and "begin", one code per
 -- delivery: 0 unknown, 1 current, 2 stale.
 local op = ARGV[1]
 local ttl = ARGV[2]
@@ -54,23 +55,25 @@ for i = 2, #KEYS do
   elseif op == 'begin' then
     local answer = standing(value, id)
     if answer == 1 then
+      -- Claimed, and kept as an ended delivery is: a claim answers stale as an ended one does,
+      -- so the acknowledgement needs no second write once the backend acted; an abort makes
+      -- it current again.
       local _, _, _, count = parse(value)
-      redis.call('SET', key, entry(id, 'K', generation, count), 'PX', ttl)
+      local kept_for = ended_ttl
+      if keep_ended then kept_for = ttl end
+      redis.call('SET', key, entry(id, 'K', generation, count), 'PX', kept_for)
     end
     answers[#answers + 1] = answer
   elseif op == 'end' then
+    -- Only where unknown deliveries act on the backend (keep ended): an acknowledged one the
+    -- ledger did not know is kept as ended, so that its handle answers stale from now on.
     local entry_id, count = nil, 0
     if value then
       local parsed_id, _, _, parsed_count = parse(value)
       entry_id, count = parsed_id, parsed_count
     end
-    if value and entry_id ~= id then
-      -- A newer delivery is left alone.
-    elseif value or keep_ended then
-      -- Kept as ended (not deleted), so that a late record of it cannot bring it back.
-      local kept_for = ended_ttl
-      if keep_ended then kept_for = ttl end
-      redis.call('SET', key, entry(id, 'E', generation, count), 'PX', kept_for)
+    if not (value and entry_id ~= id) then
+      redis.call('SET', key, entry(id, 'E', generation, count), 'PX', ttl)
     end
   elseif op == 'abort' then
     if value then

@@ -197,6 +197,64 @@ impl RedisState {
             .collect())
     }
 
+    /// `limits` in one script, in order; the first refusal ends the check. Every key of one
+    /// subject carries it as a hash tag (`{l:SUBJECT}`), so one subject's limits share a slot.
+    async fn admit_in_one_call(&self, limits: &[LimitCheck<'_>]) -> StateResult<Vec<Admission>> {
+        const DAY_MS: i64 = 24 * 60 * 60 * 1000;
+        if limits.is_empty() {
+            return Ok(Vec::new());
+        }
+        let now = self.clock.now();
+        let now_ms = now.timestamp_millis();
+        let day = now_ms.div_euclid(DAY_MS);
+        let until_tomorrow = (day + 1) * DAY_MS - now_ms;
+        let mut invocation = self.scripts.limits.prepare_invoke();
+        invocation.arg(now.timestamp_micros());
+        for limit in limits {
+            let subject = limit.subject();
+            match *limit {
+                LimitCheck::Rate { allowance, .. } => {
+                    let interval_us = 1_000_000 / i64::from(allowance.per_second.get());
+                    invocation
+                        .key(self.limit_key(
+                            subject,
+                            &format!("rate:{}/{}", allowance.per_second, allowance.burst),
+                        ))
+                        .arg("rate")
+                        .arg(interval_us.max(1))
+                        .arg(allowance.burst.get())
+                        .arg(0);
+                }
+                LimitCheck::Window {
+                    amount, per_minute, ..
+                } => {
+                    invocation
+                        .key(self.limit_key(subject, "window"))
+                        .arg("window")
+                        .arg(amount)
+                        .arg(per_minute)
+                        .arg(0);
+                }
+                LimitCheck::Daily {
+                    amount, per_day, ..
+                } => {
+                    invocation
+                        .key(self.limit_key(subject, &format!("day:{day}")))
+                        .arg("daily")
+                        .arg(amount)
+                        .arg(per_day)
+                        .arg(until_tomorrow);
+                }
+            }
+        }
+        let answers: Vec<i64> = self.run(invocation).await?;
+        Ok(answers.into_iter().map(Self::admission).collect())
+    }
+
+    fn limit_key(&self, subject: &str, what: &str) -> String {
+        self.server.key(&format!("{{l:{subject}}}:{what}"))
+    }
+
     /// A limiter script's answer: -1 admitted, else the wait in microseconds.
     fn admission(answer_us: i64) -> Admission {
         match u64::try_from(answer_us) {
@@ -233,6 +291,13 @@ impl StateStore for RedisState {
     }
 
     async fn end_deliveries(&self, deliveries: &[DeliveryKey<'_>]) -> StateResult<()> {
+        // `begin_acks` already keeps each claim as an ended delivery is kept (answering stale,
+        // for the ended time), so an acknowledgement is one round trip. Where unknown
+        // deliveries act on the backend (`pass_through`), the ones the ledger did not know
+        // are written down as ended, so that their handles answer stale from now on.
+        if !self.keep_ended {
+            return Ok(());
+        }
         self.ledger(LedgerOperation::End, deliveries, None)
             .await
             .map(drop)
@@ -288,58 +353,21 @@ impl StateStore for RedisState {
     }
 
     async fn admit(&self, limits: &[LimitCheck<'_>]) -> StateResult<Vec<Admission>> {
-        const DAY_MS: i64 = 24 * 60 * 60 * 1000;
-        if limits.is_empty() {
-            return Ok(Vec::new());
+        if !self.server.clustered() {
+            return self.admit_in_one_call(limits).await;
         }
-        let now = self.clock.now();
-        let now_ms = now.timestamp_millis();
-        let day = now_ms.div_euclid(DAY_MS);
-        let until_tomorrow = (day + 1) * DAY_MS - now_ms;
-        let mut invocation = self.scripts.limits.prepare_invoke();
-        invocation.arg(now.timestamp_micros());
-        for limit in limits {
-            match *limit {
-                LimitCheck::Rate { key, allowance } => {
-                    let interval_us = 1_000_000 / i64::from(allowance.per_second.get());
-                    invocation
-                        .key(self.key(
-                            "rate",
-                            &format!("{key}:{}/{}", allowance.per_second, allowance.burst),
-                        ))
-                        .arg("rate")
-                        .arg(interval_us.max(1))
-                        .arg(allowance.burst.get())
-                        .arg(0);
-                }
-                LimitCheck::Window {
-                    key,
-                    amount,
-                    per_minute,
-                } => {
-                    invocation
-                        .key(self.key("window", key))
-                        .arg("window")
-                        .arg(amount)
-                        .arg(per_minute)
-                        .arg(0);
-                }
-                LimitCheck::Daily {
-                    key,
-                    amount,
-                    per_day,
-                } => {
-                    invocation
-                        .key(self.key("day", &format!("{key}:{day}")))
-                        .arg("daily")
-                        .arg(amount)
-                        .arg(per_day)
-                        .arg(until_tomorrow);
-                }
+        // A cluster runs a script on one slot: the limits of one subject (its hash tag) go in
+        // one call, the subjects one after the other, stopping where one refuses.
+        let mut answers = Vec::with_capacity(limits.len());
+        for group in limits.chunk_by(|a, b| a.subject() == b.subject()) {
+            let admitted = self.admit_in_one_call(group).await?;
+            let refused = admitted.iter().any(Result::is_err);
+            answers.extend(admitted);
+            if refused {
+                break;
             }
         }
-        let answers: Vec<i64> = self.run(invocation).await?;
-        Ok(answers.into_iter().map(Self::admission).collect())
+        Ok(answers)
     }
 
     async fn ping(&self) -> StateResult<()> {

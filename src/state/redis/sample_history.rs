@@ -10,10 +10,11 @@
 //!   announced (a sorted set by when), so the sampler learns queues made on other replicas before
 //!   it reads their aliases back (kept 15 minutes, at most 20,000). `P{bm}:queues`: the queues
 //!   that have a history, by their last sample.
-//! - `P{bm:<queue id>}:samples`: a queue's samples, a sorted set by time (member
-//!   `at:visible:in_flight:delayed:age:repeated`, or `at:-` for a gap); `P{bm:<queue id>}:repeated`
-//!   the repeated receives replicas counted in since its last sample. One queue's keys share a
-//!   hash tag: each script touches one slot.
+//! - `P{bm}:q:<queue id>:samples`: a queue's samples, a sorted set by time (member
+//!   `at:visible:in_flight:delayed:age:repeated`, or `at:-` for a gap); `P{bm}:q:<queue id>:repeated`
+//!   the repeated receives replicas counted in since its last sample. Every key of the history
+//!   shares one hash tag, so a round's pipeline (all queues at once) sits in one slot of a
+//!   cluster: the history, at most [`SAMPLE_BUDGET`] samples, lives on one node.
 //!
 //! Bounds: a queue keeps at most a day's samples (at most
 //! [`MAX_SAMPLES`](crate::core::metrics::sample_history::MAX_SAMPLES)), cut by time and by count at each
@@ -173,7 +174,7 @@ impl RedisSampleHistory {
     }
 
     fn queue_key(&self, queue_id: &str, what: &str) -> String {
-        self.server.key(&format!("{{bm:{queue_id}}}:{what}"))
+        self.server.key(&format!("{{bm}}:q:{queue_id}:{what}"))
     }
 
     /// Drops the histories of `ids` (one round trip).

@@ -16,7 +16,7 @@ fn restart_of(kind: Kind, dir: &Path, gw: &TestGateway) -> GatewayBuilder {
     match kind {
         // The engine reopens its files; its queues are the same by name.
         Kind::Embedded => builder.receipt_key(&gw.receipt_key),
-        Kind::LocalStack | Kind::Redis => builder.replica_of(gw),
+        Kind::LocalStack | Kind::Redis | Kind::RedisCluster => builder.replica_of(gw),
     }
 }
 

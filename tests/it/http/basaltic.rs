@@ -784,7 +784,7 @@ async fn inspect_and_purge(kind: Kind) {
                 "inspect changes nothing"
             );
         }
-        Kind::LocalStack | Kind::Redis => {
+        Kind::LocalStack | Kind::Redis | Kind::RedisCluster => {
             assert_eq!(
                 code(&inspected),
                 (StatusCode::NOT_IMPLEMENTED, "unsupported".into())

@@ -302,6 +302,36 @@ async fn organizations_over_their_rate_limit_get_429_with_retry_after(kind: Kind
     gw.stop().await;
 }
 
+/// An organization's limit and a queue's are two subjects: each holds, the tighter one answers
+/// (on a cluster their counts sit in two slots).
+async fn an_organizations_and_a_queues_rate_limits_both_hold(kind: Kind) {
+    for (organization, queue, message) in [
+        (5, 2, "over the queue's rate limit"),
+        (2, 5, "over the organization's rate limit"),
+    ] {
+        let gw = GatewayBuilder::new(kind)
+            .queue(QueueSpec::standard("orders"))
+            .config(&format!(
+                "[ezgh.organizations.acme.rate_limit]\nper_second = 1\nburst = {organization}\n\n\
+                 [queues.orders.rate_limit]\nper_second = 1\nburst = {queue}\n"
+            ))
+            .start()
+            .await;
+        let body = json!({ "waitSeconds": 0 });
+        for _ in 0..2 {
+            assert_eq!(
+                gw.receive("orders", body.clone()).await.status,
+                StatusCode::OK
+            );
+        }
+        let limited = gw.receive("orders", body).await;
+        assert_eq!(limited.status, StatusCode::TOO_MANY_REQUESTS, "{message}");
+        assert_eq!(limited.body["error"], "rate_limited");
+        assert_eq!(limited.body["message"], message);
+        gw.stop().await;
+    }
+}
+
 async fn fifo_messages_carry_their_group_and_sequence_number_in_order(kind: Kind) {
     let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::fifo("jobs.fifo"))
@@ -457,6 +487,7 @@ crate::on_both_backends!(
     out_of_range_and_malformed_fields_answer_400,
     credentials_and_permissions_are_checked,
     organizations_over_their_rate_limit_get_429_with_retry_after,
+    an_organizations_and_a_queues_rate_limits_both_hold,
     fifo_messages_carry_their_group_and_sequence_number_in_order,
     dead_lettered_messages_name_their_source_queue_and_reason,
     a_queue_deleted_in_the_backend_answers_404,

@@ -12,6 +12,7 @@ mod ledger_bound;
 mod one_queue_set;
 mod openapi;
 mod operating;
+pub mod own_redis;
 mod readme_consumer_loop;
 mod redrive;
 mod service;

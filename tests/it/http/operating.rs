@@ -19,7 +19,7 @@ fn altered(handle: &str) -> String {
 
 async fn the_scrape_counts_what_a_workload_did(kind: Kind) {
     let backend = match kind {
-        Kind::LocalStack | Kind::Redis => "sqs",
+        Kind::LocalStack | Kind::Redis | Kind::RedisCluster => "sqs",
         Kind::Embedded => "embedded",
     };
     let gw = GatewayBuilder::new(kind)

@@ -5,7 +5,8 @@
 //! their documented 503 until it is back, with no restart.
 
 use crate::harness::{GatewayBuilder, Kind};
-use crate::http::shared_state::{OwnRedis, gateways, sombus_replicas};
+use crate::http::own_redis::OwnRedis;
+use crate::http::shared_state::{gateways, sombus_replicas};
 use crate::http::sombus::{Bus, receive, refused, token, token_answer};
 use crate::http::sombus_credentials::refused_soon;
 use reqwest::{Method, StatusCode};
@@ -29,12 +30,8 @@ async fn admin_on(
     crate::harness::answer(request.send().await.unwrap()).await
 }
 
-#[tokio::test]
-async fn a_revocation_on_one_replica_stops_the_others_at_once() {
-    if !crate::needs!(LocalStack, Redis) {
-        return;
-    }
-    let (bus, replicas) = sombus_replicas(RECHECK_30S).await;
+async fn a_revocation_on_one_replica_stops_the_others_at_once(kind: Kind) {
+    let (bus, replicas) = sombus_replicas(kind, RECHECK_30S).await;
     let created = bus.create(json!({})).await;
     let (t, c) = (bus.workspace.clone(), created.client_id.clone());
     // A token from one replica reads on the others, which keep what they read for 30 s.
@@ -75,12 +72,8 @@ async fn a_revocation_on_one_replica_stops_the_others_at_once() {
     bus.gw.stop().await;
 }
 
-#[tokio::test]
-async fn changes_on_any_replica_make_one_chained_audit_log_and_none_is_lost() {
-    if !crate::needs!(LocalStack, Redis) {
-        return;
-    }
-    let (bus, replicas) = sombus_replicas("").await;
+async fn changes_on_any_replica_make_one_chained_audit_log_and_none_is_lost(kind: Kind) {
+    let (bus, replicas) = sombus_replicas(kind, "").await;
     let created = bus.create(json!({})).await;
     let c = created.client_id.clone();
     let version = |answer: &crate::harness::Answer| answer.body["credential_version"].as_u64();
@@ -181,14 +174,10 @@ async fn changes_on_any_replica_make_one_chained_audit_log_and_none_is_lost() {
     bus.gw.stop().await;
 }
 
-#[tokio::test]
-async fn connections_outlive_every_replica_that_made_them() {
-    if !crate::needs!(LocalStack, Redis) {
-        return;
-    }
-    let (bus, replicas) = sombus_replicas("").await;
+async fn connections_outlive_every_replica_that_made_them(kind: Kind) {
+    let (bus, replicas) = sombus_replicas(kind, "").await;
     let created = bus.create(json!({})).await;
-    let later = GatewayBuilder::new(Kind::Redis)
+    let later = GatewayBuilder::new(kind)
         .sharing_state_with(&bus.gw)
         .config(&bus.toml)
         .start()
@@ -299,3 +288,9 @@ async fn a_store_that_goes_away_refuses_credentials_as_documented_and_recovers()
     bus.gw.stop().await;
     redis.stop();
 }
+
+crate::on_shared_stores!(
+    a_revocation_on_one_replica_stops_the_others_at_once,
+    changes_on_any_replica_make_one_chained_audit_log_and_none_is_lost,
+    connections_outlive_every_replica_that_made_them,
+);

@@ -6,6 +6,7 @@ use crate::harness::{
     Answer, GatewayBuilder, Kind, QueueSpec, TestGateway, handle_of, invalid, ok, redis_url,
     results, stale,
 };
+use crate::http::own_redis::{OwnCluster, OwnRedis, OwnStore};
 use crate::http::sombus::{Bus, receive, refused, token};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -73,12 +74,8 @@ async fn handle_story(gateways: &Vec<TestGateway>) -> Vec<Value> {
     told
 }
 
-#[tokio::test]
-async fn a_consumer_on_random_replicas_gets_the_single_process_answers() {
-    if !crate::needs!(LocalStack, Redis) {
-        return;
-    }
-    let builder = || GatewayBuilder::new(Kind::Redis).queue(QueueSpec::standard("orders"));
+async fn a_consumer_on_random_replicas_gets_the_single_process_answers(kind: Kind) {
+    let builder = || GatewayBuilder::new(kind).queue(QueueSpec::standard("orders"));
     let single = vec![builder().start().await];
     let expected = handle_story(&single).await;
     assert_eq!(
@@ -105,14 +102,9 @@ async fn a_consumer_on_random_replicas_gets_the_single_process_answers() {
     }
 }
 
-#[tokio::test]
-async fn a_retried_attempt_on_another_replica_gets_the_same_messages_and_handles() {
-    if !crate::needs!(LocalStack, Redis) {
-        return;
-    }
+async fn a_retried_attempt_on_another_replica_gets_the_same_messages_and_handles(kind: Kind) {
     let replicas =
-        three_replicas(|| GatewayBuilder::new(Kind::Redis).queue(QueueSpec::standard("orders")))
-            .await;
+        three_replicas(|| GatewayBuilder::new(kind).queue(QueueSpec::standard("orders"))).await;
     for body in ["one", "two", "three"] {
         replicas[0].send("orders", body).await;
     }
@@ -171,13 +163,13 @@ async fn attempt_receive(
         .unwrap()
 }
 
-/// A sombus bus and two more replicas sharing its state and credential store.
-pub async fn sombus_replicas(sombus: &str) -> (Bus, Vec<TestGateway>) {
-    let bus = Bus::start_on(GatewayBuilder::new(Kind::Redis), sombus).await;
+/// A sombus bus and two more replicas sharing its state and credential store (on `kind`'s Redis).
+pub async fn sombus_replicas(kind: Kind, sombus: &str) -> (Bus, Vec<TestGateway>) {
+    let bus = Bus::start_on(GatewayBuilder::new(kind), sombus).await;
     let mut replicas = Vec::new();
     for _ in 0..2 {
         replicas.push(
-            GatewayBuilder::new(Kind::Redis)
+            GatewayBuilder::new(kind)
                 .sharing_state_with(&bus.gw)
                 .config(&bus.toml)
                 .start()
@@ -191,12 +183,9 @@ pub fn gateways<'a>(bus: &'a Bus, replicas: &'a [TestGateway]) -> Vec<&'a TestGa
     std::iter::once(&bus.gw).chain(replicas).collect()
 }
 
-#[tokio::test]
-async fn a_connections_burst_and_rate_hold_across_replicas() {
-    if !crate::needs!(LocalStack, Redis) {
-        return;
-    }
+async fn a_connections_burst_and_rate_hold_across_replicas(kind: Kind) {
     let (bus, replicas) = sombus_replicas(
+        kind,
         "[sombus.tiers.standard]\nrequests_per_second = 20\nburst = 40\nrequests_per_day = 1000000\n",
     )
     .await;
@@ -236,12 +225,9 @@ async fn a_connections_burst_and_rate_hold_across_replicas() {
     bus.gw.stop().await;
 }
 
-#[tokio::test]
-async fn a_connections_daily_quota_holds_across_replicas() {
-    if !crate::needs!(LocalStack, Redis) {
-        return;
-    }
+async fn a_connections_daily_quota_holds_across_replicas(kind: Kind) {
     let (bus, replicas) = sombus_replicas(
+        kind,
         "[sombus.tiers.standard]\nrequests_per_second = 1000\nburst = 1000\nrequests_per_day = 30\n",
     )
     .await;
@@ -268,78 +254,29 @@ async fn a_connections_daily_quota_holds_across_replicas() {
     bus.gw.stop().await;
 }
 
-/// A redis-server of the test's own, on a port of its own, killed when dropped.
-pub struct OwnRedis {
-    port: u16,
-    child: std::process::Child,
-}
-
-impl OwnRedis {
-    pub fn start(port: u16) -> Self {
-        let child = std::process::Command::new("redis-server")
-            .args([
-                "--bind",
-                "127.0.0.1",
-                "--port",
-                &port.to_string(),
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .expect("redis-server runs (redis/start.sh installs it)");
-        Self { port, child }
-    }
-
-    pub fn free_port() -> u16 {
-        std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port()
-    }
-
-    pub async fn wait_until_answering(&self) {
-        for _ in 0..100 {
-            if tokio::net::TcpStream::connect(("127.0.0.1", self.port))
-                .await
-                .is_ok()
-            {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("redis-server on {} did not start", self.port);
-    }
-
-    pub fn stop(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for OwnRedis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[tokio::test]
 async fn a_store_that_goes_away_and_comes_back_needs_no_restart() {
     if !crate::needs!(LocalStack, Redis) {
         return;
     }
-    let port = OwnRedis::free_port();
-    let redis = OwnRedis::start(port);
-    redis.wait_until_answering().await;
+    goes_away_and_comes_back(OwnRedis::start(OwnRedis::free_port())).await;
+}
+
+#[tokio::test]
+async fn a_cluster_that_goes_away_and_comes_back_needs_no_restart() {
+    if !crate::needs!(LocalStack, Redis) {
+        return;
+    }
+    goes_away_and_comes_back(OwnCluster::start().await).await;
+}
+
+/// The documented policy while `store` is away, and service again once it is back, without
+/// restarting the gateway.
+async fn goes_away_and_comes_back(mut store: impl OwnStore) {
+    store.wait_until_answering().await;
     let gw = GatewayBuilder::new(Kind::LocalStack)
         .queue(QueueSpec::standard("orders"))
-        .config(&format!(
-            "[state.redis]\nurl = \"redis://127.0.0.1:{port}/0\"\ntimeout_ms = 300\n"
-        ))
+        .config(&format!("{}timeout_ms = 300\n", store.config()))
         .start()
         .await;
     gw.send("orders", "kept").await;
@@ -357,7 +294,7 @@ async fn a_store_that_goes_away_and_comes_back_needs_no_restart() {
     };
     assert_eq!(ready(&gw).await, StatusCode::OK);
 
-    redis.stop();
+    store.take_away();
     // The documented policy meanwhile: not ready; an ack never guesses; a receive takes nothing.
     assert_eq!(ready(&gw).await, StatusCode::SERVICE_UNAVAILABLE);
     let ack = gw.ack(&[&handle]).await;
@@ -379,8 +316,8 @@ async fn a_store_that_goes_away_and_comes_back_needs_no_restart() {
     assert_eq!(gw.backend_depth("orders").await, 1, "nothing lost");
 
     // Back (empty: what it knew is gone, so older handles are stale): served again.
-    let redis = OwnRedis::start(port);
-    redis.wait_until_answering().await;
+    store.bring_back();
+    store.wait_until_answering().await;
     let mut answered = None;
     for _ in 0..50 {
         if ready(&gw).await == StatusCode::OK {
@@ -405,7 +342,6 @@ async fn a_store_that_goes_away_and_comes_back_needs_no_restart() {
     assert_eq!(results(&gw.ack(&[&fresh]).await), vec![ok()]);
     assert_eq!(gw.backend_depth("orders").await, 0);
     gw.stop().await;
-    redis.stop();
 }
 
 /// The ledger's writes through the port, as replicas race them: a record that arrives late
@@ -466,6 +402,86 @@ async fn a_late_record_cannot_resurrect_an_ended_or_replaced_delivery() {
     assert_eq!(
         state.standings(&[key(4)]).await.unwrap(),
         vec![Standing::Current]
+    );
+}
+
+/// An acknowledgement costs the store one round trip: its claim is kept as an ended delivery is
+/// (for 2 minutes, not the ledger's hour), so the end after the answer writes nothing; an aborted
+/// claim is current again for the ledger's time.
+#[tokio::test]
+async fn an_acknowledgement_is_one_round_trip_and_its_claim_ends_by_itself() {
+    if !crate::needs!(LocalStack, Redis) {
+        return;
+    }
+    let prefix = format!("sqsgw-test-{:08x}:", rand::random::<u32>());
+    let config: RedisStateConfig = toml::from_str(&format!(
+        "url = \"{}\"\nprefix = \"{prefix}\"\n",
+        redis_url()
+    ))
+    .unwrap();
+    let state = RedisState::new(
+        &config,
+        Duration::from_secs(3600),
+        UnknownDeliveries::Stale,
+        Arc::new(SystemClock),
+    )
+    .unwrap();
+    let key = |message_id, delivery_id| DeliveryKey {
+        queue: "orders",
+        message_id,
+        delivery_id,
+    };
+    let record = |message_id, delivery_id| NewDelivery {
+        key: key(message_id, delivery_id),
+        receive_count: 1,
+    };
+    let ttl_ms = |message_id: &str| {
+        let entry = format!("{prefix}{{q:orders}}:d:{message_id}");
+        async move {
+            let client = redis::Client::open(redis_url()).unwrap();
+            let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+            redis::cmd("PTTL")
+                .arg(entry)
+                .query_async::<i64>(&mut connection)
+                .await
+                .unwrap()
+        }
+    };
+    state
+        .record_deliveries(&[record("acked", 1), record("aborted", 2)])
+        .await
+        .unwrap();
+    let before = state.calls().unwrap();
+    assert_eq!(
+        state.begin_acks(&[key("acked", 1)]).await.unwrap(),
+        vec![Standing::Current]
+    );
+    state.end_deliveries(&[key("acked", 1)]).await.unwrap();
+    assert_eq!(
+        state.calls().unwrap() - before,
+        1,
+        "begin and end: one call"
+    );
+    let kept = ttl_ms("acked").await;
+    assert!((1..=120_000).contains(&kept), "kept {kept} ms");
+    state
+        .record_deliveries(&[record("acked", 1)])
+        .await
+        .unwrap();
+    assert_eq!(
+        state.standings(&[key("acked", 1)]).await.unwrap(),
+        vec![Standing::Stale]
+    );
+
+    state.begin_acks(&[key("aborted", 2)]).await.unwrap();
+    state.abort_acks(&[key("aborted", 2)]).await.unwrap();
+    assert_eq!(
+        state.standings(&[key("aborted", 2)]).await.unwrap(),
+        vec![Standing::Current]
+    );
+    assert!(
+        ttl_ms("aborted").await > 3_000_000,
+        "current again for the ledger's time"
     );
 }
 
@@ -855,3 +871,10 @@ async fn kept_answers_in_the_store_are_sealed_against_readers_and_forgers() {
     );
     gw.stop().await;
 }
+
+crate::on_shared_stores!(
+    a_consumer_on_random_replicas_gets_the_single_process_answers,
+    a_retried_attempt_on_another_replica_gets_the_same_messages_and_handles,
+    a_connections_burst_and_rate_hold_across_replicas,
+    a_connections_daily_quota_holds_across_replicas,
+);

@@ -84,7 +84,7 @@ impl Bus {
     /// A builder of a second replica, before its config.
     pub fn replica_builder(&self, kind: Kind) -> GatewayBuilder {
         let builder = GatewayBuilder::new(kind);
-        if kind == Kind::Redis {
+        if kind.is_shared_state() {
             builder.sharing_state_with(&self.gw)
         } else {
             builder.replica_of(&self.gw)

@@ -80,7 +80,7 @@ async fn rotation_and_revocation_stop_tokens_on_every_replica(kind: Kind) {
         refused(&receive(&bus.gw, &first, &t, &c, "wait=0").await),
         (StatusCode::UNAUTHORIZED, "producer.unauthenticated".into())
     );
-    if kind == Kind::Redis {
+    if kind.is_shared_state() {
         // The shared store publishes the change: the replica drops its copy once it hears.
         refused_soon(&replica, &first, &t, &c).await;
     } else {
@@ -566,7 +566,7 @@ async fn a_long_poll_reads_the_connection_fresh(kind: Kind) {
         json!({ "receipt_handles": ["x"] }),
     )
     .await;
-    if kind == Kind::Redis {
+    if kind.is_shared_state() {
         // The replica hears of the revocation: it keeps no copy to answer from.
         if ack.status == StatusCode::OK {
             refused_soon(&replica, &token, &t, &c).await;
