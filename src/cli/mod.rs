@@ -6,6 +6,7 @@ mod keys;
 mod probe;
 mod serve;
 mod sombus;
+mod sombus_import;
 
 use clap::{CommandFactory as _, Parser, Subcommand};
 use sqs_gateway::config::Config;

@@ -76,6 +76,17 @@ pub(crate) enum SombusCommand {
         after_help = "Example:\n  export AWS_ACCESS_KEY_ID=… AWS_SECRET_ACCESS_KEY=…\n  sqs-gateway sombus publish --queue sqsgw_sb_demo_c0123….fifo \\\n    --message-type story.context --correlation-id story-1 --payload '{\"text\": \"hi\"}'"
     )]
     Publish(PublishArgs),
+    /// Move the connections and the audit log of a directory store (`sombus.credentials_dir`)
+    /// onto the shared state server the config names (`[state.redis]`), once: refused when the
+    /// server already holds connections; the directory is left as it was.
+    ImportCredentials {
+        /// The gateway's config, with `[state.redis]`.
+        #[arg(long, env = "SQSGW_CONFIG")]
+        config: PathBuf,
+        /// The directory to move from (default: the config's `sombus.credentials_dir`).
+        #[arg(long)]
+        from: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -196,6 +207,9 @@ enum Shape {
 /// a refusal or failure on stderr, exit 1; a command that can't be made (no admin key), exit 2.
 pub(crate) async fn run(command: SombusCommand) -> ExitCode {
     let (output, outcome) = match command {
+        SombusCommand::ImportCredentials { config, from } => {
+            return super::sombus_import::run(&config, from).await;
+        }
         SombusCommand::Connections { admin, command } => {
             (admin.output, connections(&admin, command).await)
         }

@@ -445,7 +445,7 @@ fn directory_store(config: &Config, clock: &Arc<dyn Clock>) -> Result<Connection
 }
 
 /// With the shared server configured, connections a directory still holds are not served:
-/// said once at the start, so an operator moving to Redis knows to recreate them there.
+/// said once at the start, so an operator moving to Redis knows to move them there.
 fn warn_of_a_directory_left_behind(config: &Config) {
     let Some(dir) = config.credentials_dir() else {
         return;
@@ -453,7 +453,7 @@ fn warn_of_a_directory_left_behind(config: &Config) {
     if dir.join("connections.json").exists() {
         tracing::warn!(
             dir = %dir.display(),
-            "sombus connections are kept on the shared state server ([state.redis]); the ones in this directory are not read: recreate them through the admin API"
+            "sombus connections are kept on the shared state server ([state.redis]); the ones in this directory are not read: move them there once with `sqs-gateway sombus import-credentials --config <this config>`"
         );
     }
 }

@@ -485,6 +485,32 @@ fn off_the_runtime<T>(work: impl FnOnce() -> T) -> T {
     }
 }
 
+/// Everything the store in `dir` holds, for a move to the shared store: its connections and
+/// its audit log's lines (a crash's pending line appended first), read under the directory's
+/// lock so that no change lands between the two. A directory without a connections file holds
+/// nothing.
+pub(super) fn export(dir: &Path) -> Result<(Vec<Connection>, Vec<Vec<u8>>), StoreError> {
+    if !dir.join(CONNECTIONS_FILE).exists() {
+        refuse_lost(dir, &dir.join(CONNECTIONS_FILE))?;
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let lock = lock_dir(dir, LOCK_WAIT)?;
+    let stored = read_stored(dir)?;
+    let log = dir.join(AUDIT_FILE);
+    audit_log::settle(&log, &stored.pending_audit)?;
+    let lines = match std::fs::read(&log) {
+        Ok(bytes) => bytes
+            .split(|byte| *byte == b'\n')
+            .filter(|line| !line.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect(),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(error) => return Err(io(&log)(error)),
+    };
+    drop(lock);
+    Ok((stored.connections, lines))
+}
+
 /// Adds `connection` unless its client id is taken, or its workspace has a connection of the
 /// same local id ([`LocalStore::create`]).
 pub(super) fn insert_new(

@@ -14,5 +14,5 @@ pub mod tokens;
 pub use audit_log::AuditPage;
 pub use check::{CredentialCheck, Refusal};
 pub use connection::{Connection, ConnectionStatus, Role};
-pub use store::{AuditEntry, ConnectionStore, StoreError};
+pub use store::{AuditEntry, ConnectionStore, Imported, StoreError};
 pub use tokens::{TokenClaims, TokenService};

@@ -38,6 +38,7 @@ const RESUBSCRIBE_AFTER: Duration = Duration::from_secs(1);
 pub(super) struct SharedStore {
     server: RedisServer,
     commit: Script,
+    import: Script,
 }
 
 impl std::fmt::Debug for SharedStore {
@@ -69,6 +70,7 @@ impl SharedStore {
         Self {
             server,
             commit: Script::new(include_str!("shared_commit.lua")),
+            import: Script::new(include_str!("shared_import.lua")),
         }
     }
 
@@ -183,6 +185,46 @@ impl SharedStore {
     /// Appends an audit line of something that changed no connection.
     pub(super) async fn record(&self, audit: AuditEntry) -> Result<(), StoreError> {
         self.change(Some(audit), |_| Ok(())).await
+    }
+
+    /// Takes in a directory's whole store (its connections, and its audit log's lines as they
+    /// are, each under its place in the log), only while this store holds nothing at all: one
+    /// script, so of two imports at once one is made. Answers whether it was made. A log whose
+    /// chained lines are not at their places (lines written before the log was chained, ahead
+    /// of chained ones) is refused: later lines could not follow it.
+    pub(super) async fn import(
+        &self,
+        connections: &[Connection],
+        lines: &[Vec<u8>],
+    ) -> Result<bool, StoreError> {
+        for (index, line) in lines.iter().enumerate() {
+            if let Some((seq, _)) = audit_log::link_of(line)
+                && seq != 0
+                && seq != index as u64 + 1
+            {
+                return Err(StoreError::Io(format!(
+                    "the audit log's line {} says it is line {seq}: it cannot be carried over as it is",
+                    index + 1
+                )));
+            }
+        }
+        let mut invocation = self.import.prepare_invoke();
+        invocation
+            .key(self.key("version"))
+            .key(self.key("connections"))
+            .key(self.key("audit"))
+            .arg(self.key("changed"))
+            .arg(connections.len());
+        for connection in connections {
+            let record = serde_json::to_vec(connection)
+                .map_err(|error| StoreError::Io(format!("encode: {error}")))?;
+            invocation.arg(&connection.client_id).arg(record);
+        }
+        for line in lines {
+            invocation.arg(line.as_slice());
+        }
+        let made: i64 = self.server.invoke(invocation).await.map_err(unavailable)?;
+        Ok(made == 1)
     }
 
     /// A page of the workspace's audit log: the cursor `before` reads the lines whose place is

@@ -91,6 +91,22 @@ pub enum StoreError {
     BadCursor,
 }
 
+/// What [`ConnectionStore::import_directory`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Imported {
+    /// The directory's store is on the shared server now.
+    Moved {
+        /// Connections taken in.
+        connections: usize,
+        /// Audit log lines taken in.
+        audit_lines: usize,
+    },
+    /// The shared server already holds a store: nothing was written.
+    AlreadyHeld,
+    /// The directory holds no connection and no audit line.
+    NothingThere,
+}
+
 /// The connections and the audit log, wherever they are kept.
 pub struct ConnectionStore {
     place: Place,
@@ -136,6 +152,29 @@ impl ConnectionStore {
             place: Place::Shared(Box::new(SharedStore::new(server))),
             clock,
             refusals: Refusals::default(),
+        }
+    }
+
+    /// Moves the store in `dir` onto the shared server, whole (connections with their secrets'
+    /// hashes, the audit log line for line), when the server's store holds nothing yet; the
+    /// directory is left as it is. Nothing is written when the server already holds a store.
+    pub async fn import_directory(dir: &Path, server: RedisServer) -> Result<Imported, StoreError> {
+        let from = dir.to_owned();
+        let (connections, lines) =
+            tokio::task::spawn_blocking(move || super::local_store::export(&from))
+                .await
+                .map_err(|error| StoreError::Io(format!("store task: {error}")))??;
+        if connections.is_empty() && lines.is_empty() {
+            return Ok(Imported::NothingThere);
+        }
+        let shared = SharedStore::new(server);
+        if shared.import(&connections, &lines).await? {
+            Ok(Imported::Moved {
+                connections: connections.len(),
+                audit_lines: lines.len(),
+            })
+        } else {
+            Ok(Imported::AlreadyHeld)
         }
     }
 

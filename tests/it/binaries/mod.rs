@@ -13,3 +13,4 @@ mod quick_start;
 mod signals;
 mod single_node;
 pub mod sombus_cli;
+mod sombus_import;

@@ -41,6 +41,11 @@ fn admin_key(workspace: &str, role: &str) -> (String, String) {
 }
 
 impl Bus {
+    /// The directory the connections are kept in (without a shared state store).
+    pub fn store_dir(&self) -> &std::path::Path {
+        self._store.path()
+    }
+
     pub async fn start(kind: Kind) -> Self {
         Self::start_with(kind, "").await
     }
