@@ -80,7 +80,8 @@ async fn calls(gateway: &Gateway) -> Result<f64, String> {
     Ok(metric_sum(&scrape, "sqsgw_state_store_calls_total").unwrap_or(0.0))
 }
 
-/// Runs one operation on `gateway`.
+/// Runs `operation` once on `gateway`: ezgh receive+ack, or the SQS rows (send, then
+/// receive+delete of what was sent), each run with the operation it measured.
 async fn run_once(
     gateway: &Gateway,
     secrets: &Secrets,
@@ -89,7 +90,7 @@ async fn run_once(
     body: &str,
     messages: usize,
     target: Target,
-) -> Result<Run, String> {
+) -> Result<Vec<(Operation, Run)>, String> {
     let endpoint = gateway_endpoint(gateway, secrets);
     match operation {
         Operation::ReceiveAck => {
@@ -99,14 +100,15 @@ async fn run_once(
                 "bench: {}: ezgh receive+ack, {clients} client(s)",
                 target.label()
             );
-            ezgh::receive_and_ack(
+            let run = ezgh::receive_and_ack(
                 &gateway.base,
                 &secrets.api_key.key,
                 "ezgh",
                 messages,
                 clients,
             )
-            .await
+            .await?;
+            Ok(vec![(Operation::ReceiveAck, run)])
         }
         Operation::Send | Operation::ReceiveDelete => {
             let scenarios = sqs_endpoint::measure(
@@ -118,11 +120,10 @@ async fn run_once(
                 &[clients],
             )
             .await?;
-            scenarios
+            Ok(scenarios
                 .into_iter()
-                .find(|scenario| scenario.operation == operation)
-                .map(|scenario| scenario.run)
-                .ok_or_else(|| "the SQS rows did not measure".to_owned())
+                .map(|scenario| (scenario.operation, scenario.run))
+                .collect())
         }
     }
 }
@@ -155,58 +156,47 @@ pub(super) async fn measure(
             let mut local = (Run::default(), Run::default());
             let mut remote = (Run::default(), Run::default());
             let mut calls_made = 0.0;
+            // The requests that may call the store: a send calls none.
             let mut requests = 0usize;
             for _ in 0..ROUNDS {
-                let pairs = if operation == Operation::ReceiveAck {
-                    vec![Operation::ReceiveAck]
-                } else {
-                    vec![Operation::Send, Operation::ReceiveDelete]
-                };
-                for (index, step) in pairs.iter().enumerate() {
-                    let run = run_once(
-                        &in_process,
+                for (gateway, target, runs) in [
+                    (&in_process, Target::GatewayInMemory, &mut local),
+                    (&shared, Target::GatewayInMemoryRedis, &mut remote),
+                ] {
+                    let counted = target == Target::GatewayInMemoryRedis;
+                    let before = if counted { calls(gateway).await? } else { 0.0 };
+                    let measured = run_once(
+                        gateway,
                         secrets,
-                        *step,
+                        operation,
                         clients,
                         &body,
                         options.messages,
-                        Target::GatewayInMemory,
+                        target,
                     )
                     .await?;
-                    if index == 0 {
-                        local.0.extend(run)
-                    } else {
-                        local.1.extend(run)
+                    if counted {
+                        calls_made += calls(gateway).await? - before;
+                    }
+                    for (measured_operation, run) in measured {
+                        if counted && measured_operation != Operation::Send {
+                            requests += run.requests();
+                        }
+                        if measured_operation == Operation::Send {
+                            runs.0.extend(run);
+                        } else {
+                            runs.1.extend(run);
+                        }
                     }
                 }
-                let before = calls(&shared).await?;
-                for (index, step) in pairs.iter().enumerate() {
-                    let run = run_once(
-                        &shared,
-                        secrets,
-                        *step,
-                        clients,
-                        &body,
-                        options.messages,
-                        Target::GatewayInMemoryRedis,
-                    )
-                    .await?;
-                    requests += run.requests();
-                    if index == 0 {
-                        remote.0.extend(run)
-                    } else {
-                        remote.1.extend(run)
-                    }
-                }
-                calls_made += calls(&shared).await? - before;
             }
             let calls_per_request = calls_made / requests.max(1) as f64;
             if operation == Operation::ReceiveAck {
                 rows.push(StateRow {
                     operation,
                     clients,
-                    in_process: local.0,
-                    redis: remote.0,
+                    in_process: local.1,
+                    redis: remote.1,
                     calls_per_request,
                 });
             } else {
