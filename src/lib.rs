@@ -20,7 +20,9 @@
 //!                  credentials        API keys (ezgh, basaltic), SigV4 keys, admin keys, OAuth
 //!                      │              clients and their tokens (sombus): who a caller is, its
 //!                      │              grants; the key sets are swapped whole when the server
-//!                      │              re-reads the config file (SIGHUP or a change: reload)
+//!                      │              re-reads the config file (SIGHUP or a change: reload);
+//!                      │              the sombus store on a shared server behind its port
+//!                      │              (`oauth::shared_server`)
 //!                      v
 //!                  core::Gateway      authorizes every operation (access), queue registry with
 //!                      │              each API's aliases (bound, or derived from the queue's
@@ -34,7 +36,8 @@
 //!                  backend            adapters of the backend port: `sqs` (Amazon SQS or
 //!                                     LocalStack), `embedded` (the in-process engine)
 //!                  state              adapters of the state port kept outside the process:
-//!                                     `redis` (Redis or Valkey, shared by replicas),
+//!                                     `redis` (Redis or Valkey, shared by replicas; also the
+//!                                     sombus credential server and the metrics history),
 //!                                     `restart_file` (one node's state across a restart)
 //! ```
 //!

@@ -5,8 +5,10 @@
 use sqs_gateway::config::Config;
 use sqs_gateway::credentials::oauth::{ConnectionStore, Imported};
 use sqs_gateway::state::redis::RedisServer;
+use sqs_gateway::state::redis::credential_server::RedisCredentialServer;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// Reads `config` for `[state.redis]` and (unless `from` names one) the directory the store was
 /// kept in, and moves it: exit 0 when moved or when there was nothing to move, 1 when the server
@@ -38,6 +40,7 @@ pub(crate) async fn run(config: &Path, from: Option<PathBuf>) -> ExitCode {
             return ExitCode::from(super::EXIT_CONFIG);
         }
     };
+    let server = Arc::new(RedisCredentialServer::new(server));
     match ConnectionStore::import_directory(&dir, server).await {
         Ok(Imported::Moved {
             connections,

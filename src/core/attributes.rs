@@ -18,7 +18,7 @@
 //! Attribute names starting with [`RESERVED_PREFIX`] are the gateway's own: clients cannot send
 //! them (`core::message_rules` refuses them).
 
-use crate::core::message_rules;
+use crate::core::attribute_names;
 use crate::core::model::{AttributeValue, MessageAttribute};
 use std::collections::BTreeMap;
 
@@ -73,7 +73,7 @@ pub fn needs_packing(attributes: &BTreeMap<String, MessageAttribute>) -> bool {
     attributes.len() > BACKEND_MAX
         || attributes
             .keys()
-            .any(|name| name.len() > BACKEND_MAX_NAME || !message_rules::sqs_name(name))
+            .any(|name| name.len() > BACKEND_MAX_NAME || !attribute_names::sqs_name(name))
 }
 
 /// The attributes as the client sent them: a packed set is unpacked. One that cannot be read

@@ -2,14 +2,13 @@
 //! values), checked in the core so every backend enforces it, LocalStack included, and no stored
 //! message carries a character a dialect cannot render (XML has no form for most controls).
 
+use crate::core::attribute_names::{MAX_NAME, sqs_name};
 use crate::core::attributes::{self, MAX_ATTRIBUTES};
 use crate::core::model::{
     AttributeValue, EntryError, EntryErrorKind, MessageAttribute, OutgoingMessage,
 };
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-/// The longest attribute name and data type.
-const MAX_NAME: usize = 256;
 /// Significant digits a Number attribute may have.
 const MAX_NUMBER_DIGITS: usize = 38;
 
@@ -118,7 +117,7 @@ pub fn check_attributes(attributes: &BTreeMap<String, MessageAttribute>) -> Resu
 /// The gateway's rule for names, whatever the API: 1 to 256 bytes of UTF-8 in the characters of
 /// bodies ([`allowed_char`]: every dialect can render them), not starting with `AWS.` or `Amazon.`
 /// in any case (reserved by AWS), nor with the gateway's own prefix (`sqsgw.`). A name SQS itself
-/// could not hold (see [`sqs_name`]) travels packed (`core::attributes`).
+/// could not hold (see [`sqs_name`](crate::core::attribute_names::sqs_name)) travels packed (`core::attributes`).
 fn check_name(name: &str) -> Result<(), EntryError> {
     let shown: String = name.chars().take(64).collect();
     if name.is_empty() || name.len() > MAX_NAME {
@@ -145,19 +144,6 @@ fn check_name(name: &str) -> Result<(), EntryError> {
         )));
     }
     Ok(())
-}
-
-/// Whether SQS itself takes a name as it is: 1 to 256 of `A-Z a-z 0-9 _ - .`, without a leading,
-/// trailing or doubled `.` (the gateway's other rules aside).
-pub fn sqs_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= MAX_NAME
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
-        && !name.starts_with('.')
-        && !name.ends_with('.')
-        && !name.contains("..")
 }
 
 /// Refuses, as SQS does, a name it would not take as it is: what an API that promises SQS's own

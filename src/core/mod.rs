@@ -2,6 +2,7 @@
 
 pub mod access;
 pub mod alias;
+pub mod attribute_names;
 pub mod attributes;
 pub mod backend;
 pub mod clock;

@@ -487,7 +487,14 @@ fn sombus_state(
         Some(redis) => {
             warn_of_a_directory_left_behind(config);
             tracing::info!("sombus connections kept on the shared state server");
-            ConnectionStore::shared(redis.clone(), Arc::clone(clock))
+            ConnectionStore::shared(
+                Arc::new(
+                    crate::state::redis::credential_server::RedisCredentialServer::new(
+                        redis.clone(),
+                    ),
+                ),
+                Arc::clone(clock),
+            )
         }
         None => directory_store(config, clock)?,
     };

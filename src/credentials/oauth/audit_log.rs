@@ -11,8 +11,8 @@
 //! parse, lines missing from the sequence, links whose hash doesn't match (a line altered, or one
 //! put in between). Lines written before the log was chained (no `seq`) are read as they are.
 
-use super::local_store::{io, private_file};
-use super::store::{AuditEntry, StoreError};
+use super::files::{io, private_file};
+use super::records::{AuditEntry, StoreError};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 use std::fs::File;

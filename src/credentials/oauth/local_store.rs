@@ -15,7 +15,8 @@
 
 use super::audit_log::{self, AuditPage, PendingLine};
 use super::connection::Connection;
-use super::store::{AuditEntry, StoreError};
+use super::files::{io, private_file};
+use super::records::{AuditEntry, StoreError};
 use crate::core::clock::Clock;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -571,10 +572,6 @@ fn lock_dir(dir: &Path, wait: Duration) -> Result<File, StoreError> {
     Err(StoreError::Busy)
 }
 
-pub(super) fn io(path: &Path) -> impl Fn(std::io::Error) -> StoreError + '_ {
-    move |error| StoreError::Io(format!("{}: {error}", path.display()))
-}
-
 fn stamp_of(path: &Path) -> Result<Option<FileStamp>, StoreError> {
     match std::fs::metadata(path) {
         Ok(metadata) => {
@@ -677,19 +674,6 @@ fn write_connections(
         .and_then(|dir| dir.sync_all())
         .map_err(io(dir))?;
     Ok(Sha256::digest(&text).into())
-}
-
-pub(super) fn private_file(path: &Path, truncate: bool) -> Result<File, StoreError> {
-    let mut options = OpenOptions::new();
-    options.create(true);
-    if truncate {
-        options.write(true).truncate(true);
-    } else {
-        options.append(true);
-    }
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(path).map_err(io(path))
 }
 
 #[cfg(test)]

@@ -5,8 +5,11 @@
 pub mod audit_log;
 pub mod check;
 pub mod connection;
+mod files;
 mod local_store;
+mod records;
 mod refusals;
+pub mod shared_server;
 mod shared_store;
 pub mod store;
 pub mod tokens;

@@ -2,7 +2,7 @@
 //! recorded one by one (by this process); the others are counted and summed in one line per
 //! workspace when the minute is over, so a flood of refused calls cannot fill the log.
 
-use super::store::{AuditEntry, REFUSED};
+use super::records::{AuditEntry, REFUSED};
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
 use std::sync::Mutex;

@@ -1,26 +1,23 @@
-//! The sombus connections and their audit log on the Redis or Valkey server every replica
-//! shares (when `[state.redis]` is configured): connections in one hash by client id, the audit
-//! log in one stream (entry ids `0-<seq>`, each line chained to the one before as in the file),
-//! and a version every change bumps. Keys carry the `{sombus}` hash tag: one slot.
+//! The sombus connections and their audit log on a server every replica shares (when
+//! `[state.redis]` is configured), through the [`CredentialServer`] port: connections by client
+//! id, the audit log by place (each line chained to the one before as in the file), and a
+//! version every change bumps.
 //!
-//! A change reads the store (one atomic pipeline), applies itself in the gateway, and is written
-//! by one script only if the version is still the one it read, its audit line with it: a change
-//! is never made without its line, and two replicas' changes never overwrite each other (the
-//! later one reads again and applies again, at most [`CHANGE_TRIES`] times, then answers busy).
-//! The script publishes each changed client id; every replica listening ([`SharedStore::follow`])
-//! drops its copy at once, and the periodic recheck stays the bound when a message is missed.
-//!
-//! The server must keep what it is given (AOF or RDB persistence, a replica for failover): a
-//! server that loses its data loses the connections with it, as a lost directory would.
+//! A change reads the store (one atomic read), applies itself in the gateway, and is written
+//! only if the version is still the one it read, its audit line with it: a change is never made
+//! without its line, and two replicas' changes never overwrite each other (the later one reads
+//! again and applies again, at most [`CHANGE_TRIES`] times, then answers busy). Each change
+//! publishes its changed client ids; every replica listening ([`SharedStore::follow`]) drops its
+//! copy at once, and the periodic recheck stays the bound when a message is missed.
 
 use super::audit_log::{self, AuditPage, LinePage};
 use super::connection::Connection;
 use super::local_store::{being_created, insert_new};
-use super::store::{AuditEntry, StoreError};
-use crate::state::redis::{RedisFailure, RedisServer};
+use super::records::{AuditEntry, StoreError};
+use super::shared_server::{Commit, CredentialServer};
 use futures_util::StreamExt as _;
-use redis::Script;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How many times a change is applied to a store other replicas keep changing before it is
@@ -36,64 +33,31 @@ const RESUBSCRIBE_AFTER: Duration = Duration::from_secs(1);
 
 /// The store on the shared server.
 pub(super) struct SharedStore {
-    server: RedisServer,
-    commit: Script,
-    import: Script,
+    server: Arc<dyn CredentialServer>,
 }
 
 impl std::fmt::Debug for SharedStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SharedStore")
             .field("server", &self.server)
-            .finish_non_exhaustive()
+            .finish()
     }
 }
-
-/// The store as one change read it.
-struct Snapshot {
-    version: i64,
-    /// Each connection's stored record, by client id.
-    records: BTreeMap<String, Vec<u8>>,
-    /// The audit log's last line.
-    last_line: Option<Vec<u8>>,
-}
-
-/// A stream entry as XRANGE answers it: its id and its field/value pairs.
-type StreamEntry = (String, Vec<(String, Vec<u8>)>);
-
-/// The snapshot pipeline's answer: the version, the connections' records, the last audit line.
-type SnapshotReply = (Option<i64>, Vec<(String, Vec<u8>)>, Vec<StreamEntry>);
 
 impl SharedStore {
     /// The store on `server`.
-    pub(super) fn new(server: RedisServer) -> Self {
-        Self {
-            server,
-            commit: Script::new(include_str!("shared_commit.lua")),
-            import: Script::new(include_str!("shared_import.lua")),
-        }
-    }
-
-    fn key(&self, what: &str) -> String {
-        self.server.key(&format!("{{sombus}}:{what}"))
+    pub(super) fn new(server: Arc<dyn CredentialServer>) -> Self {
+        Self { server }
     }
 
     /// Whether the server answers.
     pub(super) async fn probe(&self) -> Result<(), StoreError> {
-        let mut get = redis::cmd("GET");
-        get.arg(self.key("version"));
-        self.server
-            .query::<Option<i64>>(&get)
-            .await
-            .map(drop)
-            .map_err(unavailable)
+        self.server.probe().await
     }
 
     /// The connection as stored now.
     pub(super) async fn get(&self, client_id: &str) -> Result<Option<Connection>, StoreError> {
-        let mut get = redis::cmd("HGET");
-        get.arg(self.key("connections")).arg(client_id);
-        let record: Option<Vec<u8>> = self.server.query(&get).await.map_err(unavailable)?;
+        let record = self.server.record(client_id).await?;
         record.as_deref().map(parse_record).transpose()
     }
 
@@ -102,9 +66,7 @@ impl SharedStore {
         &self,
         keep: impl Fn(&Connection) -> bool,
     ) -> Result<Vec<Connection>, StoreError> {
-        let mut values = redis::cmd("HVALS");
-        values.arg(self.key("connections"));
-        let records: Vec<Vec<u8>> = self.server.query(&values).await.map_err(unavailable)?;
+        let records = self.server.records().await?;
         let mut connections = records
             .iter()
             .map(|record| parse_record(record))
@@ -208,23 +170,15 @@ impl SharedStore {
                 )));
             }
         }
-        let mut invocation = self.import.prepare_invoke();
-        invocation
-            .key(self.key("version"))
-            .key(self.key("connections"))
-            .key(self.key("audit"))
-            .arg(self.key("changed"))
-            .arg(connections.len());
-        for connection in connections {
-            let record = serde_json::to_vec(connection)
-                .map_err(|error| StoreError::Io(format!("encode: {error}")))?;
-            invocation.arg(&connection.client_id).arg(record);
-        }
-        for line in lines {
-            invocation.arg(line.as_slice());
-        }
-        let made: i64 = self.server.invoke(invocation).await.map_err(unavailable)?;
-        Ok(made == 1)
+        let records = connections
+            .iter()
+            .map(|connection| {
+                serde_json::to_vec(connection)
+                    .map(|record| (connection.client_id.clone(), record))
+                    .map_err(|error| StoreError::Io(format!("encode: {error}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        self.server.import(&records, lines).await
     }
 
     /// A page of the workspace's audit log: the cursor `before` reads the lines whose place is
@@ -240,11 +194,12 @@ impl SharedStore {
         }
         // The line just after the range comes along, for its link to the range's newest line.
         // (A cursor is the caller's: at the top of the range it names no line and reads all.)
-        let after_id = before.map(|before| before.saturating_add(1));
-        let mut end = after_id.map_or_else(|| "+".to_owned(), |after| format!("0-{after}"));
-        let mut batch = self.range(&end, PAGE_BATCH + 1).await?;
-        let after = match (before, batch.first()) {
-            (Some(_), Some((id, _))) if seq_of(id) == after_id => Some(batch.remove(0).1),
+        let after_place = before.map(|before| before.saturating_add(1));
+        let mut batch = self.server.lines(after_place, PAGE_BATCH + 1).await?;
+        let after = match (after_place, batch.first()) {
+            (Some(after_place), Some((place, _))) if *place == after_place => {
+                Some(batch.remove(0).1)
+            }
             _ => None,
         };
         let mut page = LinePage::new(workspace, limit, after.as_deref());
@@ -253,8 +208,7 @@ impl SharedStore {
             let complete = batch.len() < PAGE_BATCH;
             let count = batch.len();
             let mut oldest = None;
-            for (index, (id, line)) in batch.into_iter().enumerate() {
-                let Some(seq) = seq_of(&id) else { continue };
+            for (index, (seq, line)) in batch.into_iter().enumerate() {
                 page.line(seq - 1, &line, complete && index + 1 == count);
                 oldest = Some(seq);
                 scanned += 1;
@@ -268,8 +222,7 @@ impl SharedStore {
             if scanned >= SCAN_LINES {
                 return Ok(page.finish(Some(oldest - 1)));
             }
-            end = format!("(0-{oldest}");
-            batch = self.range(&end, PAGE_BATCH).await?;
+            batch = self.server.lines(Some(oldest - 1), PAGE_BATCH).await?;
         }
     }
 
@@ -281,25 +234,19 @@ impl SharedStore {
         changed: impl Fn(Option<&str>),
         stop: impl Future<Output = ()>,
     ) {
-        let channel = self.key("changed");
         let mut stop = std::pin::pin!(stop);
         let mut subscribed_before = false;
         loop {
-            match self.server.subscribe(&channel).await {
-                Ok(subscription) => {
+            match self.server.changes().await {
+                Ok(mut changes) => {
                     if subscribed_before {
                         changed(None);
                     }
                     subscribed_before = true;
-                    let mut messages = subscription.into_on_message();
                     loop {
                         tokio::select! {
-                            message = messages.next() => match message {
-                                Some(message) => {
-                                    let client_id: String =
-                                        message.get_payload().unwrap_or_default();
-                                    changed(Some(&client_id));
-                                }
+                            client_id = changes.next() => match client_id {
+                                Some(client_id) => changed(Some(&client_id)),
                                 None => break,
                             },
                             () = &mut stop => return,
@@ -320,46 +267,6 @@ impl SharedStore {
         }
     }
 
-    /// At most `count` audit lines, newest first, from `end` (an XREVRANGE bound) down.
-    async fn range(&self, end: &str, count: usize) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
-        let mut range = redis::cmd("XREVRANGE");
-        range
-            .arg(self.key("audit"))
-            .arg(end)
-            .arg("-")
-            .arg("COUNT")
-            .arg(count);
-        let entries: Vec<StreamEntry> = self.server.query(&range).await.map_err(unavailable)?;
-        Ok(entries
-            .into_iter()
-            .map(|(id, fields)| (id, line_in(fields)))
-            .collect())
-    }
-
-    /// The store as it is now: one atomic pipeline.
-    async fn snapshot(&self) -> Result<Snapshot, StoreError> {
-        let mut pipeline = redis::pipe();
-        pipeline
-            .atomic()
-            .cmd("GET")
-            .arg(self.key("version"))
-            .cmd("HGETALL")
-            .arg(self.key("connections"))
-            .cmd("XREVRANGE")
-            .arg(self.key("audit"))
-            .arg("+")
-            .arg("-")
-            .arg("COUNT")
-            .arg(1);
-        let (version, records, last): SnapshotReply =
-            self.server.pipeline(&pipeline).await.map_err(unavailable)?;
-        Ok(Snapshot {
-            version: version.unwrap_or(0),
-            records: records.into_iter().collect(),
-            last_line: last.into_iter().next().map(|(_, fields)| line_in(fields)),
-        })
-    }
-
     /// One change: read, apply, write if nothing changed meanwhile (else again).
     async fn change<T>(
         &self,
@@ -367,7 +274,7 @@ impl SharedStore {
         mut apply: impl FnMut(&mut BTreeMap<String, Connection>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         for attempt in 0..CHANGE_TRIES {
-            let snapshot = self.snapshot().await?;
+            let snapshot = self.server.snapshot().await?;
             let mut connections = snapshot
                 .records
                 .iter()
@@ -382,10 +289,11 @@ impl SharedStore {
                     sets.push((client_id.clone(), record));
                 }
             }
-            let removed: Vec<&String> = snapshot
+            let removed: Vec<String> = snapshot
                 .records
                 .keys()
                 .filter(|client_id| !connections.contains_key(*client_id))
+                .cloned()
                 .collect();
             let line = match &audit {
                 Some(entry) => Some(chained(entry.clone(), snapshot.last_line.as_deref())?),
@@ -394,26 +302,16 @@ impl SharedStore {
             if sets.is_empty() && removed.is_empty() && line.is_none() {
                 return Ok(answer);
             }
-            let mut invocation = self.commit.prepare_invoke();
-            invocation
-                .key(self.key("version"))
-                .key(self.key("connections"))
-                .key(self.key("audit"))
-                .arg(snapshot.version)
-                .arg(self.key("changed"));
-            match &line {
-                Some((seq, bytes)) => invocation.arg(format!("0-{seq}")).arg(bytes.as_slice()),
-                None => invocation.arg("").arg(""),
-            };
-            invocation.arg(sets.len());
-            for (client_id, record) in &sets {
-                invocation.arg(client_id).arg(record.as_slice());
-            }
-            for client_id in removed {
-                invocation.arg(client_id);
-            }
-            let made: i64 = self.server.invoke(invocation).await.map_err(unavailable)?;
-            if made == 1 {
+            let made = self
+                .server
+                .commit(Commit {
+                    read_at: snapshot.version,
+                    line: line.as_ref().map(|(seq, bytes)| (*seq, bytes.as_slice())),
+                    sets: &sets,
+                    removed: &removed,
+                })
+                .await?;
+            if made {
                 return Ok(answer);
             }
             // Another replica's change came first: a short pause, growing, then read again.
@@ -442,27 +340,10 @@ fn chained(mut entry: AuditEntry, last: Option<&[u8]>) -> Result<(u64, Vec<u8>),
     Ok((seq, line))
 }
 
-/// The place in the log an audit entry id (`0-<seq>`) names.
-fn seq_of(id: &str) -> Option<u64> {
-    id.strip_prefix("0-")?.parse().ok().filter(|seq| *seq > 0)
-}
-
-/// The `line` field of a stream entry.
-fn line_in(fields: Vec<(String, Vec<u8>)>) -> Vec<u8> {
-    fields
-        .into_iter()
-        .find_map(|(field, value)| (field == "line").then_some(value))
-        .unwrap_or_default()
-}
-
 fn parse_record(record: &[u8]) -> Result<Connection, StoreError> {
     serde_json::from_slice(record).map_err(|error| {
         StoreError::Io(format!(
             "a shared connection record does not parse: {error}"
         ))
     })
-}
-
-fn unavailable(failure: RedisFailure) -> StoreError {
-    StoreError::Io(failure.0)
 }

@@ -7,89 +7,16 @@ use super::audit_log::AuditPage;
 use super::connection::Connection;
 use super::local_store::LocalStore;
 use super::refusals::Refusals;
+use super::shared_server::CredentialServer;
 use super::shared_store::SharedStore;
 use crate::core::clock::Clock;
-use crate::state::redis::RedisServer;
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 pub use super::local_store::LOCK_WAIT;
+pub use super::records::{AuditEntry, BUSY_RETRY, REFUSED, StoreError};
 pub use super::refusals::REFUSALS_PER_MINUTE;
-
-/// When to retry a change refused as busy.
-pub const BUSY_RETRY: Duration = Duration::from_secs(2);
-
-/// One change (or refused attempt), as the workspace's audit log records it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AuditEntry {
-    /// When.
-    pub at: DateTime<Utc>,
-    /// The workspace.
-    pub workspace: String,
-    /// Who: the admin key's name (`unknown` for a key that didn't verify, `gateway:…` for the
-    /// gateway's own steps).
-    pub actor: String,
-    /// The admin key's public id beside its free-text name (two keys may share a name); empty
-    /// for the gateway's own steps and for keys that didn't verify. Never the key itself.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub actor_key: String,
-    /// What: `connection.create`, `secret.rotate`, …
-    pub action: String,
-    /// `refused` for an attempt the admin API refused (401, 403); empty for a change made.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub outcome: String,
-    /// Which connection.
-    pub client_id: String,
-    /// Anything else worth knowing (the overlap chosen, the new credential version).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub detail: String,
-    /// The line's place in the log (1, 2, …; 0 on lines written before the log was chained).
-    /// Set when the line is written ([`audit_log`]).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub seq: u64,
-    /// `sha256:` and the hex SHA-256 of the log's previous line (empty on the first line): a
-    /// line removed, altered or put in between shows as a broken link.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub prev: String,
-}
-
-/// What [`AuditEntry::outcome`] says of a refused attempt.
-pub const REFUSED: &str = "refused";
-
-/// serde's `skip_serializing_if` passes a reference.
-fn is_zero(value: &u64) -> bool {
-    *value == 0
-}
-
-/// The store could not be read or written.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// The files could not be read or written; detail for the log only.
-    #[error("the credential store is unavailable: {0}")]
-    Io(String),
-    /// A connection with that id exists.
-    #[error("a connection with that client id exists")]
-    Exists,
-    /// No such connection.
-    #[error("no such connection")]
-    NotFound,
-    /// The change does not apply (its reason is safe to show).
-    #[error("{0}")]
-    NotApplicable(&'static str),
-    /// Another change held the directory's lock for longer than the store waits: retry shortly.
-    #[error("the credential store is busy: another change holds its lock")]
-    Busy,
-    /// The connections file is missing while the directory shows the store held connections;
-    /// detail (naming the file) for the log only.
-    #[error("the credential store is lost: {0}")]
-    Lost(String),
-    /// An audit cursor that is not one of this log's.
-    #[error("the cursor is not one this audit log gave")]
-    BadCursor,
-}
 
 /// What [`ConnectionStore::import_directory`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,8 +73,8 @@ impl ConnectionStore {
         ))
     }
 
-    /// A store on the Redis or Valkey server replicas share ([`SharedStore`]).
-    pub fn shared(server: RedisServer, clock: Arc<dyn Clock>) -> Self {
+    /// A store on the server replicas share ([`SharedStore`]).
+    pub fn shared(server: Arc<dyn CredentialServer>, clock: Arc<dyn Clock>) -> Self {
         Self {
             place: Place::Shared(Box::new(SharedStore::new(server))),
             clock,
@@ -158,7 +85,10 @@ impl ConnectionStore {
     /// Moves the store in `dir` onto the shared server, whole (connections with their secrets'
     /// hashes, the audit log line for line), when the server's store holds nothing yet; the
     /// directory is left as it is. Nothing is written when the server already holds a store.
-    pub async fn import_directory(dir: &Path, server: RedisServer) -> Result<Imported, StoreError> {
+    pub async fn import_directory(
+        dir: &Path,
+        server: Arc<dyn CredentialServer>,
+    ) -> Result<Imported, StoreError> {
         let from = dir.to_owned();
         let (connections, lines) =
             tokio::task::spawn_blocking(move || super::local_store::export(&from))

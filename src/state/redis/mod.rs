@@ -7,6 +7,7 @@
 //! clock: replicas' clocks are expected to agree (NTP) within well under a second.
 
 mod connection;
+pub mod credential_server;
 pub mod sample_history;
 
 use crate::config::RedisStateConfig;
