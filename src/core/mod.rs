@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod model;
 pub mod operation;
 pub mod registry;
+pub mod sqs_limits;
 pub mod state;
 
 pub use error::{ErrorKind, GatewayError};

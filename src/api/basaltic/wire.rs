@@ -8,6 +8,7 @@ use crate::core::gateway::ReceiveOptions;
 use crate::core::model::{
     AttributeValue, Delivery, MessageAttribute, OutgoingMessage, QueueSettings,
 };
+use crate::core::sqs_limits as limits;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use chrono::SecondsFormat;
@@ -158,11 +159,27 @@ fn parse_settings(object: &Map<String, Value>) -> Result<Settings, GatewayError>
         Some(_) => return Err(invalid("settings.dead_letter_queue must be an object")),
     };
     Ok(Settings {
-        delay_seconds: int("delay_seconds", 0, 900)?,
-        receive_wait_time_seconds: int("receive_wait_time_seconds", 0, 20)?,
-        visibility_timeout_seconds: int("visibility_timeout_seconds", 0, 43_200)?,
-        max_message_bytes: int("max_message_bytes", 1024, MAX_MESSAGE_BYTES)?,
-        retention_seconds: int("retention_seconds", 60, 1_209_600)?,
+        delay_seconds: int("delay_seconds", 0, limits::MAX_DELAY_SECONDS.into())?,
+        receive_wait_time_seconds: int(
+            "receive_wait_time_seconds",
+            0,
+            limits::MAX_WAIT_SECONDS.into(),
+        )?,
+        visibility_timeout_seconds: int(
+            "visibility_timeout_seconds",
+            0,
+            limits::MAX_VISIBILITY_SECONDS.into(),
+        )?,
+        max_message_bytes: int(
+            "max_message_bytes",
+            limits::MIN_MESSAGE_BYTES.into(),
+            MAX_MESSAGE_BYTES,
+        )?,
+        retention_seconds: int(
+            "retention_seconds",
+            limits::MIN_RETENTION_SECONDS.into(),
+            limits::MAX_RETENTION_SECONDS.into(),
+        )?,
         content_based_deduplication: match object.get("content_based_deduplication") {
             None | Some(Value::Null) => None,
             Some(Value::Bool(value)) => Some(*value),
@@ -212,7 +229,7 @@ fn send_of(
         Some(Value::Object(attributes)) => parse_attributes(attributes)?,
         Some(_) => return Err(invalid("attributes must be an object")),
     };
-    let delay_seconds = optional_int(object, "delay_seconds", 0, 900)?;
+    let delay_seconds = optional_int(object, "delay_seconds", 0, limits::MAX_DELAY_SECONDS.into())?;
     if fifo && delay_seconds.is_some() {
         return Err(invalid(
             "delay_seconds is refused on fifo queues: they use the queue's delay",
@@ -322,9 +339,20 @@ pub(super) fn parse_receive(body: &[u8]) -> Result<ReceiveOptions, GatewayError>
         "",
     )?;
     Ok(ReceiveOptions {
-        max_messages: optional_int(&object, "max_messages", 1, 10)?.unwrap_or(1),
-        wait_seconds: optional_int(&object, "wait_time_seconds", 0, 20)?,
-        visibility_timeout_seconds: optional_int(&object, "visibility_timeout_seconds", 0, 43_200)?,
+        max_messages: optional_int(&object, "max_messages", 1, limits::MAX_BATCH.into())?
+            .unwrap_or(1),
+        wait_seconds: optional_int(
+            &object,
+            "wait_time_seconds",
+            0,
+            limits::MAX_WAIT_SECONDS.into(),
+        )?,
+        visibility_timeout_seconds: optional_int(
+            &object,
+            "visibility_timeout_seconds",
+            0,
+            limits::MAX_VISIBILITY_SECONDS.into(),
+        )?,
         attempt_id: None,
         wait_out_over_limit: false,
         one_per_group: false,
@@ -415,8 +443,13 @@ fn receipt_of(object: &Map<String, Value>) -> Result<String, GatewayError> {
 
 fn visibility_of(object: &Map<String, Value>) -> Result<(String, u32), GatewayError> {
     let handle = receipt_of(object)?;
-    let seconds = optional_int(object, "visibility_timeout_seconds", 0, 43_200)?
-        .ok_or_else(|| invalid("visibility_timeout_seconds is required"))?;
+    let seconds = optional_int(
+        object,
+        "visibility_timeout_seconds",
+        0,
+        limits::MAX_VISIBILITY_SECONDS.into(),
+    )?
+    .ok_or_else(|| invalid("visibility_timeout_seconds is required"))?;
     Ok((handle, seconds))
 }
 

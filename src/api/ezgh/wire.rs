@@ -8,6 +8,7 @@ use crate::core::GatewayError;
 use crate::core::gateway::ReceiveOptions;
 use crate::core::handle::SealedHandle;
 use crate::core::model::{AttributeValue, Delivery, HandleOutcome};
+use crate::core::sqs_limits as limits;
 use base64::Engine as _;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
@@ -16,7 +17,7 @@ use std::collections::BTreeMap;
 use utoipa::ToSchema;
 
 /// The longest visibility timeout, in seconds (12 hours).
-pub(super) const MAX_VISIBILITY: i64 = 43_200;
+pub(super) const MAX_VISIBILITY: i64 = limits::MAX_VISIBILITY_SECONDS as i64;
 
 /// Parses a receive body; an empty body takes every default.
 pub(super) fn parse_receive(body: &[u8]) -> Result<ReceiveOptions, GatewayError> {
@@ -27,8 +28,9 @@ pub(super) fn parse_receive(body: &[u8]) -> Result<ReceiveOptions, GatewayError>
         "",
     )?;
     Ok(ReceiveOptions {
-        max_messages: optional_int(&object, "maxMessages", 1, 10)?.unwrap_or(1),
-        wait_seconds: optional_int(&object, "waitSeconds", 0, 20)?,
+        max_messages: optional_int(&object, "maxMessages", 1, limits::MAX_BATCH.into())?
+            .unwrap_or(1),
+        wait_seconds: optional_int(&object, "waitSeconds", 0, limits::MAX_WAIT_SECONDS.into())?,
         visibility_timeout_seconds: optional_int(
             &object,
             "visibilityTimeoutSeconds",

@@ -45,7 +45,7 @@ pub(super) const ATTEMPT_LIMITS: std::ops::RangeInclusive<u32> = 1..=1000;
 /// How long a delivery stays hidden by default (the pull API passes its own on every receive).
 const DEFAULT_VISIBILITY: u32 = 60;
 /// Retention of the connection's queues: SQS's longest, 14 days.
-const RETENTION_SECONDS: u32 = 1_209_600;
+const RETENTION_SECONDS: u32 = crate::core::sqs_limits::MAX_RETENTION_SECONDS;
 /// The longest a create waits for its queues before it is undone.
 const CREATE_WITHIN: Duration = Duration::from_secs(60);
 /// A record still being created this long after its creation belongs to a create that will

@@ -10,6 +10,7 @@ use crate::api::common::json::{batch, optional_int, parse_object, reject_unknown
 use crate::api::common::openapi::ResponseMap;
 use crate::core::gateway::ReceiveOptions;
 use crate::core::model::{AttributeValue, BackendMessage, Delivery, HandleOutcome};
+use crate::core::sqs_limits as limits;
 use crate::credentials::oauth::{AuditEntry, Connection, ConnectionStatus, Role};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
@@ -20,7 +21,7 @@ use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
 use utoipa::{IntoParams, ToSchema};
 
 /// The longest visibility timeout or release delay, seconds (12 hours).
-pub const MAX_VISIBILITY: u32 = 43_200;
+pub const MAX_VISIBILITY: u32 = limits::MAX_VISIBILITY_SECONDS;
 /// The longest attempt id.
 const MAX_ATTEMPT_LEN: usize = 128;
 
@@ -47,8 +48,10 @@ pub fn parse_receive_query(query: Option<&str>) -> Result<ReceiveOptions, Sombus
             )));
         }
         match name.as_ref() {
-            "max" => options.max_messages = integer("max", &value, 1, 10)?,
-            "wait" => options.wait_seconds = Some(integer("wait", &value, 0, 20)?),
+            "max" => options.max_messages = integer("max", &value, 1, limits::MAX_BATCH)?,
+            "wait" => {
+                options.wait_seconds = Some(integer("wait", &value, 0, limits::MAX_WAIT_SECONDS)?)
+            }
             "visibility" => {
                 options.visibility_timeout_seconds =
                     Some(integer("visibility", &value, 0, MAX_VISIBILITY)?)

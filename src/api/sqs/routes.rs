@@ -10,6 +10,7 @@ use crate::core::clock::Clock;
 use crate::core::gateway::ReceiveOptions;
 use crate::core::model::{HandleOutcome, QUEUE_NAME_RULE};
 use crate::core::operation::Operation;
+use crate::core::sqs_limits as limits;
 use crate::core::{Gateway, GatewayError};
 use crate::credentials::live::Live;
 use crate::credentials::sqs_keys::SqsKey;
@@ -881,15 +882,20 @@ impl Context<'_> {
                 request.max_number_of_messages,
                 "MaxNumberOfMessages",
                 1,
-                10,
+                i64::from(limits::MAX_BATCH),
             )?
             .unwrap_or(1),
-            wait_seconds: wire::ranged(request.wait_time_seconds, "WaitTimeSeconds", 0, 20)?,
+            wait_seconds: wire::ranged(
+                request.wait_time_seconds,
+                "WaitTimeSeconds",
+                0,
+                i64::from(limits::MAX_WAIT_SECONDS),
+            )?,
             visibility_timeout_seconds: wire::ranged(
                 request.visibility_timeout,
                 "VisibilityTimeout",
                 0,
-                43_200,
+                i64::from(limits::MAX_VISIBILITY_SECONDS),
             )?,
             attempt_id: request.receive_request_attempt_id,
             // SQS answers OverLimit.
@@ -990,8 +996,13 @@ impl Context<'_> {
         let handle = entry
             .receipt_handle
             .ok_or_else(|| SqsError::missing_parameter("ReceiptHandle"))?;
-        let timeout = wire::ranged(entry.visibility_timeout, "VisibilityTimeout", 0, 43_200)?
-            .ok_or_else(|| SqsError::missing_parameter("VisibilityTimeout"))?;
+        let timeout = wire::ranged(
+            entry.visibility_timeout,
+            "VisibilityTimeout",
+            0,
+            i64::from(limits::MAX_VISIBILITY_SECONDS),
+        )?
+        .ok_or_else(|| SqsError::missing_parameter("VisibilityTimeout"))?;
         match self
             .gateway()
             .change_visibility(&self.caller, &[(handle, timeout)], Some(&queue))
@@ -1026,7 +1037,12 @@ impl Context<'_> {
                 continue;
             };
             let timeout = if action == "ChangeMessageVisibilityBatch" {
-                match wire::ranged(entry.visibility_timeout, "VisibilityTimeout", 0, 43_200) {
+                match wire::ranged(
+                    entry.visibility_timeout,
+                    "VisibilityTimeout",
+                    0,
+                    i64::from(limits::MAX_VISIBILITY_SECONDS),
+                ) {
                     Ok(Some(timeout)) => timeout,
                     Ok(None) => {
                         result.failed.push(failed(

@@ -3,6 +3,7 @@
 use super::error::SqsError;
 use super::md5;
 use crate::core::model::{AttributeValue, MessageAttribute, OutgoingMessage, QueueSettings};
+use crate::core::sqs_limits::{MAX_BATCH, MAX_DELAY_SECONDS};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Serialize};
@@ -382,10 +383,10 @@ pub(super) fn check_batch<'a>(
             "There should be at least one entry in the request.",
         ));
     }
-    if ids.len() > 10 {
+    if ids.len() > MAX_BATCH as usize {
         return Err(SqsError::batch(
             "TooManyEntriesInBatchRequest",
-            "Maximum number of entries per request are 10.",
+            format!("Maximum number of entries per request are {MAX_BATCH}."),
         ));
     }
     let mut seen = HashSet::new();
@@ -471,7 +472,12 @@ pub(super) fn outgoing(entry: SendEntry) -> Result<OutgoingMessage, SqsError> {
     Ok(OutgoingMessage {
         body,
         attributes,
-        delay_seconds: ranged(entry.delay_seconds, "DelaySeconds", 0, 900)?,
+        delay_seconds: ranged(
+            entry.delay_seconds,
+            "DelaySeconds",
+            0,
+            i64::from(MAX_DELAY_SECONDS),
+        )?,
         group_id: entry.message_group_id,
         deduplication_id: entry.message_deduplication_id,
     })

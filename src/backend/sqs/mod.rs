@@ -53,7 +53,7 @@ const ATTEMPT_SLACK: Duration = Duration::from_secs(10);
 /// A whole call, retries included: below the HTTP layer's 60 s, so slow backends answer 503.
 const OPERATION_TIMEOUT: Duration = Duration::from_secs(45);
 /// The longest long poll SQS allows.
-const MAX_WAIT: Duration = Duration::from_secs(20);
+const MAX_WAIT: Duration = Duration::from_secs(crate::core::sqs_limits::MAX_WAIT_SECONDS as u64);
 
 impl SqsBackend {
     /// Loads the AWS configuration from the environment (credentials chain, region) and the config.

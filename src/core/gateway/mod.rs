@@ -27,7 +27,8 @@ pub const ATTEMPT_WINDOW: std::time::Duration = std::time::Duration::from_secs(3
 pub use sampling::{RESERVED_DEPTH_LABEL, SAMPLED_QUEUES};
 
 /// A delivery stays in flight at most this long after its receive, whatever extensions ask for.
-pub const MAX_IN_FLIGHT: ChronoDuration = ChronoDuration::hours(12);
+pub const MAX_IN_FLIGHT: ChronoDuration =
+    ChronoDuration::seconds(crate::core::sqs_limits::MAX_VISIBILITY_SECONDS as i64);
 
 /// What a client asked a receive for, already validated by its dialect.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

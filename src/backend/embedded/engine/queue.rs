@@ -10,6 +10,7 @@ use super::settings::Settings;
 use crate::core::model::{
     EntryError, EntryErrorKind, EntryOutcome, OutgoingMessage, QueueStats, SentMessage,
 };
+use crate::core::sqs_limits::MAX_DELAY_SECONDS;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::num::NonZeroU64;
@@ -306,8 +307,10 @@ impl Queue {
                 ));
             }
             match message.delay_seconds {
-                Some(delay) if delay > 900 => {
-                    return Err(EntryError::invalid("DelaySeconds must be from 0 to 900"));
+                Some(delay) if delay > MAX_DELAY_SECONDS => {
+                    return Err(EntryError::invalid(format!(
+                        "DelaySeconds must be from 0 to {MAX_DELAY_SECONDS}"
+                    )));
                 }
                 Some(delay) => delay,
                 None => self.settings.delay_seconds,

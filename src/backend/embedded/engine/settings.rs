@@ -2,6 +2,7 @@
 //! with its defaults filled in.
 
 use crate::core::model::QueueSettings;
+use crate::core::sqs_limits as limits;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -71,31 +72,37 @@ impl Settings {
             fifo,
             visibility_timeout_seconds: ranged(
                 requested.visibility_timeout_seconds,
-                30,
+                limits::DEFAULT_VISIBILITY_SECONDS,
                 0,
-                43_200,
+                limits::MAX_VISIBILITY_SECONDS,
                 "VisibilityTimeout",
             )?,
-            delay_seconds: ranged(requested.delay_seconds, 0, 0, 900, "DelaySeconds")?,
+            delay_seconds: ranged(
+                requested.delay_seconds,
+                0,
+                0,
+                limits::MAX_DELAY_SECONDS,
+                "DelaySeconds",
+            )?,
             receive_wait_seconds: ranged(
                 requested.receive_wait_seconds,
                 0,
                 0,
-                20,
+                limits::MAX_WAIT_SECONDS,
                 "ReceiveMessageWaitTimeSeconds",
             )?,
             retention_seconds: ranged(
                 requested.retention_seconds,
-                345_600,
-                60,
-                1_209_600,
+                limits::DEFAULT_RETENTION_SECONDS,
+                limits::MIN_RETENTION_SECONDS,
+                limits::MAX_RETENTION_SECONDS,
                 "MessageRetentionPeriod",
             )?,
             max_message_bytes: ranged(
                 requested.max_message_bytes,
-                1_048_576,
-                1_024,
-                1_048_576,
+                limits::MAX_MESSAGE_BYTES,
+                limits::MIN_MESSAGE_BYTES,
+                limits::MAX_MESSAGE_BYTES,
                 "MaximumMessageSize",
             )?,
             content_based_deduplication,
