@@ -2,9 +2,9 @@
 //! organisation that owns a connection manages it, and only developers or above see secrets.
 //! They have the API keys' shape (`sqsgw_<id>_<secret>`, stored as a SHA-256 hash).
 
-use super::api_keys::{hash_matches, key_id, parse_hash};
+use super::api_keys::parse_hash;
+use super::key_book::{BookKey, KeyBook};
 use serde::Deserialize;
-use std::collections::HashMap;
 
 /// What an admin key may do, each role including the ones before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
@@ -68,16 +68,23 @@ impl AdminKey {
     }
 }
 
-/// The configured admin keys, by id.
-#[derive(Debug, Default)]
-pub struct AdminKeys {
-    by_id: HashMap<String, AdminKey>,
+impl BookKey for AdminKey {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn hash(&self) -> &[u8; 32] {
+        &self.hash
+    }
 }
 
-impl AdminKeys {
+/// The configured admin keys, by id.
+pub type AdminKeys = KeyBook<AdminKey>;
+
+impl KeyBook<AdminKey> {
     /// The keys from their config entries; the error names the entry's field.
     pub fn from_config(entries: &[AdminKeyConfig]) -> Result<Self, (String, String)> {
-        let mut by_id = HashMap::new();
+        let mut book = Self::default();
         for (index, entry) in entries.iter().enumerate() {
             let field = |name: &str| format!("sombus.admin_keys[{index}].{name}");
             if entry.id.is_empty() || !entry.id.chars().all(|c| c.is_ascii_alphanumeric()) {
@@ -97,27 +104,10 @@ impl AdminKeys {
                 workspaces: entry.workspaces.clone(),
                 hash,
             };
-            if by_id.insert(entry.id.clone(), key).is_some() {
-                return Err((field("id"), format!("`{}` is listed twice", entry.id)));
-            }
+            book.add(key)
+                .map_err(|id| (field("id"), format!("`{id}` is listed twice")))?;
         }
-        Ok(Self { by_id })
-    }
-
-    /// How many keys there are.
-    pub fn len(&self) -> usize {
-        self.by_id.len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.by_id.is_empty()
-    }
-
-    /// The key a presented secret is, or `None`.
-    pub fn verify(&self, presented: &str) -> Option<&AdminKey> {
-        let key = self.by_id.get(key_id(presented)?)?;
-        hash_matches(presented, &key.hash).then_some(key)
+        Ok(book)
     }
 }
 

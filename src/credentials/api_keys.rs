@@ -4,12 +4,13 @@
 //! only the SHA-256 of the whole key, compared in constant time. Keys are 256-bit random values, so
 //! a fast hash is enough: there is nothing to brute-force that a slow hash would protect.
 
+use super::key_book::{BookKey, KeyBook};
 use crate::core::access::{Action, Caller, Grants, Principal};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rand::RngCore as _;
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use subtle::ConstantTimeEq;
 
@@ -94,38 +95,28 @@ fn core_grants(grants: &BTreeMap<String, BTreeSet<String>>) -> Result<Grants, St
     Ok(core)
 }
 
-/// All configured API keys, by id.
-#[derive(Debug, Default)]
-pub struct ApiKeys {
-    by_id: HashMap<String, Arc<ApiKey>>,
+impl BookKey for ApiKey {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn hash(&self) -> &[u8; 32] {
+        &self.hash
+    }
 }
 
-impl ApiKeys {
+/// All configured API keys, by id.
+pub type ApiKeys = KeyBook<ApiKey>;
+
+impl KeyBook<ApiKey> {
     /// The keys, which must have distinct ids.
     pub fn new(keys: Vec<ApiKey>) -> Result<Self, String> {
-        let mut by_id = HashMap::with_capacity(keys.len());
+        let mut book = Self::default();
         for key in keys {
-            if let Some(previous) = by_id.insert(key.id.clone(), Arc::new(key)) {
-                return Err(format!("api key id `{}` is listed twice", previous.id));
-            }
+            book.add(key)
+                .map_err(|id| format!("api key id `{id}` is listed twice"))?;
         }
-        Ok(Self { by_id })
-    }
-
-    /// How many keys there are.
-    pub fn len(&self) -> usize {
-        self.by_id.len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.by_id.is_empty()
-    }
-
-    /// The key a presented secret belongs to, or `None`.
-    pub fn verify(&self, presented: &str) -> Option<&Arc<ApiKey>> {
-        let key = self.by_id.get(key_id(presented)?)?;
-        hash_matches(presented, &key.hash).then_some(key)
+        Ok(book)
     }
 }
 

@@ -2,10 +2,11 @@
 //! permissions per queue (by its UUID, or `*`), translated into the core's actions on the gateway
 //! queue a request names.
 
-use super::api_keys::{hash_matches, key_id, parse_hash};
+use super::api_keys::parse_hash;
+use super::key_book::{BookKey, KeyBook};
 use crate::core::access::{Action, Caller, Grants, Principal};
 use serde::Deserialize;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// The permissions a key may hold, and the core actions each allows.
@@ -105,16 +106,23 @@ impl BasalticKey {
     }
 }
 
-/// The configured keys, by id.
-#[derive(Debug, Default)]
-pub struct BasalticKeys {
-    by_id: HashMap<String, Arc<BasalticKey>>,
+impl BookKey for BasalticKey {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn hash(&self) -> &[u8; 32] {
+        &self.hash
+    }
 }
 
-impl BasalticKeys {
+/// The configured keys, by id.
+pub type BasalticKeys = KeyBook<BasalticKey>;
+
+impl KeyBook<BasalticKey> {
     /// The keys from their config entries; the error names the entry's field.
     pub fn from_config(entries: &[BasalticKeyConfig]) -> Result<Self, (String, String)> {
-        let mut by_id = HashMap::new();
+        let mut book = Self::default();
         for (index, entry) in entries.iter().enumerate() {
             let field = |name: &str| format!("basaltic.keys[{index}].{name}");
             if entry.id.is_empty() || !entry.id.chars().all(|c| c.is_ascii_alphanumeric()) {
@@ -164,27 +172,10 @@ impl BasalticKeys {
                 grants,
                 permissions,
             };
-            if by_id.insert(entry.id.clone(), Arc::new(key)).is_some() {
-                return Err((field("id"), format!("`{}` is listed twice", entry.id)));
-            }
+            book.add(key)
+                .map_err(|id| (field("id"), format!("`{id}` is listed twice")))?;
         }
-        Ok(Self { by_id })
-    }
-
-    /// How many keys there are.
-    pub fn len(&self) -> usize {
-        self.by_id.len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.by_id.is_empty()
-    }
-
-    /// The key a presented secret is, or `None` (shared: a request keeps it to its end).
-    pub fn verify(&self, presented: &str) -> Option<&Arc<BasalticKey>> {
-        let key = self.by_id.get(key_id(presented)?)?;
-        hash_matches(presented, &key.hash).then_some(key)
+        Ok(book)
     }
 }
 

@@ -4,6 +4,7 @@
 pub mod admin_keys;
 pub mod api_keys;
 pub mod basaltic_keys;
+pub mod key_book;
 pub mod live;
 pub mod oauth;
 pub mod secrets;

@@ -96,7 +96,7 @@ impl SombusState {
         let keys = self.admin_keys.current();
         let key = crate::api::common::bearer_token(headers)
             .and_then(|presented| keys.verify(presented))
-            .cloned()
+            .map(|key| AdminKey::clone(key))
             .ok_or_else(|| {
                 refusal(
                     StatusCode::UNAUTHORIZED,
