@@ -50,28 +50,16 @@ macro_rules! test_name {
     }};
 }
 
-/// Runs each listed `async fn(Kind)` test against LocalStack with the state shared through Redis:
-/// on one node, and on a cluster.
+/// A module `$module` of one test per listed `async fn(Kind)`, each run on `Kind::$kind` (skipped,
+/// saying so, when a server that kind needs does not answer).
 #[macro_export]
-macro_rules! on_shared_stores {
-    ($($test:ident),* $(,)?) => {
-        mod on_redis {
+macro_rules! on_kind {
+    ($module:ident, $kind:ident, $($test:ident),* $(,)?) => {
+        mod $module {
             $(
                 #[tokio::test]
                 async fn $test() {
-                    let kind = $crate::harness::Kind::Redis;
-                    if !$crate::needs!(on kind) {
-                        return;
-                    }
-                    super::$test(kind).await
-                }
-            )*
-        }
-        mod on_redis_cluster {
-            $(
-                #[tokio::test]
-                async fn $test() {
-                    let kind = $crate::harness::Kind::RedisCluster;
+                    let kind = $crate::harness::Kind::$kind;
                     if !$crate::needs!(on kind) {
                         return;
                     }
@@ -82,55 +70,24 @@ macro_rules! on_shared_stores {
     };
 }
 
+/// Runs each listed `async fn(Kind)` test against LocalStack with the state shared through Redis:
+/// on one node, and on a cluster.
+#[macro_export]
+macro_rules! on_shared_stores {
+    ($($test:ident),* $(,)?) => {
+        $crate::on_kind!(on_redis, Redis, $($test),*);
+        $crate::on_kind!(on_redis_cluster, RedisCluster, $($test),*);
+    };
+}
+
 /// Runs each listed `async fn(Kind)` test against LocalStack, against the embedded engine, and
 /// against LocalStack with the state in Redis, on one node and on a cluster: one behavioural
 /// suite, two backends, three stores.
 #[macro_export]
 macro_rules! on_both_backends {
     ($($test:ident),* $(,)?) => {
-        mod on_localstack {
-            $(
-                #[tokio::test]
-                async fn $test() {
-                    let kind = $crate::harness::Kind::LocalStack;
-                    if !$crate::needs!(on kind) {
-                        return;
-                    }
-                    super::$test(kind).await
-                }
-            )*
-        }
-        mod on_embedded {
-            $(
-                #[tokio::test]
-                async fn $test() {
-                    super::$test($crate::harness::Kind::Embedded).await
-                }
-            )*
-        }
-        mod on_redis {
-            $(
-                #[tokio::test]
-                async fn $test() {
-                    let kind = $crate::harness::Kind::Redis;
-                    if !$crate::needs!(on kind) {
-                        return;
-                    }
-                    super::$test(kind).await
-                }
-            )*
-        }
-        mod on_redis_cluster {
-            $(
-                #[tokio::test]
-                async fn $test() {
-                    let kind = $crate::harness::Kind::RedisCluster;
-                    if !$crate::needs!(on kind) {
-                        return;
-                    }
-                    super::$test(kind).await
-                }
-            )*
-        }
+        $crate::on_kind!(on_localstack, LocalStack, $($test),*);
+        $crate::on_kind!(on_embedded, Embedded, $($test),*);
+        $crate::on_shared_stores!($($test),*);
     };
 }

@@ -32,11 +32,7 @@ impl OwnRedis {
     }
 
     pub fn free_port() -> u16 {
-        std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port()
+        crate::binary::free_port()
     }
 
     pub async fn wait_until_answering(&self) {
