@@ -262,17 +262,12 @@ impl Backend for SqsBackend {
         queue_url: &str,
         backend_handles: &[&str],
     ) -> Result<Vec<EntryOutcome>, BackendError> {
-        let entries = backend_handles
-            .iter()
-            .enumerate()
-            .map(|(index, handle)| {
-                DeleteMessageBatchRequestEntry::builder()
-                    .id(index.to_string())
-                    .receipt_handle(*handle)
-                    .build()
-                    .map_err(|e| BackendError::Other(e.to_string()))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let entries = indexed(backend_handles, |id, handle| {
+            DeleteMessageBatchRequestEntry::builder()
+                .id(id)
+                .receipt_handle(*handle)
+                .build()
+        })?;
         let answer = self
             .client
             .delete_message_batch()
@@ -281,10 +276,14 @@ impl Backend for SqsBackend {
             .send()
             .await
             .map_err(map_error)?;
-        let successful: Vec<String> = answer.successful.into_iter().map(|e| e.id).collect();
-        let failed: Vec<(String, String)> =
-            answer.failed.into_iter().map(|e| (e.id, e.code)).collect();
-        Ok(batch_outcomes(backend_handles.len(), &successful, &failed))
+        Ok(answered(
+            backend_handles.len(),
+            answer.successful.into_iter().map(|entry| entry.id),
+            answer
+                .failed
+                .into_iter()
+                .map(|entry| (entry.id, entry.code)),
+        ))
     }
 
     async fn change_visibility_batch(
@@ -292,18 +291,13 @@ impl Backend for SqsBackend {
         queue_url: &str,
         entries: &[(&str, u32)],
     ) -> Result<Vec<EntryOutcome>, BackendError> {
-        let request_entries = entries
-            .iter()
-            .enumerate()
-            .map(|(index, (handle, timeout))| {
-                ChangeMessageVisibilityBatchRequestEntry::builder()
-                    .id(index.to_string())
-                    .receipt_handle(*handle)
-                    .visibility_timeout(to_i32(*timeout))
-                    .build()
-                    .map_err(|e| BackendError::Other(e.to_string()))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let request_entries = indexed(entries, |id, (handle, timeout)| {
+            ChangeMessageVisibilityBatchRequestEntry::builder()
+                .id(id)
+                .receipt_handle(*handle)
+                .visibility_timeout(to_i32(*timeout))
+                .build()
+        })?;
         let answer = self
             .client
             .change_message_visibility_batch()
@@ -312,10 +306,14 @@ impl Backend for SqsBackend {
             .send()
             .await
             .map_err(map_error)?;
-        let successful: Vec<String> = answer.successful.into_iter().map(|e| e.id).collect();
-        let failed: Vec<(String, String)> =
-            answer.failed.into_iter().map(|e| (e.id, e.code)).collect();
-        Ok(batch_outcomes(entries.len(), &successful, &failed))
+        Ok(answered(
+            entries.len(),
+            answer.successful.into_iter().map(|entry| entry.id),
+            answer
+                .failed
+                .into_iter()
+                .map(|entry| (entry.id, entry.code)),
+        ))
     }
 
     async fn send_batch(
@@ -660,6 +658,32 @@ fn to_i32(value: u32) -> i32 {
 }
 
 /// One outcome per entry id `0..len`, from a batch answer's successful ids and failed (id, code).
+/// One batch entry per item, each with its index as its id.
+fn indexed<T, E, B: std::fmt::Display>(
+    items: &[T],
+    build: impl Fn(String, &T) -> Result<E, B>,
+) -> Result<Vec<E>, BackendError> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| {
+            build(index.to_string(), item).map_err(|error| BackendError::Other(error.to_string()))
+        })
+        .collect()
+}
+
+/// A delete or visibility batch's answer (the ids that succeeded, the failed ids with their
+/// codes) as one outcome per entry of `len`, in order.
+fn answered(
+    len: usize,
+    successful: impl Iterator<Item = String>,
+    failed: impl Iterator<Item = (String, String)>,
+) -> Vec<EntryOutcome> {
+    let successful: Vec<String> = successful.collect();
+    let failed: Vec<(String, String)> = failed.collect();
+    batch_outcomes(len, &successful, &failed)
+}
+
 fn batch_outcomes(
     len: usize,
     successful: &[String],

@@ -8,6 +8,7 @@ use crate::core::ErrorKind;
 use crate::core::GatewayError;
 use crate::core::access::Action;
 use crate::core::access::Caller;
+use crate::core::backend::BackendError;
 use crate::core::handle::HandleClaims;
 use crate::core::model::EntryOutcome;
 use crate::core::model::HandleOutcome;
@@ -124,16 +125,11 @@ impl Gateway {
                 .iter()
                 .map(|(_, claims, ())| claims.backend_handle.as_str())
                 .collect();
-            let result = match self.registry.get(&queue).await {
-                Ok(resolved) => {
-                    let answer = self
-                        .backend
-                        .delete_batch(&resolved.url, &backend_handles)
-                        .await;
-                    self.settle(&queue, answer).await
-                }
-                Err(error) => Err(error),
-            };
+            let result = self
+                .batch_on_backend(&queue, |url| async move {
+                    self.backend.delete_batch(&url, &backend_handles).await
+                })
+                .await;
             match result {
                 Ok(results) => {
                     let (mut ended, mut aborted) = (Vec::new(), Vec::new());
@@ -203,6 +199,20 @@ impl Gateway {
         // Nobody is left to tell the outcomes to.
         Finishing::new(&self.tasks, work, |_| async {}).await
     }
+    /// One backend batch call on `queue` (`call` with its URL), its answer settled: a queue the
+    /// backend no longer has leaves the registry.
+    async fn batch_on_backend<R>(
+        &self,
+        queue: &str,
+        call: impl FnOnce(String) -> R,
+    ) -> Result<Vec<EntryOutcome>, GatewayError>
+    where
+        R: Future<Output = Result<Vec<EntryOutcome>, BackendError>>,
+    {
+        let resolved = self.registry.get(queue).await?;
+        let answer = call(resolved.url.clone()).await;
+        self.settle(queue, answer).await
+    }
     async fn apply_visibility(
         &self,
         by_queue: BTreeMap<String, Vec<(usize, HandleClaims, u32)>>,
@@ -214,16 +224,13 @@ impl Gateway {
                 .iter()
                 .map(|(_, claims, timeout)| (claims.backend_handle.as_str(), *timeout))
                 .collect();
-            let result = match self.registry.get(&queue).await {
-                Ok(resolved) => {
-                    let answer = self
-                        .backend
-                        .change_visibility_batch(&resolved.url, &backend_entries)
-                        .await;
-                    self.settle(&queue, answer).await
-                }
-                Err(error) => Err(error),
-            };
+            let result = self
+                .batch_on_backend(&queue, |url| async move {
+                    self.backend
+                        .change_visibility_batch(&url, &backend_entries)
+                        .await
+                })
+                .await;
             match result {
                 Ok(results) => {
                     let mut gone = Vec::new();
