@@ -1,5 +1,5 @@
 //! The `sqs-gateway` command line: serve the gateway, make the secrets its config needs, and the
-//! tools (bench, the crash test's load) that live in the binary, not the library.
+//! tools that live in the binary, not the library (the bench is a binary of its own).
 
 mod bench;
 mod keys;
@@ -130,76 +130,13 @@ enum Command {
         /// bash, elvish, fish, powershell or zsh.
         shell: sqs_gateway::client::Shell,
     },
-    /// Measure what users feel over HTTP, against baselines of the same run: the SQS endpoint
-    /// (aws-sdk-sqs) against LocalStack and the proxy's cost, ezgh receive+ack against a bare
-    /// handler, idle long polls, and backlogs (memory per million, reopen time); with the targets.
+    /// Measure the gateway (the separate `sqs-gateway-bench` binary beside this one, which
+    /// `cargo build --release` builds too): this command hands it its arguments.
+    #[command(disable_help_flag = true)]
     Bench {
-        /// Messages per throughput row.
-        #[arg(long, default_value_t = 20_000)]
-        messages: usize,
-        /// Message body size in bytes of the throughput rows.
-        #[arg(long, default_value_t = 256)]
-        body_bytes: usize,
-        /// LocalStack endpoint measured as the baseline (skipped when it does not answer).
-        #[arg(long, default_value = "http://127.0.0.1:4566")]
-        localstack: String,
-        /// Measure without LocalStack.
-        #[arg(long)]
-        no_localstack: bool,
-        /// Idle long polls opened at once.
-        #[arg(long, default_value_t = 10_000)]
-        long_polls: usize,
-        /// Stored 256-byte messages of the backlog figures (memory, reopen, throughput).
-        #[arg(long, default_value_t = 1_000_000)]
-        backlog_messages: usize,
-        /// Stored 64 KiB messages of the "flat in body size" figure (scaled to a million).
-        #[arg(long, default_value_t = 20_000)]
-        large_body_messages: usize,
-        /// Stored 256-byte messages of the large reopen (10000000 for the 10 million figure;
-        /// 0 skips it).
-        #[arg(long, default_value_t = 0)]
-        backlog_messages_large: usize,
-        /// Directory for the temporary data directories (default: the system's temp directory).
-        #[arg(long)]
-        dir: Option<PathBuf>,
-        /// Run only these families (repeatable).
-        #[arg(long, value_enum)]
-        only: Vec<bench::Family>,
-        /// Also write the tables as Markdown to this file (for the README).
-        #[arg(long)]
-        markdown: Option<PathBuf>,
-        /// Keep the temporary directory (configs and logs of every gateway) afterwards.
-        #[arg(long)]
-        keep: bool,
-    },
-    /// The bench's ceiling: a bare axum handler answering canned ezgh answers.
-    #[command(hide = true)]
-    BenchCeiling {
-        #[arg(long)]
-        listen: SocketAddr,
-        #[arg(long)]
-        receive_answer: PathBuf,
-        #[arg(long)]
-        ack_answer: PathBuf,
-    },
-    /// The bench's backlog: stores messages in an embedded data directory through the engine.
-    #[command(hide = true)]
-    BenchFill {
-        #[arg(long)]
-        data_dir: PathBuf,
-        #[arg(long)]
-        messages: usize,
-        #[arg(long)]
-        body_bytes: usize,
-    },
-    /// Send messages into an embedded data directory until killed, printing each durable id
-    /// (used by the crash test).
-    #[command(hide = true)]
-    Load {
-        #[arg(long)]
-        data_dir: PathBuf,
-        #[arg(long, default_value = "load")]
-        queue: String,
+        /// Everything for `sqs-gateway-bench` (see `sqs-gateway bench --help`).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
     },
 }
 
@@ -253,79 +190,7 @@ pub(crate) fn run() -> ExitCode {
             println!("{}", Keyring::generate_key());
             ExitCode::SUCCESS
         }
-        Command::Bench {
-            messages,
-            body_bytes,
-            localstack,
-            no_localstack,
-            long_polls,
-            backlog_messages,
-            large_body_messages,
-            backlog_messages_large,
-            dir,
-            only,
-            markdown,
-            keep,
-        } => {
-            let options = bench::BenchOptions {
-                messages,
-                body_bytes,
-                localstack: (!no_localstack).then_some(localstack),
-                long_polls,
-                backlog_messages,
-                large_body_messages,
-                backlog_messages_large,
-                dir,
-                only,
-                markdown,
-                keep,
-            };
-            // On Ctrl-C the bench's future is dropped, and with it every child process it started.
-            let outcome = block_on(async move {
-                tokio::select! {
-                    outcome = bench::run(&options) => outcome,
-                    _ = tokio::signal::ctrl_c() => Err("interrupted".to_owned()),
-                }
-            });
-            match outcome {
-                Ok(Ok(())) => ExitCode::SUCCESS,
-                Ok(Err(error)) | Err(error) => {
-                    eprintln!("bench failed: {error}");
-                    ExitCode::from(EXIT_RUNTIME)
-                }
-            }
-        }
-        Command::BenchCeiling {
-            listen,
-            receive_answer,
-            ack_answer,
-        } => match block_on(bench::ceiling::serve(listen, &receive_answer, &ack_answer)) {
-            Ok(Ok(())) => ExitCode::SUCCESS,
-            Ok(Err(error)) | Err(error) => {
-                eprintln!("bench-ceiling failed: {error}");
-                ExitCode::from(EXIT_RUNTIME)
-            }
-        },
-        Command::BenchFill {
-            data_dir,
-            messages,
-            body_bytes,
-        } => match block_on(bench::backlog::fill(&data_dir, messages, body_bytes)) {
-            Ok(Ok(())) => ExitCode::SUCCESS,
-            Ok(Err(error)) | Err(error) => {
-                eprintln!("bench-fill failed: {error}");
-                ExitCode::from(EXIT_RUNTIME)
-            }
-        },
-        Command::Load { data_dir, queue } => {
-            match block_on(async move { bench::load_until_killed(&data_dir, &queue).await }) {
-                Ok(Ok(())) => ExitCode::SUCCESS,
-                Ok(Err(error)) | Err(error) => {
-                    eprintln!("load failed: {error}");
-                    ExitCode::from(EXIT_RUNTIME)
-                }
-            }
-        }
+        Command::Bench { args } => bench::hand_over(&args),
     }
 }
 

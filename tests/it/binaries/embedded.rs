@@ -140,7 +140,7 @@ async fn a_restart_keeps_messages_receive_counts_in_flight_deadlines_fifo_order_
 #[tokio::test]
 async fn sigkill_mid_load_loses_no_answered_send() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sqs-gateway"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sqs-gateway-bench"))
         .args(["load", "--queue", "crash", "--data-dir"])
         .arg(dir.path())
         .stdout(Stdio::piped())

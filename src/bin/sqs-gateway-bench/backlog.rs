@@ -45,11 +45,7 @@ impl BacklogFigures {
 /// Stores `messages` messages of `body_bytes` bytes in queue `backlog` of the durable engine in
 /// `dir`, through the engine itself (HTTP would take far longer), then closes it: the hidden
 /// `bench-fill` command, a child process so that its memory is gone before the gateway starts.
-pub(in crate::cli) async fn fill(
-    dir: &Path,
-    messages: usize,
-    body_bytes: usize,
-) -> Result<(), String> {
+pub(crate) async fn fill(dir: &Path, messages: usize, body_bytes: usize) -> Result<(), String> {
     let backend: Arc<dyn Backend> =
         EmbeddedBackend::open(dir, Arc::new(SystemClock)).map_err(|e| e.to_string())?;
     let url = backend
@@ -90,7 +86,7 @@ pub(in crate::cli) async fn fill(
         .map_err(|e| e.to_string())
 }
 
-/// Runs `sqs-gateway bench-fill` and waits for it; answers how long it took.
+/// Runs `sqs-gateway-bench bench-fill` and waits for it; answers how long it took.
 async fn fill_in_child(
     work: &Path,
     dir: &Path,
@@ -99,7 +95,8 @@ async fn fill_in_child(
 ) -> Result<Duration, String> {
     let started = Instant::now();
     let (messages, body_bytes) = (messages.to_string(), body_bytes.to_string());
-    process::spawn_self(
+    process::spawn(
+        process::Binary::Bench,
         &format!("fill-{messages}-{body_bytes}"),
         &[
             "bench-fill",

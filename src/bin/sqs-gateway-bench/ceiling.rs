@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 /// Serves the canned answers until killed: `POST` of an ezgh receive path answers
 /// `receive_answer`, `POST /v1/receipts/ack` answers `ack_answer`, `GET /ready` answers 200.
 /// Bodies are read in full and ignored.
-pub(in crate::cli) async fn serve(
+pub(crate) async fn serve(
     listen: SocketAddr,
     receive_answer: &Path,
     ack_answer: &Path,

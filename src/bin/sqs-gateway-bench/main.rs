@@ -1,6 +1,8 @@
-//! `sqs-gateway bench`: what users feel, measured over HTTP against baselines of the same run.
+//! `sqs-gateway-bench` (also reached as `sqs-gateway bench`): what users feel, measured over
+//! HTTP against baselines of the same run. It is a binary of its own, beside the product's: the
+//! gateway it measures is the `sqs-gateway` binary next to it, started as child processes.
 //!
-//! Gateways (and the bare-handler ceiling) run as child processes of this binary, so each one's
+//! Gateways (and the bare-handler ceiling, a command of this binary) run as child processes, so each one's
 //! resident memory is its own; clients are the ones users run (`aws-sdk-sqs`, signed; reqwest for
 //! ezgh), the same code for every target of a family, so ratios compare like with like. Families:
 //! the SQS endpoint against LocalStack ([`sqs_endpoint`]), ezgh against the ceiling ([`ezgh`]),
@@ -11,8 +13,8 @@
 // A benchmark measures real elapsed time (and prints the date), which is what it reports.
 #![allow(clippy::disallowed_methods)]
 
-pub(super) mod backlog;
-pub(super) mod ceiling;
+pub(crate) mod backlog;
+pub(crate) mod ceiling;
 mod ezgh;
 mod load;
 mod long_polls;
@@ -24,8 +26,6 @@ mod report;
 mod sqs_endpoint;
 mod state;
 
-pub(super) use load::load_until_killed;
-
 use long_polls::PollTransport;
 use measure::{RequestKind, mebibytes};
 use process::{Ceiling, Gateway, GatewayBackend, Secrets};
@@ -36,7 +36,7 @@ use std::time::Duration;
 
 /// What to measure.
 #[derive(Debug, Clone)]
-pub(super) struct BenchOptions {
+pub(crate) struct BenchOptions {
     /// Messages per throughput row.
     pub messages: usize,
     /// Body size in bytes of the throughput rows.
@@ -63,7 +63,7 @@ pub(super) struct BenchOptions {
 
 /// The scenario families.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(super) enum Family {
+pub(crate) enum Family {
     /// The SQS endpoint against LocalStack.
     Sqs,
     /// ezgh receive + ack against the bare-handler ceiling.
@@ -151,7 +151,7 @@ fn find(
 }
 
 /// Runs the chosen families, printing each table as it is done and the targets at the end.
-pub(super) async fn run(options: &BenchOptions) -> Result<(), String> {
+pub(crate) async fn run(options: &BenchOptions) -> Result<(), String> {
     // 10,000 idle polls are 10,000 connections of this process (children inherit the limit).
     let _ = rlimit::increase_nofile_limit(u64::MAX);
     let parent = options.dir.clone().unwrap_or_else(std::env::temp_dir);
@@ -1489,4 +1489,164 @@ mod tests {
             format!("{} not measured", Target::LocalStack.label())
         );
     }
+}
+
+use clap::{Parser, Subcommand};
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+/// Exit code for failures at run time.
+const EXIT_RUNTIME: u8 = 1;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "sqs-gateway-bench",
+    version,
+    about = "Measure what users feel over HTTP, against baselines of the same run: the SQS endpoint (aws-sdk-sqs) against LocalStack and the proxy's cost, ezgh receive+ack against a bare handler, idle long polls, the state in Redis, replicas, and backlogs (memory per million, reopen time); with the targets",
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(flatten)]
+    bench: BenchArgs,
+    /// The bench's own child processes (not for people).
+    #[command(subcommand)]
+    helper: Option<Helper>,
+}
+
+/// What to measure.
+#[derive(Debug, clap::Args)]
+struct BenchArgs {
+    /// Messages per throughput row.
+    #[arg(long, default_value_t = 20_000)]
+    messages: usize,
+    /// Message body size in bytes of the throughput rows.
+    #[arg(long, default_value_t = 256)]
+    body_bytes: usize,
+    /// LocalStack endpoint measured as the baseline (skipped when it does not answer).
+    #[arg(long, default_value = "http://127.0.0.1:4566")]
+    localstack: String,
+    /// Measure without LocalStack.
+    #[arg(long)]
+    no_localstack: bool,
+    /// Idle long polls opened at once.
+    #[arg(long, default_value_t = 10_000)]
+    long_polls: usize,
+    /// Stored 256-byte messages of the backlog figures (memory, reopen, throughput).
+    #[arg(long, default_value_t = 1_000_000)]
+    backlog_messages: usize,
+    /// Stored 64 KiB messages of the "flat in body size" figure (scaled to a million).
+    #[arg(long, default_value_t = 20_000)]
+    large_body_messages: usize,
+    /// Stored 256-byte messages of the large reopen (10000000 for the 10 million figure;
+    /// 0 skips it).
+    #[arg(long, default_value_t = 0)]
+    backlog_messages_large: usize,
+    /// Directory for the temporary data directories (default: the system's temp directory).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Run only these families (repeatable).
+    #[arg(long, value_enum)]
+    only: Vec<Family>,
+    /// Also write the tables as Markdown to this file (for the README).
+    #[arg(long)]
+    markdown: Option<PathBuf>,
+    /// Keep the temporary directory (configs and logs of every gateway) afterwards.
+    #[arg(long)]
+    keep: bool,
+}
+
+/// The bench's child processes.
+#[derive(Debug, Subcommand)]
+enum Helper {
+    /// The bench's ceiling: a bare axum handler answering canned ezgh answers.
+    #[command(hide = true)]
+    BenchCeiling {
+        #[arg(long)]
+        listen: SocketAddr,
+        #[arg(long)]
+        receive_answer: PathBuf,
+        #[arg(long)]
+        ack_answer: PathBuf,
+    },
+    /// The bench's backlog: stores messages in an embedded data directory through the engine.
+    #[command(hide = true)]
+    BenchFill {
+        #[arg(long)]
+        data_dir: PathBuf,
+        #[arg(long)]
+        messages: usize,
+        #[arg(long)]
+        body_bytes: usize,
+    },
+    /// Send messages into an embedded data directory until killed, printing each durable id
+    /// (used by the crash test).
+    #[command(hide = true)]
+    Load {
+        #[arg(long)]
+        data_dir: PathBuf,
+        #[arg(long, default_value = "load")]
+        queue: String,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.helper {
+        None => {
+            let options = cli.bench.into_options();
+            // On Ctrl-C the bench's future is dropped, and with it every child process it
+            // started.
+            block_on(async move {
+                tokio::select! {
+                    outcome = run(&options) => outcome,
+                    _ = tokio::signal::ctrl_c() => Err("interrupted".to_owned()),
+                }
+            })
+        }
+        Some(Helper::BenchCeiling {
+            listen,
+            receive_answer,
+            ack_answer,
+        }) => block_on(ceiling::serve(listen, &receive_answer, &ack_answer)),
+        Some(Helper::BenchFill {
+            data_dir,
+            messages,
+            body_bytes,
+        }) => block_on(backlog::fill(&data_dir, messages, body_bytes)),
+        Some(Helper::Load { data_dir, queue }) => {
+            block_on(async move { load::load_until_killed(&data_dir, &queue).await })
+        }
+    };
+    match outcome {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(error)) | Err(error) => {
+            eprintln!("sqs-gateway-bench failed: {error}");
+            ExitCode::from(EXIT_RUNTIME)
+        }
+    }
+}
+
+impl BenchArgs {
+    fn into_options(self) -> BenchOptions {
+        BenchOptions {
+            messages: self.messages,
+            body_bytes: self.body_bytes,
+            localstack: (!self.no_localstack).then_some(self.localstack),
+            long_polls: self.long_polls,
+            backlog_messages: self.backlog_messages,
+            large_body_messages: self.large_body_messages,
+            backlog_messages_large: self.backlog_messages_large,
+            dir: self.dir,
+            only: self.only,
+            markdown: self.markdown,
+            keep: self.keep,
+        }
+    }
+}
+
+/// Runs a future on a new multi-threaded runtime.
+fn block_on<T>(future: impl std::future::Future<Output = T>) -> Result<T, String> {
+    tokio::runtime::Runtime::new()
+        .map(|runtime| runtime.block_on(future))
+        .map_err(|error| format!("cannot start the async runtime: {error}"))
 }

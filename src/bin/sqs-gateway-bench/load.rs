@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 /// Sends messages into the embedded store in `dir` until the process is killed, printing each
 /// message id once its send is on disk. The crash test kills it with SIGKILL mid-load.
-pub(in crate::cli) async fn load_until_killed(dir: &Path, queue: &str) -> Result<(), String> {
+pub(crate) async fn load_until_killed(dir: &Path, queue: &str) -> Result<(), String> {
     let backend = EmbeddedBackend::open(dir, Arc::new(SystemClock)).map_err(|e| e.to_string())?;
     let url = backend
         .create_queue(queue, &QueueSettings::default())

@@ -237,20 +237,49 @@ impl Drop for ChildGuard {
 /// The running binary, as Linux shows it to the process itself.
 const THIS_BINARY: &str = "/proc/self/exe";
 
-/// Starts this binary with `args`, output to `<work>/<name>.log`.
-pub(super) fn spawn_self(
+/// Which binary a child runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Binary {
+    /// This bench binary (its ceiling and fill commands).
+    Bench,
+    /// The gateway: `sqs-gateway`, beside this binary.
+    Gateway,
+}
+
+impl Binary {
+    fn path(self) -> Result<PathBuf, String> {
+        let this = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+        match self {
+            // This very binary even if a build replaced the file meanwhile (Linux keeps the
+            // old one reachable there); elsewhere, the file it was started from.
+            Self::Bench if Path::new(THIS_BINARY).exists() => Ok(PathBuf::from(THIS_BINARY)),
+            Self::Bench => Ok(this),
+            Self::Gateway => {
+                let gateway = this
+                    .parent()
+                    .map(|dir| dir.join("sqs-gateway"))
+                    .filter(|path| path.exists())
+                    .ok_or_else(|| {
+                        format!(
+                            "sqs-gateway is not beside {}: build both with `cargo build --release`",
+                            this.display()
+                        )
+                    })?;
+                Ok(gateway)
+            }
+        }
+    }
+}
+
+/// Starts `binary` with `args`, output to `<work>/<name>.log`.
+pub(crate) fn spawn(
+    binary: Binary,
     name: &str,
     args: &[&str],
     work: &Path,
     env: &[(&str, &str)],
 ) -> Result<ChildGuard, String> {
-    // This very binary even if a build replaced the file meanwhile (Linux keeps the old one
-    // reachable there); elsewhere, the file it was started from.
-    let exe = if Path::new(THIS_BINARY).exists() {
-        PathBuf::from(THIS_BINARY)
-    } else {
-        std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?
-    };
+    let exe = binary.path()?;
     let log = work.join(format!("{name}.log"));
     let file = std::fs::File::create(&log).map_err(|e| format!("cannot create {name}.log: {e}"))?;
     let stderr = file
@@ -317,7 +346,8 @@ impl Gateway {
         write_private(&config, &text)?;
         let config = config.to_string_lossy().into_owned();
         let started = Instant::now();
-        let mut guard = spawn_self(
+        let mut guard = spawn(
+            Binary::Gateway,
             name,
             &["serve", "--config", &config, "--listen", &listen],
             work,
@@ -381,7 +411,7 @@ pub(super) struct Ceiling {
 }
 
 impl Ceiling {
-    /// Starts `sqs-gateway bench-ceiling` answering the given receive and ack answers.
+    /// Starts `sqs-gateway-bench bench-ceiling` answering the given receive and ack answers.
     pub(super) async fn start(
         work: &Path,
         receive_answer: &[u8],
@@ -392,7 +422,8 @@ impl Ceiling {
         write_private(&receive, receive_answer)?;
         write_private(&ack, ack_answer)?;
         let listen = format!("127.0.0.1:{}", free_port()?);
-        let mut guard = spawn_self(
+        let mut guard = spawn(
+            Binary::Bench,
             "ceiling",
             &[
                 "bench-ceiling",
