@@ -1,0 +1,223 @@
+//! The config's parsing and checks, field by field.
+
+use super::*;
+
+const KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+
+fn minimal() -> String {
+    format!(
+        r#"
+[backend]
+kind = "sqs"
+endpoint_url = "http://127.0.0.1:4566"
+
+[queues.orders]
+sqs_queue = "orders-prod"
+
+[[receipt_keys]]
+id = 1
+secret = "{KEY}"
+
+[ezgh.organizations.acme.projects.shop]
+queues = {{ orders = "orders" }}
+"#
+    )
+}
+
+fn error_of(text: &str) -> String {
+    Config::parse(text).unwrap_err().to_string()
+}
+
+#[test]
+fn a_cluster_takes_seed_nodes_of_database_zero_all_tls_or_none() {
+    let with = |redis: &str| format!("{}\n[state.redis]\n{redis}\n", minimal());
+    let parsed = Config::parse(&with(
+        "url = \"redis://a:6379\"\ncluster = true\nnodes = [\"redis://b:6379\", \"redis://c:6379/0\"]",
+    ))
+    .unwrap();
+    let redis = parsed.state.redis.unwrap();
+    assert_eq!(
+        redis.node_urls().collect::<Vec<_>>(),
+        ["redis://a:6379", "redis://b:6379", "redis://c:6379/0"]
+    );
+    let refused = error_of(&with(
+        "url = \"redis://a:6379\"\nnodes = [\"redis://b:6379\"]",
+    ));
+    assert!(
+        refused.contains("state.redis.nodes") && refused.contains("cluster = true"),
+        "{refused}"
+    );
+    let refused = error_of(&with("url = \"redis://a:6379/2\"\ncluster = true"));
+    assert!(
+        refused.contains("state.redis.url") && refused.contains("database"),
+        "{refused}"
+    );
+    let refused = error_of(&with(
+        "url = \"rediss://a:6379\"\ncluster = true\nnodes = [\"redis://b:6379\"]",
+    ));
+    assert!(refused.contains("mixes TLS"), "{refused}");
+    let refused = error_of(&with(
+        "url = \"redis://a:6379\"\ncluster = true\nnodes = [\"redis://u:pw@b:6379\"]",
+    ));
+    assert!(
+        refused.contains("state.redis.nodes") && !refused.contains("pw@"),
+        "{refused}"
+    );
+}
+
+#[test]
+fn a_minimal_config_parses_with_defaults() {
+    let config = Config::parse(&minimal()).unwrap();
+    assert_eq!(config.server.listen.to_string(), "127.0.0.1:8787");
+    assert_eq!(config.queue_locators()["orders"], "orders-prod");
+    assert_eq!(
+        config.backend,
+        BackendConfig::Sqs(SqsConfig {
+            endpoint_url: Some("http://127.0.0.1:4566".into()),
+            region: None,
+            connect_timeout_seconds: 3,
+        })
+    );
+}
+
+#[test]
+fn sombus_connections_are_kept_beside_the_messages_and_its_ranges_are_checked() {
+    let sqs = Config::parse(&minimal()).unwrap();
+    assert_eq!(
+        sqs.credentials_dir(),
+        Some(PathBuf::from("sqs-gateway-data/sombus"))
+    );
+    assert_eq!(sqs.sombus.tiers()["standard"].requests_per_day, 100_000);
+    let embedded = |backend: &str| {
+        Config::parse(&minimal().replace(
+            "kind = \"sqs\"\nendpoint_url = \"http://127.0.0.1:4566\"",
+            backend,
+        ))
+        .unwrap()
+        .credentials_dir()
+    };
+    assert_eq!(
+        embedded("kind = \"embedded\"\ndata_dir = \"/var/lib/gw\""),
+        Some(PathBuf::from("/var/lib/gw/sombus"))
+    );
+    assert_eq!(embedded("kind = \"embedded\"\nin_memory = true"), None);
+    let chosen = format!(
+        "{}\n[sombus]\ncredentials_dir = \"/shared/creds\"\n",
+        minimal()
+    );
+    assert_eq!(
+        Config::parse(&chosen).unwrap().credentials_dir(),
+        Some(PathBuf::from("/shared/creds"))
+    );
+    for (setting, field) in [
+        (
+            "credential_recheck_seconds = 31",
+            "sombus.credential_recheck_seconds",
+        ),
+        (
+            "token_lifetime_seconds = 59",
+            "sombus.token_lifetime_seconds",
+        ),
+        ("environment = \"a b\"", "sombus.environment"),
+    ] {
+        let text = format!("{}\n[sombus]\n{setting}\n", minimal());
+        assert!(error_of(&text).starts_with(field), "{setting}");
+    }
+}
+
+#[test]
+fn a_per_address_connection_limit_is_at_least_one() {
+    let config = Config::parse(&minimal()).unwrap();
+    assert_eq!(config.server.max_connections_per_address, None);
+    let text = format!("{}\n[server]\nmax_connections_per_address = 0\n", minimal());
+    assert!(error_of(&text).starts_with("server.max_connections_per_address"));
+}
+
+#[test]
+fn http2_is_on_by_default_and_its_stream_limit_is_bounded() {
+    let config = Config::parse(&minimal()).unwrap();
+    assert!(config.server.http2);
+    assert_eq!(config.server.http2_max_streams, 100);
+    for streams in [0, 1001] {
+        let text = format!("{}\n[server]\nhttp2_max_streams = {streams}\n", minimal());
+        assert!(
+            error_of(&text).starts_with("server.http2_max_streams"),
+            "{streams}"
+        );
+    }
+    let off = format!("{}\n[server]\nhttp2 = false\n", minimal());
+    assert!(!Config::parse(&off).unwrap().server.http2);
+}
+
+#[test]
+fn worker_threads_default_to_the_cores_and_are_bounded() {
+    assert_eq!(
+        Config::parse(&minimal()).unwrap().server.worker_threads,
+        None
+    );
+    let one = format!("{}\n[server]\nworker_threads = 1\n", minimal());
+    assert_eq!(Config::parse(&one).unwrap().server.worker_threads, Some(1));
+    for threads in [0, 1025] {
+        let text = format!("{}\n[server]\nworker_threads = {threads}\n", minimal());
+        assert!(
+            error_of(&text).starts_with("server.worker_threads"),
+            "{threads}"
+        );
+    }
+}
+
+#[test]
+fn unknown_fields_name_their_path() {
+    let text = minimal().replace("sqs_queue", "sqs_qeue");
+    assert!(
+        error_of(&text).starts_with("queues.orders.sqs_qeue: unknown field"),
+        "{}",
+        error_of(&text)
+    );
+    let text = minimal().replace("endpoint_url", "endpoint");
+    assert!(
+        error_of(&text).starts_with("backend"),
+        "{}",
+        error_of(&text)
+    );
+    let text = format!("{}\n[server]\nlisten = \"nope\"\n", minimal());
+    assert!(
+        error_of(&text).starts_with("server.listen:"),
+        "{}",
+        error_of(&text)
+    );
+}
+
+#[test]
+fn references_and_secrets_are_checked() {
+    let text = minimal().replace("orders = \"orders\"", "orders = \"missing\"");
+    assert!(error_of(&text).starts_with("ezgh.organizations.acme.projects.shop.queues.orders:"));
+    let text = minimal().replace(KEY, "c2hvcnQ=");
+    assert!(error_of(&text).starts_with("receipt_keys[0]:"));
+    let text = minimal().replace(
+        &format!("secret = \"{KEY}\""),
+        "secret_env = \"SQSGW_TEST_SURELY_UNSET\"",
+    );
+    assert_eq!(
+        error_of(&text),
+        "receipt_keys[0].secret_env: environment variable SQSGW_TEST_SURELY_UNSET is not set"
+    );
+    let generated = crate::credentials::api_keys::generate_key();
+    let with_key = format!(
+        "{}\n[[api_keys]]\nid = \"{}\"\norganization = \"acme\"\nhash = \"{}\"\ngrants = {{ nope = [\"queues.messages.receive\"] }}\n",
+        minimal(),
+        generated.id,
+        generated.hash
+    );
+    assert!(error_of(&with_key).starts_with("api_keys[0].grants.nope:"));
+    let bad_action = with_key
+        .replace("nope", "orders")
+        .replace("queues.messages.receive", "fly");
+    assert!(error_of(&bad_action).contains("unknown action `fly`"));
+}
+
+#[test]
+fn secrets_never_show_in_debug_output() {
+    let config = Config::parse(&minimal()).unwrap();
+    assert!(!format!("{config:?}").contains(KEY));
+}
