@@ -1,0 +1,223 @@
+//! basaltic's answers: queues, sent, received and inspected messages, batch results, metrics.
+
+use super::*;
+
+// The answers.
+
+/// A queue resource.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Queue)]
+pub(in crate::api::basaltic) struct QueueJson {
+    /// The queue's UUID.
+    #[schema(value_type = QueueId)]
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub kind: QueueType,
+    /// Its settings.
+    pub settings: SettingsJson,
+    /// When it was created, if the backend says.
+    #[schema(required = true, format = DateTime)]
+    pub created_at: Option<String>,
+}
+
+/// A queue's settings.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Settings)]
+pub(in crate::api::basaltic) struct SettingsJson {
+    /// Delay before a new message's first delivery, in seconds.
+    #[schema(maximum = 900)]
+    pub delay_seconds: u32,
+    /// Long-poll wait of a receive that gives none, in seconds.
+    #[schema(maximum = 20)]
+    pub receive_wait_time_seconds: u32,
+    /// Lease of a receive that gives none, in seconds.
+    #[schema(maximum = 43200)]
+    pub visibility_timeout_seconds: u32,
+    /// Largest message, body and attributes together, in bytes.
+    #[schema(minimum = 1024, maximum = 262144)]
+    pub max_message_bytes: u32,
+    /// How long a message is kept, in seconds.
+    #[schema(minimum = 60, maximum = 1209600)]
+    pub retention_seconds: u32,
+    /// Where messages received too often move, if anywhere.
+    #[schema(required = true)]
+    pub dead_letter_queue: Option<DeadLetterJson>,
+    /// FIFO queues only: content-based deduplication.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub content_based_deduplication: Option<bool>,
+}
+
+/// A queue's dead-letter queue.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = DeadLetterQueue)]
+pub(in crate::api::basaltic) struct DeadLetterJson {
+    /// The dead-letter queue's UUID (`null` if it is no basaltic queue the gateway knows).
+    #[schema(required = true, value_type = Option<QueueId>)]
+    pub queue_id: Option<String>,
+    /// Receives after which a message moves there.
+    #[schema(minimum = 1, maximum = 1000)]
+    pub max_receive_count: u32,
+}
+
+/// One queue.
+#[derive(Debug, Serialize, ToSchema)]
+pub(in crate::api::basaltic) struct QueueResult {
+    /// The queue.
+    pub result: QueueJson,
+}
+
+/// The queues the key sees, by name.
+#[derive(Debug, Serialize, ToSchema)]
+pub(in crate::api::basaltic) struct QueueList {
+    /// The queues.
+    pub queues: Vec<QueueJson>,
+}
+
+/// A message sent.
+#[derive(Debug, Serialize, ToSchema)]
+pub(in crate::api::basaltic) struct SendResult {
+    /// The message.
+    pub result: SentMessage,
+}
+
+/// The id of a message sent.
+#[derive(Debug, Serialize, ToSchema)]
+pub(in crate::api::basaltic) struct SentMessage {
+    /// The message's id.
+    pub message_id: String,
+}
+
+/// A received message.
+// No `Debug`: it holds a receipt.
+#[derive(Serialize, ToSchema)]
+pub(in crate::api::basaltic) struct ReceivedMessage {
+    /// The message's id.
+    pub message_id: String,
+    /// The body.
+    pub body: String,
+    /// The attributes, by name.
+    pub attributes: BTreeMap<String, AttributeJson>,
+    /// The receipt of this receive: deletes the message or changes its visibility.
+    pub receipt_handle: String,
+    /// How many times it has been received, this time included.
+    pub receive_count: u32,
+    /// When the lease ends.
+    #[schema(format = DateTime)]
+    pub visible_at: String,
+}
+
+/// The answer of a receive: 0 to `max_messages` messages.
+#[derive(Serialize, ToSchema)]
+pub(in crate::api::basaltic) struct ReceivedMessages {
+    /// The messages.
+    pub messages: Vec<ReceivedMessage>,
+}
+
+/// A message read without a lease.
+#[derive(Debug, Serialize, ToSchema)]
+pub(in crate::api::basaltic) struct InspectedMessage {
+    /// The message's id.
+    pub message_id: String,
+    /// The body.
+    pub body: String,
+    /// The attributes, by name.
+    pub attributes: BTreeMap<String, AttributeJson>,
+    /// How many times it has been received.
+    pub receive_count: u32,
+    /// When it was sent, if the backend says.
+    #[schema(required = true, format = DateTime)]
+    pub sent_at: Option<String>,
+}
+
+/// Messages read without a lease.
+#[derive(Debug, Serialize, ToSchema)]
+pub(in crate::api::basaltic) struct InspectedMessages {
+    /// The messages.
+    pub messages: Vec<InspectedMessage>,
+}
+
+/// A batch's results: every entry is in one of the lists.
+#[derive(Debug, Default, Serialize, ToSchema)]
+pub(in crate::api::basaltic) struct BatchResults {
+    /// The entries that acted.
+    pub successful: Vec<BatchSuccess>,
+    /// The entries that did not, and why: retry only these.
+    pub failed: Vec<BatchFailure>,
+}
+
+/// An entry that acted.
+#[derive(Debug, Serialize, ToSchema)]
+pub(in crate::api::basaltic) struct BatchSuccess {
+    /// The entry's id.
+    pub id: String,
+    /// Send batches only: the message's id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub message_id: Option<String>,
+}
+
+/// An entry that did not act.
+#[derive(Debug, Serialize, ToSchema)]
+pub(in crate::api::basaltic) struct BatchFailure {
+    /// The entry's id.
+    pub id: String,
+    /// Why.
+    pub code: BatchFailureCode,
+    /// Why, for people.
+    pub message: String,
+}
+
+/// Why a batch entry did not act.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub(in crate::api::basaltic) enum BatchFailureCode {
+    /// The entry is not valid.
+    InvalidArgument,
+    /// The queue service refused it for now: retry it.
+    Unavailable,
+    /// The receipt is not the current one: nothing changed.
+    ReceiptHandleStale,
+    /// Not a receipt of this queue: nothing changed.
+    ReceiptHandleInvalid,
+}
+
+/// A queue's metrics samples, oldest first.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Metrics)]
+pub(in crate::api::basaltic) struct MetricsJson {
+    /// The queue's UUID.
+    #[schema(value_type = QueueId)]
+    pub queue_id: String,
+    /// Seconds between two samples.
+    pub interval_seconds: u64,
+    /// The samples of the last day, oldest first.
+    pub samples: Vec<SampleJson>,
+}
+
+/// One sample; a sample the gateway could not take is a gap: `null`s, never zeros.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Sample)]
+pub(in crate::api::basaltic) struct SampleJson {
+    /// When it was taken.
+    #[schema(format = DateTime)]
+    pub at: String,
+    /// Messages visible.
+    #[schema(required = true)]
+    pub visible: Option<u64>,
+    /// Messages received and not yet deleted or visible again.
+    #[schema(required = true)]
+    pub in_flight: Option<u64>,
+    /// Messages not yet delivered because of a delay.
+    #[schema(required = true)]
+    pub delayed: Option<u64>,
+    /// Age of the oldest message, in seconds (`null` also when the queue is empty).
+    #[schema(required = true)]
+    pub oldest_message_age_seconds: Option<u64>,
+    /// Deliveries handed out again since the sample before.
+    #[schema(required = true)]
+    pub repeated_receives: Option<u64>,
+}
