@@ -36,6 +36,21 @@ use axum::routing::{get, post};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
+pub(super) mod audit;
+pub(super) mod secrets;
+
+use audit::audit;
+use secrets::{get_secret, revoke_secret, rotate_secret, stop_old_secret};
+
+/// A credential step without a new secret.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Step {
+    StopOldSecret,
+    RevokeSecret,
+    Revoke,
+    Restore,
+}
+
 const AUDIT_DEFAULT: usize = 100;
 const AUDIT_MAX: usize = 1000;
 /// The longest connection name.
@@ -394,208 +409,6 @@ async fn remove(
 
 #[utoipa::path(
     post,
-    path = "/v1/admin/workspaces/{workspace}/connections/{client}/secret",
-    operation_id = "getClientSecret",
-    tag = "admin",
-    summary = "Get client secret",
-    description = "Issues a secret to a connection that has none (developer role or above), shown \
-        once with the connection's URLs filled in; only a hash is kept. A connection that has a \
-        secret answers 409: rotate it instead.",
-    params(wire::ConnectionPath),
-    security(("admin_key" = [])),
-    responses(
-        (status = 201, description = "The new secret, shown once.", body = IssuedSecretAnswer,
-            headers(("Cache-Control" = String, description = "`no-store`: the answer holds a secret."))),
-        (status = 404, body = wire::AdminRefusal),
-        (status = 409, body = wire::AdminRefusal),
-        super::wire::AdminRefusals,
-    )
-)]
-async fn get_secret(
-    State(state): State<Arc<SombusState>>,
-    path: Result<Path<(String, String)>, PathRejection>,
-    headers: HeaderMap,
-) -> Result<Response, SombusError> {
-    let Path((workspace, client)) = path.map_err(path_error)?;
-    let actor = state.admin_for(
-        &headers,
-        &workspace,
-        AdminRole::Developer,
-        "secret.get",
-        &client,
-    )?;
-    let now = state.clock.now();
-    let (secret, connection) = state
-        .change(
-            &actor,
-            &workspace,
-            &client,
-            "secret.get",
-            move |connection| {
-                let secret = connection
-                    .issue_secret(now)
-                    .map_err(|why| StoreError::NotApplicable(why.0))?;
-                let detail = format!("secret {} issued", secret.serial);
-                Ok((secret, detail))
-            },
-        )
-        .await?;
-    Ok(secret_answer(
-        &state.base_url(&headers),
-        &connection,
-        &secret,
-    ))
-}
-
-#[utoipa::path(
-    post,
-    path = "/v1/admin/workspaces/{workspace}/connections/{client}/secret/rotate",
-    operation_id = "rotateClientSecret",
-    tag = "admin",
-    summary = "Rotate secret",
-    description = "Gives the connection a new secret (developer role or above); the previous one \
-        keeps getting tokens for `overlap` (24 hours by default, 3 days, 1 hour, or none). Tokens \
-        issued before the rotation stop working within about 30 seconds. The body may be empty.",
-    params(wire::ConnectionPath),
-    request_body(content = Option<wire::RotateRequest>, content_type = "application/json"),
-    security(("admin_key" = [])),
-    responses(
-        (status = 201, description = "The new secret, shown once.", body = IssuedSecretAnswer,
-            headers(("Cache-Control" = String, description = "`no-store`: the answer holds a secret."))),
-        (status = 404, body = wire::AdminRefusal),
-        (status = 409, body = wire::AdminRefusal),
-        super::wire::AdminRefusals,
-    )
-)]
-async fn rotate_secret(
-    State(state): State<Arc<SombusState>>,
-    path: Result<Path<(String, String)>, PathRejection>,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Response, SombusError> {
-    let Path((workspace, client)) = path.map_err(path_error)?;
-    let actor = state.admin_for(
-        &headers,
-        &workspace,
-        AdminRole::Developer,
-        "secret.rotate",
-        &client,
-    )?;
-    let body = read_body(body, BODY_LIMIT)
-        .await
-        .map_err(SombusError::admin)?;
-    let object: Map<String, Value> = parse_object(&body, true).map_err(SombusError::admin)?;
-    reject_unknown(&object, &["overlap"], "").map_err(SombusError::admin)?;
-    let overlap = match object.get("overlap") {
-        None | Some(Value::Null) => chrono::Duration::hours(24),
-        Some(Value::String(choice)) => match choice.as_str() {
-            "24h" => chrono::Duration::hours(24),
-            "3d" => chrono::Duration::days(3),
-            "1h" => chrono::Duration::hours(1),
-            "none" => chrono::Duration::zero(),
-            _ => {
-                return Err(refusal(
-                    StatusCode::BAD_REQUEST,
-                    admin_rule::BAD_REQUEST,
-                    "overlap must be 24h (the default), 3d, 1h or none",
-                ));
-            }
-        },
-        Some(_) => {
-            return Err(refusal(
-                StatusCode::BAD_REQUEST,
-                admin_rule::BAD_REQUEST,
-                "overlap must be a string: 24h, 3d, 1h or none",
-            ));
-        }
-    };
-    let now = state.clock.now();
-    let (secret, connection) = state
-        .change(
-            &actor,
-            &workspace,
-            &client,
-            "secret.rotate",
-            move |connection| {
-                let secret = connection
-                    .rotate(overlap, now)
-                    .map_err(|why| StoreError::NotApplicable(why.0))?;
-                let detail = format!(
-                    "secret {} issued; overlap {} s; credential_version {}",
-                    secret.serial,
-                    overlap.num_seconds(),
-                    connection.credential_version
-                );
-                Ok((secret, detail))
-            },
-        )
-        .await?;
-    Ok(secret_answer(
-        &state.base_url(&headers),
-        &connection,
-        &secret,
-    ))
-}
-
-/// A credential step without a new secret.
-#[derive(Debug, Clone, Copy)]
-enum Step {
-    StopOldSecret,
-    RevokeSecret,
-    Revoke,
-    Restore,
-}
-
-#[utoipa::path(
-    post,
-    path = "/v1/admin/workspaces/{workspace}/connections/{client}/secret/stop-old",
-    operation_id = "stopOldSecret",
-    tag = "admin",
-    summary = "Stop old secret now",
-    description = "Ends the previous secret's overlap early (developer role or above); its tokens stop within about 30 seconds. 409 when there is no old secret in its overlap.",
-    params(wire::ConnectionPath),
-    security(("admin_key" = [])),
-    responses(
-        (status = 200, description = "The connection as changed.", body = ConnectionView),
-        (status = 404, body = wire::AdminRefusal),
-        (status = 409, body = wire::AdminRefusal),
-        super::wire::AdminRefusals,
-    )
-)]
-async fn stop_old_secret(
-    State(state): State<Arc<SombusState>>,
-    path: Result<Path<(String, String)>, PathRejection>,
-    headers: HeaderMap,
-) -> Result<Json<ConnectionView>, SombusError> {
-    step(&state, path, &headers, Step::StopOldSecret).await
-}
-
-#[utoipa::path(
-    post,
-    path = "/v1/admin/workspaces/{workspace}/connections/{client}/secret/revoke",
-    operation_id = "revokeClientSecret",
-    tag = "admin",
-    summary = "Revoke secret",
-    description = "Stops the secret at once and its tokens within about 30 seconds (developer role or above). The connection and its queue stay; get a client secret for a new one. 409 when it has no secret.",
-    params(wire::ConnectionPath),
-    security(("admin_key" = [])),
-    responses(
-        (status = 200, description = "The connection as changed.", body = ConnectionView),
-        (status = 404, body = wire::AdminRefusal),
-        (status = 409, body = wire::AdminRefusal),
-        super::wire::AdminRefusals,
-    )
-)]
-async fn revoke_secret(
-    State(state): State<Arc<SombusState>>,
-    path: Result<Path<(String, String)>, PathRejection>,
-    headers: HeaderMap,
-) -> Result<Json<ConnectionView>, SombusError> {
-    step(&state, path, &headers, Step::RevokeSecret).await
-}
-
-#[utoipa::path(
-    post,
     path = "/v1/admin/workspaces/{workspace}/connections/{client}/revoke",
     operation_id = "revokeConnection",
     tag = "admin",
@@ -729,78 +542,6 @@ async fn redrive(
         StatusCode::ACCEPTED,
         Json(RedriveStarted { task_handle: task }),
     ))
-}
-
-/// The audit route's `limit` and `cursor`.
-fn audit_query(query: Option<&str>) -> Result<(usize, Option<u64>), SombusError> {
-    let bad = |message: &str| refusal(StatusCode::BAD_REQUEST, admin_rule::BAD_REQUEST, message);
-    let (mut limit, mut cursor) = (None, None);
-    for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
-        match name.as_ref() {
-            "limit" if limit.is_none() => {
-                let value = value.parse::<usize>().ok();
-                limit = Some(
-                    value
-                        .filter(|value| (1..=AUDIT_MAX).contains(value))
-                        .ok_or_else(|| bad("limit must be 1 to 1000"))?,
-                );
-            }
-            "cursor" if cursor.is_none() => {
-                // As documented: 1 to 19 digits (every such number is a u64), nothing else.
-                let digits = (1..=19).contains(&value.len())
-                    && value.bytes().all(|byte| byte.is_ascii_digit());
-                let value = digits.then(|| value.parse::<u64>().ok()).flatten();
-                cursor = Some(
-                    value.ok_or_else(|| bad("cursor must be a next_cursor this audit log gave"))?,
-                );
-            }
-            "limit" | "cursor" => return Err(bad("limit and cursor may be given once each")),
-            _ => return Err(bad("the query parameters are limit (1 to 1000) and cursor")),
-        }
-    }
-    Ok((limit.unwrap_or(AUDIT_DEFAULT), cursor))
-}
-
-#[utoipa::path(
-    get,
-    path = "/v1/admin/workspaces/{workspace}/audit",
-    operation_id = "auditLog",
-    tag = "admin",
-    summary = "The workspace's audit log",
-    description = "Every change to the workspace's connections and credentials, and every admin \
-        request refused with 401 or 403 (`outcome: refused`; at most 30 a minute one by one, the \
-        rest summed in an `admin.refusals` entry), viewer role or above; newest first, a page at a \
-        time: at most `limit` entries (100 by default, 1000 at most); `next_cursor`, present while \
-        older entries may follow, is the `cursor` of the next page; `damage`, present when the \
-        part of the log the page read has lines damaged, missing or altered.",
-    params(wire::WorkspacePath, wire::AuditQuery),
-    security(("admin_key" = [])),
-    responses(
-        (status = 200, description = "A page of entries, newest first.", body = wire::AuditPage),
-        super::wire::AdminRefusals,
-    )
-)]
-async fn audit(
-    State(state): State<Arc<SombusState>>,
-    path: Result<Path<String>, PathRejection>,
-    headers: HeaderMap,
-    RawQuery(query): RawQuery,
-) -> Result<Json<AuditPage>, SombusError> {
-    let Path(workspace) = path.map_err(path_error)?;
-    state.admin_for(&headers, &workspace, AdminRole::Viewer, "audit.read", "")?;
-    let (limit, cursor) = audit_query(query.as_deref())?;
-    // A minute of refusals that is over is summed before the page is read.
-    state.record_refusal_sums().await;
-    let page = state
-        .check
-        .store()
-        .audit(&workspace, limit, cursor)
-        .await
-        .map_err(super::connections::store_error)?;
-    if !page.damage.is_none() {
-        tracing::warn!(damage = ?page.damage, "the sombus audit log has damaged or missing lines");
-    }
-    Ok(Json(AuditPage::new(page)))
 }
 
 impl SombusState {
