@@ -2,8 +2,7 @@
 //! organisation that owns a connection manages it, and only developers or above see secrets.
 //! They have the API keys' shape (`sqsgw_<id>_<secret>`, stored as a SHA-256 hash).
 
-use super::api_keys::parse_hash;
-use super::key_book::{BookKey, KeyBook};
+use super::key_book::{BookKey, KeyBook, parse_hash};
 use serde::Deserialize;
 
 /// What an admin key may do, each role including the ones before it.

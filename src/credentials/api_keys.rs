@@ -5,17 +5,12 @@
 //! a fast hash is enough: there is nothing to brute-force that a slow hash would protect.
 
 use super::key_book::{BookKey, KeyBook};
+pub use super::key_book::{
+    GeneratedKey, KEY_PREFIX, generate_key, hash_key, hash_matches, key_id, parse_hash,
+};
 use crate::core::access::{Action, Caller, Grants, Principal};
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use rand::RngCore as _;
-use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use subtle::ConstantTimeEq;
-
-/// Prefix of every API key, so leaked keys are easy to scan for.
-pub const KEY_PREFIX: &str = "sqsgw_";
 
 /// The action of receiving messages, as the ezgh docs name it.
 pub const RECEIVE: &str = "queues.messages.receive";
@@ -118,58 +113,6 @@ impl KeyBook<ApiKey> {
         }
         Ok(book)
     }
-}
-
-/// The digest of a config's `sha256:<64 hex digits>`.
-pub fn parse_hash(hash: &str) -> Result<[u8; 32], String> {
-    let digest = hash
-        .strip_prefix("sha256:")
-        .ok_or_else(|| "must start with `sha256:`".to_owned())?;
-    let mut bytes = [0u8; 32];
-    hex::decode_to_slice(digest, &mut bytes)
-        .map_err(|_| "must be `sha256:` and 64 hex digits".to_owned())?;
-    Ok(bytes)
-}
-
-/// Whether a presented key hashes to `hash`, compared in constant time.
-pub fn hash_matches(presented: &str, hash: &[u8; 32]) -> bool {
-    let digest: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
-    bool::from(digest.ct_eq(hash))
-}
-
-/// The public id of a presented key, if it has the key's shape.
-pub fn key_id(presented: &str) -> Option<&str> {
-    let rest = presented.strip_prefix(KEY_PREFIX)?;
-    let (id, secret) = rest.split_once('_')?;
-    (!id.is_empty() && !secret.is_empty()).then_some(id)
-}
-
-/// A new random key and the `sha256:` hash to put in the config.
-pub struct GeneratedKey {
-    /// The public id.
-    pub id: String,
-    /// The key itself: show it once, store it nowhere.
-    pub key: String,
-    /// What the config keeps: `sha256:` and the hex digest.
-    pub hash: String,
-}
-
-/// Makes a new API key: 64 random bits of id, 256 random bits of secret.
-pub fn generate_key() -> GeneratedKey {
-    let mut rng = rand::rng();
-    let mut id = [0u8; 8];
-    rng.fill_bytes(&mut id);
-    let mut secret = [0u8; 32];
-    rng.fill_bytes(&mut secret);
-    let id = hex::encode(id);
-    let key = format!("{KEY_PREFIX}{id}_{}", URL_SAFE_NO_PAD.encode(secret));
-    let hash = hash_key(&key);
-    GeneratedKey { id, key, hash }
-}
-
-/// The config form of a key's hash.
-pub fn hash_key(key: &str) -> String {
-    format!("sha256:{}", hex::encode(Sha256::digest(key.as_bytes())))
 }
 
 #[cfg(test)]

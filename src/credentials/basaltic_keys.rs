@@ -2,8 +2,7 @@
 //! permissions per queue (by its UUID, or `*`), translated into the core's actions on the gateway
 //! queue a request names.
 
-use super::api_keys::parse_hash;
-use super::key_book::{BookKey, KeyBook};
+use super::key_book::{BookKey, KeyBook, parse_hash};
 use crate::core::access::{Action, Caller, Grants, Principal};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
