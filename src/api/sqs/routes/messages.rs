@@ -1,0 +1,292 @@
+//! The SQS actions on messages: send, receive, delete and visibility, one and in batches.
+
+use super::*;
+
+impl Context<'_> {
+    pub(super) async fn send_message(&self, request: wire::SendMessage) -> Result<Value, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref(), Operation::Send)?;
+        let message = wire::outgoing(request.entry)?;
+        let (body_md5, attributes_md5) = wire::digests(&message);
+        let mut results = self
+            .gateway()
+            .send(&self.caller, &queue, std::slice::from_ref(&message))
+            .await?;
+        let sent = results
+            .pop()
+            .ok_or_else(|| SqsError::from(GatewayError::internal("no send result")))?
+            .map_err(SqsError::from)?;
+        let mut answer = json!({ "MessageId": sent.message_id, "MD5OfMessageBody": body_md5 });
+        if let Some(md5) = attributes_md5 {
+            answer["MD5OfMessageAttributes"] = json!(md5);
+        }
+        if let Some(sequence) = sent.sequence_number {
+            answer["SequenceNumber"] = json!(sequence);
+        }
+        Ok(answer)
+    }
+
+    pub(super) async fn send_message_batch(
+        &self,
+        request: wire::SendMessageBatch,
+    ) -> Result<Value, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref(), Operation::Send)?;
+        let ids = wire::check_batch(request.entries.iter().map(|e| e.id.as_deref()))?;
+        let mut result = BatchResult::default();
+        let mut accepted = Vec::new();
+        for (id, entry) in ids.into_iter().zip(request.entries) {
+            match wire::outgoing(entry) {
+                Ok(message) => accepted.push((id, message)),
+                Err(error) => result.failed.push(failed(id, &error)),
+            }
+        }
+        let messages: Vec<_> = accepted.iter().map(|(_, m)| m.clone()).collect();
+        wire::check_batch_length(&messages)?;
+        let sent = if messages.is_empty() {
+            Vec::new()
+        } else {
+            self.gateway().send(&self.caller, &queue, &messages).await?
+        };
+        for ((id, message), outcome) in accepted.into_iter().zip(sent) {
+            match outcome {
+                Ok(sent) => {
+                    let (body_md5, attributes_md5) = wire::digests(&message);
+                    result.successful.push(Successful {
+                        id,
+                        message_id: Some(sent.message_id),
+                        md5_of_message_body: Some(body_md5),
+                        md5_of_message_attributes: attributes_md5,
+                        sequence_number: sent.sequence_number,
+                    });
+                }
+                Err(error) => result.failed.push(failed(id, &SqsError::from(error))),
+            }
+        }
+        Ok(serde_json::to_value(result).unwrap_or_default())
+    }
+
+    pub(super) async fn receive_message(
+        &self,
+        request: wire::ReceiveMessage,
+    ) -> Result<Value, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref(), Operation::Receive)?;
+        let options = ReceiveOptions {
+            max_messages: wire::ranged(
+                request.max_number_of_messages,
+                "MaxNumberOfMessages",
+                1,
+                i64::from(limits::MAX_BATCH),
+            )?
+            .unwrap_or(1),
+            wait_seconds: wire::ranged(
+                request.wait_time_seconds,
+                "WaitTimeSeconds",
+                0,
+                i64::from(limits::MAX_WAIT_SECONDS),
+            )?,
+            visibility_timeout_seconds: wire::ranged(
+                request.visibility_timeout,
+                "VisibilityTimeout",
+                0,
+                i64::from(limits::MAX_VISIBILITY_SECONDS),
+            )?,
+            attempt_id: request.receive_request_attempt_id,
+            // SQS answers OverLimit.
+            wait_out_over_limit: false,
+            one_per_group: false,
+        };
+        let system_names: Vec<String> = request
+            .message_system_attribute_names
+            .into_iter()
+            .chain(request.attribute_names)
+            .collect();
+        let deliveries = self
+            .gateway()
+            .receive(&self.caller, &queue, options)
+            .await?;
+        let messages: Vec<MessageJson> = deliveries
+            .into_iter()
+            .map(|delivery| {
+                let message = delivery.message;
+                let mut system = BTreeMap::new();
+                let mut add = |name: &str, value: Option<String>| {
+                    if let Some(value) = value
+                        && system_names.iter().any(|w| w == "All" || w == name)
+                    {
+                        system.insert(name.to_owned(), value);
+                    }
+                };
+                add("SenderId", Some(ACCOUNT.to_owned()));
+                add(
+                    "SentTimestamp",
+                    message.sent_at.map(|t| t.timestamp_millis().to_string()),
+                );
+                add(
+                    "ApproximateReceiveCount",
+                    Some(message.receive_count.to_string()),
+                );
+                add(
+                    "ApproximateFirstReceiveTimestamp",
+                    message
+                        .first_received_at
+                        .map(|t| t.timestamp_millis().to_string()),
+                );
+                add("MessageGroupId", message.group_id.clone());
+                add("MessageDeduplicationId", message.deduplication_id.clone());
+                add("SequenceNumber", message.sequence_number.clone());
+                add(
+                    "DeadLetterQueueSourceArn",
+                    message.dead_letter_source_arn.clone(),
+                );
+                let selected: BTreeMap<_, _> = message
+                    .attributes
+                    .iter()
+                    .filter(|(name, _)| {
+                        wire::attribute_selected(name, &request.message_attribute_names)
+                    })
+                    .map(|(name, attribute)| (name.clone(), attribute.clone()))
+                    .collect();
+                MessageJson {
+                    md5_of_body: crate::api::sqs::md5::of_body(&message.body),
+                    md5_of_message_attributes: crate::api::sqs::md5::of_attributes(&selected),
+                    message_attributes: wire::attributes_json(&selected),
+                    message_id: message.message_id,
+                    receipt_handle: delivery.receipt_handle.expose().to_owned(),
+                    body: message.body,
+                    attributes: system,
+                }
+            })
+            .collect();
+        Ok(if messages.is_empty() {
+            json!({})
+        } else {
+            json!({ "Messages": messages })
+        })
+    }
+
+    pub(super) async fn delete_message(
+        &self,
+        request: wire::HandleRequest,
+    ) -> Result<Value, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref(), Operation::Acknowledge)?;
+        let handle = request
+            .entry
+            .receipt_handle
+            .ok_or_else(|| SqsError::missing_parameter("ReceiptHandle"))?;
+        // A handle of another queue is invalid here (as on SQS), and deletes nothing anywhere.
+        match self
+            .gateway()
+            .acknowledge(&self.caller, &[handle], Some(&queue))
+            .await?
+            .first()
+        {
+            // As SQS: deleting with an outdated handle succeeds (and deletes nothing).
+            Some(HandleOutcome::Ok | HandleOutcome::Stale) => Ok(json!({})),
+            _ => Err(receipt_handle_invalid()),
+        }
+    }
+
+    pub(super) async fn change_visibility(
+        &self,
+        request: wire::HandleRequest,
+    ) -> Result<Value, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref(), Operation::ChangeVisibility)?;
+        let entry = request.entry;
+        let handle = entry
+            .receipt_handle
+            .ok_or_else(|| SqsError::missing_parameter("ReceiptHandle"))?;
+        let timeout = wire::ranged(
+            entry.visibility_timeout,
+            "VisibilityTimeout",
+            0,
+            i64::from(limits::MAX_VISIBILITY_SECONDS),
+        )?
+        .ok_or_else(|| SqsError::missing_parameter("VisibilityTimeout"))?;
+        match self
+            .gateway()
+            .change_visibility(&self.caller, &[(handle, timeout)], Some(&queue))
+            .await?
+            .first()
+        {
+            Some(HandleOutcome::Ok) => Ok(json!({})),
+            Some(HandleOutcome::Stale) => Err(message_not_in_flight()),
+            _ => Err(receipt_handle_invalid()),
+        }
+    }
+
+    pub(super) async fn handle_batch(
+        &self,
+        request: wire::HandleBatch,
+        action: &str,
+    ) -> Result<Value, SqsError> {
+        let operation = if action == "DeleteMessageBatch" {
+            Operation::Acknowledge
+        } else {
+            Operation::ChangeVisibility
+        };
+        let queue = self.queue_of(request.queue_url.as_deref(), operation)?;
+        let ids = wire::check_batch(request.entries.iter().map(|e| e.id.as_deref()))?;
+        let mut result = BatchResult::default();
+        let mut handles = Vec::new();
+        for (id, entry) in ids.into_iter().zip(request.entries) {
+            let Some(handle) = entry.receipt_handle else {
+                result
+                    .failed
+                    .push(failed(id, &SqsError::missing_parameter("ReceiptHandle")));
+                continue;
+            };
+            let timeout = if action == "ChangeMessageVisibilityBatch" {
+                match wire::ranged(
+                    entry.visibility_timeout,
+                    "VisibilityTimeout",
+                    0,
+                    i64::from(limits::MAX_VISIBILITY_SECONDS),
+                ) {
+                    Ok(Some(timeout)) => timeout,
+                    Ok(None) => {
+                        result.failed.push(failed(
+                            id,
+                            &SqsError::missing_parameter("VisibilityTimeout"),
+                        ));
+                        continue;
+                    }
+                    Err(error) => {
+                        result.failed.push(failed(id, &error));
+                        continue;
+                    }
+                }
+            } else {
+                0
+            };
+            handles.push((id, handle, timeout));
+        }
+        let outcomes = if action == "DeleteMessageBatch" {
+            let just_handles: Vec<String> = handles.iter().map(|(_, h, _)| h.clone()).collect();
+            self.gateway()
+                .acknowledge(&self.caller, &just_handles, Some(&queue))
+                .await?
+        } else {
+            let entries: Vec<(String, u32)> =
+                handles.iter().map(|(_, h, t)| (h.clone(), *t)).collect();
+            self.gateway()
+                .change_visibility(&self.caller, &entries, Some(&queue))
+                .await?
+        };
+        for ((id, _, _), outcome) in handles.into_iter().zip(outcomes) {
+            match (outcome, action) {
+                (HandleOutcome::Ok, _) | (HandleOutcome::Stale, "DeleteMessageBatch") => {
+                    result.successful.push(Successful {
+                        id,
+                        ..Default::default()
+                    })
+                }
+                (HandleOutcome::Stale, _) => {
+                    result.failed.push(failed(id, &message_not_in_flight()))
+                }
+                (HandleOutcome::Invalid, _) => {
+                    result.failed.push(failed(id, &receipt_handle_invalid()))
+                }
+            }
+        }
+        Ok(serde_json::to_value(result).unwrap_or_default())
+    }
+}

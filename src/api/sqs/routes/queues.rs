@@ -1,0 +1,298 @@
+//! The SQS actions on queues: URLs and lists, create, attributes, tags, dead-letter sources and
+//! message move tasks.
+
+use super::*;
+
+impl Context<'_> {
+    /// The gateway queue a redrive names by ARN.
+    pub(super) async fn queue_of_arn(&self, arn: Option<&str>) -> Result<String, SqsError> {
+        let arn = arn.ok_or_else(|| SqsError::missing_parameter("SourceArn"))?;
+        Ok(self.gateway().queue_named_by_arn(arn).await?)
+    }
+
+    pub(super) async fn start_move_task(
+        &self,
+        request: wire::StartMessageMoveTask,
+    ) -> Result<Value, SqsError> {
+        let rate = wire::ranged(
+            request.max_number_of_messages_per_second,
+            "MaxNumberOfMessagesPerSecond",
+            1,
+            500,
+        )?;
+        let source = self.queue_of_arn(request.source_arn.as_deref()).await?;
+        let destination = match request.destination_arn.as_deref() {
+            Some(arn) => Some(self.gateway().queue_named_by_arn(arn).await?),
+            None => None,
+        };
+        let handle = self
+            .gateway()
+            .start_redrive(&self.caller, &source, destination.as_deref(), rate)
+            .await?;
+        Ok(json!({ "TaskHandle": handle }))
+    }
+
+    pub(super) async fn list_move_tasks(
+        &self,
+        request: wire::ListMessageMoveTasks,
+    ) -> Result<Value, SqsError> {
+        let max = wire::ranged(request.max_results, "MaxResults", 1, 10)?.unwrap_or(1);
+        let source = self.queue_of_arn(request.source_arn.as_deref()).await?;
+        let tasks = self
+            .gateway()
+            .list_redrives(&self.caller, &source, max as usize)
+            .await?;
+        let results: Vec<Value> = tasks
+            .into_iter()
+            .map(|task| {
+                let mut entry = json!({
+                    "Status": task.status.name(),
+                    "SourceArn": task.source_arn,
+                    "ApproximateNumberOfMessagesMoved": task.moved,
+                    "StartedTimestamp": task.started_at,
+                });
+                if let Some(handle) = task.handle {
+                    entry["TaskHandle"] = json!(handle);
+                }
+                if let Some(destination) = task.destination_arn {
+                    entry["DestinationArn"] = json!(destination);
+                }
+                if let Some(rate) = task.max_per_second {
+                    entry["MaxNumberOfMessagesPerSecond"] = json!(rate);
+                }
+                if let Some(to_move) = task.to_move {
+                    entry["ApproximateNumberOfMessagesToMove"] = json!(to_move);
+                }
+                if let Some(failure) = task.failure {
+                    entry["FailureReason"] = json!(failure);
+                }
+                entry
+            })
+            .collect();
+        Ok(json!({ "Results": results }))
+    }
+
+    pub(super) async fn get_queue_url(
+        &self,
+        request: wire::GetQueueUrl,
+    ) -> Result<Value, SqsError> {
+        let name = request
+            .queue_name
+            .ok_or_else(|| SqsError::missing_parameter("QueueName"))?;
+        // The queue must exist in the backend: callers "get, else create".
+        self.gateway().resolve_queue(&self.caller, &name).await?;
+        Ok(json!({ "QueueUrl": self.queue_url(&name) }))
+    }
+
+    pub(super) async fn list_queues(&self, request: wire::ListQueues) -> Result<Value, SqsError> {
+        let max = wire::ranged(request.max_results, "MaxResults", 1, 1000)?;
+        let prefix = request.queue_name_prefix.unwrap_or_default();
+        let after = request.next_token.unwrap_or_default();
+        let mut names: Vec<String> = self
+            .gateway()
+            .list_queues(&self.caller, &prefix)
+            .await?
+            .into_iter()
+            .filter(|name| *name > after)
+            .collect();
+        let limit = max.map_or(1000, |max| max as usize);
+        let more = names.len() > limit;
+        names.truncate(limit);
+        let mut answer = json!({
+            "QueueUrls": names.iter().map(|name| self.queue_url(name)).collect::<Vec<_>>()
+        });
+        if more && max.is_some() {
+            answer["NextToken"] = json!(names.last().cloned().unwrap_or_default());
+        }
+        Ok(answer)
+    }
+
+    pub(super) async fn create_queue(&self, request: wire::CreateQueue) -> Result<Value, SqsError> {
+        let name = request
+            .queue_name
+            .ok_or_else(|| SqsError::missing_parameter("QueueName"))?;
+        // As SQS: a `.fifo` name needs FifoQueue=true, and FifoQueue=true a `.fifo` name.
+        let fifo = request
+            .attributes
+            .get("FifoQueue")
+            .is_some_and(|value| value.eq_ignore_ascii_case("true"));
+        // The name's characters and length are the core's rule (it answers the same words).
+        if !fifo && name.ends_with(".fifo") {
+            return Err(SqsError::invalid_parameter(QUEUE_NAME_RULE));
+        }
+        if fifo && !name.ends_with(".fifo") {
+            return Err(SqsError::invalid_parameter(
+                "The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.",
+            ));
+        }
+        let settings = wire::queue_settings(&request.attributes, true)?;
+        // Refused before the queue exists, not after.
+        crate::core::alias::check_client_tags(request.tags.keys())?;
+        self.check_dead_letter_target(&name, &request.attributes)
+            .await?;
+        self.gateway()
+            .create_queue(&self.caller, &name, &settings)
+            .await?;
+        if !request.tags.is_empty() {
+            self.gateway()
+                .change_tags(&self.caller, &name, &request.tags, &[])
+                .await?;
+        }
+        Ok(json!({ "QueueUrl": self.queue_url(&name) }))
+    }
+
+    pub(super) async fn set_queue_attributes(
+        &self,
+        request: wire::SetQueueAttributes,
+    ) -> Result<Value, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref(), Operation::SetQueueSettings)?;
+        let settings = wire::queue_settings(&request.attributes, false)?;
+        self.check_dead_letter_target(&queue, &request.attributes)
+            .await?;
+        self.gateway()
+            .set_queue_settings(&self.caller, &queue, &settings)
+            .await?;
+        Ok(json!({}))
+    }
+
+    /// A RedrivePolicy of `queue` may name only a queue of this gateway the caller may send to:
+    /// the queue's messages land there.
+    pub(super) async fn check_dead_letter_target(
+        &self,
+        queue: &str,
+        attributes: &BTreeMap<String, String>,
+    ) -> Result<(), SqsError> {
+        if let Some(arn) = wire::dead_letter_arn(attributes) {
+            self.gateway()
+                .authorize_dead_letter_target(&self.caller, queue, &arn)
+                .await?;
+        }
+        Ok(())
+    }
+
+    pub(super) async fn tag_action(&self, action: &str, body: &[u8]) -> Result<Value, SqsError> {
+        let request: wire::Tags = parse(body)?;
+        let operation = match action {
+            "ListQueueTags" => Operation::ListTags,
+            _ => Operation::Tag,
+        };
+        let queue = self.queue_of(request.queue_url.as_deref(), operation)?;
+        let gateway = self.gateway();
+        match action {
+            "TagQueue" => {
+                gateway
+                    .change_tags(&self.caller, &queue, &request.tags, &[])
+                    .await?
+            }
+            "UntagQueue" => {
+                gateway
+                    .change_tags(&self.caller, &queue, &BTreeMap::new(), &request.tag_keys)
+                    .await?
+            }
+            _ => {
+                let tags = gateway.list_tags(&self.caller, &queue).await?;
+                if !tags.is_empty() {
+                    return Ok(json!({ "Tags": tags }));
+                }
+            }
+        }
+        Ok(json!({}))
+    }
+
+    pub(super) async fn dead_letter_sources(
+        &self,
+        request: wire::QueueUrlOnly,
+    ) -> Result<Value, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref(), Operation::DeadLetterSources)?;
+        let sources = self
+            .gateway()
+            .dead_letter_source_queues(&self.caller, &queue)
+            .await?;
+        Ok(
+            json!({ "queueUrls": sources.iter().map(|name| self.queue_url(name)).collect::<Vec<_>>() }),
+        )
+    }
+
+    pub(super) async fn get_queue_attributes(
+        &self,
+        request: wire::GetQueueAttributes,
+    ) -> Result<Value, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref(), Operation::QueueStats)?;
+        let (resolved, stats) = self.gateway().queue_stats(&self.caller, &queue).await?;
+        let attributes = &resolved.attributes;
+        let mut all = BTreeMap::new();
+        all.insert("ApproximateNumberOfMessages", stats.visible.to_string());
+        all.insert(
+            "ApproximateNumberOfMessagesNotVisible",
+            stats.in_flight.to_string(),
+        );
+        all.insert(
+            "ApproximateNumberOfMessagesDelayed",
+            stats.delayed.to_string(),
+        );
+        all.insert(
+            "VisibilityTimeout",
+            attributes.visibility_timeout_seconds.to_string(),
+        );
+        all.insert(
+            "ReceiveMessageWaitTimeSeconds",
+            attributes.receive_wait_seconds.to_string(),
+        );
+        all.insert("DelaySeconds", attributes.delay_seconds.to_string());
+        all.insert(
+            "MessageRetentionPeriod",
+            attributes.retention_seconds.to_string(),
+        );
+        all.insert(
+            "MaximumMessageSize",
+            attributes.max_message_bytes.to_string(),
+        );
+        all.insert(
+            "QueueArn",
+            attributes
+                .arn
+                .clone()
+                .unwrap_or_else(|| format!("arn:aws:sqs:{}:{ACCOUNT}:{queue}", self.state.region)),
+        );
+        if let Some(created) = attributes.created_timestamp {
+            all.insert("CreatedTimestamp", created.to_string());
+            all.insert(
+                "LastModifiedTimestamp",
+                attributes
+                    .last_modified_timestamp
+                    .unwrap_or(created)
+                    .to_string(),
+            );
+        }
+        if attributes.fifo {
+            all.insert("FifoQueue", "true".into());
+            all.insert(
+                "ContentBasedDeduplication",
+                attributes.content_based_deduplication.to_string(),
+            );
+            let (scope, limit) = if attributes.per_group_throughput {
+                ("messageGroup", "perMessageGroupId")
+            } else {
+                ("queue", "perQueue")
+            };
+            all.insert("DeduplicationScope", scope.into());
+            all.insert("FifoThroughputLimit", limit.into());
+        }
+        all.insert(
+            "SqsManagedSseEnabled",
+            attributes.managed_encryption.to_string(),
+        );
+        if let Some(redrive) = &attributes.redrive {
+            all.insert(
+                "RedrivePolicy",
+                json!({ "deadLetterTargetArn": redrive.dead_letter_target_arn, "maxReceiveCount": redrive.max_receive_count }).to_string(),
+            );
+        }
+        let wanted = &request.attribute_names;
+        let selected: BTreeMap<&str, String> = all
+            .into_iter()
+            .filter(|(name, _)| wanted.iter().any(|w| w == "All" || w == name))
+            .collect();
+        Ok(json!({ "Attributes": selected }))
+    }
+}
