@@ -1089,3 +1089,50 @@ pub async fn wait_for(gw: &TestGateway, series: &str, value: f64) -> String {
     }
     panic!("{series} never became {value}:\n{last}");
 }
+
+/// After a crash under load: once every lease has run out, what is left in the backend queue at
+/// `url` (read from LocalStack itself) holds every answered send (`sent` less those a consumer
+/// still `asked` for) and no message whose acknowledgement answered ok (`acked`).
+pub async fn assert_no_send_lost_and_no_ack_back(
+    sqs: &Client,
+    url: &str,
+    sent: &std::collections::BTreeSet<String>,
+    asked: &std::collections::BTreeSet<String>,
+    acked: &std::collections::BTreeSet<String>,
+) {
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let mut left = std::collections::BTreeSet::new();
+    let mut empty_rounds = 0;
+    while empty_rounds < 3 {
+        let received = sqs
+            .receive_message()
+            .queue_url(url)
+            .max_number_of_messages(10)
+            .visibility_timeout(600)
+            .send()
+            .await
+            .unwrap();
+        let messages = received.messages.unwrap_or_default();
+        if messages.is_empty() {
+            empty_rounds += 1;
+            continue;
+        }
+        empty_rounds = 0;
+        left.extend(
+            messages
+                .into_iter()
+                .filter_map(|message| message.message_id),
+        );
+    }
+    let lost: Vec<&String> = sent
+        .difference(asked)
+        .filter(|id| !left.contains(*id))
+        .collect();
+    assert!(lost.is_empty(), "{} answered sends lost", lost.len());
+    let back: Vec<&String> = acked.intersection(&left).collect();
+    assert!(
+        back.is_empty(),
+        "{} acknowledged messages came back",
+        back.len()
+    );
+}

@@ -464,41 +464,7 @@ async fn over_sqs_sigkill_after_a_graceful_restart_under_load_keeps_the_handle_r
         sent.len(),
         acked.len()
     );
-    // What is left, read from LocalStack itself once every lease has run out.
-    tokio::time::sleep(Duration::from_secs(6)).await;
-    let mut left = BTreeSet::new();
-    let mut empty_rounds = 0;
-    while empty_rounds < 3 {
-        let received = sqs
-            .receive_message()
-            .queue_url(&backend_url)
-            .max_number_of_messages(10)
-            .visibility_timeout(600)
-            .send()
-            .await
-            .unwrap();
-        let messages = received.messages.unwrap_or_default();
-        if messages.is_empty() {
-            empty_rounds += 1;
-            continue;
-        }
-        empty_rounds = 0;
-        left.extend(
-            messages
-                .into_iter()
-                .filter_map(|message| message.message_id),
-        );
-    }
-    let lost: Vec<&String> = sent
-        .difference(&asked)
-        .filter(|id| !left.contains(*id))
-        .collect();
-    assert!(lost.is_empty(), "{} answered sends lost", lost.len());
-    let back: Vec<&String> = acked.intersection(&left).collect();
-    assert!(
-        back.is_empty(),
-        "{} acknowledged messages came back",
-        back.len()
-    );
+    crate::harness::assert_no_send_lost_and_no_ack_back(&sqs, &backend_url, &sent, &asked, &acked)
+        .await;
     let _ = sqs.delete_queue().queue_url(&backend_url).send().await;
 }

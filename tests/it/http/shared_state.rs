@@ -772,42 +772,8 @@ async fn sigkill_of_one_replica_under_load_loses_no_send_and_resurrects_no_ack()
         sent.len(),
         acked.len()
     );
-    // What is left, read from LocalStack itself once every lease has run out.
-    tokio::time::sleep(Duration::from_secs(6)).await;
-    let mut left = BTreeSet::new();
-    let mut empty_rounds = 0;
-    while empty_rounds < 3 {
-        let received = sqs
-            .receive_message()
-            .queue_url(&backend_url)
-            .max_number_of_messages(10)
-            .visibility_timeout(600)
-            .send()
-            .await
-            .unwrap();
-        let messages = received.messages.unwrap_or_default();
-        if messages.is_empty() {
-            empty_rounds += 1;
-            continue;
-        }
-        empty_rounds = 0;
-        left.extend(
-            messages
-                .into_iter()
-                .filter_map(|message| message.message_id),
-        );
-    }
-    let lost: Vec<&String> = sent
-        .difference(&asked)
-        .filter(|id| !left.contains(*id))
-        .collect();
-    assert!(lost.is_empty(), "{} answered sends lost", lost.len());
-    let back: Vec<&String> = acked.intersection(&left).collect();
-    assert!(
-        back.is_empty(),
-        "{} acknowledged messages came back",
-        back.len()
-    );
+    crate::harness::assert_no_send_lost_and_no_ack_back(&sqs, &backend_url, &sent, &asked, &acked)
+        .await;
     for process in &mut processes {
         let _ = process.start_kill();
         let _ = process.wait().await;
