@@ -1,8 +1,11 @@
 //! The SQS wire protocol (AWS JSON 1.0), so AWS SDKs and tools can use the gateway as an SQS endpoint.
 
+mod action;
+mod answers;
 pub mod config;
 mod error;
 mod md5;
+mod op;
 mod query;
 mod routes;
 pub mod sigv4;

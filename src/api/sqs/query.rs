@@ -1,13 +1,16 @@
-//! The SQS Query protocol (form-encoded requests, XML answers), translated onto the JSON dispatcher.
+//! The SQS Query protocol: form-encoded requests shaped as the JSON protocol's input of the same
+//! action, and the actions' typed answers written as its XML.
 
+use super::action::SqsAction;
+use super::answers::{MessageJson, SqsAnswer};
 use super::error::SqsError;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
 const XMLNS: &str = "http://queue.amazonaws.com/doc/2012-11-05/";
 
-/// Decoded form parameters, by name (each given once).
-type Params = BTreeMap<String, String>;
+/// Form parameters by name.
+type Form = BTreeMap<String, String>;
 
 /// Parameters copied as they are.
 const STRINGS: &str = "QueueUrl QueueName QueueNamePrefix NextToken MessageBody \
@@ -20,20 +23,17 @@ const INTEGERS: &str = "MaxResults DelaySeconds MaxNumberOfMessages VisibilityTi
 const LISTS: &str = "AttributeName MessageSystemAttributeName MessageAttributeName TagKey";
 /// Batch actions; their `{Action}RequestEntry.N.*` parameters become `Entries`.
 const BATCHES: &str = "SendMessageBatch DeleteMessageBatch ChangeMessageVisibilityBatch";
-/// Actions whose XML answer has no `{Action}Result` element.
-const EMPTY_RESULTS: &str = "DeleteMessage ChangeMessageVisibility PurgeQueue DeleteQueue \
-    SetQueueAttributes TagQueue UntagQueue AddPermission RemovePermission";
-/// The elements of a sent message (in SendMessageResult and SendMessageBatchResultEntry).
-const SENT: &str = "MessageId MD5OfMessageBody MD5OfMessageAttributes MD5OfMessageSystemAttributes \
-    SequenceNumber";
 
-/// Reads a Query request (form body plus URL query; a name given twice is refused) into its
-/// action and the JSON-protocol request body the dispatcher expects.
+/// Decoded form parameters, by name (each given once).
+pub(super) struct Params(BTreeMap<String, String>);
+
+/// Reads a Query request (form body plus URL query; a name given twice is refused) into the
+/// action it names and its other parameters.
 pub(super) fn parse_form(
     body: &[u8],
     uri_query: Option<&str>,
-) -> Result<(String, Value), SqsError> {
-    let mut params = Params::new();
+) -> Result<(String, Params), SqsError> {
+    let mut params = Form::new();
     decode_into(uri_query.unwrap_or_default().as_bytes(), &mut params)?;
     decode_into(body, &mut params)?;
     let action = params
@@ -45,11 +45,16 @@ pub(super) fn parse_form(
                 "Either Action or Operation query parameter must be present.",
             )
         })?;
-    let request = convert(&action, &params)?;
-    Ok((action, Value::Object(request)))
+    Ok((action, Params(params)))
 }
 
-fn decode_into(form: &[u8], params: &mut Params) -> Result<(), SqsError> {
+/// The parameters of `action` shaped as its JSON-protocol input: numbers where it takes numbers,
+/// `.N` lists as arrays, named entries as objects, batch entries as `Entries`.
+pub(super) fn shape(action: SqsAction, params: &Params) -> Result<Map<String, Value>, SqsError> {
+    convert(action, &params.0)
+}
+
+fn decode_into(form: &[u8], params: &mut Form) -> Result<(), SqsError> {
     for pair in form.split(|&b| b == b'&').filter(|pair| !pair.is_empty()) {
         let (key, value) = match pair.iter().position(|&b| b == b'=') {
             Some(at) => (&pair[..at], &pair[at + 1..]),
@@ -95,8 +100,8 @@ fn unescape(raw: &[u8]) -> Result<String, SqsError> {
 
 /// The `{prefix}.N[.rest]` parameters, grouped by N (in numeric order), keyed by `rest` ("" if none);
 /// an N that is not a number (negative, or too large) is refused, not dropped.
-fn indexed(params: &Params, prefix: &str) -> Result<BTreeMap<u32, Params>, SqsError> {
-    let mut groups: BTreeMap<u32, Params> = BTreeMap::new();
+fn indexed(params: &Form, prefix: &str) -> Result<BTreeMap<u32, Form>, SqsError> {
+    let mut groups: BTreeMap<u32, Form> = BTreeMap::new();
     for (key, value) in params {
         let Some(rest) = key.strip_prefix(prefix).and_then(|r| r.strip_prefix('.')) else {
             continue;
@@ -133,7 +138,7 @@ fn named_once(map: &mut Map<String, Value>, name: &str, value: Value) -> Result<
 }
 
 /// Flattened Query parameters (of a request, or of one batch entry) to a JSON-protocol object.
-fn convert(action: &str, params: &Params) -> Result<Map<String, Value>, SqsError> {
+fn convert(action: SqsAction, params: &Form) -> Result<Map<String, Value>, SqsError> {
     let mut out = Map::new();
     for name in STRINGS.split_whitespace() {
         if let Some(value) = params.get(name) {
@@ -192,7 +197,7 @@ fn convert(action: &str, params: &Params) -> Result<Map<String, Value>, SqsError
         out.insert(field.into(), Value::Object(attributes));
     }
     // CreateQueue's JSON request names its tags `tags`, lower-case; TagQueue's are `Tags`.
-    let tags = if action == "CreateQueue" {
+    let tags = if action == SqsAction::CreateQueue {
         "tags"
     } else {
         "Tags"
@@ -225,24 +230,26 @@ fn convert(action: &str, params: &Params) -> Result<Map<String, Value>, SqsError
     Ok(out)
 }
 
-/// Renders a JSON-protocol answer of `action` as the Query protocol's XML answer (with its
+/// Writes the answer of `action` as the Query protocol's XML answer (with its
 /// `<?xml version="1.0"?>` declaration, as SQS sends it).
-pub(super) fn render_answer(action: &str, answer: &Value, request_id: &str) -> String {
-    let action: String = action.chars().filter(char::is_ascii_alphanumeric).collect();
-    let mut xml = format!("<?xml version=\"1.0\"?><{action}Response xmlns=\"{XMLNS}\">");
-    if !EMPTY_RESULTS.split_whitespace().any(|a| a == action) {
-        let inner = result(&action, answer);
-        if inner.is_empty() {
-            xml += &format!("<{action}Result/>");
+pub(super) fn render_answer(action: SqsAction, answer: &SqsAnswer, request_id: &str) -> String {
+    let action_name = action.name();
+    let mut xml = Xml(format!(
+        "<?xml version=\"1.0\"?><{action_name}Response xmlns=\"{XMLNS}\">"
+    ));
+    if !action.answers_without_result() {
+        let mut inner = Xml(String::new());
+        result(action, answer, &mut inner);
+        if inner.0.is_empty() {
+            xml.0 += &format!("<{action_name}Result/>");
         } else {
-            xml += &format!("<{action}Result>{inner}</{action}Result>");
+            xml.0 += &format!("<{action_name}Result>{}</{action_name}Result>", inner.0);
         }
     }
-    xml += &format!(
-        "<ResponseMetadata><RequestId>{}</RequestId></ResponseMetadata></{action}Response>",
-        escape(request_id)
-    );
-    xml
+    xml.0 += "<ResponseMetadata>";
+    xml.text("RequestId", request_id);
+    xml.0 += &format!("</ResponseMetadata></{action_name}Response>");
+    xml.0
 }
 
 /// Renders an error in the Query protocol's shape, with its Query code.
@@ -257,112 +264,153 @@ pub(super) fn render_error(error: &SqsError, request_id: &str) -> String {
 }
 
 /// The inside of `{action}Result`.
-fn result(action: &str, answer: &Value) -> String {
-    let mut out = String::new();
-    match action {
-        "ListQueues" | "ListDeadLetterSourceQueues" => {
-            // Both are flattened lists whose members are named `QueueUrl` in the Query model
-            // (ListDeadLetterSourceQueues' member is `queueUrls` only in JSON).
-            let element = "QueueUrl";
-            for url in items(answer, "QueueUrls").chain(items(answer, "queueUrls")) {
-                element_of(&mut out, element, url);
+fn result(action: SqsAction, answer: &SqsAnswer, out: &mut Xml) {
+    match answer {
+        SqsAnswer::Nothing(_) => {}
+        SqsAnswer::QueueUrl(answer) => out.text("QueueUrl", &answer.queue_url),
+        // Both lists are flattened, each member named `QueueUrl` in the Query model.
+        SqsAnswer::QueueUrls(answer) => {
+            for url in &answer.queue_urls {
+                out.text("QueueUrl", url);
             }
-            fields(&mut out, answer, "NextToken");
+            out.optional("NextToken", answer.next_token.as_deref());
         }
-        "GetQueueAttributes" => pairs(&mut out, answer.get("Attributes"), "Attribute", "Name"),
-        "ListMessageMoveTasks" => {
-            for task in items(answer, "Results") {
-                out += "<ListMessageMoveTasksResultEntry>";
-                fields(
-                    &mut out,
-                    task,
-                    "TaskHandle Status SourceArn DestinationArn MaxNumberOfMessagesPerSecond \
-                     ApproximateNumberOfMessagesMoved ApproximateNumberOfMessagesToMove \
-                     FailureReason StartedTimestamp",
+        SqsAnswer::DeadLetterSources(answer) => {
+            for url in &answer.queue_urls {
+                out.text("QueueUrl", url);
+            }
+        }
+        SqsAnswer::Attributes(answer) => out.pairs("Attribute", "Name", &answer.attributes),
+        SqsAnswer::Sent(sent) => {
+            out.text("MessageId", &sent.message_id);
+            out.text("MD5OfMessageBody", &sent.md5_of_message_body);
+            out.optional(
+                "MD5OfMessageAttributes",
+                sent.md5_of_message_attributes.as_deref(),
+            );
+            out.optional("SequenceNumber", sent.sequence_number.as_deref());
+        }
+        SqsAnswer::Batch(batch) => {
+            let entry = format!("{}ResultEntry", action.name());
+            for success in &batch.successful {
+                out.open(&entry);
+                out.text("Id", &success.id);
+                out.optional("MessageId", success.message_id.as_deref());
+                out.optional("MD5OfMessageBody", success.md5_of_message_body.as_deref());
+                out.optional(
+                    "MD5OfMessageAttributes",
+                    success.md5_of_message_attributes.as_deref(),
                 );
-                out += "</ListMessageMoveTasksResultEntry>";
+                out.optional("SequenceNumber", success.sequence_number.as_deref());
+                out.close(&entry);
+            }
+            for failure in &batch.failed {
+                out.open("BatchResultErrorEntry");
+                out.text("Id", &failure.id);
+                out.text("SenderFault", &failure.sender_fault.to_string());
+                out.text("Code", &failure.code);
+                out.text("Message", &failure.message);
+                out.close("BatchResultErrorEntry");
             }
         }
-        "ListQueueTags" => pairs(&mut out, answer.get("Tags"), "Tag", "Key"),
-        "SendMessage" => fields(&mut out, answer, SENT),
-        "SendMessageBatch" | "DeleteMessageBatch" | "ChangeMessageVisibilityBatch" => {
-            for entry in items(answer, "Successful") {
-                out += &format!("<{action}ResultEntry>");
-                fields(&mut out, entry, "Id");
-                fields(&mut out, entry, SENT);
-                out += &format!("</{action}ResultEntry>");
-            }
-            for entry in items(answer, "Failed") {
-                out += "<BatchResultErrorEntry>";
-                fields(&mut out, entry, "Id SenderFault Code Message");
-                out += "</BatchResultErrorEntry>";
+        SqsAnswer::Received(received) => {
+            for message in &received.messages {
+                message_xml(out, message);
             }
         }
-        "ReceiveMessage" => {
-            for message in items(answer, "Messages") {
-                out += "<Message>";
-                fields(&mut out, message, "MessageId ReceiptHandle MD5OfBody Body");
-                pairs(&mut out, message.get("Attributes"), "Attribute", "Name");
-                fields(&mut out, message, "MD5OfMessageAttributes");
-                if let Some(Value::Object(attributes)) = message.get("MessageAttributes") {
-                    for (name, value) in attributes {
-                        out += "<MessageAttribute>";
-                        element_of(&mut out, "Name", &Value::String(name.clone()));
-                        out += "<Value>";
-                        fields(&mut out, value, "DataType StringValue BinaryValue");
-                        out += "</Value></MessageAttribute>";
-                    }
-                }
-                out += "</Message>";
+        SqsAnswer::Tags(tags) => out.pairs("Tag", "Key", &tags.tags),
+        SqsAnswer::MoveTaskStarted(started) => out.text("TaskHandle", &started.task_handle),
+        SqsAnswer::MoveTaskCancelled(cancelled) => out.text(
+            "ApproximateNumberOfMessagesMoved",
+            &cancelled.approximate_number_of_messages_moved.to_string(),
+        ),
+        SqsAnswer::MoveTasks(tasks) => {
+            for task in &tasks.results {
+                out.open("ListMessageMoveTasksResultEntry");
+                out.optional("TaskHandle", task.task_handle.as_deref());
+                out.text("Status", task.status);
+                out.text("SourceArn", &task.source_arn);
+                out.optional("DestinationArn", task.destination_arn.as_deref());
+                out.optional(
+                    "MaxNumberOfMessagesPerSecond",
+                    task.max_number_of_messages_per_second
+                        .map(|rate| rate.to_string())
+                        .as_deref(),
+                );
+                out.text(
+                    "ApproximateNumberOfMessagesMoved",
+                    &task.approximate_number_of_messages_moved.to_string(),
+                );
+                out.optional(
+                    "ApproximateNumberOfMessagesToMove",
+                    task.approximate_number_of_messages_to_move
+                        .map(|count| count.to_string())
+                        .as_deref(),
+                );
+                out.optional("FailureReason", task.failure_reason.as_deref());
+                out.text("StartedTimestamp", &task.started_timestamp.to_string());
+                out.close("ListMessageMoveTasksResultEntry");
             }
-        }
-        // GetQueueUrl, CreateQueue (QueueUrl), and the rest: each scalar field as an element.
-        _ => {
-            if let Value::Object(map) = answer {
-                for (name, value) in map {
-                    element_of(&mut out, name, value);
-                }
-            }
-        }
-    }
-    out
-}
-
-fn items<'a>(value: &'a Value, field: &str) -> impl Iterator<Item = &'a Value> {
-    value
-        .get(field)
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-}
-
-/// `<name>value</name>`, for a string, number or boolean; nothing otherwise.
-fn element_of(out: &mut String, name: &str, value: &Value) {
-    let text = match value {
-        Value::String(text) => escape(text),
-        Value::Number(number) => number.to_string(),
-        Value::Bool(flag) => flag.to_string(),
-        _ => return,
-    };
-    *out += &format!("<{name}>{text}</{name}>");
-}
-
-/// The fields named (space-separated) of `value`, in that order, as elements.
-fn fields(out: &mut String, value: &Value, names: &str) {
-    for name in names.split_whitespace() {
-        if let Some(field) = value.get(name) {
-            element_of(out, name, field);
         }
     }
 }
 
-/// A JSON map as repeated `<element><{key}>k</{key}><Value>v</Value></element>`.
-fn pairs(out: &mut String, map: Option<&Value>, element: &str, key: &str) {
-    if let Some(Value::Object(map)) = map {
+/// One received message as `<Message>`.
+fn message_xml(out: &mut Xml, message: &MessageJson) {
+    out.open("Message");
+    out.text("MessageId", &message.message_id);
+    out.text("ReceiptHandle", &message.receipt_handle);
+    out.text("MD5OfBody", &message.md5_of_body);
+    out.text("Body", &message.body);
+    out.pairs("Attribute", "Name", &message.attributes);
+    out.optional(
+        "MD5OfMessageAttributes",
+        message.md5_of_message_attributes.as_deref(),
+    );
+    for (name, attribute) in &message.message_attributes {
+        out.open("MessageAttribute");
+        out.text("Name", name);
+        out.open("Value");
+        out.text("DataType", &attribute.data_type);
+        out.optional("StringValue", attribute.string_value.as_deref());
+        out.optional("BinaryValue", attribute.binary_value.as_deref());
+        out.close("Value");
+        out.close("MessageAttribute");
+    }
+    out.close("Message");
+}
+
+/// XML written element by element; element names are the protocol's, text is escaped.
+struct Xml(String);
+
+impl Xml {
+    fn open(&mut self, name: &str) {
+        self.0 += &format!("<{name}>");
+    }
+
+    fn close(&mut self, name: &str) {
+        self.0 += &format!("</{name}>");
+    }
+
+    /// `<name>text</name>`.
+    fn text(&mut self, name: &str, text: &str) {
+        self.0 += &format!("<{name}>{}</{name}>", escape(text));
+    }
+
+    /// `<name>text</name>` when there is a text, nothing otherwise.
+    fn optional(&mut self, name: &str, text: Option<&str>) {
+        if let Some(text) = text {
+            self.text(name, text);
+        }
+    }
+
+    /// A map as repeated `<element><{key}>k</{key}><Value>v</Value></element>`.
+    fn pairs(&mut self, element: &str, key: &str, map: &BTreeMap<String, String>) {
         for (name, value) in map {
-            *out += &format!("<{element}><{key}>{}</{key}>", escape(name));
-            element_of(out, "Value", value);
-            *out += &format!("</{element}>");
+            self.open(element);
+            self.text(key, name);
+            self.text("Value", value);
+            self.close(element);
         }
     }
 }
@@ -393,13 +441,20 @@ mod tests {
 
     const HEAD: &str = "<?xml version=\"1.0\"?>";
 
+    /// A form read and shaped as its action's JSON input.
+    fn shaped(form: &[u8], query: Option<&str>) -> Result<(String, Value), SqsError> {
+        let (name, params) = parse_form(form, query)?;
+        let action = SqsAction::named(&name).expect("a known action");
+        Ok((name, Value::Object(shape(action, &params)?)))
+    }
+
     #[test]
     fn send_message_form_becomes_json() {
         let form = "Action=SendMessage&Version=2012-11-05&QueueUrl=http%3A%2F%2Flocalhost%2F000000000000%2Forders\
             &MessageBody=hello+world&DelaySeconds=5\
             &MessageAttribute.2.Name=blob&MessageAttribute.2.Value.DataType=Binary&MessageAttribute.2.Value.BinaryValue=AAE%2B\
             &MessageAttribute.1.Name=kind&MessageAttribute.1.Value.DataType=String&MessageAttribute.1.Value.StringValue=order";
-        let (action, request) = parse_form(form.as_bytes(), None).unwrap();
+        let (action, request) = shaped(form.as_bytes(), None).unwrap();
         assert_eq!(action, "SendMessage");
         assert_eq!(
             request,
@@ -425,7 +480,7 @@ mod tests {
             &SendMessageBatchRequestEntry.2.MessageAttribute.1.Name=k\
             &SendMessageBatchRequestEntry.2.MessageAttribute.1.Value.DataType=Number\
             &SendMessageBatchRequestEntry.2.MessageAttribute.1.Value.StringValue=1";
-        let (_, request) = parse_form(form.as_bytes(), None).unwrap();
+        let (_, request) = shaped(form.as_bytes(), None).unwrap();
         assert_eq!(
             request,
             json!({
@@ -442,7 +497,7 @@ mod tests {
     #[test]
     fn receive_message_gets_numbers_and_lists() {
         let form = "QueueUrl=q&AttributeName.1=All&MessageAttributeName.1=All&MaxNumberOfMessages=10&WaitTimeSeconds=20";
-        let (action, request) = parse_form(form.as_bytes(), Some("Action=ReceiveMessage")).unwrap();
+        let (action, request) = shaped(form.as_bytes(), Some("Action=ReceiveMessage")).unwrap();
         assert_eq!(action, "ReceiveMessage");
         assert_eq!(
             request,
@@ -454,32 +509,32 @@ mod tests {
                 "WaitTimeSeconds": 20,
             })
         );
-        let bad = parse_form(b"Action=ReceiveMessage&MaxNumberOfMessages=ten", None).unwrap_err();
+        let bad = shaped(b"Action=ReceiveMessage&MaxNumberOfMessages=ten", None).unwrap_err();
         assert_eq!(bad.code, "InvalidParameterValue");
     }
 
     #[test]
     fn form_decoding_handles_plus_and_percent() {
         let form = b"Action=SendMessage&MessageBody=a+b%20c%2Bd%E2%82%AC%&ReceiptHandle";
-        let (_, request) = parse_form(form, None).unwrap();
+        let (_, request) = shaped(form, None).unwrap();
         assert_eq!(
             request,
             json!({"MessageBody": "a b c+d\u{20ac}%", "ReceiptHandle": ""})
         );
-        assert!(parse_form(b"Action=SendMessage&MessageBody=%FF", None).is_err());
+        assert!(shaped(b"Action=SendMessage&MessageBody=%FF", None).is_err());
     }
 
     #[test]
     fn a_parameter_given_twice_is_refused() {
-        let twice = parse_form(b"Action=DeleteQueue&QueueUrl=q", Some("Action=GetQueueUrl"));
+        let twice = shaped(b"Action=DeleteQueue&QueueUrl=q", Some("Action=GetQueueUrl"));
         assert_eq!(twice.unwrap_err().code, "InvalidParameterValue");
-        let twice = parse_form(b"Action=SendMessage&MessageBody=a&MessageBody=b", None);
+        let twice = shaped(b"Action=SendMessage&MessageBody=a&MessageBody=b", None);
         assert_eq!(twice.unwrap_err().code, "InvalidParameterValue");
     }
 
     #[test]
     fn missing_action_is_refused() {
-        let error = parse_form(b"QueueUrl=q", Some("Version=2012-11-05")).unwrap_err();
+        let error = shaped(b"QueueUrl=q", Some("Version=2012-11-05")).unwrap_err();
         assert_eq!(error.code, "MissingAction");
         assert_eq!(error.query_code, "MissingAction");
         assert!(error.sender);
@@ -487,15 +542,26 @@ mod tests {
 
     #[test]
     fn receive_message_answer_renders_like_sqs() {
-        let answer = json!({"Messages": [{
-            "MessageId": "m-1",
-            "ReceiptHandle": "rh+1/=",
-            "MD5OfBody": "body-md5",
-            "Body": "a & <b>",
-            "Attributes": {"SenderId": "000000000000"},
-            "MD5OfMessageAttributes": "attr-md5",
-            "MessageAttributes": {"kind": {"DataType": "String", "StringValue": "order"}},
-        }]});
+        let message = MessageJson {
+            message_id: "m-1".into(),
+            receipt_handle: "rh+1/=".into(),
+            md5_of_body: "body-md5".into(),
+            body: "a & <b>".into(),
+            attributes: [("SenderId".to_owned(), "000000000000".to_owned())].into(),
+            md5_of_message_attributes: Some("attr-md5".into()),
+            message_attributes: [(
+                "kind".to_owned(),
+                super::super::wire::AttributeJson {
+                    data_type: "String".into(),
+                    string_value: Some("order".into()),
+                    binary_value: None,
+                },
+            )]
+            .into(),
+        };
+        let answer = SqsAnswer::Received(super::super::answers::Received {
+            messages: vec![message],
+        });
         let expected = format!(
             "{HEAD}<ReceiveMessageResponse xmlns=\"http://queue.amazonaws.com/doc/2012-11-05/\"><ReceiveMessageResult><Message>\
             <MessageId>m-1</MessageId><ReceiptHandle>rh+1/=</ReceiptHandle><MD5OfBody>body-md5</MD5OfBody>\
@@ -505,18 +571,31 @@ mod tests {
             </Message></ReceiveMessageResult><ResponseMetadata><RequestId>req-1</RequestId></ResponseMetadata>\
             </ReceiveMessageResponse>"
         );
-        assert_eq!(render_answer("ReceiveMessage", &answer, "req-1"), expected);
+        assert_eq!(
+            render_answer(SqsAction::ReceiveMessage, &answer, "req-1"),
+            expected
+        );
     }
 
     #[test]
     fn empty_answers_have_no_result_element() {
         assert_eq!(
-            render_answer("DeleteMessage", &json!({}), "req-2"),
+            render_answer(SqsAction::DeleteMessage, &SqsAnswer::nothing(), "req-2"),
             format!(
                 "{HEAD}<DeleteMessageResponse xmlns=\"http://queue.amazonaws.com/doc/2012-11-05/\">\
                 <ResponseMetadata><RequestId>req-2</RequestId></ResponseMetadata></DeleteMessageResponse>"
             )
         );
+    }
+
+    #[test]
+    fn an_answer_with_nothing_in_it_has_an_empty_result_element() {
+        let none = SqsAnswer::Received(super::super::answers::Received { messages: vec![] });
+        assert!(
+            render_answer(SqsAction::ReceiveMessage, &none, "r")
+                .contains("<ReceiveMessageResult/><ResponseMetadata>")
+        );
+        assert_eq!(serde_json::to_string(&none).unwrap(), "{}");
     }
 
     #[test]

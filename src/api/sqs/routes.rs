@@ -1,10 +1,14 @@
-//! The SQS endpoint: protocol detection, SigV4 authentication, and the dispatch of each action
-//! to its handler (queue actions in `routes/queues.rs`, message actions in `routes/messages.rs`).
+//! The SQS endpoint: protocol detection, SigV4 authentication, the request read into one typed
+//! operation, and its dispatch to the action's handler (queue actions in `routes/queues.rs`,
+//! message actions in `routes/messages.rs`), whose typed answer either protocol renders.
 
+use super::action::SqsAction;
+use super::answers::{self, BatchResult, Failed, MessageJson, SqsAnswer, Successful};
 use super::error::SqsError;
+use super::op::{Input, SqsOp};
 use super::query;
 use super::sigv4::{self, PendingSignature, RequestHead, SigV4Error};
-use super::wire::{self, BatchResult, Failed, MessageJson, Successful};
+use super::wire;
 use crate::api::common::read_body;
 use crate::core::access::{Caller, Grants, Principal};
 use crate::core::clock::Clock;
@@ -21,8 +25,6 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
-use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -205,7 +207,7 @@ async fn handle(
             } else {
                 (
                     [(header::CONTENT_TYPE, "text/xml")],
-                    query::render_answer(&action, &answer, &request_id),
+                    query::render_answer(action, &answer, &request_id),
                 )
                     .into_response()
             };
@@ -257,14 +259,14 @@ fn render_error(json_protocol: bool, error: SqsError, request_id: &str) -> Respo
     response
 }
 
-/// Authenticates the request from its head, then reads, verifies and dispatches it; the answer is
-/// JSON-shaped for both protocols.
+/// Authenticates the request from its head, then reads and verifies it, parses it into its typed
+/// operation and dispatches that; the answer is the action's, for either protocol to render.
 async fn serve(
     state: &SqsState,
     protocol: Protocol,
     head: OwnedHead,
     body: Body,
-) -> Result<(String, Value), SqsError> {
+) -> Result<(SqsAction, SqsAnswer), SqsError> {
     let signed = RequestHead {
         method: &head.method,
         uri: &head.uri,
@@ -284,36 +286,59 @@ async fn serve(
         .get(header::HOST)
         .and_then(|value| value.to_str().ok())
         .unwrap_or("localhost");
+    let base_url = state
+        .public_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{host}"));
+    let protocol_name = protocol.name();
+    let (named, query_params) = match protocol {
+        Protocol::Json(action) => (action, None),
+        Protocol::Query => {
+            let (action, params) = query::parse_form(&body, head.uri.query())?;
+            (action, Some(params))
+        }
+    };
+    let action = SqsAction::named(&named);
+    let label = action.map_or("unknown", SqsAction::name);
+    tracing::Span::current().record("action", label);
+    state.gateway.meters().sqs_request(label, protocol_name);
+    let action = action.ok_or_else(|| {
+        SqsError::sender(
+            "UnknownOperationException",
+            "The action or operation requested is invalid.",
+        )
+    })?;
+    let operation = action
+        .operation()
+        .ok_or_else(|| SqsOp::unsupported(action))?;
     let context = Context {
         state,
         caller,
-        base_url: state
-            .public_url
-            .clone()
-            .unwrap_or_else(|| format!("http://{host}")),
+        base_url,
+        operation,
     };
-    let protocol_name = protocol.name();
-    let (action, body) = match protocol {
-        Protocol::Json(action) => (action, body),
-        Protocol::Query => {
-            let (action, mut request) = query::parse_form(&body, head.uri.query())?;
+    let input = match query_params {
+        None => Input::Json(&body),
+        Some(params) => {
+            let mut request = query::shape(action, &params)?;
             // Query clients may address the queue by the URL path instead of a QueueUrl parameter.
-            if request.get("QueueUrl").is_none()
+            if !request.contains_key("QueueUrl")
                 && let Some(queue) = head.uri.path().strip_prefix(&format!("/{ACCOUNT}/"))
             {
-                request["QueueUrl"] = json!(context.queue_url(queue));
+                request.insert(
+                    "QueueUrl".into(),
+                    serde_json::Value::String(context.queue_url(queue)),
+                );
             }
-            let body = serde_json::to_vec(&request)
-                .map_err(|e| SqsError::from(GatewayError::internal(e)))?;
-            (action, body.into())
+            Input::Query(request.into())
         }
     };
-    // The head's bytes are the connection's read buffer: a receive may wait 20 s without it.
+    let op = SqsOp::parse(action, input)?;
+    // The head's bytes are the connection's read buffer, and the body is read: a receive may
+    // wait 20 s without either.
     drop(head);
-    let named = action_name(&action);
-    tracing::Span::current().record("action", named);
-    state.gateway.meters().sqs_request(named, protocol_name);
-    let answer = context.dispatch(&action, &body).await?;
+    drop(body);
+    let answer = context.dispatch(op).await?;
     Ok((action, answer))
 }
 
@@ -363,90 +388,13 @@ fn sigv4_error(error: &SigV4Error) -> SqsError {
     SqsError::sender(code, error.to_string()).with_status(status)
 }
 
-/// The core operation an SQS action performs (what it needs of the caller); `None` for actions
-/// the endpoint does not know.
-/// The actions the endpoint serves, by the name clients send.
-const ACTIONS: [&str; 23] = [
-    "SendMessage",
-    "SendMessageBatch",
-    "ReceiveMessage",
-    "DeleteMessage",
-    "DeleteMessageBatch",
-    "ChangeMessageVisibility",
-    "ChangeMessageVisibilityBatch",
-    "GetQueueUrl",
-    "GetQueueAttributes",
-    "ListQueues",
-    "ListQueueTags",
-    "ListDeadLetterSourceQueues",
-    "PurgeQueue",
-    "CreateQueue",
-    "DeleteQueue",
-    "SetQueueAttributes",
-    "TagQueue",
-    "UntagQueue",
-    "StartMessageMoveTask",
-    "CancelMessageMoveTask",
-    "ListMessageMoveTasks",
-    "AddPermission",
-    "RemovePermission",
-];
-
-/// `action` as a name for logs and metrics: one of [`ACTIONS`], else `unknown` (a client's
-/// text never becomes a label).
-fn action_name(action: &str) -> &'static str {
-    ACTIONS
-        .iter()
-        .find(|known| **known == action)
-        .copied()
-        .unwrap_or("unknown")
-}
-
-fn operation_of(action: &str) -> Option<Operation> {
-    Some(match action {
-        "SendMessage" | "SendMessageBatch" => Operation::Send,
-        "ReceiveMessage" => Operation::Receive,
-        "DeleteMessage" | "DeleteMessageBatch" => Operation::Acknowledge,
-        "ChangeMessageVisibility" | "ChangeMessageVisibilityBatch" => Operation::ChangeVisibility,
-        "GetQueueUrl" => Operation::ResolveQueue,
-        "GetQueueAttributes" => Operation::QueueStats,
-        "ListQueues" => Operation::ListQueues,
-        "ListQueueTags" => Operation::ListTags,
-        "ListDeadLetterSourceQueues" => Operation::DeadLetterSources,
-        "PurgeQueue" => Operation::Purge,
-        "CreateQueue" => Operation::CreateQueue,
-        "DeleteQueue" => Operation::DeleteQueue,
-        "SetQueueAttributes" => Operation::SetQueueSettings,
-        "TagQueue" | "UntagQueue" => Operation::Tag,
-        "StartMessageMoveTask" | "CancelMessageMoveTask" | "ListMessageMoveTasks" => {
-            Operation::Redrive
-        }
-        _ => return None,
-    })
-}
-
+/// One request's caller and what its action needs of it.
 struct Context<'a> {
     state: &'a SqsState,
     caller: Caller,
     base_url: String,
-}
-
-fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, SqsError> {
-    let body = if body.iter().all(u8::is_ascii_whitespace) {
-        b"{}" as &[u8]
-    } else {
-        body
-    };
-    serde_json::from_slice(body).map_err(|error| {
-        SqsError::sender(
-            "SerializationException",
-            format!(
-                "the request body is not valid for this action (line {}, column {})",
-                error.line(),
-                error.column()
-            ),
-        )
-    })
+    /// What the action needs of the caller on the queue it names.
+    operation: Operation,
 }
 
 impl Context<'_> {
@@ -459,81 +407,66 @@ impl Context<'_> {
     }
 
     /// The gateway queue a QueueUrl names (its last path segment), checked by the core (it
-    /// exists, and the caller may do `operation` there) before the request's own details.
-    fn queue_of(&self, url: Option<&str>, operation: Operation) -> Result<String, SqsError> {
+    /// exists, and the caller may do the action's operation there) before the request's own
+    /// details.
+    fn queue_of(&self, url: Option<&str>) -> Result<String, SqsError> {
         let url = url.ok_or_else(|| SqsError::missing_parameter("QueueUrl"))?;
         let name = url
             .trim_end_matches('/')
             .rsplit('/')
             .next()
             .unwrap_or_default();
-        self.gateway().check_access(&self.caller, operation, name)?;
+        self.gateway()
+            .check_access(&self.caller, self.operation, name)?;
         Ok(name.to_owned())
     }
 
-    async fn dispatch(&self, action: &str, body: &[u8]) -> Result<Value, SqsError> {
-        if operation_of(action).is_none() {
-            return Err(match action {
-                "AddPermission" | "RemovePermission" => {
-                    SqsError::unsupported(format!("{action} is not supported by this gateway"))
-                }
-                _ => SqsError::sender(
-                    "UnknownOperationException",
-                    "The action or operation requested is invalid.",
-                ),
-            });
-        }
-        // Each action's future boxed on its own: a receive waiting 20 s holds its own state only,
-        // not room for the largest action's.
-        match action {
-            "GetQueueUrl" => Box::pin(self.get_queue_url(parse(body)?)).await,
-            "ListQueues" => Box::pin(self.list_queues(parse(body)?)).await,
-            "GetQueueAttributes" => Box::pin(self.get_queue_attributes(parse(body)?)).await,
-            "SendMessage" => Box::pin(self.send_message(parse(body)?)).await,
-            "SendMessageBatch" => Box::pin(self.send_message_batch(parse(body)?)).await,
-            "ReceiveMessage" => Box::pin(self.receive_message(parse(body)?)).await,
-            "DeleteMessage" => Box::pin(self.delete_message(parse(body)?)).await,
-            "DeleteMessageBatch" => {
-                Box::pin(self.handle_batch(parse(body)?, "DeleteMessageBatch")).await
+    /// Runs one operation. Each action's future is boxed on its own: a receive waiting 20 s holds
+    /// its own state only, not room for the largest action's.
+    async fn dispatch(&self, op: SqsOp) -> Result<SqsAnswer, SqsError> {
+        match op {
+            SqsOp::GetQueueUrl(request) => Box::pin(self.get_queue_url(request)).await,
+            SqsOp::ListQueues(request) => Box::pin(self.list_queues(request)).await,
+            SqsOp::GetQueueAttributes(request) => {
+                Box::pin(self.get_queue_attributes(request)).await
             }
-            "ChangeMessageVisibility" => Box::pin(self.change_visibility(parse(body)?)).await,
-            "ChangeMessageVisibilityBatch" => {
-                Box::pin(self.handle_batch(parse(body)?, "ChangeMessageVisibilityBatch")).await
+            SqsOp::SendMessage(request) => Box::pin(self.send_message(request)).await,
+            SqsOp::SendMessageBatch(request) => Box::pin(self.send_message_batch(request)).await,
+            SqsOp::ReceiveMessage(request) => Box::pin(self.receive_message(request)).await,
+            SqsOp::DeleteMessage(request) => Box::pin(self.delete_message(request)).await,
+            SqsOp::DeleteMessageBatch(request) => {
+                Box::pin(self.handle_batch(request, HandleAction::Delete)).await
             }
-            "PurgeQueue" => {
-                let request: wire::QueueUrlOnly = parse(body)?;
-                let queue = self.queue_of(request.queue_url.as_deref(), Operation::Purge)?;
-                Box::pin(self.gateway().purge(&self.caller, &queue)).await?;
-                Ok(json!({}))
+            SqsOp::ChangeMessageVisibility(request) => {
+                Box::pin(self.change_visibility(request)).await
             }
-            "CreateQueue" => Box::pin(self.create_queue(parse(body)?)).await,
-            "DeleteQueue" => {
-                let request: wire::QueueUrlOnly = parse(body)?;
-                let queue = self.queue_of(request.queue_url.as_deref(), Operation::DeleteQueue)?;
-                Box::pin(self.gateway().delete_queue(&self.caller, &queue)).await?;
-                Ok(json!({}))
+            SqsOp::ChangeMessageVisibilityBatch(request) => {
+                Box::pin(self.handle_batch(request, HandleAction::ChangeVisibility)).await
             }
-            "SetQueueAttributes" => Box::pin(self.set_queue_attributes(parse(body)?)).await,
-            "ListDeadLetterSourceQueues" => Box::pin(self.dead_letter_sources(parse(body)?)).await,
-            "TagQueue" | "UntagQueue" | "ListQueueTags" => {
-                Box::pin(self.tag_action(action, body)).await
+            SqsOp::PurgeQueue(request) => Box::pin(self.purge_queue(request)).await,
+            SqsOp::CreateQueue(request) => Box::pin(self.create_queue(request)).await,
+            SqsOp::DeleteQueue(request) => Box::pin(self.delete_queue(request)).await,
+            SqsOp::SetQueueAttributes(request) => {
+                Box::pin(self.set_queue_attributes(request)).await
             }
-            "StartMessageMoveTask" => Box::pin(self.start_move_task(parse(body)?)).await,
-            "ListMessageMoveTasks" => Box::pin(self.list_move_tasks(parse(body)?)).await,
-            "CancelMessageMoveTask" => {
-                let request: wire::CancelMessageMoveTask = parse(body)?;
-                let handle = request
-                    .task_handle
-                    .ok_or_else(|| SqsError::missing_parameter("TaskHandle"))?;
-                let moved = Box::pin(self.gateway().cancel_redrive(&self.caller, &handle)).await?;
-                Ok(json!({ "ApproximateNumberOfMessagesMoved": moved }))
+            SqsOp::ListDeadLetterSourceQueues(request) => {
+                Box::pin(self.dead_letter_sources(request)).await
             }
-            _ => Err(SqsError::sender(
-                "UnknownOperationException",
-                "The action or operation requested is invalid.",
-            )),
+            SqsOp::TagQueue(request) => Box::pin(self.tag_queue(request)).await,
+            SqsOp::UntagQueue(request) => Box::pin(self.untag_queue(request)).await,
+            SqsOp::ListQueueTags(request) => Box::pin(self.list_queue_tags(request)).await,
+            SqsOp::StartMessageMoveTask(request) => Box::pin(self.start_move_task(request)).await,
+            SqsOp::ListMessageMoveTasks(request) => Box::pin(self.list_move_tasks(request)).await,
+            SqsOp::CancelMessageMoveTask(request) => Box::pin(self.cancel_move_task(request)).await,
         }
     }
+}
+
+/// What a handle batch does with each handle.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum HandleAction {
+    Delete,
+    ChangeVisibility,
 }
 
 fn failed(id: String, error: &SqsError) -> Failed {
@@ -561,6 +494,3 @@ fn message_not_in_flight() -> SqsError {
         )
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -1,4 +1,5 @@
-//! SQS JSON 1.0 wire types: requests as the SDKs send them, answers as they expect them.
+//! SQS JSON 1.0 requests as the SDKs send them (the Query protocol is shaped into the same), and
+//! the rules that turn them into core types.
 
 use super::error::SqsError;
 use super::md5;
@@ -263,62 +264,6 @@ pub(super) struct HandleBatch {
     pub queue_url: Option<String>,
     #[serde(default)]
     pub entries: Vec<HandleEntry>,
-}
-
-/// A batch's successful entry.
-#[derive(Debug, Serialize, Default)]
-#[serde(rename_all = "PascalCase")]
-pub(super) struct Successful {
-    pub id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message_id: Option<String>,
-    #[serde(rename = "MD5OfMessageBody", skip_serializing_if = "Option::is_none")]
-    pub md5_of_message_body: Option<String>,
-    #[serde(
-        rename = "MD5OfMessageAttributes",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub md5_of_message_attributes: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sequence_number: Option<String>,
-}
-
-/// A batch's failed entry.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "PascalCase")]
-pub(super) struct Failed {
-    pub id: String,
-    pub sender_fault: bool,
-    pub code: String,
-    pub message: String,
-}
-
-/// The answer of every batch action.
-#[derive(Debug, Serialize, Default)]
-#[serde(rename_all = "PascalCase")]
-pub(super) struct BatchResult {
-    pub successful: Vec<Successful>,
-    pub failed: Vec<Failed>,
-}
-
-/// A received message. No `Debug`: it holds a receipt handle.
-#[derive(Serialize)]
-#[serde(rename_all = "PascalCase")]
-pub(super) struct MessageJson {
-    pub message_id: String,
-    pub receipt_handle: String,
-    #[serde(rename = "MD5OfBody")]
-    pub md5_of_body: String,
-    pub body: String,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub attributes: BTreeMap<String, String>,
-    #[serde(
-        rename = "MD5OfMessageAttributes",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub md5_of_message_attributes: Option<String>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub message_attributes: BTreeMap<String, AttributeJson>,
 }
 
 /// The most message data a SendMessageBatch carries, all entries together (SQS's limit: as the

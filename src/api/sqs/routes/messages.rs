@@ -3,8 +3,11 @@
 use super::*;
 
 impl Context<'_> {
-    pub(super) async fn send_message(&self, request: wire::SendMessage) -> Result<Value, SqsError> {
-        let queue = self.queue_of(request.queue_url.as_deref(), Operation::Send)?;
+    pub(super) async fn send_message(
+        &self,
+        request: wire::SendMessage,
+    ) -> Result<SqsAnswer, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref())?;
         let message = wire::outgoing(request.entry)?;
         let (body_md5, attributes_md5) = wire::digests(&message);
         let mut results = self
@@ -15,21 +18,19 @@ impl Context<'_> {
             .pop()
             .ok_or_else(|| SqsError::from(GatewayError::internal("no send result")))?
             .map_err(SqsError::from)?;
-        let mut answer = json!({ "MessageId": sent.message_id, "MD5OfMessageBody": body_md5 });
-        if let Some(md5) = attributes_md5 {
-            answer["MD5OfMessageAttributes"] = json!(md5);
-        }
-        if let Some(sequence) = sent.sequence_number {
-            answer["SequenceNumber"] = json!(sequence);
-        }
-        Ok(answer)
+        Ok(SqsAnswer::Sent(answers::Sent {
+            message_id: sent.message_id,
+            md5_of_message_body: body_md5,
+            md5_of_message_attributes: attributes_md5,
+            sequence_number: sent.sequence_number,
+        }))
     }
 
     pub(super) async fn send_message_batch(
         &self,
         request: wire::SendMessageBatch,
-    ) -> Result<Value, SqsError> {
-        let queue = self.queue_of(request.queue_url.as_deref(), Operation::Send)?;
+    ) -> Result<SqsAnswer, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref())?;
         let ids = wire::check_batch(request.entries.iter().map(|e| e.id.as_deref()))?;
         let mut result = BatchResult::default();
         let mut accepted = Vec::new();
@@ -61,14 +62,14 @@ impl Context<'_> {
                 Err(error) => result.failed.push(failed(id, &SqsError::from(error))),
             }
         }
-        Ok(serde_json::to_value(result).unwrap_or_default())
+        Ok(SqsAnswer::Batch(result))
     }
 
     pub(super) async fn receive_message(
         &self,
         request: wire::ReceiveMessage,
-    ) -> Result<Value, SqsError> {
-        let queue = self.queue_of(request.queue_url.as_deref(), Operation::Receive)?;
+    ) -> Result<SqsAnswer, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref())?;
         let options = ReceiveOptions {
             max_messages: wire::ranged(
                 request.max_number_of_messages,
@@ -156,18 +157,14 @@ impl Context<'_> {
                 }
             })
             .collect();
-        Ok(if messages.is_empty() {
-            json!({})
-        } else {
-            json!({ "Messages": messages })
-        })
+        Ok(SqsAnswer::Received(answers::Received { messages }))
     }
 
     pub(super) async fn delete_message(
         &self,
         request: wire::HandleRequest,
-    ) -> Result<Value, SqsError> {
-        let queue = self.queue_of(request.queue_url.as_deref(), Operation::Acknowledge)?;
+    ) -> Result<SqsAnswer, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref())?;
         let handle = request
             .entry
             .receipt_handle
@@ -180,7 +177,7 @@ impl Context<'_> {
             .first()
         {
             // As SQS: deleting with an outdated handle succeeds (and deletes nothing).
-            Some(HandleOutcome::Ok | HandleOutcome::Stale) => Ok(json!({})),
+            Some(HandleOutcome::Ok | HandleOutcome::Stale) => Ok(SqsAnswer::nothing()),
             _ => Err(receipt_handle_invalid()),
         }
     }
@@ -188,8 +185,8 @@ impl Context<'_> {
     pub(super) async fn change_visibility(
         &self,
         request: wire::HandleRequest,
-    ) -> Result<Value, SqsError> {
-        let queue = self.queue_of(request.queue_url.as_deref(), Operation::ChangeVisibility)?;
+    ) -> Result<SqsAnswer, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref())?;
         let entry = request.entry;
         let handle = entry
             .receipt_handle
@@ -207,7 +204,7 @@ impl Context<'_> {
             .await?
             .first()
         {
-            Some(HandleOutcome::Ok) => Ok(json!({})),
+            Some(HandleOutcome::Ok) => Ok(SqsAnswer::nothing()),
             Some(HandleOutcome::Stale) => Err(message_not_in_flight()),
             _ => Err(receipt_handle_invalid()),
         }
@@ -216,14 +213,9 @@ impl Context<'_> {
     pub(super) async fn handle_batch(
         &self,
         request: wire::HandleBatch,
-        action: &str,
-    ) -> Result<Value, SqsError> {
-        let operation = if action == "DeleteMessageBatch" {
-            Operation::Acknowledge
-        } else {
-            Operation::ChangeVisibility
-        };
-        let queue = self.queue_of(request.queue_url.as_deref(), operation)?;
+        action: HandleAction,
+    ) -> Result<SqsAnswer, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref())?;
         let ids = wire::check_batch(request.entries.iter().map(|e| e.id.as_deref()))?;
         let mut result = BatchResult::default();
         let mut handles = Vec::new();
@@ -234,7 +226,7 @@ impl Context<'_> {
                     .push(failed(id, &SqsError::missing_parameter("ReceiptHandle")));
                 continue;
             };
-            let timeout = if action == "ChangeMessageVisibilityBatch" {
+            let timeout = if action == HandleAction::ChangeVisibility {
                 match wire::ranged(
                     entry.visibility_timeout,
                     "VisibilityTimeout",
@@ -259,7 +251,7 @@ impl Context<'_> {
             };
             handles.push((id, handle, timeout));
         }
-        let outcomes = if action == "DeleteMessageBatch" {
+        let outcomes = if action == HandleAction::Delete {
             let just_handles: Vec<String> = handles.iter().map(|(_, h, _)| h.clone()).collect();
             self.gateway()
                 .acknowledge(&self.caller, &just_handles, Some(&queue))
@@ -273,7 +265,7 @@ impl Context<'_> {
         };
         for ((id, _, _), outcome) in handles.into_iter().zip(outcomes) {
             match (outcome, action) {
-                (HandleOutcome::Ok, _) | (HandleOutcome::Stale, "DeleteMessageBatch") => {
+                (HandleOutcome::Ok, _) | (HandleOutcome::Stale, HandleAction::Delete) => {
                     result.successful.push(Successful {
                         id,
                         ..Default::default()
@@ -287,6 +279,6 @@ impl Context<'_> {
                 }
             }
         }
-        Ok(serde_json::to_value(result).unwrap_or_default())
+        Ok(SqsAnswer::Batch(result))
     }
 }

@@ -2,6 +2,7 @@
 //! message move tasks.
 
 use super::*;
+use serde_json::json;
 
 impl Context<'_> {
     /// The gateway queue a redrive names by ARN.
@@ -13,7 +14,7 @@ impl Context<'_> {
     pub(super) async fn start_move_task(
         &self,
         request: wire::StartMessageMoveTask,
-    ) -> Result<Value, SqsError> {
+    ) -> Result<SqsAnswer, SqsError> {
         let rate = wire::ranged(
             request.max_number_of_messages_per_second,
             "MaxNumberOfMessagesPerSecond",
@@ -29,62 +30,91 @@ impl Context<'_> {
             .gateway()
             .start_redrive(&self.caller, &source, destination.as_deref(), rate)
             .await?;
-        Ok(json!({ "TaskHandle": handle }))
+        Ok(SqsAnswer::MoveTaskStarted(answers::MoveTaskStarted {
+            task_handle: handle,
+        }))
     }
 
     pub(super) async fn list_move_tasks(
         &self,
         request: wire::ListMessageMoveTasks,
-    ) -> Result<Value, SqsError> {
+    ) -> Result<SqsAnswer, SqsError> {
         let max = wire::ranged(request.max_results, "MaxResults", 1, 10)?.unwrap_or(1);
         let source = self.queue_of_arn(request.source_arn.as_deref()).await?;
         let tasks = self
             .gateway()
             .list_redrives(&self.caller, &source, max as usize)
             .await?;
-        let results: Vec<Value> = tasks
+        let results = tasks
             .into_iter()
-            .map(|task| {
-                let mut entry = json!({
-                    "Status": task.status.name(),
-                    "SourceArn": task.source_arn,
-                    "ApproximateNumberOfMessagesMoved": task.moved,
-                    "StartedTimestamp": task.started_at,
-                });
-                if let Some(handle) = task.handle {
-                    entry["TaskHandle"] = json!(handle);
-                }
-                if let Some(destination) = task.destination_arn {
-                    entry["DestinationArn"] = json!(destination);
-                }
-                if let Some(rate) = task.max_per_second {
-                    entry["MaxNumberOfMessagesPerSecond"] = json!(rate);
-                }
-                if let Some(to_move) = task.to_move {
-                    entry["ApproximateNumberOfMessagesToMove"] = json!(to_move);
-                }
-                if let Some(failure) = task.failure {
-                    entry["FailureReason"] = json!(failure);
-                }
-                entry
+            .map(|task| answers::MoveTask {
+                task_handle: task.handle,
+                status: task.status.name(),
+                source_arn: task.source_arn,
+                destination_arn: task.destination_arn,
+                max_number_of_messages_per_second: task.max_per_second,
+                approximate_number_of_messages_moved: task.moved,
+                approximate_number_of_messages_to_move: task.to_move,
+                failure_reason: task.failure,
+                started_timestamp: task.started_at,
             })
             .collect();
-        Ok(json!({ "Results": results }))
+        Ok(SqsAnswer::MoveTasks(answers::MoveTasks { results }))
+    }
+
+    pub(super) async fn cancel_move_task(
+        &self,
+        request: wire::CancelMessageMoveTask,
+    ) -> Result<SqsAnswer, SqsError> {
+        let handle = request
+            .task_handle
+            .ok_or_else(|| SqsError::missing_parameter("TaskHandle"))?;
+        let moved = self.gateway().cancel_redrive(&self.caller, &handle).await?;
+        Ok(SqsAnswer::MoveTaskCancelled(answers::MoveTaskCancelled {
+            approximate_number_of_messages_moved: moved,
+        }))
+    }
+
+    pub(super) async fn purge_queue(
+        &self,
+        request: wire::QueueUrlOnly,
+    ) -> Result<SqsAnswer, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref())?;
+        self.gateway().purge(&self.caller, &queue).await?;
+        Ok(SqsAnswer::nothing())
+    }
+
+    pub(super) async fn delete_queue(
+        &self,
+        request: wire::QueueUrlOnly,
+    ) -> Result<SqsAnswer, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref())?;
+        self.gateway().delete_queue(&self.caller, &queue).await?;
+        Ok(SqsAnswer::nothing())
     }
 
     pub(super) async fn get_queue_url(
         &self,
         request: wire::GetQueueUrl,
-    ) -> Result<Value, SqsError> {
+    ) -> Result<SqsAnswer, SqsError> {
         let name = request
             .queue_name
             .ok_or_else(|| SqsError::missing_parameter("QueueName"))?;
         // The queue must exist in the backend: callers "get, else create".
         self.gateway().resolve_queue(&self.caller, &name).await?;
-        Ok(json!({ "QueueUrl": self.queue_url(&name) }))
+        Ok(self.queue_url_answer(&name))
     }
 
-    pub(super) async fn list_queues(&self, request: wire::ListQueues) -> Result<Value, SqsError> {
+    fn queue_url_answer(&self, queue: &str) -> SqsAnswer {
+        SqsAnswer::QueueUrl(answers::QueueUrl {
+            queue_url: self.queue_url(queue),
+        })
+    }
+
+    pub(super) async fn list_queues(
+        &self,
+        request: wire::ListQueues,
+    ) -> Result<SqsAnswer, SqsError> {
         let max = wire::ranged(request.max_results, "MaxResults", 1, 1000)?;
         let prefix = request.queue_name_prefix.unwrap_or_default();
         let after = request.next_token.unwrap_or_default();
@@ -98,16 +128,17 @@ impl Context<'_> {
         let limit = max.map_or(1000, |max| max as usize);
         let more = names.len() > limit;
         names.truncate(limit);
-        let mut answer = json!({
-            "QueueUrls": names.iter().map(|name| self.queue_url(name)).collect::<Vec<_>>()
-        });
-        if more && max.is_some() {
-            answer["NextToken"] = json!(names.last().cloned().unwrap_or_default());
-        }
-        Ok(answer)
+        let next_token = (more && max.is_some()).then(|| names.last().cloned().unwrap_or_default());
+        Ok(SqsAnswer::QueueUrls(answers::QueueUrls {
+            queue_urls: names.iter().map(|name| self.queue_url(name)).collect(),
+            next_token,
+        }))
     }
 
-    pub(super) async fn create_queue(&self, request: wire::CreateQueue) -> Result<Value, SqsError> {
+    pub(super) async fn create_queue(
+        &self,
+        request: wire::CreateQueue,
+    ) -> Result<SqsAnswer, SqsError> {
         let name = request
             .queue_name
             .ok_or_else(|| SqsError::missing_parameter("QueueName"))?;
@@ -138,21 +169,21 @@ impl Context<'_> {
                 .change_tags(&self.caller, &name, &request.tags, &[])
                 .await?;
         }
-        Ok(json!({ "QueueUrl": self.queue_url(&name) }))
+        Ok(self.queue_url_answer(&name))
     }
 
     pub(super) async fn set_queue_attributes(
         &self,
         request: wire::SetQueueAttributes,
-    ) -> Result<Value, SqsError> {
-        let queue = self.queue_of(request.queue_url.as_deref(), Operation::SetQueueSettings)?;
+    ) -> Result<SqsAnswer, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref())?;
         let settings = wire::queue_settings(&request.attributes, false)?;
         self.check_dead_letter_target(&queue, &request.attributes)
             .await?;
         self.gateway()
             .set_queue_settings(&self.caller, &queue, &settings)
             .await?;
-        Ok(json!({}))
+        Ok(SqsAnswer::nothing())
     }
 
     /// A RedrivePolicy of `queue` may name only a queue of this gateway the caller may send to:
@@ -170,54 +201,47 @@ impl Context<'_> {
         Ok(())
     }
 
-    pub(super) async fn tag_action(&self, action: &str, body: &[u8]) -> Result<Value, SqsError> {
-        let request: wire::Tags = parse(body)?;
-        let operation = match action {
-            "ListQueueTags" => Operation::ListTags,
-            _ => Operation::Tag,
-        };
-        let queue = self.queue_of(request.queue_url.as_deref(), operation)?;
-        let gateway = self.gateway();
-        match action {
-            "TagQueue" => {
-                gateway
-                    .change_tags(&self.caller, &queue, &request.tags, &[])
-                    .await?
-            }
-            "UntagQueue" => {
-                gateway
-                    .change_tags(&self.caller, &queue, &BTreeMap::new(), &request.tag_keys)
-                    .await?
-            }
-            _ => {
-                let tags = gateway.list_tags(&self.caller, &queue).await?;
-                if !tags.is_empty() {
-                    return Ok(json!({ "Tags": tags }));
-                }
-            }
-        }
-        Ok(json!({}))
+    pub(super) async fn tag_queue(&self, request: wire::Tags) -> Result<SqsAnswer, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref())?;
+        self.gateway()
+            .change_tags(&self.caller, &queue, &request.tags, &[])
+            .await?;
+        Ok(SqsAnswer::nothing())
+    }
+
+    pub(super) async fn untag_queue(&self, request: wire::Tags) -> Result<SqsAnswer, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref())?;
+        self.gateway()
+            .change_tags(&self.caller, &queue, &BTreeMap::new(), &request.tag_keys)
+            .await?;
+        Ok(SqsAnswer::nothing())
+    }
+
+    pub(super) async fn list_queue_tags(&self, request: wire::Tags) -> Result<SqsAnswer, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref())?;
+        let tags = self.gateway().list_tags(&self.caller, &queue).await?;
+        Ok(SqsAnswer::Tags(answers::QueueTags { tags }))
     }
 
     pub(super) async fn dead_letter_sources(
         &self,
         request: wire::QueueUrlOnly,
-    ) -> Result<Value, SqsError> {
-        let queue = self.queue_of(request.queue_url.as_deref(), Operation::DeadLetterSources)?;
+    ) -> Result<SqsAnswer, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref())?;
         let sources = self
             .gateway()
             .dead_letter_source_queues(&self.caller, &queue)
             .await?;
-        Ok(
-            json!({ "queueUrls": sources.iter().map(|name| self.queue_url(name)).collect::<Vec<_>>() }),
-        )
+        Ok(SqsAnswer::DeadLetterSources(answers::DeadLetterSources {
+            queue_urls: sources.iter().map(|name| self.queue_url(name)).collect(),
+        }))
     }
 
     pub(super) async fn get_queue_attributes(
         &self,
         request: wire::GetQueueAttributes,
-    ) -> Result<Value, SqsError> {
-        let queue = self.queue_of(request.queue_url.as_deref(), Operation::QueueStats)?;
+    ) -> Result<SqsAnswer, SqsError> {
+        let queue = self.queue_of(request.queue_url.as_deref())?;
         let (resolved, stats) = self.gateway().queue_stats(&self.caller, &queue).await?;
         let attributes = &resolved.attributes;
         let mut all = BTreeMap::new();
@@ -289,10 +313,13 @@ impl Context<'_> {
             );
         }
         let wanted = &request.attribute_names;
-        let selected: BTreeMap<&str, String> = all
+        let attributes = all
             .into_iter()
             .filter(|(name, _)| wanted.iter().any(|w| w == "All" || w == name))
+            .map(|(name, value)| (name.to_owned(), value))
             .collect();
-        Ok(json!({ "Attributes": selected }))
+        Ok(SqsAnswer::Attributes(answers::QueueAttributes {
+            attributes,
+        }))
     }
 }
