@@ -57,13 +57,22 @@ pub(crate) struct InProcess {
     pub(crate) _app: App,
 }
 
-/// An answer: status, `Retry-After`, and the body as JSON (or as a string when it is not JSON).
+/// An answer: status, headers, and the body as JSON (or as a string when it is not JSON).
 #[derive(Debug)]
 pub(crate) struct Reply {
     pub(crate) status: StatusCode,
-    pub(crate) retry_after: Option<String>,
+    pub(crate) headers: http::HeaderMap,
     pub(crate) body: Value,
     pub(crate) text: String,
+}
+
+impl Reply {
+    /// The header `name`, as text.
+    pub(crate) fn header(&self, name: &str) -> Option<String> {
+        self.headers
+            .get(name)
+            .map(|value| value.to_str().expect("a text header").to_owned())
+    }
 }
 
 impl InProcess {
@@ -135,17 +144,14 @@ impl InProcess {
             .insert(ConnectInfo(SocketAddr::from(([192, 0, 2, 1], 40000))));
         let response = self.router.clone().oneshot(request).await.unwrap();
         let status = response.status();
-        let retry_after = response
-            .headers()
-            .get("retry-after")
-            .map(|value| value.to_str().unwrap().to_owned());
+        let headers = response.headers().clone();
         let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
             .await
             .unwrap();
         let text = String::from_utf8_lossy(&bytes).into_owned();
         Reply {
             status,
-            retry_after,
+            headers,
             body: serde_json::from_str(&text).unwrap_or(Value::Null),
             text,
         }
@@ -321,7 +327,7 @@ async fn a_rate_limit_refills_as_time_moves() {
     let refused = service.receive(json!({ "waitSeconds": 0 })).await;
     assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
     assert_eq!(refused.body["error"], "rate_limited");
-    assert_eq!(refused.retry_after.as_deref(), Some("1"));
+    assert_eq!(refused.header("retry-after").as_deref(), Some("1"));
     tokio::time::advance(Duration::from_secs(1)).await;
     let served = service.receive(json!({ "waitSeconds": 0 })).await;
     assert_eq!(served.status, StatusCode::OK, "{}", served.text);
@@ -347,7 +353,7 @@ async fn a_request_that_hangs_past_a_minute_gets_503_in_its_dialect() {
         ezgh.text
     );
     assert_eq!(ezgh.body["error"], "unavailable");
-    assert_eq!(ezgh.retry_after.as_deref(), Some("1"));
+    assert_eq!(ezgh.header("retry-after").as_deref(), Some("1"));
 
     service.backend.hang_next_receive();
     let sqs = service
@@ -376,7 +382,7 @@ async fn backend_failures_reach_clients_in_their_dialect_without_backend_text() 
     let ezgh = service.receive(json!({ "waitSeconds": 0 })).await;
     assert_eq!(ezgh.status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(ezgh.body["error"], "unavailable");
-    assert_eq!(ezgh.retry_after.as_deref(), Some("1"));
+    assert_eq!(ezgh.header("retry-after").as_deref(), Some("1"));
     assert!(!ezgh.text.contains("7d3c"));
 
     service

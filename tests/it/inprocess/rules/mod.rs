@@ -9,15 +9,15 @@
 use crate::harness::{ORG, PROJECT, SQS_KEY_ID, SQS_SECRET};
 use crate::inprocess::router::{InProcess, Reply, TokioClock, messages};
 use axum::body::{Body, Bytes};
-use http::{HeaderMap, Method, Request, StatusCode};
+use http::{Method, Request, StatusCode};
 use serde_json::{Value, json};
 use sqs_gateway::core::backend::Backend;
 use sqs_gateway::core::clock::Clock;
 use sqs_gateway::core::model::{OutgoingMessage, QueueStats};
 use sqs_gateway::credentials::api_keys;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 
@@ -109,36 +109,6 @@ impl Tripwire {
 
     fn was_read(&self) -> bool {
         self.0.load(Ordering::SeqCst)
-    }
-}
-
-/// The headers of the service's last answer: `Reply` keeps the status and body only, so a layer
-/// over the router copies them here.
-#[derive(Clone, Default)]
-pub(super) struct LastHeaders(Arc<Mutex<HeaderMap>>);
-
-impl LastHeaders {
-    fn watch(service: &mut InProcess) -> Self {
-        let last = Self::default();
-        let slot = last.clone();
-        service.router = service
-            .router
-            .clone()
-            .layer(tower::util::MapResponseLayer::new(
-                move |response: axum::response::Response| {
-                    *slot.0.lock().unwrap() = response.headers().clone();
-                    response
-                },
-            ));
-        last
-    }
-
-    fn get(&self, name: &str) -> Option<String> {
-        self.0
-            .lock()
-            .unwrap()
-            .get(name)
-            .map(|value| value.to_str().unwrap().to_owned())
     }
 }
 

@@ -222,8 +222,7 @@ pub(super) fn sombus_handle(message: &Value) -> String {
 /// 400; every answer `Cache-Control: no-store`; the right request gets a Bearer token for an hour.
 #[tokio::test(start_paused = true)]
 async fn sombus_the_token_service_speaks_oauth() {
-    let mut bus = Bus::start().await;
-    let headers = LastHeaders::watch(&mut bus.service);
+    let bus = Bus::start().await;
     let connection = bus.connect(json!({})).await;
     let form = "application/x-www-form-urlencoded";
     let grant = || Body::from("grant_type=client_credentials");
@@ -282,11 +281,11 @@ async fn sombus_the_token_service_speaks_oauth() {
             .token_call(authorization.as_deref(), content_type, body)
             .await;
         assert_eq!(oauth_error(&refused), expected, "{authorization:?}");
-        assert_eq!(headers.get("cache-control").as_deref(), Some("no-store"));
+        assert_eq!(refused.header("cache-control").as_deref(), Some("no-store"));
         if expected.0 == StatusCode::UNAUTHORIZED {
             assert!(
-                headers
-                    .get("www-authenticate")
+                refused
+                    .header("www-authenticate")
                     .is_some_and(|challenge| challenge.starts_with("Basic")),
                 "{authorization:?}"
             );
@@ -303,7 +302,7 @@ async fn sombus_the_token_service_speaks_oauth() {
     assert_eq!(issued.body["token_type"], "Bearer");
     assert_eq!(issued.body["expires_in"], 3600);
     assert!(issued.body["access_token"].is_string());
-    assert_eq!(headers.get("cache-control").as_deref(), Some("no-store"));
+    assert_eq!(issued.header("cache-control").as_deref(), Some("no-store"));
 }
 
 /// The client is authenticated before the body is read: without credentials, or with wrong ones,
@@ -364,7 +363,12 @@ async fn sombus_failed_token_requests_are_limited_per_address_per_minute() {
         oauth_error(&over),
         (StatusCode::TOO_MANY_REQUESTS, "temporarily_unavailable")
     );
-    let wait: u64 = over.retry_after.as_deref().unwrap().parse().unwrap();
+    let wait: u64 = over
+        .header("retry-after")
+        .as_deref()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!((1..=60).contains(&wait), "Retry-After {wait}");
     let challenged = bus
         .token_call(
@@ -462,8 +466,7 @@ async fn sombus_receive_defaults_to_ten_messages_for_sixty_seconds() {
 /// carries `WWW-Authenticate: Bearer realm="sombus"`.
 #[tokio::test(start_paused = true)]
 async fn sombus_pull_checks_run_in_the_documented_order() {
-    let mut bus = Bus::start().await;
-    let headers = LastHeaders::watch(&mut bus.service);
+    let bus = Bus::start().await;
     let mine = bus.connect(json!({})).await;
     let theirs = bus.connect(json!({})).await;
     let token = bus.token(&mine).await;
@@ -512,7 +515,7 @@ async fn sombus_pull_checks_run_in_the_documented_order() {
         assert_eq!(rule(&answer), expected, "{tenant}/{client}");
         if expected.0 == StatusCode::UNAUTHORIZED {
             assert_eq!(
-                headers.get("www-authenticate").as_deref(),
+                answer.header("www-authenticate").as_deref(),
                 Some("Bearer realm=\"sombus\"")
             );
         }
@@ -720,7 +723,7 @@ async fn sombus_connection_limits_answer_429_with_their_rules() {
         .pull(&token, WORKSPACE, &connection.client_id, "max=99")
         .await;
     assert_eq!(rule(&fast), (StatusCode::TOO_MANY_REQUESTS, "rate.limited"));
-    assert!(fast.retry_after.is_some());
+    assert!(fast.header("retry-after").is_some());
     for _ in 0..2 {
         tokio::time::advance(Duration::from_secs(2)).await;
         let served = pull().await;
@@ -732,7 +735,12 @@ async fn sombus_connection_limits_answer_429_with_their_rules() {
         rule(&daily),
         (StatusCode::TOO_MANY_REQUESTS, "quota.exceeded")
     );
-    let wait: u64 = daily.retry_after.as_deref().unwrap().parse().unwrap();
+    let wait: u64 = daily
+        .header("retry-after")
+        .as_deref()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(
         (86_000..=86_400).contains(&wait),
         "until midnight UTC: {wait}"

@@ -39,8 +39,7 @@ pub(super) const ORDERS_URL: &str = "http://gateway.test/000000000000/orders";
 /// `<Type>`, `<Code>`, `<Message>` and a request id, as `text/xml`.
 #[tokio::test(start_paused = true)]
 async fn sqs_errors_come_in_the_protocol_of_the_request() {
-    let mut service = InProcess::start().await;
-    let headers = LastHeaders::watch(&mut service);
+    let service = InProcess::start().await;
     let json_answer = service
         .sqs("ReceiveMessage", json!({ "MaxNumberOfMessages": 11 }))
         .await;
@@ -58,14 +57,14 @@ async fn sqs_errors_come_in_the_protocol_of_the_request() {
         json_answer.text
     );
     assert_eq!(
-        headers.get("x-amzn-query-error").as_deref(),
+        json_answer.header("x-amzn-query-error").as_deref(),
         Some("InvalidParameterValue;Sender")
     );
     assert_eq!(
-        headers.get("content-type").as_deref(),
+        json_answer.header("content-type").as_deref(),
         Some("application/x-amz-json-1.0")
     );
-    assert!(headers.get("x-amzn-requestid").is_some());
+    assert!(json_answer.header("x-amzn-requestid").is_some());
 
     let xml = query(
         &service,
@@ -85,22 +84,21 @@ async fn sqs_errors_come_in_the_protocol_of_the_request() {
         "{}",
         xml.text
     );
-    assert_eq!(headers.get("content-type").as_deref(), Some("text/xml"));
+    assert_eq!(xml.header("content-type").as_deref(), Some("text/xml"));
 }
 
 /// A queue that does not exist: `QueueDoesNotExist` in JSON, SQS's Query code
 /// `AWS.SimpleQueueService.NonExistentQueue` in XML and in `x-amzn-query-error`.
 #[tokio::test(start_paused = true)]
 async fn sqs_a_missing_queue_has_its_json_and_query_codes() {
-    let mut service = InProcess::start().await;
-    let headers = LastHeaders::watch(&mut service);
+    let service = InProcess::start().await;
     let json_answer = service
         .sqs_call("GetQueueUrl", json!({ "QueueName": "nope" }))
         .await;
     assert_eq!(json_answer.status, StatusCode::BAD_REQUEST);
     assert_eq!(sqs_code(&json_answer), "QueueDoesNotExist");
     assert_eq!(
-        headers.get("x-amzn-query-error").as_deref(),
+        json_answer.header("x-amzn-query-error").as_deref(),
         Some("AWS.SimpleQueueService.NonExistentQueue;Sender")
     );
     let receive = service
@@ -120,8 +118,7 @@ async fn sqs_a_missing_queue_has_its_json_and_query_codes() {
 /// request without an action is `MissingAction`; a request of neither protocol `InvalidAction`.
 #[tokio::test(start_paused = true)]
 async fn sqs_unknown_unsupported_and_missing_actions() {
-    let mut service = InProcess::start().await;
-    let headers = LastHeaders::watch(&mut service);
+    let service = InProcess::start().await;
     let unknown = service.sqs("FlyToTheMoon", json!({})).await;
     assert_eq!(unknown.status, StatusCode::BAD_REQUEST);
     assert_eq!(sqs_code(&unknown), "UnknownOperationException");
@@ -138,7 +135,7 @@ async fn sqs_unknown_unsupported_and_missing_actions() {
             unsupported.text
         );
         assert_eq!(
-            headers.get("x-amzn-query-error").as_deref(),
+            unsupported.header("x-amzn-query-error").as_deref(),
             Some("AWS.SimpleQueueService.UnsupportedOperation;Sender"),
             "{action}"
         );
@@ -169,8 +166,7 @@ async fn sqs_unknown_unsupported_and_missing_actions() {
 /// other answer to a request with that header is (the edge's 404 and 405 too), not in XML.
 #[tokio::test(start_paused = true)]
 async fn sqs_a_target_of_another_service_is_refused_in_json() {
-    let mut service = InProcess::start().await;
-    let headers = LastHeaders::watch(&mut service);
+    let service = InProcess::start().await;
     let foreign = service
         .call(
             Request::builder()
@@ -184,7 +180,7 @@ async fn sqs_a_target_of_another_service_is_refused_in_json() {
         .await;
     assert_eq!(foreign.status, StatusCode::BAD_REQUEST, "{}", foreign.text);
     assert_eq!(
-        headers.get("content-type").as_deref(),
+        foreign.header("content-type").as_deref(),
         Some("application/x-amz-json-1.0"),
         "{}",
         foreign.text
@@ -335,8 +331,7 @@ async fn sqs_query_parameters_named_twice_or_badly_indexed_are_refused() {
 /// batch refused as a whole sends nothing, and its Query codes carry SQS's prefix.
 #[tokio::test(start_paused = true)]
 async fn sqs_batches_are_checked_as_sqs_checks_them() {
-    let mut service = InProcess::start().await;
-    let headers = LastHeaders::watch(&mut service);
+    let service = InProcess::start().await;
     let entry = |id: &str| json!({ "Id": id, "MessageBody": "b" });
     let eleven: Vec<Value> = (0..11).map(|n| entry(&format!("e{n}"))).collect();
     for (entries, code) in [
@@ -358,7 +353,7 @@ async fn sqs_batches_are_checked_as_sqs_checks_them() {
         } else {
             format!("AWS.SimpleQueueService.{code};Sender")
         };
-        assert_eq!(headers.get("x-amzn-query-error"), Some(expected));
+        assert_eq!(refused.header("x-amzn-query-error"), Some(expected));
     }
     let xml = query(
         &service,
@@ -494,8 +489,7 @@ async fn sqs_message_attributes_and_bodies_follow_sqs_rules() {
 /// is `MessageNotInflight`; the current handle still acts.
 #[tokio::test(start_paused = true)]
 async fn sqs_an_outdated_handle_deletes_nothing_and_is_not_in_flight() {
-    let mut service = InProcess::start().await;
-    let headers = LastHeaders::watch(&mut service);
+    let service = InProcess::start().await;
     service.send("twice received").await;
     let first = service
         .sqs("ReceiveMessage", json!({ "VisibilityTimeout": 0 }))
@@ -518,7 +512,7 @@ async fn sqs_an_outdated_handle_deletes_nothing_and_is_not_in_flight() {
     assert_eq!(change.status, StatusCode::BAD_REQUEST);
     assert_eq!(sqs_code(&change), "MessageNotInflight");
     assert_eq!(
-        headers.get("x-amzn-query-error").as_deref(),
+        change.header("x-amzn-query-error").as_deref(),
         Some("AWS.SimpleQueueService.MessageNotInflight;Sender")
     );
     let deleted = service
@@ -687,8 +681,7 @@ async fn sqs_handle_batches_answer_each_entry() {
 /// the gateway's `sqsgw.` prefix are refused.
 #[tokio::test(start_paused = true)]
 async fn sqs_create_queue_follows_sqs_rules() {
-    let mut service = InProcess::start().await;
-    let headers = LastHeaders::watch(&mut service);
+    let service = InProcess::start().await;
     let fifo_attribute = service
         .sqs_call(
             "CreateQueue",
@@ -705,7 +698,7 @@ async fn sqs_create_queue_follows_sqs_rules() {
     assert_eq!(exists.status, StatusCode::BAD_REQUEST);
     assert_eq!(sqs_code(&exists), "QueueNameExists");
     assert_eq!(
-        headers.get("x-amzn-query-error").as_deref(),
+        exists.header("x-amzn-query-error").as_deref(),
         Some("QueueAlreadyExists;Sender")
     );
     let xml = query(
