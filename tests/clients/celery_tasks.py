@@ -11,7 +11,7 @@ process is left running.
 The same module is the worker's app (`celery -A celery_tasks worker`): its configuration comes from
 the environment this program sets (SGWC_CELERY_QUEUE, SGWC_CELERY_QUEUE_URL, SGWC_CELERY_RECORD),
 plus SQS_ENDPOINT, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_DEFAULT_REGION as run.sh exports
-them. The configuration is the one the README gives for the gateway.
+them. The configuration is the one docs/api/sqs.md gives for the gateway.
 """
 
 import os
@@ -47,7 +47,7 @@ def broker_url(endpoint, key, secret):
 
 
 def make_app(queue, queue_url):
-    """The Celery app of `queue` (which exists at `queue_url`): the README's configuration."""
+    """The Celery app of `queue` (which exists at `queue_url`): docs/api/sqs.md's configuration."""
     celery = Celery("sgwc", broker=broker_url(ENDPOINT, KEY, SECRET))
     celery.conf.update(
         broker_transport_options={

@@ -1,4 +1,4 @@
-//! The basaltic queue API (`../shared/seeds/004_…`): queues as resources addressed by UUID (the
+//! The basaltic queue API (its document "Enviar y consumir mensajes"): queues as resources addressed by UUID (the
 //! core's basaltic aliases) with their settings, and their messages: send, receive, delete by
 //! receipt, visibility, batches of each, inspect without a lease, purge; and metrics the gateway
 //! samples.

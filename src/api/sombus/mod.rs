@@ -1,4 +1,4 @@
-//! The sombus HTTPS pull API (`../shared/seeds/002_…`): a consumer connection swaps its client id
+//! The sombus HTTPS pull API (its document "HTTPS pull API"): a consumer connection swaps its client id
 //! and secret for an access token at `/v1/oauth/token`, then receives, acknowledges and releases
 //! the messages of its own queue, and reads its skill registrations. Connections, their queues
 //! and credentials are managed through the admin API (`/v1/admin/…`, its own keys).

@@ -4,7 +4,7 @@
 //! not change: every method is async, keyed by strings, and carries values as bytes.
 //!
 //! Every method may fail with [`StateUnavailable`] (a networked store down or too slow); what the
-//! core then does is a policy per kind of state, stated where each is used and in the README:
+//! core then does is a policy per kind of state, stated where each is used and in docs/receipt-handles.md:
 //! nothing is ever answered ok that the store would have refused, and no message is lost.
 
 pub mod counters;

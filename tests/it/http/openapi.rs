@@ -1,6 +1,6 @@
 //! The OpenAPI documents the gateway serves at `/openapi/{ezgh,sombus,basaltic}.json`: fetched over
-//! HTTP from a running gateway, held to the dialects' docs (`../shared/seeds/000_…` for ezgh,
-//! `004_…` for basaltic: routes, statuses, names, defaults, ranges, error bodies), every documented
+//! HTTP from a running gateway, held to the dialects' documents ("Pull consumers" for ezgh,
+//! "Enviar y consumir mensajes" for basaltic: routes, statuses, names, defaults, ranges, error bodies), every documented
 //! path routed, and real answers of every status a test can provoke (schemathesis, in
 //! `tests/clients/contract.sh`, cannot make a backend fail or a key lack a permission) valid
 //! against the schema the document gives for it.
