@@ -1,19 +1,17 @@
 //! Messages in and out: sends (content rules, packed attributes) and receives (long polls,
-//! sealing, attempt replays, dead-letter sources).
+//! sealing; attempt replays in `attempts.rs`, dead-letter sources in `dead_letter_source.rs`).
 
 use super::Attempted;
 use super::Gateway;
 use super::ReceiveOptions;
-use super::clamp_visibility;
+use super::attempts::{Hand, Replay, attempt_key, replay_key};
 use super::finishing::Finishing;
 use super::handoff::Held;
 use crate::core::GatewayError;
 use crate::core::access::Caller;
-use crate::core::access::Principal;
 use crate::core::attributes;
 use crate::core::backend::{Backend, BackendError};
 use crate::core::handle::ClaimsToSeal;
-use crate::core::handle::SealedHandle;
 use crate::core::limits::STATE_RETRY_AFTER;
 use crate::core::message_rules;
 use crate::core::model::BackendMessage;
@@ -24,14 +22,10 @@ use crate::core::model::EntryOutcome;
 use crate::core::model::OutgoingMessage;
 use crate::core::model::ResolvedQueue;
 use crate::core::model::SentMessage;
-use crate::core::model::{DeadLetterInfo, DeadLetterReason};
 use crate::core::operation::Operation;
-use crate::core::state::ledger::Standing;
 use crate::core::state::{DeliveryKey, NewDelivery};
 use chrono::Duration as ChronoDuration;
 use chrono::{DateTime, Utc};
-use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio_util::sync::CancellationToken;
@@ -405,96 +399,6 @@ impl Gateway {
         }
         Ok((deliveries, attempted))
     }
-    /// The answer of an earlier receive with the same attempt id, again: the deliveries that are
-    /// still the caller's (the ledger's current ones) are hidden again for `visibility` seconds
-    /// from now (as a retry within the window resets the timeout on SQS) and answered with the
-    /// same handles. Deliveries acknowledged, received by someone else, or visible again by now
-    /// are left out.
-    async fn replay(
-        &self,
-        queue: &str,
-        resolved: &ResolvedQueue,
-        answered: &[Attempted],
-        visibility: u32,
-    ) -> Result<Vec<Delivery>, GatewayError> {
-        let now = self.clock.now();
-        let keys: Vec<DeliveryKey<'_>> = answered
-            .iter()
-            .map(|attempted| DeliveryKey {
-                queue,
-                message_id: &attempted.delivery.message.message_id,
-                delivery_id: attempted.delivery_id,
-            })
-            .collect();
-        let standings = self.state.standings(&keys).await;
-        let standings = self.state_required("standings", standings)?;
-        let current: Vec<&Attempted> = answered
-            .iter()
-            .zip(standings)
-            .filter(|(_, standing)| *standing == Standing::Current)
-            .map(|(attempted, _)| attempted)
-            .collect();
-        if current.is_empty() {
-            return Ok(Vec::new());
-        }
-        let entries: Vec<(&str, u32)> = current
-            .iter()
-            .map(|attempted| {
-                (
-                    attempted.delivery.message.backend_handle.as_str(),
-                    clamp_visibility(visibility, attempted.received_at, now),
-                )
-            })
-            .collect();
-        let answer = self
-            .backend
-            .change_visibility_batch(&resolved.url, &entries)
-            .await;
-        let outcomes = self.settle(queue, answer).await?;
-        Ok(current
-            .into_iter()
-            .zip(outcomes)
-            .filter(|(_, outcome)| *outcome == EntryOutcome::Ok)
-            .map(|(attempted, _)| Delivery {
-                visible_at: now
-                    + ChronoDuration::seconds(i64::from(clamp_visibility(
-                        visibility,
-                        attempted.received_at,
-                        now,
-                    ))),
-                ..attempted.delivery.clone()
-            })
-            .collect())
-    }
-    /// What this receive needs to name the source of dead-lettered messages, looked up once.
-    async fn dead_letter_source(
-        &self,
-        resolved: &ResolvedQueue,
-        messages: &[BackendMessage],
-    ) -> DeadLetterSource {
-        let mut source = DeadLetterSource::default();
-        if messages.is_empty() {
-            return source;
-        }
-        for arn in messages
-            .iter()
-            .filter_map(|m| m.dead_letter_source_arn.as_ref())
-        {
-            if !source.names_by_arn.contains_key(arn) {
-                let name = match self.registry.name_of_arn(arn).await {
-                    Some(name) => name,
-                    None => arn.rsplit(':').next().unwrap_or(arn).to_owned(),
-                };
-                source.names_by_arn.insert(arn.clone(), name);
-            }
-        }
-        if messages.iter().any(|m| m.dead_letter_source_arn.is_none())
-            && let Some(arn) = resolved.attributes.arn.as_deref()
-        {
-            source.by_redrive = Some(self.registry.dead_letter_sources(arn).await);
-        }
-        source
-    }
 }
 
 /// How often a receive that waits out an over-limit queue looks again.
@@ -513,37 +417,6 @@ struct PreparedReceive {
     attempt: Option<String>,
     request: BackendReceive,
     wait_out_over_limit: bool,
-}
-
-/// The sources of dead-lettered messages of one receive.
-#[derive(Debug, Default)]
-struct DeadLetterSource {
-    /// Source ARN (as the backend records it on a message) -> gateway or backend queue name.
-    names_by_arn: BTreeMap<String, String>,
-    /// Configured queues whose redrive policy targets the receiving queue.
-    by_redrive: Option<Arc<Vec<String>>>,
-}
-
-impl DeadLetterSource {
-    fn info(&self, message: &BackendMessage) -> Option<DeadLetterInfo> {
-        if let Some(arn) = &message.dead_letter_source_arn {
-            return Some(DeadLetterInfo {
-                source_queue: self.names_by_arn.get(arn).cloned(),
-                reason: DeadLetterReason::MaxReceiveCountExceeded,
-            });
-        }
-        match self.by_redrive.as_deref()?.as_slice() {
-            [] => None,
-            [only] => Some(DeadLetterInfo {
-                source_queue: Some(only.clone()),
-                reason: DeadLetterReason::MaxReceiveCountExceeded,
-            }),
-            _ => Some(DeadLetterInfo {
-                source_queue: None,
-                reason: DeadLetterReason::MaxReceiveCountExceeded,
-            }),
-        }
-    }
 }
 
 /// Backend receives left running for clients that went away (on a backend that cannot end its
@@ -719,89 +592,4 @@ async fn release(backend: &dyn Backend, url: &str, held: &[Held]) {
             ),
         }
     }
-}
-
-impl Gateway {
-    /// The answer kept for an attempt, if any (and readable). A store that cannot tell
-    /// answers unavailable: receiving anew could break the attempt's promise of the same
-    /// answer, and nothing is taken yet.
-    async fn kept_answer(&self, key: &str) -> Result<Option<Vec<Attempted>>, GatewayError> {
-        let bytes = self.state.answer(key).await;
-        let bytes = self.state_required("answer", bytes)?;
-        Ok(bytes
-            .and_then(|sealed| self.kept_seal.open(key, &sealed))
-            .and_then(|bytes| postcard::from_bytes(&bytes).ok()))
-    }
-
-    /// Keeps an attempt's answer for its retry (not kept: the retry receives anew).
-    async fn keep_answer(&self, key: &str, attempted: &[Attempted]) {
-        match postcard::to_allocvec(attempted) {
-            Ok(bytes) => {
-                let sealed = self.kept_seal.seal(key, &bytes);
-                let kept = self.state.keep_answer(key, sealed).await;
-                self.state_logged("keep_answer", kept);
-            }
-            Err(error) => tracing::warn!(%error, "cannot keep a receive's answer for its retry"),
-        }
-    }
-
-    /// The handle given earlier for a delivery a backend replayed itself (an attempt id it
-    /// honours), if that delivery is still current.
-    async fn backend_replay(
-        &self,
-        queue: &str,
-        message: &BackendMessage,
-        replay_key: &str,
-    ) -> Option<(u64, DateTime<Utc>, SealedHandle)> {
-        // A store that cannot tell makes it a fresh delivery (whose recording then decides).
-        let sealed = self.state.answer(replay_key).await.ok()??;
-        let bytes = self.kept_seal.open(replay_key, &sealed)?;
-        let replay: Replay = postcard::from_bytes(&bytes).ok()?;
-        let key = DeliveryKey {
-            queue,
-            message_id: &message.message_id,
-            delivery_id: replay.delivery_id,
-        };
-        let standing = self.state.standings(&[key]).await.ok()?;
-        (standing.first() == Some(&Standing::Current)).then_some((
-            replay.delivery_id,
-            replay.received_at,
-            replay.handle,
-        ))
-    }
-}
-
-/// How a received message is handed out: with the handle an earlier receive of the same
-/// attempt gave it (its delivery id, receive time and handle), or as a fresh delivery.
-enum Hand {
-    Replayed((u64, DateTime<Utc>, SealedHandle)),
-    Fresh(u64),
-}
-
-/// The handle a backend delivery got, for a backend that replays attempts itself.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct Replay {
-    delivery_id: u64,
-    received_at: DateTime<Utc>,
-    handle: SealedHandle,
-}
-
-/// Which receive an answer belongs to: queue, attempt id, caller (hashed: keys may travel to a
-/// shared store).
-fn attempt_key(queue: &str, attempt_id: &str, caller: &Principal) -> String {
-    let mut digest = Sha256::new();
-    for part in [queue, attempt_id, &format!("{caller:?}")] {
-        digest.update((part.len() as u64).to_be_bytes());
-        digest.update(part.as_bytes());
-    }
-    format!("attempt:{}", hex::encode(digest.finalize()))
-}
-
-/// The key of a backend delivery's handle (hashed: a backend receipt never leaves the process).
-fn replay_key(queue: &str, backend_handle: &str) -> String {
-    let mut digest = Sha256::new();
-    digest.update((queue.len() as u64).to_be_bytes());
-    digest.update(queue.as_bytes());
-    digest.update(backend_handle.as_bytes());
-    format!("replay:{}", hex::encode(digest.finalize()))
 }

@@ -89,6 +89,8 @@ impl std::fmt::Debug for Gateway {
 }
 
 mod aliases;
+mod attempts;
+mod dead_letter_source;
 mod finishing;
 mod handles;
 mod handoff;
