@@ -73,6 +73,12 @@ impl Reply {
             .get(name)
             .map(|value| value.to_str().expect("a text header").to_owned())
     }
+
+    /// Its `Retry-After`, in whole seconds; the test fails without one.
+    pub(crate) fn retry_after_seconds(&self) -> u64 {
+        let header = self.header("retry-after").expect("a Retry-After header");
+        header.parse().expect("Retry-After in whole seconds")
+    }
 }
 
 impl InProcess {

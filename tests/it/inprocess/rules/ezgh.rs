@@ -479,12 +479,7 @@ async fn ezgh_more_than_100_invalid_handles_a_minute_are_refused_whole() {
         ezgh_error(&over),
         (StatusCode::TOO_MANY_REQUESTS, "rate_limited")
     );
-    let wait: u64 = over
-        .header("retry-after")
-        .as_deref()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let wait: u64 = over.retry_after_seconds();
     assert!((1..=60).contains(&wait), "Retry-After {wait}");
     assert_eq!(
         depth(&service).await.in_flight,

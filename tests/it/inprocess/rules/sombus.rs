@@ -363,12 +363,7 @@ async fn sombus_failed_token_requests_are_limited_per_address_per_minute() {
         oauth_error(&over),
         (StatusCode::TOO_MANY_REQUESTS, "temporarily_unavailable")
     );
-    let wait: u64 = over
-        .header("retry-after")
-        .as_deref()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let wait: u64 = over.retry_after_seconds();
     assert!((1..=60).contains(&wait), "Retry-After {wait}");
     let challenged = bus
         .token_call(
@@ -735,12 +730,7 @@ async fn sombus_connection_limits_answer_429_with_their_rules() {
         rule(&daily),
         (StatusCode::TOO_MANY_REQUESTS, "quota.exceeded")
     );
-    let wait: u64 = daily
-        .header("retry-after")
-        .as_deref()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let wait: u64 = daily.retry_after_seconds();
     assert!(
         (86_000..=86_400).contains(&wait),
         "until midnight UTC: {wait}"
