@@ -210,6 +210,24 @@ mod tests {
         assert_eq!(parsed.dead_letter_queue.map(|(_, count)| count), Some(5));
     }
 
+    /// The queue types the document lists are the names the parser takes, and no others.
+    #[test]
+    fn documented_queue_types_are_the_parsers() {
+        let document = serde_json::to_value(document()).expect("serializes");
+        let types = schema(&document, "QueueType")["enum"].clone();
+        let parses = |kind: &Value| {
+            let body = json!({ "name": "orders", "type": kind });
+            wire::parse_new_queue(body.to_string().as_bytes()).is_ok()
+        };
+        assert_eq!(types, json!(["standard", "fifo"]));
+        for kind in types.as_array().expect("names") {
+            assert!(parses(kind), "{kind}");
+        }
+        for kind in [json!("FIFO"), json!(null), json!("")] {
+            assert!(!parses(&kind), "{kind}");
+        }
+    }
+
     /// A body and a String value hold the same characters, documented by one pattern.
     #[test]
     fn bodies_and_string_values_share_one_pattern() {
