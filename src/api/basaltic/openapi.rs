@@ -5,8 +5,8 @@
 use super::error::{ErrorBody, ErrorDetail};
 use super::wire;
 use super::{batches, messages, metrics, queues};
+use crate::api::common::openapi::Finish;
 use utoipa::OpenApi as _;
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
 /// The derived document; [`document`] completes it.
 #[derive(utoipa::OpenApi)]
@@ -78,26 +78,14 @@ struct BasalticDocument;
 
 /// The basaltic document: the derived one, with its security scheme and its answers' headers.
 pub fn document() -> utoipa::openapi::OpenApi {
-    let mut document = BasalticDocument::openapi();
-    document.info.version = env!("CARGO_PKG_VERSION").to_owned();
-    let components = document.components.get_or_insert_with(Default::default);
-    components.add_security_scheme(
-        "bearer",
-        SecurityScheme::Http(
-            HttpBuilder::new()
-                .scheme(HttpAuthScheme::Bearer)
-                .bearer_format("API key")
-                .description(Some(
-                    "A basaltic key (`sqs-gateway new-basaltic-key`) with permissions per queue",
-                ))
-                .build(),
+    Finish {
+        bearer_key: Some(
+            "A basaltic key (`sqs-gateway new-basaltic-key`) with permissions per queue",
         ),
-    );
-    // basaltic's one 429 (too many messages in flight) names no time: only 503 says when.
-    crate::api::common::openapi::add_retry_after(&mut document, "503");
-    crate::api::common::openapi::add_challenge(&mut document);
-    crate::api::common::openapi::optional_request_bodies(&mut document);
-    document
+        // basaltic's one 429 (too many messages in flight) names no time: only 503 says when.
+        retry_after: &["503"],
+    }
+    .apply(BasalticDocument::openapi())
 }
 
 #[cfg(test)]
