@@ -128,7 +128,7 @@ pub(super) async fn send_batch(
     let target = state.target(&headers, path).await?;
     let gateway = &state.gateway;
     let resolved = gateway.resolve_queue(&target.caller, &target.queue).await?;
-    let entries = wire::batch_entries(&read_body(body, BODY_LIMIT).await?)?;
+    let entries = wire::batch_entries(&read_body(body, BODY_LIMIT).await?, &wire::SEND_BATCH)?;
     let mut results = Results::default();
     let (ids, messages) = parse_each(&entries, &mut results, |entry| {
         wire::batch_send(entry, resolved.attributes.fifo)
@@ -180,7 +180,7 @@ pub(super) async fn delete_batch(
     body: Body,
 ) -> Result<Json<BatchResults>, BasalticError> {
     let target = state.target(&headers, path).await?;
-    let entries = wire::batch_entries(&read_body(body, BODY_LIMIT).await?)?;
+    let entries = wire::batch_entries(&read_body(body, BODY_LIMIT).await?, &wire::DELETE_BATCH)?;
     let mut results = Results::default();
     let (ids, handles) = parse_each(&entries, &mut results, wire::batch_receipt);
     if !handles.is_empty() {
@@ -219,7 +219,8 @@ pub(super) async fn visibility_batch(
     body: Body,
 ) -> Result<Json<BatchResults>, BasalticError> {
     let target = state.target(&headers, path).await?;
-    let entries = wire::batch_entries(&read_body(body, BODY_LIMIT).await?)?;
+    let entries =
+        wire::batch_entries(&read_body(body, BODY_LIMIT).await?, &wire::VISIBILITY_BATCH)?;
     let mut results = Results::default();
     let (ids, changes) = parse_each(&entries, &mut results, wire::batch_visibility);
     if !changes.is_empty() {

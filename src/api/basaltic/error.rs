@@ -8,7 +8,6 @@ use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
-use serde_json::json;
 use utoipa::{IntoResponses, ToSchema};
 
 /// A [`GatewayError`] on its way out of the basaltic API, with an optional code of its own
@@ -83,11 +82,7 @@ pub(super) const RECEIPT_HANDLE_INVALID: &str = "receipt_handle_invalid";
 
 /// The schema of the `code` field: one of [`CODES`].
 fn error_code() -> utoipa::openapi::Object {
-    utoipa::openapi::ObjectBuilder::new()
-        .schema_type(utoipa::openapi::schema::Type::String)
-        .enum_values(Some(CODES.iter().copied()))
-        .examples([json!("invalid_argument")])
-        .build()
+    crate::api::common::openapi::error_code(CODES, "invalid_argument")
 }
 
 /// The stable status and code of each error kind.

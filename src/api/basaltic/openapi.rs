@@ -5,8 +5,8 @@
 use super::error::{ErrorBody, ErrorDetail};
 use super::wire;
 use super::{batches, messages, metrics, queues};
+use crate::api::common::openapi::Finish;
 use utoipa::OpenApi as _;
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
 /// The derived document; [`document`] completes it.
 #[derive(utoipa::OpenApi)]
@@ -78,26 +78,14 @@ struct BasalticDocument;
 
 /// The basaltic document: the derived one, with its security scheme and its answers' headers.
 pub fn document() -> utoipa::openapi::OpenApi {
-    let mut document = BasalticDocument::openapi();
-    document.info.version = env!("CARGO_PKG_VERSION").to_owned();
-    let components = document.components.get_or_insert_with(Default::default);
-    components.add_security_scheme(
-        "bearer",
-        SecurityScheme::Http(
-            HttpBuilder::new()
-                .scheme(HttpAuthScheme::Bearer)
-                .bearer_format("API key")
-                .description(Some(
-                    "A basaltic key (`sqs-gateway new-basaltic-key`) with permissions per queue",
-                ))
-                .build(),
+    Finish {
+        bearer_key: Some(
+            "A basaltic key (`sqs-gateway new-basaltic-key`) with permissions per queue",
         ),
-    );
-    // basaltic's one 429 (too many messages in flight) names no time: only 503 says when.
-    crate::api::common::openapi::add_retry_after(&mut document, "503");
-    crate::api::common::openapi::add_challenge(&mut document);
-    crate::api::common::openapi::optional_request_bodies(&mut document);
-    document
+        // basaltic's one 429 (too many messages in flight) names no time: only 503 says when.
+        retry_after: &["503"],
+    }
+    .apply(BasalticDocument::openapi())
 }
 
 #[cfg(test)]
@@ -208,6 +196,24 @@ mod tests {
         let change = json!({ "settings": { "dead_letter_queue": { "queue_id": "0b5e2c1a-7f3d-4e61-9a0c-2d8f6b7e4a13" } } });
         let parsed = wire::parse_settings_change(change.to_string().as_bytes()).expect("parses");
         assert_eq!(parsed.dead_letter_queue.map(|(_, count)| count), Some(5));
+    }
+
+    /// The queue types the document lists are the names the parser takes, and no others.
+    #[test]
+    fn documented_queue_types_are_the_parsers() {
+        let document = serde_json::to_value(document()).expect("serializes");
+        let types = schema(&document, "QueueType")["enum"].clone();
+        let parses = |kind: &Value| {
+            let body = json!({ "name": "orders", "type": kind });
+            wire::parse_new_queue(body.to_string().as_bytes()).is_ok()
+        };
+        assert_eq!(types, json!(["standard", "fifo"]));
+        for kind in types.as_array().expect("names") {
+            assert!(parses(kind), "{kind}");
+        }
+        for kind in [json!("FIFO"), json!(null), json!("")] {
+            assert!(!parses(&kind), "{kind}");
+        }
     }
 
     /// A body and a String value hold the same characters, documented by one pattern.

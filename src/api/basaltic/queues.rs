@@ -79,9 +79,7 @@ impl BasalticState {
             visibility_timeout_seconds: attributes.visibility_timeout_seconds,
             // A queue made through the SQS endpoint may take up to 1 MiB; basaltic's range
             // ends at 256 KiB, and so does what it shows.
-            max_message_bytes: attributes
-                .max_message_bytes
-                .min(wire::MAX_MESSAGE_BYTES as u32),
+            max_message_bytes: attributes.max_message_bytes.min(wire::MAX_MESSAGE_BYTES),
             retention_seconds: attributes.retention_seconds,
             dead_letter_queue,
             content_based_deduplication: attributes

@@ -5,7 +5,7 @@ use axum::http::HeaderMap;
 use std::net::{IpAddr, SocketAddr};
 
 /// The token of an `Authorization: Bearer <token>` header (scheme case-insensitive), if it
-/// carries a non-empty one. Every Bearer dialect (ezgh, sombus, basaltic) reads it here.
+/// carries a non-empty one. Every dialect that takes a bearer token reads it here.
 pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     let value = headers
         .get(axum::http::header::AUTHORIZATION)?

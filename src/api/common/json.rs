@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use std::cell::RefCell;
 
 /// Handles or entries a batch request must carry.
-const BATCH: std::ops::RangeInclusive<usize> = 1..=10;
+const BATCH: std::ops::RangeInclusive<usize> = 1..=crate::core::sqs_limits::MAX_BATCH as usize;
 
 pub(crate) fn prefixed(mut error: GatewayError, prefix: &str) -> GatewayError {
     error.message = format!("{prefix}.{}", error.message);
@@ -241,10 +241,20 @@ pub(crate) fn batch<'a>(
     object: &'a Map<String, Value>,
     field: &str,
 ) -> Result<&'a Vec<Value>, GatewayError> {
+    list(object, field, *BATCH.start(), *BATCH.end())
+}
+
+/// A required array field of `least` to `most` items; another length is out of range.
+pub(crate) fn list<'a>(
+    object: &'a Map<String, Value>,
+    field: &str,
+    least: usize,
+    most: usize,
+) -> Result<&'a Vec<Value>, GatewayError> {
     match object.get(field) {
-        Some(Value::Array(items)) if BATCH.contains(&items.len()) => Ok(items),
+        Some(Value::Array(items)) if (least..=most).contains(&items.len()) => Ok(items),
         Some(Value::Array(_)) => Err(GatewayError::out_of_range(format!(
-            "{field} must hold 1 to 10 entries"
+            "{field} must hold {least} to {most} entries"
         ))),
         None => Err(GatewayError::invalid_request(format!(
             "{field} is required"

@@ -1,8 +1,10 @@
 //! What every dialect shares and nothing dialect-specific: the plug a dialect fits into the
-//! server, reading a body, a request's bearer token and address, hand-parsed JSON bodies and
-//! the pieces of OpenAPI documents. Nothing here names a dialect.
+//! server, reading a body, a request's bearer token and address, hand-parsed JSON bodies, the
+//! one table per body that both the parser and the OpenAPI document read, and the pieces of
+//! OpenAPI documents. Nothing here names a dialect.
 
 pub mod body;
+pub(crate) mod body_shape;
 pub mod caller;
 pub(crate) mod json;
 pub mod openapi;

@@ -1,15 +1,18 @@
 //! What the dialects' OpenAPI documents share: error responses declared once for a group of
-//! routes and, once utoipa has made a document, the headers of error answers (`Retry-After`,
-//! `WWW-Authenticate`) and request bodies that may be left out. Each dialect's `openapi` module
-//! finishes its document with these; the server serves them.
+//! routes, the schema of an error's closed list of codes, and the finish every document gets
+//! once utoipa has made it ([`Finish`]: the version, a bearer API-key scheme, the headers of
+//! error answers (`Retry-After`, `WWW-Authenticate`) and request bodies that may be left out).
+//! Each dialect's `openapi` module finishes its document with these; the server serves them.
 
 use std::collections::BTreeMap;
 use utoipa::ToSchema;
 use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::path::Operation;
 use utoipa::openapi::schema::SchemaType;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{
-    ContentBuilder, ObjectBuilder, OpenApi, Ref, RefOr, Required, ResponseBuilder, Schema, Type,
+    ContentBuilder, Object, ObjectBuilder, OpenApi, Ref, RefOr, Required, ResponseBuilder, Schema,
+    Type,
 };
 
 /// Responses by status, as an `IntoResponses` type answers them.
@@ -35,6 +38,53 @@ pub fn error_responses<E: ToSchema>(statuses: &[(u16, &str)]) -> ResponseMap {
         .collect()
 }
 
+/// The schema of an error's code: one of `codes`, every code the dialect answers, with an
+/// example.
+pub fn error_code(codes: &[&str], example: &str) -> Object {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(codes.iter().copied()))
+        .examples([serde_json::Value::from(example)])
+        .build()
+}
+
+/// What a dialect's document gets once utoipa has made it: the gateway's version, the request
+/// bodies declared `Option<T>` made optional, `WWW-Authenticate` on every `401`, and what each
+/// dialect chooses below.
+pub struct Finish<'a> {
+    /// The description of the `bearer` security scheme (`Authorization: Bearer` with an API
+    /// key), for a dialect whose routes take one; a dialect with other schemes adds its own.
+    pub bearer_key: Option<&'a str>,
+    /// The statuses whose answers carry `Retry-After`: those that always name a time.
+    pub retry_after: &'a [&'a str],
+}
+
+impl Finish<'_> {
+    /// The finished document.
+    pub fn apply(&self, mut document: OpenApi) -> OpenApi {
+        document.info.version = env!("CARGO_PKG_VERSION").to_owned();
+        if let Some(description) = self.bearer_key {
+            let components = document.components.get_or_insert_with(Default::default);
+            components.add_security_scheme(
+                "bearer",
+                SecurityScheme::Http(
+                    HttpBuilder::new()
+                        .scheme(HttpAuthScheme::Bearer)
+                        .bearer_format("API key")
+                        .description(Some(description))
+                        .build(),
+                ),
+            );
+        }
+        for status in self.retry_after {
+            add_retry_after(&mut document, status);
+        }
+        add_challenge(&mut document);
+        optional_request_bodies(&mut document);
+        document
+    }
+}
+
 /// Every operation of `document`.
 fn operations_mut(document: &mut OpenApi) -> impl Iterator<Item = &mut Operation> {
     document.paths.paths.values_mut().flat_map(|item| {
@@ -53,16 +103,8 @@ fn operations_mut(document: &mut OpenApi) -> impl Iterator<Item = &mut Operation
     })
 }
 
-/// Adds to every answer of `document` the headers its status carries when every `429` is a rate
-/// limit (ezgh's, sombus's): `Retry-After` on `429` and `503`, `WWW-Authenticate` on `401`.
-pub fn add_error_headers(document: &mut OpenApi) {
-    add_retry_after(document, "429");
-    add_retry_after(document, "503");
-    add_challenge(document);
-}
-
 /// Adds `WWW-Authenticate` (the scheme to authenticate with) to every `401` of `document`.
-pub fn add_challenge(document: &mut OpenApi) {
+fn add_challenge(document: &mut OpenApi) {
     let challenge = || {
         HeaderBuilder::new()
             .schema(ObjectBuilder::new().schema_type(Type::String).build())
@@ -73,7 +115,7 @@ pub fn add_challenge(document: &mut OpenApi) {
 }
 
 /// Adds `Retry-After` (whole seconds) to every answer of `document` with status `status`.
-pub fn add_retry_after(document: &mut OpenApi, status: &str) {
+fn add_retry_after(document: &mut OpenApi, status: &str) {
     let seconds = || {
         HeaderBuilder::new()
             .schema(
@@ -108,7 +150,7 @@ fn add_header(
 /// Makes each request body declared `Option<T>` (which utoipa writes as a required-less
 /// `oneOf: [null, T]`) what it means: an optional body, `T` when present. A JSON `null` body is
 /// not one the handlers take.
-pub fn optional_request_bodies(document: &mut OpenApi) {
+fn optional_request_bodies(document: &mut OpenApi) {
     for operation in operations_mut(document) {
         let Some(body) = &mut operation.request_body else {
             continue;

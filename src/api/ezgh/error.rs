@@ -6,7 +6,6 @@ use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
-use serde_json::json;
 use utoipa::ToSchema;
 
 /// A [`GatewayError`] on its way out of the ezgh API.
@@ -53,11 +52,7 @@ pub(super) const CODES: &[&str] = &[
 
 /// The schema of the `error` field: one of [`CODES`].
 fn error_code() -> utoipa::openapi::Object {
-    utoipa::openapi::ObjectBuilder::new()
-        .schema_type(utoipa::openapi::schema::Type::String)
-        .enum_values(Some(CODES.iter().copied()))
-        .examples([json!("out_of_range")])
-        .build()
+    crate::api::common::openapi::error_code(CODES, "out_of_range")
 }
 
 /// The stable status and code of each error kind.

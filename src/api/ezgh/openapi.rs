@@ -8,8 +8,8 @@ use super::wire::{
     AckRequest, HandleError, HandleResult, MessageJson, ReceiveRequest, ReceiveResponse,
     ResultsResponse, VisibilityEntry, VisibilityRequest,
 };
+use crate::api::common::openapi::Finish;
 use utoipa::OpenApi as _;
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
 /// The derived document; [`document`] completes it.
 #[derive(utoipa::OpenApi)]
@@ -38,26 +38,14 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 )]
 struct EzghDocument;
 
-/// The ezgh document: the derived one, with its security scheme and its answers' headers.
+/// The ezgh document: the derived one, with its security scheme and its answers' headers
+/// (`Retry-After` on `429` and `503`).
 pub fn document() -> utoipa::openapi::OpenApi {
-    let mut document = EzghDocument::openapi();
-    document.info.version = env!("CARGO_PKG_VERSION").to_owned();
-    let components = document.components.get_or_insert_with(Default::default);
-    components.add_security_scheme(
-        "bearer",
-        SecurityScheme::Http(
-            HttpBuilder::new()
-                .scheme(HttpAuthScheme::Bearer)
-                .bearer_format("API key")
-                .description(Some(
-                    "An ezgh API key: `Authorization: Bearer $EZGH_API_KEY`",
-                ))
-                .build(),
-        ),
-    );
-    crate::api::common::openapi::add_error_headers(&mut document);
-    crate::api::common::openapi::optional_request_bodies(&mut document);
-    document
+    Finish {
+        bearer_key: Some("An ezgh API key: `Authorization: Bearer $EZGH_API_KEY`"),
+        retry_after: &["429", "503"],
+    }
+    .apply(EzghDocument::openapi())
 }
 
 #[cfg(test)]

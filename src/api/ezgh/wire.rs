@@ -2,8 +2,10 @@
 //!
 //! Bodies are parsed by hand from `serde_json::Value` so error messages name the field and its
 //! range but never echo a value: a misplaced receipt handle must not come back in an error body.
+//! Each body is one table (`common::body_shape`) that the parser reads its fields through and
+//! the OpenAPI document prints, so the document's ranges and defaults are the parser's.
 
-use crate::api::common::json::{batch, optional_int, parse_object, prefixed, reject_unknown};
+use crate::api::common::body_shape::{Field, Integer, Items, List, Shape, Text, body_schema};
 use crate::core::GatewayError;
 use crate::core::gateway::ReceiveOptions;
 use crate::core::handle::SealedHandle;
@@ -11,32 +13,112 @@ use crate::core::model::{AttributeValue, Delivery, HandleOutcome};
 use crate::core::sqs_limits as limits;
 use base64::Engine as _;
 use chrono::{DateTime, SecondsFormat, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use utoipa::ToSchema;
 
-/// The longest visibility timeout, in seconds (12 hours).
-pub(super) const MAX_VISIBILITY: i64 = limits::MAX_VISIBILITY_SECONDS as i64;
+// The request bodies: one table each, which the parsers below read fields through and the
+// OpenAPI document prints (`ReceiveRequest` and the others name them there).
+
+const MAX_MESSAGES: Field<Integer> = Field::optional(
+    "maxMessages",
+    "The most messages to answer.",
+    Integer::from_to(1, limits::MAX_BATCH)
+        .default(1)
+        .example(10),
+);
+const WAIT_SECONDS: Field<Integer> = Field::optional(
+    "waitSeconds",
+    "How long to wait for a message, in seconds. Default: the queue's `receiveWaitSeconds`.",
+    Integer::from_to(0, limits::MAX_WAIT_SECONDS).example(20),
+);
+const RECEIVE_VISIBILITY: Field<Integer> = Field::optional(
+    "visibilityTimeoutSeconds",
+    "How long the messages stay in flight, in seconds. Default: the queue's\n\
+     `visibilityTimeoutSeconds`.",
+    Integer::from_to(0, limits::MAX_VISIBILITY_SECONDS).example(60),
+);
+
+/// The body of a receive.
+const RECEIVE: Shape = Shape {
+    doc: "The body of a receive. Every field is optional; an empty body takes every default.",
+    fields: &[&MAX_MESSAGES, &WAIT_SECONDS, &RECEIVE_VISIBILITY],
+    example: None,
+};
+
+/// The receive body in the document.
+pub(super) enum ReceiveRequest {}
+body_schema!(ReceiveRequest, RECEIVE);
+
+const RECEIPT_HANDLES: Field<List> = Field::required(
+    "receiptHandles",
+    "1 to 10 receipt handles, from any of your queues.",
+    List::of(Items::Text, 1, limits::MAX_BATCH as usize).example(&["AQAAAH8…", "AQAAAJ2…"]),
+);
+
+/// The body of an acknowledgement.
+const ACK: Shape = Shape {
+    doc: "The body of an acknowledgement.",
+    fields: &[&RECEIPT_HANDLES],
+    example: None,
+};
+
+/// The acknowledgement body in the document.
+pub(super) enum AckRequest {}
+body_schema!(AckRequest, ACK);
+
+const ENTRIES: Field<List> = Field::required(
+    "entries",
+    "1 to 10 handles with their new timeouts.",
+    List::of(
+        Items::Named(<VisibilityEntry as ToSchema>::name),
+        1,
+        limits::MAX_BATCH as usize,
+    ),
+);
+
+/// The body of a visibility change.
+const VISIBILITY: Shape = Shape {
+    doc: "The body of a visibility change.",
+    fields: &[&ENTRIES],
+    example: None,
+};
+
+/// The visibility change body in the document.
+pub(super) enum VisibilityRequest {}
+body_schema!(VisibilityRequest, VISIBILITY);
+
+const RECEIPT_HANDLE: Field<Text> = Field::required(
+    "receiptHandle",
+    "The handle, exactly as received.",
+    Text::any().example("AQAAAH8…"),
+);
+const ENTRY_VISIBILITY: Field<Integer> = Field::required(
+    "visibilityTimeoutSeconds",
+    "How long the message stays in flight from now, in seconds: 0 releases it at once. A\n\
+     message stays in flight at most 12 hours from its receive: a longer extension ends there.",
+    Integer::from_to(0, limits::MAX_VISIBILITY_SECONDS).example(120),
+);
+
+/// One entry of a visibility change.
+const VISIBILITY_ENTRY: Shape = Shape {
+    doc: "One handle of a visibility change and its new timeout.",
+    fields: &[&RECEIPT_HANDLE, &ENTRY_VISIBILITY],
+    example: None,
+};
+
+/// A visibility change entry in the document.
+pub(super) enum VisibilityEntry {}
+body_schema!(VisibilityEntry, VISIBILITY_ENTRY);
 
 /// Parses a receive body; an empty body takes every default.
 pub(super) fn parse_receive(body: &[u8]) -> Result<ReceiveOptions, GatewayError> {
-    let object = parse_object(body, true)?;
-    reject_unknown(
-        &object,
-        &["maxMessages", "waitSeconds", "visibilityTimeoutSeconds"],
-        "",
-    )?;
+    let object = RECEIVE.parse(body, true)?;
     Ok(ReceiveOptions {
-        max_messages: optional_int(&object, "maxMessages", 1, limits::MAX_BATCH.into())?
-            .unwrap_or(1),
-        wait_seconds: optional_int(&object, "waitSeconds", 0, limits::MAX_WAIT_SECONDS.into())?,
-        visibility_timeout_seconds: optional_int(
-            &object,
-            "visibilityTimeoutSeconds",
-            0,
-            MAX_VISIBILITY,
-        )?,
+        max_messages: MAX_MESSAGES.value(&object, "")?,
+        wait_seconds: WAIT_SECONDS.read(&object, "")?,
+        visibility_timeout_seconds: RECEIVE_VISIBILITY.read(&object, "")?,
         attempt_id: None,
         wait_out_over_limit: false,
         one_per_group: false,
@@ -45,113 +127,31 @@ pub(super) fn parse_receive(body: &[u8]) -> Result<ReceiveOptions, GatewayError>
 
 /// Parses `{"receiptHandles": [...]}`.
 pub(super) fn parse_ack(body: &[u8]) -> Result<Vec<String>, GatewayError> {
-    let object = parse_object(body, false)?;
-    reject_unknown(&object, &["receiptHandles"], "")?;
-    let handles = batch(&object, "receiptHandles")?;
-    handles
-        .iter()
-        .enumerate()
-        .map(|(index, handle)| {
-            handle.as_str().map(str::to_owned).ok_or_else(|| {
-                GatewayError::invalid_request(format!("receiptHandles[{index}] must be a string"))
-            })
-        })
-        .collect()
+    let object = ACK.parse(body, false)?;
+    let handles = RECEIPT_HANDLES.strings(&object, "")?;
+    Ok(handles.into_iter().map(str::to_owned).collect())
 }
 
 /// Parses `{"entries": [{"receiptHandle": ..., "visibilityTimeoutSeconds": ...}]}`.
 pub(super) fn parse_visibility(body: &[u8]) -> Result<Vec<(String, u32)>, GatewayError> {
-    let object = parse_object(body, false)?;
-    reject_unknown(&object, &["entries"], "")?;
-    let entries = batch(&object, "entries")?;
-    entries
+    let object = VISIBILITY.parse(body, false)?;
+    ENTRIES
+        .read(&object, "")?
         .iter()
         .enumerate()
         .map(|(index, entry)| {
-            let prefix = format!("entries[{index}]");
+            let at = format!("entries[{index}]");
             let Value::Object(entry) = entry else {
                 return Err(GatewayError::invalid_request(format!(
-                    "{prefix} must be an object"
+                    "{at} must be an object"
                 )));
             };
-            reject_unknown(
-                entry,
-                &["receiptHandle", "visibilityTimeoutSeconds"],
-                &prefix,
-            )?;
-            let handle = entry
-                .get("receiptHandle")
-                .and_then(Value::as_str)
-                .ok_or_else(|| {
-                    GatewayError::invalid_request(format!(
-                        "{prefix}.receiptHandle must be a string"
-                    ))
-                })?;
-            let timeout = optional_int(entry, "visibilityTimeoutSeconds", 0, MAX_VISIBILITY)
-                .map_err(|error| prefixed(error, &prefix))?
-                .ok_or_else(|| {
-                    GatewayError::invalid_request(format!(
-                        "{prefix}.visibilityTimeoutSeconds is required"
-                    ))
-                })?;
+            VISIBILITY_ENTRY.check(entry, &at)?;
+            let handle = RECEIPT_HANDLE.value(entry, &at)?;
+            let timeout = ENTRY_VISIBILITY.value(entry, &at)?;
             Ok((handle.to_owned(), timeout))
         })
         .collect()
-}
-
-// The request bodies as the OpenAPI document shows them. Bodies are parsed by hand above (errors
-// that name a field but never echo a value); these types only describe them, and the tests below
-// hold each documented range and default to what the parser does.
-
-/// The body of a receive. Every field is optional; an empty body takes every default.
-#[derive(Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[allow(dead_code)]
-pub(super) struct ReceiveRequest {
-    /// The most messages to answer.
-    #[schema(minimum = 1, maximum = 10, default = 1, example = 10)]
-    max_messages: Option<u32>,
-    /// How long to wait for a message, in seconds. Default: the queue's `receiveWaitSeconds`.
-    #[schema(minimum = 0, maximum = 20, example = 20)]
-    wait_seconds: Option<u32>,
-    /// How long the messages stay in flight, in seconds. Default: the queue's
-    /// `visibilityTimeoutSeconds`.
-    #[schema(minimum = 0, maximum = 43200, example = 60)]
-    visibility_timeout_seconds: Option<u32>,
-}
-
-/// The body of an acknowledgement.
-#[derive(Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[allow(dead_code)]
-pub(super) struct AckRequest {
-    /// 1 to 10 receipt handles, from any of your queues.
-    #[schema(min_items = 1, max_items = 10, example = json!(["AQAAAH8…", "AQAAAJ2…"]))]
-    receipt_handles: Vec<String>,
-}
-
-/// The body of a visibility change.
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-pub(super) struct VisibilityRequest {
-    /// 1 to 10 handles with their new timeouts.
-    #[schema(min_items = 1, max_items = 10)]
-    entries: Vec<VisibilityEntry>,
-}
-
-/// One handle of a visibility change and its new timeout.
-#[derive(Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[allow(dead_code)]
-pub(super) struct VisibilityEntry {
-    /// The handle, exactly as received.
-    #[schema(example = "AQAAAH8…")]
-    receipt_handle: String,
-    /// How long the message stays in flight from now, in seconds: 0 releases it at once. A
-    /// message stays in flight at most 12 hours from its receive: a longer extension ends there.
-    #[schema(minimum = 0, maximum = 43200, example = 120)]
-    visibility_timeout_seconds: u32,
 }
 
 /// The receive answer: up to `maxMessages` messages, or none when the wait ends.

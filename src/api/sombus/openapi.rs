@@ -17,13 +17,13 @@ use utoipa::openapi::{OpenApi, RefOr, Response};
 
 /// The document.
 pub fn document() -> OpenApi {
-    let mut document = SombusApi::openapi();
-    document.info.version = env!("CARGO_PKG_VERSION").to_owned();
-    // `Retry-After` on 429 and 503 as every REST dialect documents it; `Option<…>` bodies as
-    // bodies that may be left out.
-    crate::api::common::openapi::add_error_headers(&mut document);
-    crate::api::common::openapi::optional_request_bodies(&mut document);
-    document
+    // Its security schemes are its own (`SecuritySchemes`); `Retry-After` on 429 and 503 as
+    // every REST dialect documents it.
+    crate::api::common::openapi::Finish {
+        bearer_key: None,
+        retry_after: &["429", "503"],
+    }
+    .apply(SombusApi::openapi())
 }
 
 #[derive(utoipa::OpenApi)]

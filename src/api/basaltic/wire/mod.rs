@@ -1,8 +1,10 @@
 //! basaltic's JSON: queue resources and their settings, the send, receive and visibility bodies
 //! with the documented ranges and limits, and the message shape (typed attributes, standard
-//! base64 for `Binary`).
+//! base64 for `Binary`). The bodies' tables (`requests`) are what the parsers here read fields
+//! through and what the OpenAPI document prints.
 
-use crate::api::common::json::{optional_int, parse_object, reject_unknown};
+use crate::api::common::body_shape::{Field, Integer, Text};
+use crate::api::common::json::reject_unknown;
 use crate::core::GatewayError;
 use crate::core::gateway::ReceiveOptions;
 use crate::core::model::{
@@ -32,7 +34,7 @@ const MAX_ATTRIBUTE_VALUE: usize = 1024;
 /// within SQS's 80 characters.
 pub(super) const MAX_NAME: usize = 57;
 /// The largest `max_message_bytes` (256 KiB).
-pub(super) const MAX_MESSAGE_BYTES: i64 = 262_144;
+pub(super) const MAX_MESSAGE_BYTES: u32 = 262_144;
 /// The `max_message_bytes` of a queue created without one: the most, 256 KiB (the backend's own
 /// default may be larger: SQS's is 1 MiB).
 const DEFAULT_MESSAGE_BYTES: u32 = 262_144;
@@ -79,30 +81,12 @@ fn invalid(message: impl Into<String>) -> GatewayError {
 
 /// Parses `{"name", "type": "standard" | "fifo", "settings": {…}}`.
 pub(super) fn parse_new_queue(body: &[u8]) -> Result<NewQueue, GatewayError> {
-    let object = parse_object(body, false)?;
-    reject_unknown(&object, &["name", "type", "settings"], "")?;
-    let name = object
-        .get("name")
-        .and_then(Value::as_str)
-        .filter(|name| {
-            !name.is_empty()
-                && name.len() <= MAX_NAME
-                && name
-                    .bytes()
-                    .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-')
-        })
-        .ok_or_else(|| invalid("name must be 1 to 57 letters, digits or `-`"))?
-        .to_owned();
-    let fifo = match object.get("type").and_then(Value::as_str) {
-        None if !object.contains_key("type") => false,
-        Some("standard") => false,
-        Some("fifo") => true,
-        _ => return Err(invalid("type must be standard or fifo")),
-    };
-    let settings = match object.get("settings") {
-        None | Some(Value::Null) => Settings::default(),
-        Some(Value::Object(settings)) => parse_settings(settings)?,
-        Some(_) => return Err(invalid("settings must be an object")),
+    let object = NEW_QUEUE.parse(body, false)?;
+    let name = NAME.value(&object, "")?.to_owned();
+    let fifo = TYPE.read(&object, "")? == "fifo";
+    let settings = match NEW_SETTINGS.read(&object, "")? {
+        None => Settings::default(),
+        Some(settings) => parse_settings(settings)?,
     };
     let mut settings = settings;
     settings
@@ -126,130 +110,58 @@ pub(super) fn parse_new_queue(body: &[u8]) -> Result<NewQueue, GatewayError> {
 }
 
 fn parse_settings(object: &Map<String, Value>) -> Result<Settings, GatewayError> {
-    reject_unknown(
-        object,
-        &[
-            "delay_seconds",
-            "receive_wait_time_seconds",
-            "visibility_timeout_seconds",
-            "max_message_bytes",
-            "retention_seconds",
-            "content_based_deduplication",
-            "dead_letter_queue",
-        ],
-        "settings",
-    )?;
-    let int = |field: &str, min: i64, max: i64| {
-        optional_int(object, field, min, max).map_err(|error| prefixed(error, "settings"))
-    };
-    let dead_letter_queue = match object.get("dead_letter_queue") {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(target)) => {
-            reject_unknown(
-                target,
-                &["queue_id", "max_receive_count"],
-                "settings.dead_letter_queue",
-            )?;
-            let queue_id = target
-                .get("queue_id")
-                .and_then(Value::as_str)
-                .filter(|id| uuid::Uuid::parse_str(id).is_ok())
-                .ok_or_else(|| {
-                    invalid("settings.dead_letter_queue.queue_id must be a queue UUID")
-                })?;
-            let count = optional_int(target, "max_receive_count", 1, 1000)
-                .map_err(|error| prefixed(error, "settings.dead_letter_queue"))?
-                .unwrap_or(5);
+    const AT: &str = "settings";
+    SETTINGS.check(object, AT)?;
+    let dead_letter_queue = match DEAD_LETTER_QUEUE.read(object, AT)? {
+        None => None,
+        Some(target) => {
+            let at = format!("{AT}.{}", DEAD_LETTER_QUEUE.name);
+            DEAD_LETTER.check(target, &at)?;
+            let queue_id = DEAD_LETTER_ID.value(target, &at)?;
+            let count = MAX_RECEIVES.value(target, &at)?;
             Some((queue_id.to_owned(), count))
         }
-        Some(_) => return Err(invalid("settings.dead_letter_queue must be an object")),
     };
     Ok(Settings {
-        delay_seconds: int("delay_seconds", 0, limits::MAX_DELAY_SECONDS.into())?,
-        receive_wait_time_seconds: int(
-            "receive_wait_time_seconds",
-            0,
-            limits::MAX_WAIT_SECONDS.into(),
-        )?,
-        visibility_timeout_seconds: int(
-            "visibility_timeout_seconds",
-            0,
-            limits::MAX_VISIBILITY_SECONDS.into(),
-        )?,
-        max_message_bytes: int(
-            "max_message_bytes",
-            limits::MIN_MESSAGE_BYTES.into(),
-            MAX_MESSAGE_BYTES,
-        )?,
-        retention_seconds: int(
-            "retention_seconds",
-            limits::MIN_RETENTION_SECONDS.into(),
-            limits::MAX_RETENTION_SECONDS.into(),
-        )?,
-        content_based_deduplication: match object.get("content_based_deduplication") {
-            None | Some(Value::Null) => None,
-            Some(Value::Bool(value)) => Some(*value),
-            Some(_) => {
-                return Err(invalid(
-                    "settings.content_based_deduplication must be true or false",
-                ));
-            }
-        },
+        delay_seconds: QUEUE_DELAY.read(object, AT)?,
+        receive_wait_time_seconds: QUEUE_WAIT.read(object, AT)?,
+        visibility_timeout_seconds: QUEUE_VISIBILITY.read(object, AT)?,
+        max_message_bytes: QUEUE_MESSAGE_BYTES.read(object, AT)?,
+        retention_seconds: QUEUE_RETENTION.read(object, AT)?,
+        content_based_deduplication: CONTENT_DEDUPLICATION.read(object, AT)?,
         dead_letter_queue,
     })
-}
-
-fn prefixed(mut error: GatewayError, prefix: &str) -> GatewayError {
-    error.message = format!("{prefix}.{}", error.message);
-    error
 }
 
 /// Parses a send body: `{"body", "attributes"?, "delay_seconds"?, "group_id"?,
 /// "deduplication_id"?}`; `fifo` says which of the last three apply.
 pub(super) fn parse_send(body: &[u8], fifo: bool) -> Result<OutgoingMessage, GatewayError> {
-    send_of(&parse_object(body, false)?, fifo, None)
+    let object = SEND.parse(body, false)?;
+    send_of(&object, fifo, &SEND_DELAY, &SEND_DEDUPLICATION_ID)
 }
 
-/// One message to send, from its object (`also` names an extra field its caller reads, such as
-/// a batch entry's `id`).
+/// One message to send, from its object (its keys already checked against its shape), whose
+/// delay and deduplication id are `delay` and `deduplication`.
 fn send_of(
     object: &Map<String, Value>,
     fifo: bool,
-    also: Option<&str>,
+    delay: &Field<Integer>,
+    deduplication: &Field<Text>,
 ) -> Result<OutgoingMessage, GatewayError> {
-    let mut known = vec![
-        "body",
-        "attributes",
-        "delay_seconds",
-        "group_id",
-        "deduplication_id",
-    ];
-    known.extend(also);
-    reject_unknown(object, &known, "")?;
-    let text = object
-        .get("body")
-        .and_then(Value::as_str)
-        .ok_or_else(|| invalid("body is required, a string"))?;
-    let attributes = match object.get("attributes") {
-        None | Some(Value::Null) => BTreeMap::new(),
+    let text = BODY.value(object, "")?;
+    let attributes = match ATTRIBUTES.read(object, "")? {
+        None => BTreeMap::new(),
         Some(Value::Object(attributes)) => parse_attributes(attributes)?,
         Some(_) => return Err(invalid("attributes must be an object")),
     };
-    let delay_seconds = optional_int(object, "delay_seconds", 0, limits::MAX_DELAY_SECONDS.into())?;
+    let delay_seconds = delay.read(object, "")?;
     if fifo && delay_seconds.is_some() {
         return Err(invalid(
             "delay_seconds is refused on fifo queues: they use the queue's delay",
         ));
     }
-    let string = |field: &str| -> Result<Option<String>, GatewayError> {
-        match object.get(field) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(text)) => Ok(Some(text.clone())),
-            Some(_) => Err(invalid(format!("{field} must be a string"))),
-        }
-    };
-    let group_id = string("group_id")?;
-    let deduplication_id = string("deduplication_id")?;
+    let group_id = GROUP_ID.read(object, "")?.map(str::to_owned);
+    let deduplication_id = deduplication.read(object, "")?.map(str::to_owned);
     if !fifo && (group_id.is_some() || deduplication_id.is_some()) {
         return Err(invalid(
             "group_id and deduplication_id apply to fifo queues only",
@@ -334,31 +246,11 @@ fn too_long(at: &str) -> GatewayError {
 /// Parses `{"max_messages"?, "wait_time_seconds"?, "visibility_timeout_seconds"?}` (an empty body
 /// takes the defaults: one message, the queue's wait and visibility).
 pub(super) fn parse_receive(body: &[u8]) -> Result<ReceiveOptions, GatewayError> {
-    let object = parse_object(body, true)?;
-    reject_unknown(
-        &object,
-        &[
-            "max_messages",
-            "wait_time_seconds",
-            "visibility_timeout_seconds",
-        ],
-        "",
-    )?;
+    let object = RECEIVE.parse(body, true)?;
     Ok(ReceiveOptions {
-        max_messages: optional_int(&object, "max_messages", 1, limits::MAX_BATCH.into())?
-            .unwrap_or(1),
-        wait_seconds: optional_int(
-            &object,
-            "wait_time_seconds",
-            0,
-            limits::MAX_WAIT_SECONDS.into(),
-        )?,
-        visibility_timeout_seconds: optional_int(
-            &object,
-            "visibility_timeout_seconds",
-            0,
-            limits::MAX_VISIBILITY_SECONDS.into(),
-        )?,
+        max_messages: MAX_MESSAGES.value(&object, "")?,
+        wait_seconds: WAIT.read(&object, "")?,
+        visibility_timeout_seconds: LEASE.read(&object, "")?,
         attempt_id: None,
         wait_out_over_limit: false,
         one_per_group: false,
@@ -367,13 +259,10 @@ pub(super) fn parse_receive(body: &[u8]) -> Result<ReceiveOptions, GatewayError>
 
 /// Parses `{"receipt_handle", "visibility_timeout_seconds"}`.
 pub(super) fn parse_visibility(body: &[u8]) -> Result<(String, u32), GatewayError> {
-    let object = parse_object(body, false)?;
-    reject_unknown(
-        &object,
-        &["receipt_handle", "visibility_timeout_seconds"],
-        "",
-    )?;
-    visibility_of(&object)
+    let object = VISIBILITY.parse(body, false)?;
+    let handle = RECEIPT_HANDLE.value(&object, "")?;
+    let seconds = NEW_VISIBILITY.value(&object, "")?;
+    Ok((handle.to_owned(), seconds))
 }
 
 /// A batch entry: its caller-chosen id, and its fields.
@@ -381,31 +270,16 @@ pub(super) type BatchEntry = (String, Map<String, Value>);
 
 /// A batch's entries: 1 to 10 objects, each with a caller-chosen `id` (1 to 80 letters, digits,
 /// `-`, `_`), unique in the batch.
-pub(super) fn batch_entries(body: &[u8]) -> Result<Vec<BatchEntry>, GatewayError> {
-    let object = parse_object(body, false)?;
-    reject_unknown(&object, &["entries"], "")?;
-    let entries = crate::api::common::json::batch(&object, "entries")?;
+pub(super) fn batch_entries(body: &[u8], batch: &Batch) -> Result<Vec<BatchEntry>, GatewayError> {
+    let object = batch.request.parse(body, false)?;
+    let entries = batch.entries.read(&object, "")?;
     let mut seen = std::collections::BTreeSet::new();
     let mut parsed = Vec::with_capacity(entries.len());
     for (index, entry) in entries.iter().enumerate() {
         let Value::Object(entry) = entry else {
             return Err(invalid(format!("entries[{index}] must be an object")));
         };
-        let id = entry
-            .get("id")
-            .and_then(Value::as_str)
-            .filter(|id| {
-                !id.is_empty()
-                    && id.len() <= 80
-                    && id
-                        .bytes()
-                        .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
-            })
-            .ok_or_else(|| {
-                invalid(format!(
-                    "entries[{index}].id must be 1 to 80 letters, digits, `-` or `_`"
-                ))
-            })?;
+        let id = batch.id.value(entry, &format!("entries[{index}]"))?;
         if !seen.insert(id.to_owned()) {
             return Err(invalid(format!("entries[{index}].id is used twice")));
         }
@@ -419,54 +293,28 @@ pub(super) fn batch_send(
     entry: &Map<String, Value>,
     fifo: bool,
 ) -> Result<OutgoingMessage, GatewayError> {
-    send_of(entry, fifo, Some("id"))
+    SEND_ENTRY.check(entry, "")?;
+    send_of(entry, fifo, &ENTRY_DELAY, &ENTRY_DEDUPLICATION_ID)
 }
 
 /// A delete batch entry's receipt.
 pub(super) fn batch_receipt(entry: &Map<String, Value>) -> Result<String, GatewayError> {
-    reject_unknown(entry, &["id", "receipt_handle"], "")?;
-    receipt_of(entry)
+    DELETE_ENTRY.check(entry, "")?;
+    Ok(ENTRY_RECEIPT.value(entry, "")?.to_owned())
 }
 
 /// A visibility batch entry's receipt and timeout.
 pub(super) fn batch_visibility(entry: &Map<String, Value>) -> Result<(String, u32), GatewayError> {
-    reject_unknown(
-        entry,
-        &["id", "receipt_handle", "visibility_timeout_seconds"],
-        "",
-    )?;
-    visibility_of(entry)
-}
-
-fn receipt_of(object: &Map<String, Value>) -> Result<String, GatewayError> {
-    object
-        .get("receipt_handle")
-        .and_then(Value::as_str)
-        .filter(|handle| !handle.is_empty())
-        .map(str::to_owned)
-        .ok_or_else(|| invalid("receipt_handle is required, a string"))
-}
-
-fn visibility_of(object: &Map<String, Value>) -> Result<(String, u32), GatewayError> {
-    let handle = receipt_of(object)?;
-    let seconds = optional_int(
-        object,
-        "visibility_timeout_seconds",
-        0,
-        limits::MAX_VISIBILITY_SECONDS.into(),
-    )?
-    .ok_or_else(|| invalid("visibility_timeout_seconds is required"))?;
-    Ok((handle, seconds))
+    VISIBILITY_ENTRY.check(entry, "")?;
+    let handle = ENTRY_RECEIPT.value(entry, "")?;
+    let seconds = ENTRY_VISIBILITY.value(entry, "")?;
+    Ok((handle.to_owned(), seconds))
 }
 
 /// Parses `{"settings": {…}}` of a settings change.
 pub(super) fn parse_settings_change(body: &[u8]) -> Result<Settings, GatewayError> {
-    let object = parse_object(body, false)?;
-    reject_unknown(&object, &["settings"], "")?;
-    match object.get("settings") {
-        Some(Value::Object(settings)) => parse_settings(settings),
-        _ => Err(invalid("settings is required, an object")),
-    }
+    let object = SETTINGS_CHANGE.parse(body, false)?;
+    parse_settings(CHANGED_SETTINGS.value(&object, "")?)
 }
 
 /// A message read without a lease: no receipt.

@@ -1,10 +1,12 @@
-//! basaltic's request bodies as its OpenAPI document shows them.
+//! basaltic's request bodies: one table each, which the parsers (`wire`) read fields through and
+//! the OpenAPI document prints, so the document's bounds are the parser's.
 
 use super::*;
-
-// The request bodies as the OpenAPI document shows them. Bodies are parsed by hand above (errors
-// that name a field but never echo a value); these types only describe them, and the document's
-// tests hold each documented range and default to what the parser does.
+use crate::api::common::body_shape::{
+    Choice, Custom, Field, Flag, Integer, Items, List, Nested, SchemaName, Shape, Text, body_schema,
+};
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::Schema;
 
 /// A queue's type.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
@@ -14,76 +16,6 @@ pub(in crate::api::basaltic) enum QueueType {
     Standard,
     /// Ordered per message group, deduplicated.
     Fifo,
-}
-
-/// The body that creates a queue.
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-pub(in crate::api::basaltic) struct NewQueueRequest {
-    /// 1 to 57 letters, digits or `-`, unique among your queues.
-    #[schema(
-        pattern = "^[A-Za-z0-9-]{1,57}$",
-        min_length = 1,
-        max_length = 57,
-        example = "orders"
-    )]
-    name: String,
-    /// `standard` (the default) or `fifo`.
-    #[serde(rename = "type")]
-    #[schema(nullable = false, default = "standard")]
-    kind: Option<QueueType>,
-    /// Settings; absent ones take their defaults.
-    settings: Option<SettingsRequest>,
-}
-
-/// A settings change: the settings given change, the others stay.
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-pub(in crate::api::basaltic) struct SettingsChangeRequest {
-    /// The settings to change.
-    settings: SettingsRequest,
-}
-
-/// Queue settings to set; each is optional.
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-pub(in crate::api::basaltic) struct SettingsRequest {
-    /// Delay before a new message's first delivery, in seconds (default 0).
-    #[schema(minimum = 0, maximum = 900)]
-    delay_seconds: Option<u32>,
-    /// Long-poll wait of a receive that gives none, in seconds (default 0).
-    #[schema(minimum = 0, maximum = 20)]
-    receive_wait_time_seconds: Option<u32>,
-    /// Lease of a receive that gives none, in seconds (default 30).
-    #[schema(minimum = 0, maximum = 43200)]
-    visibility_timeout_seconds: Option<u32>,
-    /// Largest message, body and attributes together, in bytes (default and most 262,144:
-    /// 256 KiB).
-    #[schema(minimum = 1024, maximum = 262144)]
-    max_message_bytes: Option<u32>,
-    /// How long a message is kept, in seconds (default 345,600: 4 days).
-    #[schema(minimum = 60, maximum = 1209600)]
-    retention_seconds: Option<u32>,
-    /// FIFO queues only: deduplicate by the body's SHA-256 when no `deduplication_id` is given.
-    content_based_deduplication: Option<bool>,
-    /// Where messages received too often move; its queue takes the key's `send` permission.
-    dead_letter_queue: Option<DeadLetterRequest>,
-}
-
-/// A dead-letter queue to set.
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-pub(in crate::api::basaltic) struct DeadLetterRequest {
-    /// The dead-letter queue's UUID.
-    #[schema(value_type = QueueId)]
-    queue_id: String,
-    /// Receives after which a message moves there.
-    #[schema(minimum = 1, maximum = 1000, default = 5)]
-    max_receive_count: Option<u32>,
 }
 
 /// A message attribute: its type and its value, a string on the wire.
@@ -166,190 +98,419 @@ impl utoipa::PartialSchema for AttributeRequest {
 
 impl ToSchema for AttributeRequest {}
 
-/// A message to send. Body and attributes together fit in the queue's `max_message_bytes`.
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-#[schema(example = json!({"body": "{\"order_id\":\"A-1001\"}", "attributes": {"event": {"type": "String", "value": "order.paid"}}}))]
-pub(in crate::api::basaltic) struct SendRequest {
-    /// The body: at least one character, of those SQS allows.
-    #[schema(
-        min_length = 1,
-        pattern = "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\uFFFE\\uFFFF]+$"
-    )]
-    body: String,
-    /// Up to 20 attributes by name.
-    #[schema(schema_with = attributes_to_send)]
-    attributes: Option<Map<String, Value>>,
-    /// Standard queues only: the message's own delay, instead of the queue's.
-    #[schema(minimum = 0, maximum = 900)]
-    delay_seconds: Option<u32>,
-    /// FIFO queues only, required there: the message group.
-    group_id: Option<String>,
-    /// FIFO queues only: the deduplication id (else the body's SHA-256 with content-based
-    /// deduplication).
-    deduplication_id: Option<String>,
+/// The receives after which a message moves to the dead-letter queue, most and default.
+const MAX_RECEIVE_COUNT: u32 = 1000;
+const DEFAULT_RECEIVE_COUNT: u32 = 5;
+/// The longest entry id of a batch.
+const MAX_ENTRY_ID: usize = 80;
+/// The entries a batch takes.
+const MAX_ENTRIES: usize = limits::MAX_BATCH as usize;
+
+// The queue bodies.
+
+pub(super) const NAME: Field<Text> = Field::required(
+    "name",
+    "1 to 57 letters, digits or `-`, unique among your queues.",
+    Text::word(1, MAX_NAME, "-").example("orders"),
+);
+pub(super) const TYPE: Field<Choice> = Field::optional(
+    "type",
+    "`standard` (the default) or `fifo`.",
+    Choice {
+        names: &["standard", "fifo"],
+        default: "standard",
+        schema: <QueueType as ToSchema>::name,
+    },
+);
+pub(super) const NEW_SETTINGS: Field<Nested> = Field::optional(
+    "settings",
+    "Settings; absent ones take their defaults.",
+    Nested(<SettingsRequest as ToSchema>::name),
+);
+
+/// The body that creates a queue.
+pub(super) const NEW_QUEUE: Shape = Shape {
+    doc: "The body that creates a queue.",
+    fields: &[&NAME, &TYPE, &NEW_SETTINGS],
+    example: None,
+};
+
+/// The body that creates a queue, in the document.
+pub(in crate::api::basaltic) enum NewQueueRequest {}
+body_schema!(NewQueueRequest, NEW_QUEUE);
+
+pub(super) const CHANGED_SETTINGS: Field<Nested> = Field::required(
+    "settings",
+    "The settings to change.",
+    Nested(<SettingsRequest as ToSchema>::name),
+);
+
+/// A settings change.
+pub(super) const SETTINGS_CHANGE: Shape = Shape {
+    doc: "A settings change: the settings given change, the others stay.",
+    fields: &[&CHANGED_SETTINGS],
+    example: None,
+};
+
+/// A settings change, in the document.
+pub(in crate::api::basaltic) enum SettingsChangeRequest {}
+body_schema!(SettingsChangeRequest, SETTINGS_CHANGE);
+
+pub(super) const QUEUE_DELAY: Field<Integer> = Field::optional(
+    "delay_seconds",
+    "Delay before a new message's first delivery, in seconds (default 0).",
+    Integer::from_to(0, limits::MAX_DELAY_SECONDS),
+);
+pub(super) const QUEUE_WAIT: Field<Integer> = Field::optional(
+    "receive_wait_time_seconds",
+    "Long-poll wait of a receive that gives none, in seconds (default 0).",
+    Integer::from_to(0, limits::MAX_WAIT_SECONDS),
+);
+pub(super) const QUEUE_VISIBILITY: Field<Integer> = Field::optional(
+    "visibility_timeout_seconds",
+    "Lease of a receive that gives none, in seconds (default 30).",
+    Integer::from_to(0, limits::MAX_VISIBILITY_SECONDS),
+);
+pub(super) const QUEUE_MESSAGE_BYTES: Field<Integer> = Field::optional(
+    "max_message_bytes",
+    "Largest message, body and attributes together, in bytes (default and most 262,144:\n\
+     256 KiB).",
+    Integer::from_to(limits::MIN_MESSAGE_BYTES, MAX_MESSAGE_BYTES),
+);
+pub(super) const QUEUE_RETENTION: Field<Integer> = Field::optional(
+    "retention_seconds",
+    "How long a message is kept, in seconds (default 345,600: 4 days).",
+    Integer::from_to(limits::MIN_RETENTION_SECONDS, limits::MAX_RETENTION_SECONDS),
+);
+pub(super) const CONTENT_DEDUPLICATION: Field<Flag> = Field::optional(
+    "content_based_deduplication",
+    "FIFO queues only: deduplicate by the body's SHA-256 when no `deduplication_id` is given.",
+    Flag,
+);
+pub(super) const DEAD_LETTER_QUEUE: Field<Nested> = Field::optional(
+    "dead_letter_queue",
+    "Where messages received too often move; its queue takes the key's `send` permission.",
+    Nested(<DeadLetterRequest as ToSchema>::name),
+);
+
+/// Queue settings.
+pub(super) const SETTINGS: Shape = Shape {
+    doc: "Queue settings to set; each is optional.",
+    fields: &[
+        &QUEUE_DELAY,
+        &QUEUE_WAIT,
+        &QUEUE_VISIBILITY,
+        &QUEUE_MESSAGE_BYTES,
+        &QUEUE_RETENTION,
+        &CONTENT_DEDUPLICATION,
+        &DEAD_LETTER_QUEUE,
+    ],
+    example: None,
+};
+
+/// Queue settings, in the document.
+pub(in crate::api::basaltic) enum SettingsRequest {}
+body_schema!(SettingsRequest, SETTINGS);
+
+pub(super) const DEAD_LETTER_ID: Field<Text> = Field::required(
+    "queue_id",
+    "The dead-letter queue's UUID.",
+    Text::uuid()
+        .named(<QueueId as ToSchema>::name)
+        .refused_as("must be a queue UUID"),
+);
+pub(super) const MAX_RECEIVES: Field<Integer> = Field::optional(
+    "max_receive_count",
+    "Receives after which a message moves there.",
+    Integer::from_to(1, MAX_RECEIVE_COUNT).default(DEFAULT_RECEIVE_COUNT),
+);
+
+/// A dead-letter queue to set.
+pub(super) const DEAD_LETTER: Shape = Shape {
+    doc: "A dead-letter queue to set.",
+    fields: &[&DEAD_LETTER_ID, &MAX_RECEIVES],
+    example: None,
+};
+
+/// A dead-letter queue to set, in the document.
+pub(in crate::api::basaltic) enum DeadLetterRequest {}
+body_schema!(DeadLetterRequest, DEAD_LETTER);
+
+// The message bodies.
+
+pub(super) const BODY: Field<Text> = Field::required(
+    "body",
+    "The body: at least one character, of those SQS allows.",
+    Text::core(TEXT_PATTERN).refused_as("is required, a string"),
+);
+pub(super) const ATTRIBUTES: Field<Custom> = Field::optional(
+    "attributes",
+    "Up to 20 attributes by name.",
+    Custom(attributes_to_send),
+);
+pub(super) const SEND_DELAY: Field<Integer> = Field::optional(
+    "delay_seconds",
+    "Standard queues only: the message's own delay, instead of the queue's.",
+    Integer::from_to(0, limits::MAX_DELAY_SECONDS),
+);
+pub(super) const GROUP_ID: Field<Text> = Field::optional(
+    "group_id",
+    "FIFO queues only, required there: the message group.",
+    Text::any(),
+);
+pub(super) const SEND_DEDUPLICATION_ID: Field<Text> = Field::optional(
+    "deduplication_id",
+    "FIFO queues only: the deduplication id (else the body's SHA-256 with content-based\n\
+     deduplication).",
+    Text::any(),
+);
+
+/// A message to send.
+pub(super) const SEND: Shape = Shape {
+    doc: "A message to send. Body and attributes together fit in the queue's `max_message_bytes`.",
+    fields: &[
+        &BODY,
+        &ATTRIBUTES,
+        &SEND_DELAY,
+        &GROUP_ID,
+        &SEND_DEDUPLICATION_ID,
+    ],
+    example: Some(|| {
+        serde_json::json!({
+            "body": "{\"order_id\":\"A-1001\"}",
+            "attributes": {"event": {"type": "String", "value": "order.paid"}},
+        })
+    }),
+};
+
+/// A message to send, in the document.
+pub(in crate::api::basaltic) enum SendRequest {}
+body_schema!(SendRequest, SEND);
+
+pub(super) const MAX_MESSAGES: Field<Integer> = Field::optional(
+    "max_messages",
+    "The most messages to answer.",
+    Integer::from_to(1, limits::MAX_BATCH)
+        .default(1)
+        .example(10),
+);
+pub(super) const WAIT: Field<Integer> = Field::optional(
+    "wait_time_seconds",
+    "Long-poll wait, in seconds. Default: the queue's `receive_wait_time_seconds`.",
+    Integer::from_to(0, limits::MAX_WAIT_SECONDS).example(20),
+);
+pub(super) const LEASE: Field<Integer> = Field::optional(
+    "visibility_timeout_seconds",
+    "The lease, in seconds. Default: the queue's `visibility_timeout_seconds`.",
+    Integer::from_to(0, limits::MAX_VISIBILITY_SECONDS).example(60),
+);
+
+/// A receive.
+pub(super) const RECEIVE: Shape = Shape {
+    doc: "A receive. Every field is optional; an empty body takes every default.",
+    fields: &[&MAX_MESSAGES, &WAIT, &LEASE],
+    example: None,
+};
+
+/// A receive, in the document.
+pub(in crate::api::basaltic) enum ReceiveRequest {}
+body_schema!(ReceiveRequest, RECEIVE);
+
+/// A receipt handle: the parser takes any string but an empty one.
+const RECEIPT: Text = Text::any().least(1).refused_as("is required, a string");
+
+pub(super) const RECEIPT_HANDLE: Field<Text> = Field::required(
+    "receipt_handle",
+    "The current receipt.",
+    RECEIPT.example("the-current-receipt-handle"),
+);
+pub(super) const NEW_VISIBILITY: Field<Integer> = Field::required(
+    "visibility_timeout_seconds",
+    "Seconds from now.",
+    Integer::from_to(0, limits::MAX_VISIBILITY_SECONDS).example(120),
+);
+
+/// A visibility change.
+pub(super) const VISIBILITY: Shape = Shape {
+    doc: "A visibility change of one message, counted from the change; 0 releases it.",
+    fields: &[&RECEIPT_HANDLE, &NEW_VISIBILITY],
+    example: None,
+};
+
+/// A visibility change, in the document.
+pub(in crate::api::basaltic) enum VisibilityRequest {}
+body_schema!(VisibilityRequest, VISIBILITY);
+
+// The batches.
+
+/// A batch request's table: its body (`{"entries": [...]}`), its entries and their `id`.
+pub(in crate::api::basaltic) struct Batch {
+    pub(super) request: Shape,
+    pub(super) entries: &'static Field<List>,
+    pub(super) id: &'static Field<Text>,
 }
 
-/// A receive. Every field is optional; an empty body takes every default.
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-pub(in crate::api::basaltic) struct ReceiveRequest {
-    /// The most messages to answer.
-    #[schema(minimum = 1, maximum = 10, default = 1, example = 10)]
-    max_messages: Option<u32>,
-    /// Long-poll wait, in seconds. Default: the queue's `receive_wait_time_seconds`.
-    #[schema(minimum = 0, maximum = 20, example = 20)]
-    wait_time_seconds: Option<u32>,
-    /// The lease, in seconds. Default: the queue's `visibility_timeout_seconds`.
-    #[schema(minimum = 0, maximum = 43200, example = 60)]
-    visibility_timeout_seconds: Option<u32>,
+/// An entry's id: letters, digits, `-` and `_`.
+const ENTRY_ID_TEXT: Text = Text::word(1, MAX_ENTRY_ID, "-_");
+
+/// A batch's `entries`: 1 to 10 of `items` (an entry of its shape, or one that is not).
+const fn entries(items: fn() -> RefOr<Schema>) -> Field<List> {
+    Field::required(
+        "entries",
+        "1 to 10 entries with unique ids; an entry that is not well-formed fails alone",
+        List::of(Items::Schema(items), 1, MAX_ENTRIES),
+    )
 }
 
-/// A visibility change of one message, counted from the change; 0 releases it.
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-pub(in crate::api::basaltic) struct VisibilityRequest {
-    /// The current receipt.
-    #[schema(min_length = 1, example = "the-current-receipt-handle")]
-    receipt_handle: String,
-    /// Seconds from now.
-    #[schema(minimum = 0, maximum = 43200, example = 120)]
-    visibility_timeout_seconds: u32,
-}
-
-/// A batch of messages to send.
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-pub(in crate::api::basaltic) struct SendBatchRequest {
-    /// 1 to 10 entries with unique ids.
-    #[schema(schema_with = send_entries)]
-    entries: Vec<SendBatchEntry>,
-}
-
-/// One message of a send batch.
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-pub(in crate::api::basaltic) struct SendBatchEntry {
-    /// The entry's id, unique in the batch: its result carries it.
-    #[schema(pattern = "^[A-Za-z0-9_-]{1,80}$", min_length = 1, max_length = 80)]
-    id: String,
-    /// The body: at least one character, of those SQS allows.
-    #[schema(
-        min_length = 1,
-        pattern = "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\uFFFE\\uFFFF]+$"
-    )]
-    body: String,
-    /// Up to 20 attributes by name.
-    #[schema(schema_with = attributes_to_send)]
-    attributes: Option<Map<String, Value>>,
-    /// Standard queues only: the message's own delay.
-    #[schema(minimum = 0, maximum = 900)]
-    delay_seconds: Option<u32>,
-    /// FIFO queues only, required there: the message group.
-    group_id: Option<String>,
-    /// FIFO queues only: the deduplication id.
-    deduplication_id: Option<String>,
-}
-
-/// A batch's entries: 1 to 10 objects with unique ids. Each is one `entry` (a schema name); an
-/// object with a valid `id` that is not one fails alone (`invalid_argument` in `failed`), the
+/// What a batch's entries' schema lists: each one `entry` (a schema name) or an object with a
+/// valid `id` that is not one, which fails alone (`invalid_argument` in `failed`) while the
 /// others still act. An entry without a valid `id`, or an id used twice, fails the request.
-fn batch_entries_schema(entry: &str) -> utoipa::openapi::schema::Array {
-    use utoipa::openapi::schema::{AnyOfBuilder, ArrayBuilder, ObjectBuilder, Type};
+fn entry_or_malformed(entry: SchemaName, id: &Field<Text>) -> RefOr<Schema> {
+    use utoipa::openapi::schema::{AnyOfBuilder, ObjectBuilder, Type};
     let any_with_an_id = ObjectBuilder::new()
         .schema_type(Type::Object)
         .property(
-            "id",
+            id.name,
             ObjectBuilder::new()
                 .schema_type(Type::String)
-                .pattern(Some("^[A-Za-z0-9_-]{1,80}$")),
+                .pattern(id.pattern()),
         )
-        .required("id")
+        .required(id.name)
         .description(Some(
             "An entry that is not well-formed: it fails alone, with `invalid_argument`",
         ));
-    ArrayBuilder::new()
-        .items(
-            AnyOfBuilder::new()
-                .item(utoipa::openapi::Ref::from_schema_name(entry))
-                .item(any_with_an_id),
-        )
-        .min_items(Some(1))
-        .max_items(Some(10))
-        .description(Some(
-            "1 to 10 entries with unique ids; an entry that is not well-formed fails alone",
-        ))
-        .build()
+    AnyOfBuilder::new()
+        .item(utoipa::openapi::Ref::from_schema_name(entry()))
+        .item(any_with_an_id)
+        .into()
 }
 
-fn send_entries() -> utoipa::openapi::schema::Array {
-    batch_entries_schema("SendBatchEntry")
-}
+pub(super) const SEND_ENTRY_ID: Field<Text> = Field::required(
+    "id",
+    "The entry's id, unique in the batch: its result carries it.",
+    ENTRY_ID_TEXT,
+);
+pub(super) const ENTRY_DELAY: Field<Integer> = Field::optional(
+    "delay_seconds",
+    "Standard queues only: the message's own delay.",
+    Integer::from_to(0, limits::MAX_DELAY_SECONDS),
+);
+pub(super) const ENTRY_DEDUPLICATION_ID: Field<Text> = Field::optional(
+    "deduplication_id",
+    "FIFO queues only: the deduplication id.",
+    Text::any(),
+);
 
-fn delete_entries() -> utoipa::openapi::schema::Array {
-    batch_entries_schema("DeleteBatchEntry")
-}
+/// The entries of a batch: messages to send.
+const SEND_ENTRIES: Field<List> =
+    entries(|| entry_or_malformed(<SendBatchEntry as ToSchema>::name, &SEND_ENTRY_ID));
 
-fn visibility_entries() -> utoipa::openapi::schema::Array {
-    batch_entries_schema("VisibilityBatchEntry")
-}
+/// A batch of messages to send.
+pub(in crate::api::basaltic) const SEND_BATCH: Batch = Batch {
+    request: Shape {
+        doc: "A batch of messages to send.",
+        fields: &[&SEND_ENTRIES],
+        example: None,
+    },
+    entries: &SEND_ENTRIES,
+    id: &SEND_ENTRY_ID,
+};
+
+/// A batch of messages to send, in the document.
+pub(in crate::api::basaltic) enum SendBatchRequest {}
+body_schema!(SendBatchRequest, SEND_BATCH.request);
+
+/// One message of a send batch.
+pub(super) const SEND_ENTRY: Shape = Shape {
+    doc: "One message of a send batch.",
+    fields: &[
+        &SEND_ENTRY_ID,
+        &BODY,
+        &ATTRIBUTES,
+        &ENTRY_DELAY,
+        &GROUP_ID,
+        &ENTRY_DEDUPLICATION_ID,
+    ],
+    example: None,
+};
+
+/// One message of a send batch, in the document.
+pub(in crate::api::basaltic) enum SendBatchEntry {}
+body_schema!(SendBatchEntry, SEND_ENTRY);
+
+pub(super) const ENTRY_ID: Field<Text> =
+    Field::required("id", "The entry's id, unique in the batch.", ENTRY_ID_TEXT);
+pub(super) const ENTRY_RECEIPT: Field<Text> =
+    Field::required("receipt_handle", "The current receipt.", RECEIPT);
+
+/// The entries of a batch: receipts to delete.
+const DELETE_ENTRIES: Field<List> =
+    entries(|| entry_or_malformed(<DeleteBatchEntry as ToSchema>::name, &ENTRY_ID));
 
 /// A batch of receipts to delete.
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-pub(in crate::api::basaltic) struct DeleteBatchRequest {
-    /// 1 to 10 entries with unique ids.
-    #[schema(schema_with = delete_entries)]
-    entries: Vec<DeleteBatchEntry>,
-}
+pub(in crate::api::basaltic) const DELETE_BATCH: Batch = Batch {
+    request: Shape {
+        doc: "A batch of receipts to delete.",
+        fields: &[&DELETE_ENTRIES],
+        example: None,
+    },
+    entries: &DELETE_ENTRIES,
+    id: &ENTRY_ID,
+};
+
+/// A batch of receipts to delete, in the document.
+pub(in crate::api::basaltic) enum DeleteBatchRequest {}
+body_schema!(DeleteBatchRequest, DELETE_BATCH.request);
 
 /// One receipt of a delete batch.
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-pub(in crate::api::basaltic) struct DeleteBatchEntry {
-    /// The entry's id, unique in the batch.
-    #[schema(pattern = "^[A-Za-z0-9_-]{1,80}$", min_length = 1, max_length = 80)]
-    id: String,
-    /// The current receipt.
-    #[schema(min_length = 1)]
-    receipt_handle: String,
-}
+pub(super) const DELETE_ENTRY: Shape = Shape {
+    doc: "One receipt of a delete batch.",
+    fields: &[&ENTRY_ID, &ENTRY_RECEIPT],
+    example: None,
+};
+
+/// One receipt of a delete batch, in the document.
+pub(in crate::api::basaltic) enum DeleteBatchEntry {}
+body_schema!(DeleteBatchEntry, DELETE_ENTRY);
+
+pub(super) const ENTRY_VISIBILITY: Field<Integer> = Field::required(
+    "visibility_timeout_seconds",
+    "Seconds from now; 0 releases the message.",
+    Integer::from_to(0, limits::MAX_VISIBILITY_SECONDS),
+);
+
+/// The entries of a batch: visibility changes.
+const VISIBILITY_ENTRIES: Field<List> =
+    entries(|| entry_or_malformed(<VisibilityBatchEntry as ToSchema>::name, &ENTRY_ID));
 
 /// A batch of visibility changes.
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-pub(in crate::api::basaltic) struct VisibilityBatchRequest {
-    /// 1 to 10 entries with unique ids.
-    #[schema(schema_with = visibility_entries)]
-    entries: Vec<VisibilityBatchEntry>,
-}
+pub(in crate::api::basaltic) const VISIBILITY_BATCH: Batch = Batch {
+    request: Shape {
+        doc: "A batch of visibility changes.",
+        fields: &[&VISIBILITY_ENTRIES],
+        example: None,
+    },
+    entries: &VISIBILITY_ENTRIES,
+    id: &ENTRY_ID,
+};
+
+/// A batch of visibility changes, in the document.
+pub(in crate::api::basaltic) enum VisibilityBatchRequest {}
+body_schema!(VisibilityBatchRequest, VISIBILITY_BATCH.request);
 
 /// One change of a visibility batch.
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-pub(in crate::api::basaltic) struct VisibilityBatchEntry {
-    /// The entry's id, unique in the batch.
-    #[schema(pattern = "^[A-Za-z0-9_-]{1,80}$", min_length = 1, max_length = 80)]
-    id: String,
-    /// The current receipt.
-    #[schema(min_length = 1)]
-    receipt_handle: String,
-    /// Seconds from now; 0 releases the message.
-    #[schema(minimum = 0, maximum = 43200)]
-    visibility_timeout_seconds: u32,
-}
+pub(super) const VISIBILITY_ENTRY: Shape = Shape {
+    doc: "One change of a visibility batch.",
+    fields: &[&ENTRY_ID, &ENTRY_RECEIPT, &ENTRY_VISIBILITY],
+    example: None,
+};
+
+/// One change of a visibility batch, in the document.
+pub(in crate::api::basaltic) enum VisibilityBatchEntry {}
+body_schema!(VisibilityBatchEntry, VISIBILITY_ENTRY);
 
 /// The attributes of a message to send: up to 20, by name (1 to 256 bytes).
-fn attributes_to_send() -> utoipa::openapi::Object {
+fn attributes_to_send() -> RefOr<Schema> {
     use utoipa::openapi::schema::{SchemaType, Type};
     utoipa::openapi::ObjectBuilder::new()
         .schema_type(SchemaType::from_iter([Type::Object, Type::Null]))
@@ -361,10 +522,10 @@ fn attributes_to_send() -> utoipa::openapi::Object {
                 .pattern(Some(NAME_PATTERN)),
         ))
         .additional_properties(Some(utoipa::openapi::Ref::from_schema_name(
-            "AttributeRequest",
+            <AttributeRequest as ToSchema>::name(),
         )))
         .max_properties(Some(MAX_ATTRIBUTES))
-        .build()
+        .into()
 }
 
 /// A queue's UUID: a string in format `uuid`.
