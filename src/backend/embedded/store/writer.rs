@@ -103,19 +103,21 @@ impl Held {
     }
 
     /// After a commit: the submissions whose states are all written or replaced now, answered
-    /// with its result; how many.
-    fn answer(&mut self, result: &Result<(), String>) -> usize {
+    /// with its result, and counted in `writes` when written (before they are answered, so a
+    /// caller that waited sees its write counted).
+    fn answer(&mut self, result: &Result<(), String>, writes: &AtomicU64) {
         if !self.states.is_empty() && result.is_ok() {
-            return 0;
+            return;
         }
         // A failed commit poisons the store: what is held will never be written.
         self.states.clear();
         self.since = None;
-        let answered = self.waiting.len();
+        if result.is_ok() {
+            writes.fetch_add(self.waiting.len() as u64, Ordering::Relaxed);
+        }
         for done in self.waiting.drain(..) {
             let _ = done.send(result.clone());
         }
-        answered
     }
 }
 
@@ -175,8 +177,7 @@ pub(super) fn write_loop(
         if !flush && !overdue && !wanted_on_disk && batch.len() < MAX_BATCH {
             if batch.is_empty() {
                 // Only states held (or all held ones replaced): nothing to commit yet.
-                let answered = held.answer(&Ok(()));
-                counts.writes.fetch_add(answered as u64, Ordering::Relaxed);
+                held.answer(&Ok(()), &counts.writes);
             } else {
                 deferred_since.get_or_insert_with(tokio::time::Instant::now);
             }
@@ -202,8 +203,7 @@ fn commit(
 ) {
     if batch.is_empty() && held.states.is_empty() {
         // Nothing to write: the held states were all replaced by records already committed.
-        let answered = held.answer(&Ok(()));
-        counts.writes.fetch_add(answered as u64, Ordering::Relaxed);
+        held.answer(&Ok(()), &counts.writes);
         return;
     }
     let held_states: Vec<Op> = if flush {
@@ -233,10 +233,7 @@ fn commit(
                 error.to_string()
             })
     };
-    let answered = held.answer(&result);
-    if result.is_ok() {
-        counts.writes.fetch_add(answered as u64, Ordering::Relaxed);
-    }
+    held.answer(&result, &counts.writes);
     for submission in batch {
         let _ = submission.done.send(result.clone());
     }
