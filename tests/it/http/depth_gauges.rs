@@ -60,7 +60,10 @@ async fn a_thousand_new_queues_leave_the_queues_in_use_sampled() {
         .lines()
         .filter(|line| line.starts_with("sqsgw_queue_visible_messages{"))
         .count();
-    assert!(depth_series <= 1_000, "{depth_series} series");
+    // At most the sampled 1,000, plus the one `zz-jobs` pushed out when it came into use, if a
+    // round sampled before the send: a series no round sets fades after the gauges' idle
+    // timeout (a minute), not at once.
+    assert!(depth_series <= 1_001, "{depth_series} series");
     gw.stop().await;
 }
 
