@@ -3,8 +3,8 @@
 
 use crate::core::error::{ErrorKind, GatewayError};
 use crate::core::model::{
-    BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, QueueSettings,
-    QueueStats, RedriveTask, ResolvedQueue, SentMessage, StoreCounts,
+    BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, PeekedMessage,
+    QueueSettings, QueueStats, RedriveTask, ResolvedQueue, SentMessage, StoreCounts,
 };
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -199,13 +199,14 @@ pub trait Backend: Send + Sync + 'static {
         Err(BackendError::Unsupported("queue tags"))
     }
 
-    /// Up to `max` messages in queue order, without a lease: visibility and receive counts stay
-    /// as they are.
+    /// Up to `max` messages in queue order, from the one after position `after` (from the
+    /// first without), without a lease: visibility and receive counts stay as they are.
     async fn peek(
         &self,
         _queue_url: &str,
+        _after: Option<u64>,
         _max: usize,
-    ) -> Result<Vec<BackendMessage>, BackendError> {
+    ) -> Result<Vec<PeekedMessage>, BackendError> {
         Err(BackendError::Unsupported(
             "reading messages without a lease",
         ))

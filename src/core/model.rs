@@ -267,6 +267,30 @@ pub struct StoreCounts {
     pub writes: u64,
 }
 
+/// A message read without a lease, where it stands in its queue.
+#[derive(Debug, Clone)]
+pub struct PeekedMessage {
+    /// Its place in the queue's order: a later read may start after it.
+    pub position: u64,
+    /// Where it is now.
+    pub state: MessageState,
+    /// When it is (or was) visible: after its delay, or when its current lease ends.
+    pub visible_at: Option<DateTime<Utc>>,
+    /// The message (its backend handle names no delivery: nothing may act on it).
+    pub message: BackendMessage,
+}
+
+/// Where a message is, as a read without a lease sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageState {
+    /// Ready to be received.
+    Visible,
+    /// Received, and its lease has not ended.
+    InFlight,
+    /// Not delivered yet: its delay has not passed.
+    Delayed,
+}
+
 /// How many messages a queue holds, by state, and how old the oldest is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct QueueStats {

@@ -21,3 +21,6 @@ pub const MIN_MESSAGE_BYTES: u32 = 1_024;
 pub const MAX_MESSAGE_BYTES: u32 = 1_048_576;
 /// The most messages one receive hands out, and the most entries of one batch.
 pub const MAX_BATCH: u32 = 10;
+
+/// The fastest a message move task may be asked to run, messages a second.
+pub const MAX_MOVE_RATE: u32 = 500;

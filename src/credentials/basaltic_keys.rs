@@ -79,16 +79,37 @@ impl BasalticKey {
 
     /// The key as a caller of the core on the gateway queue `queue` (named `queue_id` here).
     pub fn caller_on(&self, queue_id: &str, queue: &str) -> Caller {
-        let actions: BTreeSet<Action> = [queue_id, "*"]
+        self.caller_on_each(&[(queue_id.to_owned(), queue.to_owned())])
+    }
+
+    /// The key as a caller of the core on each `(queue id, gateway queue)` of `queues`.
+    pub fn caller_on_each(&self, queues: &[(String, String)]) -> Caller {
+        let mut grants = Grants::none();
+        for (queue_id, queue) in queues {
+            let actions: BTreeSet<Action> = [queue_id.as_str(), "*"]
+                .iter()
+                .filter_map(|key| self.grants.get(*key))
+                .flatten()
+                .copied()
+                .collect();
+            grants = grants.allow(queue, actions);
+        }
+        Caller::new(Principal::ApiKey(self.id.clone()), Arc::new(grants))
+    }
+
+    /// The permissions the key holds on `queue_id` (its own grant and `*`, `*` spelt out), in
+    /// the order of [`PERMISSIONS`].
+    pub fn permissions_on(&self, queue_id: &str) -> Vec<&'static str> {
+        PERMISSIONS
             .iter()
-            .filter_map(|key| self.grants.get(*key))
-            .flatten()
-            .copied()
-            .collect();
-        Caller::new(
-            Principal::ApiKey(self.id.clone()),
-            Arc::new(Grants::none().allow(queue, actions)),
-        )
+            .map(|(name, _)| *name)
+            .filter(|name| self.has_permission(name, queue_id))
+            .collect()
+    }
+
+    /// The key's grants as configured: queue id (or `*`) -> permission names.
+    pub fn granted(&self) -> &BTreeMap<String, BTreeSet<String>> {
+        &self.permissions
     }
 
     /// The key as a caller creating the queue `queue` (`manage_queues` on `*` needed).

@@ -64,7 +64,7 @@ impl Edge {
 }
 
 /// The service's own paths, answered in the fallback's shape: the probes and metrics scrape
-/// ([`SERVICE`]) and the OpenAPI documents ([`DOCUMENTS`]).
+/// ([`SERVICE`]), the OpenAPI documents ([`DOCUMENTS`]) and the web console ([`CONSOLE`]).
 #[derive(Debug, Clone, Copy)]
 pub struct OwnPaths {
     name: &'static str,
@@ -75,6 +75,12 @@ pub struct OwnPaths {
 pub const SERVICE: OwnPaths = OwnPaths {
     name: "service",
     serves: |path| matches!(path, "/healthz" | "/readyz" | "/metrics"),
+};
+
+/// `/console` and its assets.
+pub const CONSOLE: OwnPaths = OwnPaths {
+    name: "console",
+    serves: |path| path == "/console" || path.starts_with("/console/"),
 };
 
 /// `/openapi/…`.
@@ -112,6 +118,7 @@ mod tests {
             &EzghEdge,
             &SERVICE,
             &DOCUMENTS,
+            &CONSOLE,
         ])
     }
 
@@ -126,6 +133,7 @@ mod tests {
         assert_eq!(label(b"POST /v1/oauth/token"), "sombus");
         assert_eq!(label(b"GET /readyz"), "service");
         assert_eq!(label(b"GET /openapi/ezgh.json"), "openapi");
+        assert_eq!(label(b"GET /console/app.js"), "console");
         assert_eq!(label(b"GET /nowhere"), UNKNOWN);
     }
 

@@ -1,6 +1,7 @@
 //! Assembles the service: backend, core, dialect routers, tower layers, graceful shutdown.
 
 pub mod connections;
+pub mod console;
 mod deadline;
 pub mod documents;
 pub mod edge;
@@ -210,6 +211,7 @@ impl App {
             )),
             Arc::new(health),
             Arc::new(documents::OpenApiDocuments),
+            Arc::new(console::Console),
             Arc::new(api::ezgh::EzghState::from_config(
                 Arc::clone(&gateway),
                 &config.ezgh,

@@ -245,6 +245,7 @@ pub(super) async fn visibility(
     params(
         ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
         ("max_messages" = Option<u32>, Query, minimum = 1, maximum = 10, description = "The most messages to read (default 10)"),
+        ("after" = Option<String>, Query, description = "Read the messages after this one: the `next` of the page before"),
     ),
     security(("bearer" = [])),
     responses(
@@ -263,21 +264,10 @@ pub(super) async fn inspect(
 ) -> Result<Json<InspectedMessages>, BasalticError> {
     let target = state.target(&headers, path).await?;
     let queue = target.queue.as_str();
-    let mut max = 10;
-    for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
-        match (name.as_ref(), value.parse::<usize>()) {
-            ("max_messages", Ok(number)) if (1..=10).contains(&number) => max = number,
-            _ => {
-                return Err(GatewayError::out_of_range(
-                    "the only query parameter is max_messages, 1 to 10",
-                )
-                .into());
-            }
-        }
-    }
-    let messages = state
+    let (max, after) = inspect_query(query.as_deref())?;
+    let mut peeked = state
         .gateway
-        .peek(&target.caller, queue, max)
+        .peek(&target.caller, queue, after, max + 1)
         .await
         .map_err(|error| {
             if error.kind == ErrorKind::Unsupported {
@@ -291,8 +281,44 @@ pub(super) async fn inspect(
                 error
             }
         })?;
-    let messages = messages.into_iter().map(wire::inspected).collect();
-    Ok(Json(InspectedMessages { messages }))
+    // One more than asked for tells whether a next page exists.
+    let next = (peeked.len() > max).then(|| {
+        peeked.truncate(max);
+        peeked.last().map(|last| last.position.to_string())
+    });
+    let messages = peeked.into_iter().map(wire::inspected).collect();
+    Ok(Json(InspectedMessages {
+        messages,
+        next: next.flatten(),
+    }))
+}
+
+/// An inspection's query: `max_messages` (1–10, default 10) and `after` (a page's `next`).
+fn inspect_query(query: Option<&str>) -> Result<(usize, Option<u64>), GatewayError> {
+    let refused = || {
+        GatewayError::out_of_range(
+            "the query parameters are max_messages, 1 to 10, and after, a page's next",
+        )
+    };
+    let (mut max, mut after) = (None, None);
+    for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        match name.as_ref() {
+            "max_messages" if max.is_none() => {
+                max = Some(
+                    value
+                        .parse::<usize>()
+                        .ok()
+                        .filter(|number| (1..=10).contains(number))
+                        .ok_or_else(refused)?,
+                );
+            }
+            "after" if after.is_none() => {
+                after = Some(value.parse::<u64>().map_err(|_| refused())?);
+            }
+            _ => return Err(refused()),
+        }
+    }
+    Ok((max.unwrap_or(10), after))
 }
 
 /// `POST /v1/queues/{id}/purge`: deletes every message, in flight included (their receipts

@@ -1,6 +1,7 @@
 //! Queue metrics as a time series the gateway samples itself: every `metrics_interval_seconds`
 //! (10 by default) each basaltic queue's visible, in-flight and delayed counts, the age of its
-//! oldest message, and the deliveries handed out again since the last sample. A sample the
+//! oldest message, and the messages sent, deliveries handed out and deliveries handed out again
+//! since the last sample. A sample the
 //! gateway could not take is a gap (`null`s), never a zero.
 //!
 //! The history is the core's port ([`SampleHistory`]): in this process (a day within a budget
@@ -11,8 +12,9 @@
 //! the one history, and a replica whose store does not answer skips the interval (logged once a
 //! minute) and answers reads `503 unavailable`.
 //!
-//! Repeated receives, and what adding them up across replicas costs: a receive only bumps this
-//! process's counter in memory ([`Gateway::redeliveries`], as without a shared store). A turn
+//! Sends, receives and repeated receives, and what adding them up across replicas costs: a send
+//! or receive only bumps this process's counters in memory ([`Gateway::activity`], as without a
+//! shared store). A turn
 //! hands in each queue's difference since the last turn the store took, in the turn's one
 //! pipeline (one `INCRBY` and `PEXPIRE` per queue that had any, nothing for the others), and
 //! the sampler's append reads and clears each queue's counter with its sample. So the store
@@ -26,7 +28,7 @@ use crate::core::access::{Action, Caller, Grants, Principal};
 use crate::core::alias::{Alias, Namespace};
 use crate::core::limits::STATE_RETRY_AFTER;
 use crate::core::log_throttle::LogThrottle;
-use crate::core::metrics::sample_history::{SampleHistory, Turn};
+use crate::core::metrics::sample_history::{Activity, SampleHistory, Turn};
 use crate::core::registry::ALIAS_REFRESH;
 use crate::core::state::StateUnavailable;
 use crate::core::{Gateway, GatewayError};
@@ -73,8 +75,8 @@ struct Sampler {
     holder: String,
     lease: Duration,
     interval: Duration,
-    /// Each gateway queue's redelivery counter as of the last turn the history took.
-    counted: HashMap<String, u64>,
+    /// Each gateway queue's activity counters as of the last turn the history took.
+    counted: HashMap<String, Activity>,
     /// Queue ids other replicas announced that this one could not find yet, since when.
     pending: HashMap<String, DateTime<Utc>>,
     unavailable: LogThrottle,
@@ -120,13 +122,14 @@ impl Sampler {
             .flatten()
             .filter_map(|(alias, queue)| Some((alias.path().first()?.clone(), queue.clone())))
             .collect();
-        let mut repeated = Vec::new();
+        let mut activity = Vec::new();
         let mut counters = Vec::new();
         for (id, queue) in &known {
-            let now = gateway.redeliveries(queue);
-            let before = self.counted.get(queue).copied().unwrap_or(0);
-            if now > before {
-                repeated.push((id.clone(), now - before));
+            let now = gateway.activity(queue);
+            let before = self.counted.get(queue).copied().unwrap_or_default();
+            let happened = now.since(before);
+            if !happened.is_empty() {
+                activity.push((id.clone(), happened));
                 counters.push((queue.clone(), now));
             }
         }
@@ -136,7 +139,7 @@ impl Sampler {
             .turn(Turn {
                 holder: &self.holder,
                 lease: self.lease,
-                repeated: &repeated,
+                activity: &activity,
                 known: &ids,
             })
             .await;
@@ -333,6 +336,8 @@ pub(super) async fn metrics(
                     .and_then(|counts| counts.oldest_age_seconds)
                     .map(u64::from),
                 repeated_receives: counts.map(|counts| u64::from(counts.repeated_receives)),
+                sends: counts.map(|counts| u64::from(counts.sends)),
+                receives: counts.map(|counts| u64::from(counts.receives)),
             }
         })
         .collect();

@@ -1,16 +1,18 @@
 //! The basaltic queue API (its document "Enviar y consumir mensajes"): queues as resources addressed by UUID (the
 //! core's basaltic aliases) with their settings, and their messages: send, receive, delete by
 //! receipt, visibility, batches of each, inspect without a lease, purge; and metrics the gateway
-//! samples.
+//! samples; redrive of dead-letter queues; and the key's own description (`/v1/key`).
 //! Authentication is a Bearer key with permissions per queue.
 
 mod batches;
 pub mod config;
 mod error;
+mod key;
 mod messages;
 mod metrics;
 pub mod openapi;
 mod queues;
+mod redrive;
 mod router;
 mod wire;
 
@@ -144,8 +146,8 @@ pub(crate) fn canonical_id(queue_id: &str) -> Option<String> {
         .map(|id| id.hyphenated().to_string())
 }
 
-/// The basaltic API as the server's edge sees it: `/v1/queues` and below, answered in its error
-/// shape.
+/// The basaltic API as the server's edge sees it: `/v1/queues` and below, and `/v1/key`, answered
+/// in its error shape.
 #[derive(Debug, Clone, Copy)]
 pub struct BasalticEdge;
 
@@ -155,7 +157,7 @@ impl crate::api::common::EdgeShape for BasalticEdge {
     }
 
     fn serves(&self, path: &str) -> bool {
-        path == "/v1/queues" || path.starts_with("/v1/queues/")
+        path == "/v1/queues" || path.starts_with("/v1/queues/") || path == "/v1/key"
     }
 
     fn render(

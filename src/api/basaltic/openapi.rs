@@ -4,7 +4,7 @@
 
 use super::error::{ErrorBody, ErrorDetail};
 use super::wire;
-use super::{batches, messages, metrics, queues};
+use super::{batches, key, messages, metrics, queues, redrive};
 use crate::api::common::openapi::Finish;
 use utoipa::OpenApi as _;
 
@@ -34,6 +34,10 @@ use utoipa::OpenApi as _;
         batches::delete_batch,
         batches::visibility_batch,
         metrics::metrics,
+        redrive::start,
+        redrive::list_tasks,
+        redrive::cancel,
+        key::describe,
     ),
     components(schemas(
         wire::NewQueueRequest,
@@ -63,6 +67,15 @@ use utoipa::OpenApi as _;
         wire::ReceivedMessages,
         wire::InspectedMessage,
         wire::InspectedMessages,
+        wire::InspectedState,
+        wire::QueueCounts,
+        wire::KeyResult,
+        wire::KeyJson,
+        wire::RedriveRequest,
+        wire::RedriveTaskJson,
+        wire::RedriveTaskResult,
+        wire::RedriveTasks,
+        wire::RedriveState,
         wire::BatchResults,
         wire::BatchSuccess,
         wire::BatchFailure,

@@ -6,7 +6,8 @@
 
 use super::error::ErrorBody;
 use super::wire::{
-    self, DeadLetterJson, NewQueue, QueueJson, QueueList, QueueResult, QueueType, SettingsJson,
+    self, DeadLetterJson, NewQueue, QueueCounts, QueueJson, QueueList, QueueResult, QueueType,
+    SettingsJson,
 };
 use super::{BODY_LIMIT, BasalticError, BasalticState, QUEUE_PREFIX};
 use crate::api::common::read_body;
@@ -18,7 +19,7 @@ use crate::credentials::basaltic_keys::BasalticKey;
 use axum::Json;
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
-use axum::extract::{Path, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::get;
 use chrono::{SecondsFormat, TimeZone, Utc};
@@ -50,8 +51,16 @@ pub(super) fn queue_id(path: Result<Path<String>, PathRejection>) -> Result<Stri
 }
 
 impl BasalticState {
-    /// A queue as basaltic shows it.
-    async fn render(&self, id: &str, queue: &str, resolved: &ResolvedQueue) -> QueueJson {
+    /// A queue as basaltic shows it to `key`: with what the key may do there, and with its
+    /// counts when `counted`.
+    async fn render(
+        &self,
+        key: &BasalticKey,
+        id: &str,
+        queue: &str,
+        resolved: &ResolvedQueue,
+        counted: bool,
+    ) -> QueueJson {
         let attributes = &resolved.attributes;
         let name = name_of(queue);
         let mut dead_letter_queue = None;
@@ -100,6 +109,31 @@ impl BasalticState {
             },
             settings,
             created_at,
+            permissions: key.permissions_on(id),
+            counts: match counted {
+                true => Some(self.counts_of(key, id, queue).await),
+                false => None,
+            },
+        }
+    }
+
+    /// The queue's messages by state now; `None` when the backend cannot count them just now.
+    async fn counts_of(&self, key: &BasalticKey, id: &str, queue: &str) -> Option<QueueCounts> {
+        let counted = self
+            .gateway
+            .queue_stats(&key.caller_on(id, queue), queue)
+            .await;
+        match counted {
+            Ok((_, stats)) => Some(QueueCounts {
+                visible: stats.visible,
+                in_flight: stats.in_flight,
+                delayed: stats.delayed,
+                oldest_message_age_seconds: stats.oldest_age_seconds,
+            }),
+            Err(error) => {
+                tracing::debug!(queue, error = %error.message, "queue not counted");
+                None
+            }
         }
     }
 
@@ -153,7 +187,7 @@ impl BasalticState {
             return Err(error);
         }
         let resolved = self.gateway.resolve_queue(&caller, &queue).await?;
-        Ok(self.render(&id, &queue, &resolved).await)
+        Ok(self.render(key, &id, &queue, &resolved, false).await)
     }
 
     /// Creates the gateway queue `queue`, which every API reaches by its name; its id is the one
@@ -174,7 +208,7 @@ impl BasalticState {
         self.gateway.create_queue(&caller, queue, &wanted).await?;
         let id = derived_basaltic_id(queue);
         let resolved = self.gateway.resolve_queue(&caller, queue).await?;
-        Ok(self.render(&id, queue, &resolved).await)
+        Ok(self.render(key, &id, queue, &resolved, false).await)
     }
 }
 
@@ -212,7 +246,10 @@ pub(super) async fn create(
     path = "/v1/queues",
     operation_id = "ListQueues",
     tag = "Queues",
-    description = "The queues the key has any permission on, by name.",
+    description = "The queues the key has any permission on, by name, each with the key's permissions there; with `include=counts`, each with its messages by state now.",
+    params(
+        ("include" = Option<String>, Query, description = "`counts`: each queue's messages by state now"),
+    ),
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The queues", body = QueueList),
@@ -222,8 +259,10 @@ pub(super) async fn create(
 pub(super) async fn list(
     State(state): State<Arc<BasalticState>>,
     headers: HeaderMap,
+    RawQuery(query): RawQuery,
 ) -> Result<Json<QueueList>, BasalticError> {
     let key = state.authenticate(&headers)?;
+    let counted = include_counts(query.as_deref())?;
     let mut queues = Vec::new();
     for (alias, queue) in state.gateway.listed_aliases(Namespace::Basaltic).await? {
         let Some(id) = alias.path().first() else {
@@ -238,7 +277,7 @@ pub(super) async fn list(
             .resolve_queue(&key.caller_on(id, &queue), &queue)
             .await
         {
-            queues.push(state.render(id, &queue, &resolved).await);
+            queues.push(state.render(&key, id, &queue, &resolved, counted).await);
         }
     }
     queues.sort_by(|a, b| a.name.cmp(&b.name));
@@ -252,6 +291,7 @@ pub(super) async fn list(
     tag = "Queues",
     params(
         ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
+        ("include" = Option<String>, Query, description = "`counts`: the queue's messages by state now"),
     ),
     security(("bearer" = [])),
     responses(
@@ -264,13 +304,33 @@ pub(super) async fn show(
     State(state): State<Arc<BasalticState>>,
     path: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
+    RawQuery(query): RawQuery,
 ) -> Result<Json<QueueResult>, BasalticError> {
     let target = state.target(&headers, path).await?;
+    let counted = include_counts(query.as_deref())?;
     let queue = target.queue.as_str();
     let resolved = state.gateway.resolve_queue(&target.caller, queue).await?;
     Ok(Json(QueueResult {
-        result: state.render(&target.id, queue, &resolved).await,
+        result: state
+            .render(&target.key, &target.id, queue, &resolved, counted)
+            .await,
     }))
+}
+
+/// Whether a queue read's query asks for counts: `include=counts`, or nothing.
+fn include_counts(query: Option<&str>) -> Result<bool, GatewayError> {
+    let mut counted = false;
+    for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        match (name.as_ref(), value.as_ref()) {
+            ("include", "counts") if !counted => counted = true,
+            _ => {
+                return Err(GatewayError::invalid_request(
+                    "the only query parameter is include=counts",
+                ));
+            }
+        }
+    }
+    Ok(counted)
 }
 
 #[utoipa::path(
@@ -361,6 +421,8 @@ pub(super) async fn change(
         .await?;
     let resolved = state.gateway.resolve_queue(caller, queue).await?;
     Ok(Json(QueueResult {
-        result: state.render(&target.id, queue, &resolved).await,
+        result: state
+            .render(&target.key, &target.id, queue, &resolved, false)
+            .await,
     }))
 }

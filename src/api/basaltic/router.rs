@@ -1,6 +1,6 @@
 //! The dialect's routes assembled, with the edge's answer to a wrong method in its shape.
 
-use super::{BasalticState, batches, messages, metrics, queues};
+use super::{BasalticState, batches, key, messages, metrics, queues, redrive};
 use axum::Router;
 use std::sync::Arc;
 
@@ -16,6 +16,8 @@ impl crate::api::common::Dialect for BasalticState {
             .merge(queues::routes())
             .merge(messages::routes())
             .merge(batches::routes())
+            .merge(redrive::routes())
+            .merge(key::routes())
             .method_not_allowed_fallback(|request| {
                 crate::api::common::method_not_allowed(&super::BasalticEdge, request)
             })

@@ -2,7 +2,9 @@
 //! messages as the core receives them, and queues as it resolves them.
 
 use super::engine::{self, Body, Message, Queue};
-use crate::core::model::{BackendMessage, QueueAttributes, RedrivePolicy, ResolvedQueue};
+use crate::core::model::{
+    BackendMessage, MessageState, PeekedMessage, QueueAttributes, RedrivePolicy, ResolvedQueue,
+};
 use chrono::{DateTime, TimeZone, Utc};
 
 /// Queue URLs of the embedded backend start with this.
@@ -54,6 +56,21 @@ pub(super) fn to_backend_message(
         group_id: message.group_id.as_deref().map(str::to_owned),
         dead_letter_source_arn: body.dead_letter_source_arn.clone(),
         deduplication_id: body.deduplication_id.clone(),
+    }
+}
+
+/// A message read without a lease at `now`: where it is, and a handle that names no delivery.
+pub(super) fn peeked_message(seq: u64, now: i64, message: &Message, body: &Body) -> PeekedMessage {
+    let state = &message.state;
+    PeekedMessage {
+        position: seq,
+        state: match (state.visible_at > now, state.receipt.is_some()) {
+            (false, _) => MessageState::Visible,
+            (true, true) => MessageState::InFlight,
+            (true, false) => MessageState::Delayed,
+        },
+        visible_at: time(state.visible_at),
+        message: to_backend_message(0, 0, message, body),
     }
 }
 

@@ -2,14 +2,14 @@
 //! [`EmbeddedBackend`]'s steps.
 
 use super::backend::EmbeddedBackend;
-use super::convert::{parse_handle, queue_name, resolved, to_backend_message};
+use super::convert::{parse_handle, peeked_message, queue_name, resolved};
 use super::durable::{store_down, unavailable};
 use super::engine::{Held, Op, Queue, Settings};
 use super::slot::{lock, read, slot};
 use crate::core::backend::{Backend, BackendError};
 use crate::core::model::{
-    BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, QueueSettings,
-    QueueStats, RedriveTask, ResolvedQueue, SentMessage, StoreCounts,
+    BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, PeekedMessage,
+    QueueSettings, QueueStats, RedriveTask, ResolvedQueue, SentMessage, StoreCounts,
 };
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -373,9 +373,15 @@ impl Backend for EmbeddedBackend {
         self.cancel_redrive_task(handle)
     }
 
-    async fn peek(&self, queue_url: &str, max: usize) -> Result<Vec<BackendMessage>, BackendError> {
+    async fn peek(
+        &self,
+        queue_url: &str,
+        after: Option<u64>,
+        max: usize,
+    ) -> Result<Vec<PeekedMessage>, BackendError> {
         let slot = self.slot(queue_url)?;
-        let peeked = lock(&slot.queue).peek(max);
+        let now = self.now();
+        let peeked = lock(&slot.queue).peek(after, max);
         let wanted: Vec<(u64, &Held)> = peeked
             .iter()
             .map(|(seq, message)| (*seq, &message.held))
@@ -384,9 +390,9 @@ impl Backend for EmbeddedBackend {
         Ok(peeked
             .iter()
             .zip(bodies)
-            .filter_map(|((_, message), body)| {
+            .filter_map(|((seq, message), body)| {
                 let body = body?;
-                Some(to_backend_message(0, 0, message, &body))
+                Some(peeked_message(*seq, now, message, &body))
             })
             .collect())
     }

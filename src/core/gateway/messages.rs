@@ -20,6 +20,7 @@ use crate::core::model::Delivery;
 use crate::core::model::EntryError;
 use crate::core::model::EntryOutcome;
 use crate::core::model::OutgoingMessage;
+use crate::core::model::PeekedMessage;
 use crate::core::model::ResolvedQueue;
 use crate::core::model::SentMessage;
 use crate::core::operation::Operation;
@@ -33,6 +34,17 @@ use tokio_util::sync::CancellationToken;
 impl Gateway {
     /// Sends messages to the gateway queue `queue`; one result per message, in order.
     pub async fn send(
+        &self,
+        caller: &Caller,
+        queue: &str,
+        messages: &[OutgoingMessage],
+    ) -> Result<Vec<Result<SentMessage, EntryError>>, GatewayError> {
+        let sent = self.send_checked(caller, queue, messages).await?;
+        self.count_sends(queue, &sent);
+        Ok(sent)
+    }
+
+    async fn send_checked(
         &self,
         caller: &Caller,
         queue: &str,
@@ -89,22 +101,25 @@ impl Gateway {
             })
             .collect()
     }
-    /// Up to `max` messages of `queue` without a lease: visibility and receive counts stay as
-    /// they are. A backend that cannot (SQS) answers `Unsupported`, never a receive in disguise.
+    /// Up to `max` messages of `queue` without a lease, from the one after position `after`:
+    /// visibility and receive counts stay as they are. A backend that cannot (SQS) answers
+    /// `Unsupported`, never a receive in disguise.
     pub async fn peek(
         &self,
         caller: &Caller,
         queue: &str,
+        after: Option<u64>,
         max: usize,
-    ) -> Result<Vec<BackendMessage>, GatewayError> {
+    ) -> Result<Vec<PeekedMessage>, GatewayError> {
         self.admit(caller, Operation::Peek, queue)?;
         let resolved = self.registry.get(queue).await?;
-        let answer = self.backend.peek(&resolved.url, max).await;
-        let mut messages = self.settle(queue, answer).await?;
-        for message in &mut messages {
-            message.attributes = attributes::unpack(std::mem::take(&mut message.attributes));
+        let answer = self.backend.peek(&resolved.url, after, max).await;
+        let mut peeked = self.settle(queue, answer).await?;
+        for each in &mut peeked {
+            let attributes = std::mem::take(&mut each.message.attributes);
+            each.message.attributes = attributes::unpack(attributes);
         }
-        Ok(messages)
+        Ok(peeked)
     }
 
     /// Receives messages from the gateway queue `queue`.
@@ -157,7 +172,7 @@ impl Gateway {
             }
             let result = result.map(|(deliveries, _)| deliveries);
             if let Ok(deliveries) = &result {
-                gateway.count_redeliveries(&queue, deliveries);
+                gateway.count_deliveries(&queue, deliveries);
             }
             result
         };

@@ -10,7 +10,8 @@ use crate::core::clock::Clock;
 use crate::core::handle::Keyring;
 use crate::core::limits::{Limits, STATE_RETRY_AFTER};
 use crate::core::metrics::meters::Meters;
-use crate::core::model::Delivery;
+use crate::core::metrics::sample_history::Activity;
+use crate::core::model::{Delivery, EntryError, SentMessage};
 use crate::core::operation::Operation;
 use crate::core::registry::QueueRegistry;
 use crate::core::state::kept_seal::KeptSeal;
@@ -71,8 +72,8 @@ pub struct Gateway {
     abandoned_running: std::sync::atomic::AtomicUsize,
     /// How many may run before new receives look once instead of long-polling.
     abandoned_bound: usize,
-    /// Deliveries with a receive count above 1, per gateway queue, since start (metrics).
-    redeliveries: std::sync::Mutex<std::collections::HashMap<String, u64>>,
+    /// Sends, deliveries and repeated deliveries, per gateway queue, since start (metrics).
+    activity: std::sync::Mutex<std::collections::HashMap<String, Activity>>,
     /// What operators see of it.
     meters: Meters,
     /// The queues operations named lately, and how the gauges label reserved queues.
@@ -126,7 +127,7 @@ impl Gateway {
             handoff: handoff::Handoff::default(),
             abandoned_running: std::sync::atomic::AtomicUsize::new(0),
             abandoned_bound: messages::MAX_ABANDONED_RUNNING,
-            redeliveries: std::sync::Mutex::default(),
+            activity: std::sync::Mutex::default(),
             meters: Meters::default(),
             sampling: sampling::Sampling::default(),
         }
@@ -170,30 +171,56 @@ impl Gateway {
         self.clock.now()
     }
 
-    /// Deliveries of `queue` with a receive count above 1 this process handed out since it
-    /// started (a counter; metrics take differences).
-    pub fn redeliveries(&self, queue: &str) -> u64 {
-        self.redeliveries
+    /// What this process counted of `queue` since it started: messages sent, deliveries handed
+    /// out, and those with a receive count above 1 (counters; metrics take differences).
+    pub fn activity(&self, queue: &str) -> Activity {
+        self.activity
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .get(queue)
             .copied()
-            .unwrap_or(0)
+            .unwrap_or_default()
     }
 
-    fn count_redeliveries(&self, queue: &str, deliveries: &[Delivery]) {
+    /// Counts `happened` in for `queue`.
+    fn count_activity(&self, queue: &str, happened: Activity) {
+        if happened.is_empty() {
+            return;
+        }
+        let mut activity = self
+            .activity
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let counted = activity.entry(queue.to_owned()).or_default();
+        *counted = counted.plus(happened);
+    }
+
+    /// Counts the deliveries of a receive of `queue`.
+    fn count_deliveries(&self, queue: &str, deliveries: &[Delivery]) {
         let repeated = deliveries
             .iter()
             .filter(|delivery| delivery.message.receive_count > 1)
             .count() as u64;
-        if repeated > 0 {
-            *self
-                .redeliveries
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .entry(queue.to_owned())
-                .or_default() += repeated;
-        }
+        self.count_activity(
+            queue,
+            Activity {
+                receives: deliveries.len() as u64,
+                repeated,
+                ..Activity::default()
+            },
+        );
+    }
+
+    /// Counts the messages of a send of `queue` that were sent.
+    fn count_sends(&self, queue: &str, sent: &[Result<SentMessage, EntryError>]) {
+        let sends = sent.iter().filter(|entry| entry.is_ok()).count() as u64;
+        self.count_activity(
+            queue,
+            Activity {
+                sends,
+                ..Activity::default()
+            },
+        );
     }
     /// Starts `operation` on `queue` for `caller`: names it on the request's span, and checks that
     /// the queue is one the gateway knows, then that the caller may do it there. Every operation

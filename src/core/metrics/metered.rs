@@ -4,8 +4,8 @@
 use crate::core::backend::{Backend, BackendError};
 use crate::core::metrics::meters::Meters;
 use crate::core::model::{
-    BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, QueueSettings,
-    QueueStats, RedriveTask, ResolvedQueue, SentMessage, StoreCounts,
+    BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, PeekedMessage,
+    QueueSettings, QueueStats, RedriveTask, ResolvedQueue, SentMessage, StoreCounts,
 };
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -179,8 +179,14 @@ impl Backend for MeteredBackend {
             .await
     }
 
-    async fn peek(&self, queue_url: &str, max: usize) -> Result<Vec<BackendMessage>, BackendError> {
-        self.timed("peek", self.inner.peek(queue_url, max)).await
+    async fn peek(
+        &self,
+        queue_url: &str,
+        after: Option<u64>,
+        max: usize,
+    ) -> Result<Vec<PeekedMessage>, BackendError> {
+        self.timed("peek", self.inner.peek(queue_url, after, max))
+            .await
     }
 
     async fn start_redrive(

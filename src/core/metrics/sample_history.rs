@@ -1,5 +1,6 @@
 //! The basaltic metrics history, behind one port: each interval every replica takes its turn
-//! ([`SampleHistory::turn`]: it adds the repeated receives it handed out, and takes or renews the
+//! ([`SampleHistory::turn`]: it adds the sends, receives and repeated receives it counted
+//! ([`Activity`]), and takes or renews the
 //! sampling lease), the one that holds the lease samples every queue and appends the round
 //! ([`SampleHistory::append`]), and any replica answers reads ([`SampleHistory::samples`]).
 //! [`InProcessHistory`] keeps it in this process (it always holds the lease: it is the only
@@ -10,7 +11,7 @@
 //! skipped, a read answers unavailable. A sample the gateway could not take is a gap (no counts),
 //! never a zero.
 //!
-//! The in-process budget: [`SAMPLE_BUDGET`] samples in all, 48 bytes each. Once the queues'
+//! The in-process budget: [`SAMPLE_BUDGET`] samples in all, 56 bytes each. Once the queues'
 //! series together hold more, the series holding the most give up their oldest samples until they
 //! fit (a queue created last keeps what it has while older ones shed their mornings): a series is
 //! cut at its start only, never in between, so what is answered stays a run of consecutive
@@ -28,17 +29,17 @@ use std::time::Duration;
 pub const KEPT_FOR: Duration = Duration::from_secs(24 * 3600);
 /// The most samples kept a queue, whatever the interval.
 pub const MAX_SAMPLES: usize = 8640;
-/// The most samples kept for all queues together: 1,000,000 of 48 bytes (a [`Sample`]), 48 MB;
+/// The most samples kept for all queues together: 1,000,000 of 56 bytes (a [`Sample`]), 56 MB;
 /// with the series' spare room (an eighth, and 8 samples a queue) and their entries, 10,000 queues
-/// cost at most about 60 MB. Up to 115 queues keep a day at the default interval; 10,000 keep 100
+/// cost at most about 70 MB. Up to 115 queues keep a day at the default interval; 10,000 keep 100
 /// samples each (16 minutes and 40 seconds at 10 s).
 pub const SAMPLE_BUDGET: usize = 1_000_000;
 
-// What the budget's documentation says, checked as the crate builds: a sample is 48 bytes, and
-// the samples of 10,000 queues with their spare room take at most 60 MB.
-const _: () = assert!(std::mem::size_of::<Sample>() <= 48);
+// What the budget's documentation says, checked as the crate builds: a sample is 56 bytes, and
+// the samples of 10,000 queues with their spare room take at most 70 MB.
+const _: () = assert!(std::mem::size_of::<Sample>() <= 56);
 const _: () = assert!(
-    (SAMPLE_BUDGET + SAMPLE_BUDGET / 8 + 10_000 * 8) * std::mem::size_of::<Sample>() <= 60_000_000
+    (SAMPLE_BUDGET + SAMPLE_BUDGET / 8 + 10_000 * 8) * std::mem::size_of::<Sample>() <= 70_000_000
 );
 
 /// One sample of one queue; no counts for a gap.
@@ -51,7 +52,7 @@ pub struct Sample {
 }
 
 /// A sample's counts, as compact as they stay exact: an age beyond 136 years, or more than four
-/// billion repeated receives in one interval, would be clipped.
+/// billion sends, receives or repeated receives in one interval, would be clipped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Counts {
     /// Messages ready to be received.
@@ -64,11 +65,58 @@ pub struct Counts {
     pub oldest_age_seconds: Option<u32>,
     /// Deliveries with a receive count above 1 handed out since the previous sample.
     pub repeated_receives: u32,
+    /// Messages sent since the previous sample.
+    pub sends: u32,
+    /// Deliveries handed out since the previous sample.
+    pub receives: u32,
+}
+
+/// What receives and sends of a queue did: counters since a process started, or the difference
+/// between two readings of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Activity {
+    /// Messages sent.
+    pub sends: u64,
+    /// Deliveries handed out.
+    pub receives: u64,
+    /// Deliveries handed out with a receive count above 1.
+    pub repeated: u64,
+}
+
+impl Activity {
+    /// Nothing happened.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// Both together.
+    #[must_use]
+    pub fn plus(self, other: Self) -> Self {
+        Self {
+            sends: self.sends.saturating_add(other.sends),
+            receives: self.receives.saturating_add(other.receives),
+            repeated: self.repeated.saturating_add(other.repeated),
+        }
+    }
+
+    /// What happened since the reading `before` (of the same counters).
+    #[must_use]
+    pub fn since(self, before: Self) -> Self {
+        Self {
+            sends: self.sends.saturating_sub(before.sends),
+            receives: self.receives.saturating_sub(before.receives),
+            repeated: self.repeated.saturating_sub(before.repeated),
+        }
+    }
+}
+
+fn clipped(count: u64) -> u32 {
+    u32::try_from(count).unwrap_or(u32::MAX)
 }
 
 impl Counts {
-    /// The counts of `stats` with `repeated_receives`, clipped to their widths.
-    pub fn new(stats: &QueueStats, repeated_receives: u64) -> Self {
+    /// The counts of `stats` with what `activity` counted, clipped to their widths.
+    pub fn new(stats: &QueueStats, activity: Activity) -> Self {
         Self {
             visible: stats.visible,
             in_flight: stats.in_flight,
@@ -76,7 +124,9 @@ impl Counts {
             oldest_age_seconds: stats
                 .oldest_age_seconds
                 .map(|age| u32::try_from(age).unwrap_or(u32::MAX)),
-            repeated_receives: u32::try_from(repeated_receives).unwrap_or(u32::MAX),
+            repeated_receives: clipped(activity.repeated),
+            sends: clipped(activity.sends),
+            receives: clipped(activity.receives),
         }
     }
 }
@@ -95,9 +145,9 @@ pub struct Turn<'a> {
     pub holder: &'a str,
     /// How long the lease lasts unless renewed (about three intervals).
     pub lease: Duration,
-    /// Deliveries with a receive count above 1 this replica handed out since its last turn, by
-    /// queue id (only those above 0).
-    pub repeated: &'a [(String, u64)],
+    /// What this replica counted since its last turn, by queue id (only queues where something
+    /// happened).
+    pub activity: &'a [(String, Activity)],
     /// The ids of the queues this replica knows (so the sampler learns the queues made on other
     /// replicas before it reads their aliases back).
     pub known: &'a [String],
@@ -116,7 +166,7 @@ pub struct TurnAnswer {
 /// Where the metrics samples of every basaltic queue are kept, by queue id.
 #[async_trait]
 pub trait SampleHistory: Send + Sync + 'static {
-    /// This replica's turn of the interval: counts its repeated receives in, and takes or renews
+    /// This replica's turn of the interval: counts its activity in, and takes or renews
     /// the sampling lease (only its holder samples).
     async fn turn(&self, turn: Turn<'_>) -> StateResult<TurnAnswer>;
 
@@ -128,7 +178,7 @@ pub trait SampleHistory: Send + Sync + 'static {
     }
 
     /// Appends the sampler's round, taken at `at`: each queue's counts (`None`: a gap), with the
-    /// repeated receives counted in since that queue's previous sample. The queues of the
+    /// activity counted in since that queue's previous sample. The queues of the
     /// sampler's previous round that are not in this one are gone: their history goes too.
     async fn append(
         &self,
@@ -175,8 +225,8 @@ pub fn most_each(mut lengths: Vec<usize>, budget: usize) -> Option<usize> {
 #[derive(Debug, Default)]
 struct Series {
     samples: VecDeque<Sample>,
-    /// Repeated receives counted in since the last sample taken.
-    repeated: u64,
+    /// Activity counted in since the last sample taken.
+    activity: Activity,
 }
 
 impl Series {
@@ -205,9 +255,9 @@ impl Series {
     }
 }
 
-/// One queue's round: its id, its counts (`None`: not taken) and the repeated receives counted
-/// in since the last turn.
-pub type Taken = (String, Option<QueueStats>, u64);
+/// One queue's round: its id, its counts (`None`: not taken) and the activity counted in since
+/// the last turn.
+pub type Taken = (String, Option<QueueStats>, Activity);
 
 /// The history in this process: a day a queue, within [`SAMPLE_BUDGET`] for all of them; a
 /// restart starts a new one.
@@ -240,18 +290,18 @@ impl InProcessHistory {
     }
 
     /// Adds one round of samples (the queues not in it are gone: their series go too), then
-    /// holds each series to a day and all of them to the budget. A gap keeps the repeated
-    /// receives counted for the next sample taken.
+    /// holds each series to a day and all of them to the budget. A gap keeps the activity
+    /// counted for the next sample taken.
     fn record(&self, at: DateTime<Utc>, taken: Vec<Taken>) {
         let kept = kept(self.interval);
         let mut series = self.lock();
         let alive: std::collections::HashSet<&String> = taken.iter().map(|(id, _, _)| id).collect();
         series.retain(|id, _| alive.contains(id));
-        for (id, stats, repeated) in taken {
+        for (id, stats, activity) in taken {
             let entry = series.entry(id).or_default();
-            entry.repeated = entry.repeated.saturating_add(repeated);
+            entry.activity = entry.activity.plus(activity);
             let counts =
-                stats.map(|stats| Counts::new(&stats, std::mem::take(&mut entry.repeated)));
+                stats.map(|stats| Counts::new(&stats, std::mem::take(&mut entry.activity)));
             entry.push(Sample {
                 at_millis: at.timestamp_millis(),
                 counts,
@@ -285,10 +335,10 @@ impl InProcessHistory {
 impl SampleHistory for InProcessHistory {
     async fn turn(&self, turn: Turn<'_>) -> StateResult<TurnAnswer> {
         let mut series = self.lock();
-        for (id, repeated) in turn.repeated {
+        for (id, activity) in turn.activity {
             // Only for queues this process knows (the ones it samples next): a bound.
             let entry = series.entry(id.clone()).or_default();
-            entry.repeated = entry.repeated.saturating_add(*repeated);
+            entry.activity = entry.activity.plus(*activity);
         }
         Ok(TurnAnswer {
             sampler: true,
@@ -305,7 +355,7 @@ impl SampleHistory for InProcessHistory {
             at,
             round
                 .into_iter()
-                .map(|(id, stats)| (id, stats, 0))
+                .map(|(id, stats)| (id, stats, Activity::default()))
                 .collect(),
         );
         Ok(())
@@ -338,7 +388,7 @@ mod tests {
         let at = DateTime::from_timestamp(1_800_000_000 + second, 0).unwrap();
         let taken = queues
             .iter()
-            .map(|id| ((*id).to_owned(), stats(second as u64), 0))
+            .map(|id| ((*id).to_owned(), stats(second as u64), Activity::default()))
             .collect();
         metrics.record(at, taken);
     }
@@ -404,15 +454,22 @@ mod tests {
     fn a_gap_stays_a_gap_and_since_counts_in_milliseconds() {
         let metrics = InProcessHistory::with_budget(Duration::from_secs(10), 100);
         let at = DateTime::from_timestamp_millis(1_800_000_000_700).unwrap();
-        metrics.record(at, vec![("q".to_owned(), None, 0)]);
+        metrics.record(at, vec![("q".to_owned(), None, Activity::default())]);
+        let activity = Activity {
+            sends: 5,
+            receives: 4,
+            repeated: 3,
+        };
         metrics.record(
             at + chrono::Duration::seconds(10),
-            vec![("q".to_owned(), stats(2), 3)],
+            vec![("q".to_owned(), stats(2), activity)],
         );
         let samples = metrics.samples("q", None);
         assert_eq!(samples[0].counts, None);
         assert_eq!(samples[1].counts.unwrap().visible, 2);
         assert_eq!(samples[1].counts.unwrap().repeated_receives, 3);
+        assert_eq!(samples[1].counts.unwrap().sends, 5);
+        assert_eq!(samples[1].counts.unwrap().receives, 4);
         let since = DateTime::from_timestamp_millis(1_800_000_000_500).unwrap();
         assert_eq!(metrics.samples("q", Some(since)).len(), 2);
         let since = DateTime::from_timestamp_millis(1_800_000_000_800).unwrap();
@@ -420,14 +477,21 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn repeated_receives_of_a_turn_go_into_the_next_sample_taken() {
+    async fn the_activity_of_a_turn_goes_into_the_next_sample_taken() {
         let history = InProcessHistory::new(Duration::from_secs(10));
         let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
-        let repeated = [("q".to_owned(), 2)];
+        let activity = [(
+            "q".to_owned(),
+            Activity {
+                sends: 1,
+                receives: 3,
+                repeated: 2,
+            },
+        )];
         let turn = Turn {
             holder: "me",
             lease: Duration::from_secs(30),
-            repeated: &repeated,
+            activity: &activity,
             known: &[],
         };
         assert!(history.turn(turn).await.unwrap().sampler);
@@ -450,5 +514,10 @@ mod tests {
             .map(|s| s.counts.map(|c| c.repeated_receives))
             .collect();
         assert_eq!(repeated, [None, Some(4), Some(0)]);
+        let sends: Vec<Option<(u32, u32)>> = samples
+            .iter()
+            .map(|s| s.counts.map(|c| (c.sends, c.receives)))
+            .collect();
+        assert_eq!(sends, [None, Some((2, 6)), Some((0, 0))]);
     }
 }

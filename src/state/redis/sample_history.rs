@@ -11,8 +11,10 @@
 //!   it reads their aliases back (kept 15 minutes, at most 20,000). `P{bm}:queues`: the queues
 //!   that have a history, by their last sample.
 //! - `P{bm}:q:<queue id>:samples`: a queue's samples, a sorted set by time (member
-//!   `at:visible:in_flight:delayed:age:repeated`, or `at:-` for a gap); `P{bm}:q:<queue id>:repeated`
-//!   the repeated receives replicas counted in since its last sample. Every key of the history
+//!   `at:visible:in_flight:delayed:age:repeated:sends:receives`, or `at:-` for a gap; members
+//!   written before sends and receives were counted end at `repeated` and read as 0 of each);
+//!   `P{bm}:q:<queue id>:repeated`, `…:sends` and `…:receives` what replicas counted in since its
+//!   last sample. Every key of the history
 //!   shares one hash tag, so a round's pipeline (all queues at once) sits in one slot of a
 //!   cluster: the history, at most [`SAMPLE_BUDGET`] samples, lives on one node.
 //!
@@ -24,14 +26,15 @@
 //! samples the first 10,000 queue ids, and past 10,000 histories the ones sampled longest ago
 //! go, gone queues first). A queue the sampler no longer finds loses its history at once.
 //!
-//! Cost: each replica makes one pipeline an interval (its repeated receives, its new queue ids,
+//! Cost: each replica makes one pipeline an interval (its activity counts, its new queue ids,
 //! the lease), never a call per receive; the sampler one more, one script per queue. A read is one
 //! command.
 
 use super::{RedisFailure, RedisServer};
 use crate::core::clock::Clock;
 use crate::core::metrics::sample_history::{
-    Counts, KEPT_FOR, SAMPLE_BUDGET, Sample, SampleHistory, Turn, TurnAnswer, kept, most_each,
+    Activity, Counts, KEPT_FOR, SAMPLE_BUDGET, Sample, SampleHistory, Turn, TurnAnswer, kept,
+    most_each,
 };
 use crate::core::model::QueueStats;
 use crate::core::registry::ALIAS_REFRESH;
@@ -42,6 +45,10 @@ use redis::Script;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// A queue's counters of what replicas counted since its last sample, in the order the append
+/// script writes them into the sample.
+const COUNTERS: [&str; 3] = ["repeated", "sends", "receives"];
 
 /// The most queues with a history on the server.
 pub const MAX_QUEUES: usize = 10_000;
@@ -80,11 +87,12 @@ end
 return {1, redis.call('ZRANGEBYSCORE', KEYS[2], since, '+inf')}
 ";
 
-/// Appends one queue's sample (with the repeated receives counted in since its last one), unless
+/// Appends one queue's sample (with the activity counted in since its last one), unless
 /// it has one less than the least gap before; then holds it to its bounds. Answers how many
 /// samples it keeps, or -1 when the sample was refused.
 const APPEND: &str = r"
--- KEYS[1]: the queue's samples; KEYS[2]: its repeated receives since its last sample.
+-- KEYS[1]: the queue's samples; KEYS[2], KEYS[3], KEYS[4]: its repeated receives, sends and
+-- receives since its last sample.
 -- ARGV: at (ms), counts ('' for a gap), trim before (ms), keep at most, expire after (ms), least gap (ms).
 local at = tonumber(ARGV[1])
 local newest = redis.call('ZREVRANGE', KEYS[1], 0, 0, 'WITHSCORES')
@@ -95,9 +103,12 @@ local member
 if ARGV[2] == '' then
   member = ARGV[1] .. ':-'
 else
-  local repeated = redis.call('GET', KEYS[2]) or '0'
-  redis.call('DEL', KEYS[2])
-  member = ARGV[1] .. ':' .. ARGV[2] .. ':' .. repeated
+  local counted = {}
+  for index = 2, 4 do
+    counted[index - 1] = redis.call('GET', KEYS[index]) or '0'
+    redis.call('DEL', KEYS[index])
+  end
+  member = ARGV[1] .. ':' .. ARGV[2] .. ':' .. table.concat(counted, ':')
 end
 redis.call('ZADD', KEYS[1], ARGV[1], member)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[3])
@@ -185,7 +196,9 @@ impl RedisSampleHistory {
         let mut pipe = redis::pipe();
         for id in ids {
             pipe.del(self.queue_key(id, "samples")).ignore();
-            pipe.del(self.queue_key(id, "repeated")).ignore();
+            for counter in COUNTERS {
+                pipe.del(self.queue_key(id, counter)).ignore();
+            }
         }
         pipe.zrem(self.shared_key("queues"), ids).ignore();
         self.server.pipeline::<()>(&pipe).await.map_err(unavailable)
@@ -225,6 +238,12 @@ fn decode(member: &str) -> Option<Sample> {
         Some(age.parse().ok()?)
     };
     let repeated: u64 = fields.next()?.parse().ok()?;
+    // Written before sends and receives were counted: none of either.
+    let sends: u64 = fields.next().map_or(Some(0), |field| field.parse().ok())?;
+    let receives: u64 = fields.next().map_or(Some(0), |field| field.parse().ok())?;
+    if fields.next().is_some() {
+        return None;
+    }
     let stats = QueueStats {
         visible,
         in_flight,
@@ -233,7 +252,14 @@ fn decode(member: &str) -> Option<Sample> {
     };
     Some(Sample {
         at_millis,
-        counts: Some(Counts::new(&stats, repeated)),
+        counts: Some(Counts::new(
+            &stats,
+            Activity {
+                sends,
+                receives,
+                repeated,
+            },
+        )),
     })
 }
 
@@ -256,10 +282,15 @@ impl SampleHistory for RedisSampleHistory {
             (since, new)
         };
         let mut pipe = redis::pipe();
-        for (id, repeated) in turn.repeated {
-            let key = self.queue_key(id, "repeated");
-            pipe.incr(&key, *repeated).ignore();
-            pipe.pexpire(&key, millis(KEPT_FOR)).ignore();
+        for (id, activity) in turn.activity {
+            let counted = [activity.repeated, activity.sends, activity.receives];
+            for (counter, count) in COUNTERS.iter().zip(counted) {
+                if count > 0 {
+                    let key = self.queue_key(id, counter);
+                    pipe.incr(&key, count).ignore();
+                    pipe.pexpire(&key, millis(KEPT_FOR)).ignore();
+                }
+            }
         }
         if !new.is_empty() {
             let members: Vec<(i64, &String)> = new.iter().map(|id| (now, *id)).collect();
@@ -342,7 +373,9 @@ impl SampleHistory for RedisSampleHistory {
             let mut append = self.append.prepare_invoke();
             append
                 .key(self.queue_key(id, "samples"))
-                .key(self.queue_key(id, "repeated"))
+                .key(self.queue_key(id, COUNTERS[0]))
+                .key(self.queue_key(id, COUNTERS[1]))
+                .key(self.queue_key(id, COUNTERS[2]))
                 .arg(at_ms)
                 .arg(stats.as_ref().map(encode).unwrap_or_default())
                 .arg(at_ms - millis(KEPT_FOR))
@@ -358,7 +391,9 @@ impl SampleHistory for RedisSampleHistory {
         }
         for id in &gone {
             pipe.del(self.queue_key(id, "samples")).ignore();
-            pipe.del(self.queue_key(id, "repeated")).ignore();
+            for counter in COUNTERS {
+                pipe.del(self.queue_key(id, counter)).ignore();
+            }
         }
         if !gone.is_empty() {
             pipe.zrem(&index, &gone).ignore();
@@ -431,10 +466,22 @@ mod tests {
             delayed: 1,
             oldest_age_seconds: None,
         };
-        let member = format!("1800000000000:{}:7", encode(&stats));
+        let member = format!("1800000000000:{}:7:5:9", encode(&stats));
         let sample = decode(&member).unwrap();
         assert_eq!(sample.at_millis, 1_800_000_000_000);
-        assert_eq!(sample.counts, Some(Counts::new(&stats, 7)));
+        let activity = Activity {
+            sends: 5,
+            receives: 9,
+            repeated: 7,
+        };
+        assert_eq!(sample.counts, Some(Counts::new(&stats, activity)));
+        // A member written before sends and receives were counted.
+        let older = decode(&format!("1800000000000:{}:7", encode(&stats))).unwrap();
+        let repeated_only = Activity {
+            repeated: 7,
+            ..Activity::default()
+        };
+        assert_eq!(older.counts, Some(Counts::new(&stats, repeated_only)));
         let aged = QueueStats {
             oldest_age_seconds: Some(42),
             ..stats
@@ -448,7 +495,15 @@ mod tests {
                 counts: None
             })
         );
-        for junk in ["", "x:-", "1:2:3", "1:a:b:c::0", "1:1:1:1::"] {
+        for junk in [
+            "",
+            "x:-",
+            "1:2:3",
+            "1:a:b:c::0",
+            "1:1:1:1::",
+            "1:1:1:1::0:1:x",
+            "1:1:1:1::0:1:2:3",
+        ] {
             assert_eq!(decode(junk), None, "{junk}");
         }
     }

@@ -173,11 +173,11 @@ async fn sigkill_mid_load_loses_no_answered_send() {
     let backend = EmbeddedBackend::open(dir.path(), Arc::new(SkewClock::default())).unwrap();
     let url = backend.resolve("crash").await.unwrap().url;
     let stored: BTreeSet<String> = backend
-        .peek(&url, usize::MAX)
+        .peek(&url, None, usize::MAX)
         .await
         .unwrap()
         .into_iter()
-        .map(|m| m.message_id)
+        .map(|m| m.message.message_id)
         .collect();
     let lost: Vec<&String> = answered.difference(&stored).collect();
     assert!(
@@ -617,11 +617,11 @@ async fn sigkill_under_send_receive_delete_keeps_answered_sends_and_deletes() {
         EmbeddedBackend::open(&dir.path().join("data"), Arc::new(SkewClock::default())).unwrap();
     let url = backend.resolve("crash").await.unwrap().url;
     let stored: BTreeSet<String> = backend
-        .peek(&url, usize::MAX)
+        .peek(&url, None, usize::MAX)
         .await
         .unwrap()
         .into_iter()
-        .map(|m| m.message_id)
+        .map(|m| m.message.message_id)
         .collect();
     let lost: Vec<&String> = sent
         .difference(&asked)
@@ -712,11 +712,11 @@ async fn sigkill_under_send_receive_delete_keeps_answered_sends_and_deletes() {
         EmbeddedBackend::open(&dir.path().join("data"), Arc::new(SkewClock::default())).unwrap();
     let url = backend.resolve("crash").await.unwrap().url;
     let stored: BTreeSet<String> = backend
-        .peek(&url, usize::MAX)
+        .peek(&url, None, usize::MAX)
         .await
         .unwrap()
         .into_iter()
-        .map(|m| m.message_id)
+        .map(|m| m.message.message_id)
         .collect();
     for (id, _) in &worked {
         assert!(
@@ -826,16 +826,16 @@ async fn bodies_kept_on_disk_only_are_read_back_for_receives_moves_redrives_and_
         .unwrap();
     let mut back = Vec::new();
     for _ in 0..50 {
-        back = backend.peek("disk", 10).await.unwrap();
+        back = backend.peek("disk", None, 10).await.unwrap();
         if !back.is_empty() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(back.len(), 1, "the redrive brought the message back");
-    assert_eq!(back[0].body, body);
-    assert_eq!(back[0].dead_letter_source_arn, None);
-    assert_eq!(back[0].attributes.len(), 2);
+    assert_eq!(back[0].message.body, body);
+    assert_eq!(back[0].message.dead_letter_source_arn, None);
+    assert_eq!(back[0].message.attributes.len(), 2);
     gw.stop().await;
     drop(backend);
 

@@ -3,6 +3,7 @@
 mod abandoned_bound;
 mod aliases;
 pub mod basaltic;
+mod console_api;
 mod depth_gauges;
 mod edge;
 mod ezgh_receipts;

@@ -471,6 +471,10 @@ async fn the_basaltic_document_says_what_the_basaltic_docs_say() {
         ("post", "/v1/queues/{queue_id}/messages/visibility-batch"),
         ("post", "/v1/queues/{queue_id}/purge"),
         ("get", "/v1/queues/{queue_id}/metrics"),
+        ("post", "/v1/queues/{queue_id}/redrive"),
+        ("get", "/v1/queues/{queue_id}/redrive"),
+        ("post", "/v1/queues/{queue_id}/redrive/cancel"),
+        ("get", "/v1/key"),
     ]
     .iter()
     .map(|(method, path)| ((*method).to_owned(), (*path).to_owned()))

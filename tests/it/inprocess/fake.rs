@@ -6,8 +6,8 @@ use async_trait::async_trait;
 use sqs_gateway::backend::embedded::EmbeddedBackend;
 use sqs_gateway::core::backend::{Backend, BackendError};
 use sqs_gateway::core::model::{
-    BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, QueueSettings,
-    QueueStats, RedriveTask, ResolvedQueue, SentMessage,
+    BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, PeekedMessage,
+    QueueSettings, QueueStats, RedriveTask, ResolvedQueue, SentMessage,
 };
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -199,9 +199,14 @@ impl Backend for FakeBackend {
             false => Err(NO_TAGS),
         }
     }
-    async fn peek(&self, url: &str, max: usize) -> Result<Vec<BackendMessage>, BackendError> {
+    async fn peek(
+        &self,
+        url: &str,
+        after: Option<u64>,
+        max: usize,
+    ) -> Result<Vec<PeekedMessage>, BackendError> {
         match self.optional {
-            true => self.engine.peek(url, max).await,
+            true => self.engine.peek(url, after, max).await,
             false => Err(BackendError::Unsupported(
                 "reading messages without a lease",
             )),

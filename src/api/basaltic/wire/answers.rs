@@ -21,6 +21,102 @@ pub(in crate::api::basaltic) struct QueueJson {
     /// When it was created, if the backend says.
     #[schema(required = true, format = DateTime)]
     pub created_at: Option<String>,
+    /// What the key that asked may do on it: its permissions there (`*` spelt out).
+    pub permissions: Vec<&'static str>,
+    /// With `include=counts` only: its messages by state now (`null`: the backend could not
+    /// count them just now).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<QueueCounts>)]
+    pub counts: Option<Option<QueueCounts>>,
+}
+
+/// A queue's messages by state, counted when asked.
+#[derive(Debug, Serialize, ToSchema)]
+pub(in crate::api::basaltic) struct QueueCounts {
+    /// Ready to be received.
+    pub visible: u64,
+    /// Received and not visible again yet.
+    pub in_flight: u64,
+    /// Not delivered yet: their delay has not passed.
+    pub delayed: u64,
+    /// Age of the oldest message, in seconds (`null` when empty, or where the backend does not
+    /// tell: SQS).
+    #[schema(required = true)]
+    pub oldest_message_age_seconds: Option<u64>,
+}
+
+/// The key that asked, and what it may do.
+#[derive(Debug, Serialize, ToSchema)]
+pub(in crate::api::basaltic) struct KeyResult {
+    /// The key.
+    pub result: KeyJson,
+}
+
+/// A key as it describes itself (never its secret).
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Key)]
+pub(in crate::api::basaltic) struct KeyJson {
+    /// Its public id.
+    pub id: String,
+    /// Its label.
+    pub name: String,
+    /// Queue UUID (or `*`) -> the permissions granted there, as configured.
+    pub grants: BTreeMap<String, Vec<String>>,
+}
+
+/// A task moving the messages of a dead-letter queue.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = RedriveTask)]
+pub(in crate::api::basaltic) struct RedriveTaskJson {
+    /// Where it is.
+    pub status: RedriveState,
+    /// Messages moved so far.
+    pub moved: u64,
+    /// How many it set out to move, where known.
+    #[schema(required = true)]
+    pub to_move: Option<u64>,
+    /// Its rate limit, messages a second.
+    #[schema(required = true)]
+    pub max_messages_per_second: Option<u32>,
+    /// Where the messages go; `null`: each back to the queue it was dead-lettered from.
+    #[schema(required = true, value_type = Option<QueueId>)]
+    pub destination_queue_id: Option<String>,
+    /// When it started.
+    #[schema(format = DateTime)]
+    pub started_at: String,
+    /// Why it failed, when it did.
+    #[schema(required = true)]
+    pub failure: Option<String>,
+}
+
+/// Where a redrive task is.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub(in crate::api::basaltic) enum RedriveState {
+    /// Moving.
+    Running,
+    /// Moved every message it set out to.
+    Completed,
+    /// Asked to stop.
+    Cancelling,
+    /// Stopped before the end.
+    Cancelled,
+    /// Stopped by an error.
+    Failed,
+}
+
+/// One redrive task.
+#[derive(Debug, Serialize, ToSchema)]
+pub(in crate::api::basaltic) struct RedriveTaskResult {
+    /// The task.
+    pub result: RedriveTaskJson,
+}
+
+/// A dead-letter queue's latest redrive tasks, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub(in crate::api::basaltic) struct RedriveTasks {
+    /// The tasks.
+    pub tasks: Vec<RedriveTaskJson>,
 }
 
 /// A queue's settings.
@@ -131,13 +227,33 @@ pub(in crate::api::basaltic) struct InspectedMessage {
     /// When it was sent, if the backend says.
     #[schema(required = true, format = DateTime)]
     pub sent_at: Option<String>,
+    /// Where it is now.
+    pub state: InspectedState,
+    /// When it is (or was) visible: after its delay, or when its current lease ends.
+    #[schema(required = true, format = DateTime)]
+    pub visible_at: Option<String>,
 }
 
-/// Messages read without a lease.
+/// Where an inspected message is.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub(in crate::api::basaltic) enum InspectedState {
+    /// Ready to be received.
+    Visible,
+    /// Received, and its lease has not ended.
+    InFlight,
+    /// Not delivered yet: its delay has not passed.
+    Delayed,
+}
+
+/// Messages read without a lease, and where the next page starts.
 #[derive(Debug, Serialize, ToSchema)]
 pub(in crate::api::basaltic) struct InspectedMessages {
-    /// The messages.
+    /// The messages, in queue order.
     pub messages: Vec<InspectedMessage>,
+    /// Give it as `after` to read the messages that follow; `null` when none did.
+    #[schema(required = true)]
+    pub next: Option<String>,
 }
 
 /// A batch's results: every entry is in one of the lists.
@@ -220,4 +336,10 @@ pub(in crate::api::basaltic) struct SampleJson {
     /// Deliveries handed out again since the sample before.
     #[schema(required = true)]
     pub repeated_receives: Option<u64>,
+    /// Messages sent since the sample before.
+    #[schema(required = true)]
+    pub sends: Option<u64>,
+    /// Deliveries handed out since the sample before (repeated ones included).
+    #[schema(required = true)]
+    pub receives: Option<u64>,
 }

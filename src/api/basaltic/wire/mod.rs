@@ -265,6 +265,15 @@ pub(super) fn parse_visibility(body: &[u8]) -> Result<(String, u32), GatewayErro
     Ok((handle.to_owned(), seconds))
 }
 
+/// Parses a redrive `{"destination_queue_id"?, "max_messages_per_second"?}` (an empty body
+/// moves each message back where it came from, as fast as the backend goes).
+pub(super) fn parse_redrive(body: &[u8]) -> Result<(Option<String>, Option<u32>), GatewayError> {
+    let object = REDRIVE.parse(body, true)?;
+    let destination = REDRIVE_DESTINATION.read(&object, "")?.map(str::to_owned);
+    let rate = REDRIVE_RATE.read(&object, "")?;
+    Ok((destination, rate))
+}
+
 /// A batch entry: its caller-chosen id, and its fields.
 pub(super) type BatchEntry = (String, Map<String, Value>);
 
@@ -318,7 +327,9 @@ pub(super) fn parse_settings_change(body: &[u8]) -> Result<Settings, GatewayErro
 }
 
 /// A message read without a lease: no receipt.
-pub(super) fn inspected(message: crate::core::model::BackendMessage) -> InspectedMessage {
+pub(super) fn inspected(peeked: crate::core::model::PeekedMessage) -> InspectedMessage {
+    use crate::core::model::MessageState;
+    let message = peeked.message;
     InspectedMessage {
         message_id: message.message_id,
         body: message.body,
@@ -326,6 +337,14 @@ pub(super) fn inspected(message: crate::core::model::BackendMessage) -> Inspecte
         receive_count: message.receive_count,
         sent_at: message
             .sent_at
+            .map(|at| at.to_rfc3339_opts(SecondsFormat::Millis, true)),
+        state: match peeked.state {
+            MessageState::Visible => InspectedState::Visible,
+            MessageState::InFlight => InspectedState::InFlight,
+            MessageState::Delayed => InspectedState::Delayed,
+        },
+        visible_at: peeked
+            .visible_at
             .map(|at| at.to_rfc3339_opts(SecondsFormat::Millis, true)),
     }
 }

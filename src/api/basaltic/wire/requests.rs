@@ -544,3 +544,30 @@ impl utoipa::PartialSchema for QueueId {
 }
 
 impl ToSchema for QueueId {}
+
+// The redrive body.
+
+pub(super) const REDRIVE_DESTINATION: Field<Text> = Field::optional(
+    "destination_queue_id",
+    "The queue the messages go to (its UUID); left out, each goes back to the queue it was \
+     dead-lettered from.",
+    Text::uuid()
+        .named(<QueueId as ToSchema>::name)
+        .refused_as("must be a queue UUID"),
+);
+pub(super) const REDRIVE_RATE: Field<Integer> = Field::optional(
+    "max_messages_per_second",
+    "The most messages moved a second (left out: as fast as the backend moves them).",
+    Integer::from_to(1, limits::MAX_MOVE_RATE),
+);
+
+/// A redrive: where to and how fast.
+pub(super) const REDRIVE: Shape = Shape {
+    doc: "Moves the messages of a dead-letter queue back to where they came from, or to a queue named.",
+    fields: &[&REDRIVE_DESTINATION, &REDRIVE_RATE],
+    example: None,
+};
+
+/// A redrive, in the document.
+pub(in crate::api::basaltic) enum RedriveRequest {}
+body_schema!(RedriveRequest, REDRIVE);

@@ -19,7 +19,7 @@ impl Context<'_> {
             request.max_number_of_messages_per_second,
             "MaxNumberOfMessagesPerSecond",
             1,
-            500,
+            i64::from(limits::MAX_MOVE_RATE),
         )?;
         let source = self.queue_of_arn(request.source_arn.as_deref()).await?;
         let destination = match request.destination_arn.as_deref() {

@@ -759,10 +759,15 @@ impl Queue {
         });
     }
 
-    /// Up to `max` messages in order, with their sequence numbers, without changing anything.
-    pub fn peek(&self, max: usize) -> Vec<(u64, Message)> {
+    /// Up to `max` messages in order from the one after sequence number `after` (from the
+    /// first without), with their sequence numbers, without changing anything.
+    pub fn peek(&self, after: Option<u64>, max: usize) -> Vec<(u64, Message)> {
+        let from = match after {
+            Some(seq) => std::ops::Bound::Excluded(seq),
+            None => std::ops::Bound::Unbounded,
+        };
         self.messages
-            .iter()
+            .range((from, std::ops::Bound::Unbounded))
             .take(max)
             .map(|(seq, message)| (*seq, message.clone()))
             .collect()

@@ -593,9 +593,9 @@ fn purge_removes_in_flight_messages_too_and_peek_changes_nothing() {
     q.send(text("a"), T0, &mut Vec::new()).unwrap();
     q.send(text("b"), T0, &mut Vec::new()).unwrap();
     receive(&mut q, 1, 600, T0);
-    let peeked = q.peek(10);
+    let peeked = q.peek(None, 10);
     assert_eq!(peeked.len(), 2);
-    assert_eq!(q.peek(10), peeked, "peek changed nothing");
+    assert_eq!(q.peek(None, 10), peeked, "peek changed nothing");
     let mut journal = Vec::new();
     q.purge(&mut journal);
     assert!(q.is_empty());
