@@ -78,3 +78,24 @@ impl crate::api::common::Dialect for Console {
             })
     }
 }
+
+/// A browser that opens the gateway's root (`GET /` asking for HTML, with no query and no
+/// credential: never an SQS client's request) is sent to the console instead of an SQS error.
+pub async fn send_browsers_to_the_console(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let wants_page = request.method() == axum::http::Method::GET
+        && request.uri().path() == "/"
+        && request.uri().query().is_none()
+        && !request.headers().contains_key(header::AUTHORIZATION)
+        && request
+            .headers()
+            .get(header::ACCEPT)
+            .and_then(|accept| accept.to_str().ok())
+            .is_some_and(|accept| accept.contains("text/html"));
+    if wants_page {
+        return Redirect::to("/console/").into_response();
+    }
+    next.run(request).await
+}

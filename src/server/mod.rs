@@ -241,6 +241,9 @@ impl App {
                 let edge = edge.clone();
                 move |request: axum::extract::Request| async move { edge.not_found(&request) }
             })
+            .layer(axum::middleware::from_fn(
+                console::send_browsers_to_the_console,
+            ))
             .layer(observe::ObserveLayer::new(meters, edge.clone()));
         Ok(Self {
             scrape,

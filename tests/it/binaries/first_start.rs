@@ -3,7 +3,9 @@
 //! work when pasted into a shell, with no key in them (they read the keys from their files).
 
 use crate::binary::{BIN, EZGH_BIN, Running, run_to_exit};
-use sqs_gateway::setup::{API_KEY_FILE, CONFIG_FILE, RECEIPT_KEY_FILE, SQS_SECRET_FILE};
+use sqs_gateway::setup::{
+    API_KEY_FILE, BASALTIC_KEY_FILE, CONFIG_FILE, RECEIPT_KEY_FILE, SQS_SECRET_FILE,
+};
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::process::Command;
@@ -161,7 +163,7 @@ fn the_first_start_banner_sets_both_regions_and_the_ezgh_cli_variables() {
         banner.contains("cargo run --release --bin basaltic --"),
         "{banner}"
     );
-    assert!(banner.contains("new-basaltic-key --data-dir"), "{banner}");
+    assert!(banner.contains("/console/"), "{banner}");
     // The API key is shown once, on a line of its own; the line to paste reads it from its file
     // (readable by its owner only), so the key never goes into a shell's history.
     let data = dir.path().join("data");
@@ -212,5 +214,65 @@ fn the_first_start_banner_sets_both_regions_and_the_ezgh_cli_variables() {
         )),
         "{banner}"
     );
+    stop(gateway);
+}
+
+/// `curl -s` with `args`: its standard output.
+fn curl(args: &[&str]) -> String {
+    let output = Command::new("curl")
+        .args(["-sS", "--max-time", "10"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "curl {args:?}: {output:?}");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The first start makes the console's sign-in: a basaltic key with every permission, in a file
+/// only its owner reads (the banner names the file, never the key); a browser opening the
+/// gateway's root is sent to the console.
+#[test]
+fn the_first_start_opens_the_console_with_its_basaltic_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let (gateway, banner) = start(&data);
+    let console = banner
+        .split_whitespace()
+        .find(|word| word.starts_with("http://") && word.ends_with("/console/"))
+        .expect("the banner names the console")
+        .to_owned();
+    let base = console.trim_end_matches("/console/");
+    let key_file = data.canonicalize().unwrap().join(BASALTIC_KEY_FILE);
+    assert_eq!(mode(&key_file), 0o600);
+    let key = std::fs::read_to_string(&key_file)
+        .unwrap()
+        .trim()
+        .to_owned();
+    assert!(key.starts_with("sqsgw_"));
+    assert!(!banner.contains(&key), "the key stays in its file");
+    assert!(banner.contains(&key_file.display().to_string()), "{banner}");
+    let described = curl(&[
+        "-H",
+        &format!("Authorization: Bearer {key}"),
+        &format!("{base}/v1/key"),
+    ]);
+    let described: serde_json::Value = serde_json::from_str(&described).unwrap();
+    assert_eq!(
+        described["result"]["grants"],
+        serde_json::json!({ "*": ["*"] })
+    );
+    let page = curl(&[
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code} %{redirect_url}",
+        "-H",
+        "Accept: text/html",
+        &format!("{base}/"),
+    ]);
+    assert_eq!(page, format!("303 {base}/console/"));
+    // An SQS client's request to the root is the SQS endpoint's, as before.
+    let sqs = curl(&["-o", "/dev/null", "-w", "%{http_code}", &format!("{base}/")]);
+    assert_ne!(sqs, "303");
     stop(gateway);
 }
