@@ -10,7 +10,9 @@
 //!                      │              TLS reloaded on SIGHUP or file change); each request's id,
 //!                      │              span and metrics (observe); the edge, which answers what no
 //!                      │              handler does in the shape of the path's dialect; probes,
-//!                      │              OpenAPI documents, the Prometheus scrape
+//!                      │              OpenAPI documents, the Prometheus scrape; the web
+//!                      │              console (`src/console/assets/`, embedded: a browser
+//!                      │              client of the basaltic API, nothing more)
 //!                      v
 //!                  api::<dialect>     ezgh, sombus, basaltic, sqs: wire types, routes, the
 //!                      │              dialect's auth and error shape, its edge shape;
