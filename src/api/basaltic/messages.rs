@@ -245,7 +245,7 @@ pub(super) async fn visibility(
     params(
         ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
         ("max_messages" = Option<u32>, Query, minimum = 1, maximum = 10, description = "The most messages to read (default 10)"),
-        ("after" = Option<String>, Query, description = "Read the messages after this one: the `next` of the page before"),
+        ("after" = Option<String>, Query, pattern = "^[0-9]{1,20}$", description = "Read the messages after this one: the `next` of the page before"),
     ),
     security(("bearer" = [])),
     responses(

@@ -69,6 +69,7 @@ use utoipa::OpenApi as _;
         wire::InspectedMessages,
         wire::InspectedState,
         wire::QueueCounts,
+        wire::Include,
         wire::KeyResult,
         wire::KeyJson,
         wire::RedriveRequest,

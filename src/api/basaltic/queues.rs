@@ -248,11 +248,12 @@ pub(super) async fn create(
     tag = "Queues",
     description = "The queues the key has any permission on, by name, each with the key's permissions there; with `include=counts`, each with its messages by state now.",
     params(
-        ("include" = Option<String>, Query, description = "`counts`: each queue's messages by state now"),
+        ("include" = Option<wire::Include>, Query, description = "`counts`: each queue's messages by state now"),
     ),
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The queues", body = QueueList),
+        (status = 400, description = "An unknown query parameter (`invalid_argument`)", body = ErrorBody),
         super::error::KeyRefusals,
     ),
 )]
@@ -291,11 +292,12 @@ pub(super) async fn list(
     tag = "Queues",
     params(
         ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
-        ("include" = Option<String>, Query, description = "`counts`: the queue's messages by state now"),
+        ("include" = Option<wire::Include>, Query, description = "`counts`: the queue's messages by state now"),
     ),
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The queue", body = QueueResult),
+        (status = 400, description = "An unknown query parameter (`invalid_argument`)", body = ErrorBody),
         (status = 404, description = "No such queue, or the key has no permission on it (`queue_not_found`)", body = ErrorBody),
         super::error::KeyRefusals,
     ),
@@ -319,10 +321,10 @@ pub(super) async fn show(
 
 /// Whether a queue read's query asks for counts: `include=counts`, or nothing.
 fn include_counts(query: Option<&str>) -> Result<bool, GatewayError> {
-    let mut counted = false;
+    let mut include = None;
     for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
         match (name.as_ref(), value.as_ref()) {
-            ("include", "counts") if !counted => counted = true,
+            ("include", "counts") if include.is_none() => include = Some(wire::Include::Counts),
             _ => {
                 return Err(GatewayError::invalid_request(
                     "the only query parameter is include=counts",
@@ -330,7 +332,7 @@ fn include_counts(query: Option<&str>) -> Result<bool, GatewayError> {
             }
         }
     }
-    Ok(counted)
+    Ok(matches!(include, Some(wire::Include::Counts)))
 }
 
 #[utoipa::path(

@@ -8,6 +8,7 @@ use super::error::ErrorBody;
 use super::wire::{self, RedriveState, RedriveTaskJson, RedriveTaskResult, RedriveTasks};
 use super::{BODY_LIMIT, BasalticError, BasalticState, Target};
 use crate::api::common::read_body;
+use crate::core::access::{Action, Caller, Grants, Principal};
 use crate::core::alias::Namespace;
 use crate::core::model::{RedriveStatus, RedriveTask};
 use crate::core::{ErrorKind, GatewayError};
@@ -81,6 +82,20 @@ impl BasalticState {
         }
     }
 
+    /// Whether another queue dead-letters to `queue` (read now): only such a queue is redriven.
+    async fn is_dead_letter_queue(&self, queue: &str) -> Result<bool, GatewayError> {
+        // The gateway asks for itself: the key's grants need not reach the sources.
+        let gateway = Caller::new(
+            Principal::System,
+            Arc::new(Grants::none().allow("*", [Action::Inspect])),
+        );
+        let sources = self
+            .gateway
+            .dead_letter_source_queues(&gateway, queue)
+            .await?;
+        Ok(!sources.is_empty())
+    }
+
     /// The queue's latest tasks, newest first.
     async fn tasks_of(&self, target: &Target) -> Result<Vec<RedriveTask>, GatewayError> {
         self.gateway
@@ -102,7 +117,7 @@ impl BasalticState {
     path = "/v1/queues/{queue_id}/redrive",
     operation_id = "StartRedrive",
     tag = "Queues",
-    description = "Starts moving the messages of this dead-letter queue (those in it now) back to the queues they were dead-lettered from, or to `destination_queue_id`, at most `max_messages_per_second` a second. Takes `manage_queues` here, and on the destination when one is named. One task runs at a time per queue (`409 conflict`).",
+    description = "Starts moving the messages of this dead-letter queue (those in it now) back to the queues they were dead-lettered from, or to `destination_queue_id`, at most `max_messages_per_second` a second. Takes `manage_queues` here, and on the destination when one is named. Only a queue another queue dead-letters to, and one task at a time (else `409 conflict`).",
     params(
         ("queue_id" = wire::QueueId, Path, description = "The dead-letter queue's UUID"),
     ),
@@ -110,8 +125,8 @@ impl BasalticState {
     security(("bearer" = [])),
     responses(
         (status = 201, description = "The task started", body = RedriveTaskResult),
-        (status = 400, description = "The request is not valid, or the queue is no dead-letter queue (`invalid_argument`)", body = ErrorBody),
-        (status = 409, description = "A redrive of this queue is running (`conflict`)", body = ErrorBody),
+        (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
+        (status = 409, description = "No queue dead-letters to this one, or a redrive of it is running (`conflict`)", body = ErrorBody),
         (status = 501, description = "The backend cannot move messages (`unsupported`)", body = ErrorBody),
         super::error::KeyRefusals,
         super::error::QueueRefusals,
@@ -126,6 +141,13 @@ pub(super) async fn start(
 ) -> Result<(StatusCode, Json<RedriveTaskResult>), BasalticError> {
     let target = state.redrive_target(&headers, path).await?;
     let (destination_id, rate) = wire::parse_redrive(&read_body(body, BODY_LIMIT).await?)?;
+    if !state.is_dead_letter_queue(&target.queue).await? {
+        return Err(GatewayError::new(
+            ErrorKind::Conflict,
+            "this queue is no dead-letter queue: no queue dead-letters to it",
+        )
+        .into());
+    }
     let running = state
         .tasks_of(&target)
         .await?

@@ -64,6 +64,7 @@ const state = {
   queues: null, // the last queue list
   page: null, // the page shown: { scope, queueId?, showTab? }
   signInMessage: null, // why the user is back at sign-in
+  flash: null, // a status to show on the next page (what the action that led there did)
   afterSignIn: null, // where to go once signed in
   routeSeq: 0,
 };
@@ -105,6 +106,13 @@ function append(el, children) {
   for (const child of children.flat(Infinity)) {
     if (child !== undefined && child !== null && child !== false) el.append(child);
   }
+}
+
+/** Replaces an element's children (arrays flattened, null and false dropped). */
+function fill(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+  return el;
 }
 
 /** A labelled control, with an optional hint it is described by. */
@@ -346,6 +354,29 @@ function every(scope, ms, fn) {
   scope.after(ms, turn);
 }
 
+/**
+ * Wraps an async refresh so one request runs at a time: a call made meanwhile runs it once more
+ * when that one ends (it may have started before the change the caller wants to see).
+ */
+function coalesced(scope, fn) {
+  let running = null;
+  let again = false;
+  return () => {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        await fn();
+      } while (again && scope.alive);
+      running = null;
+    })();
+    return running;
+  };
+}
+
 function newPage(extra) {
   if (state.page) state.page.scope.end();
   state.page = { scope: new Scope(), ...extra };
@@ -360,7 +391,7 @@ function navigate(hash) {
 const main = () => $('main');
 
 function showPage(...nodes) {
-  main().replaceChildren(...nodes);
+  fill(main(), ...nodes);
   // Focus was on something the new page replaced: move it to the new page's heading.
   const heading = main().querySelector('h1');
   if (heading && (!document.activeElement || document.activeElement === document.body)) {
@@ -378,7 +409,8 @@ async function route() {
     return;
   }
   clearAlert();
-  say('');
+  say(state.flash || '');
+  state.flash = null;
   if (!state.key) {
     if (hash !== '#/signin') state.afterSignIn = hash;
     renderSignIn();
@@ -465,7 +497,7 @@ function renderSignIn() {
       input.select();
     }
   });
-  main().replaceChildren(form);
+  fill(main(), form);
   if (state.signInMessage) {
     $('alert').textContent = state.signInMessage;
     state.signInMessage = null;
@@ -487,21 +519,26 @@ function renderQueueList() {
   const newButton = h('button', { type: 'button', testid: 'new-queue', 'aria-expanded': 'false', 'aria-controls': 'create-queue' }, 'New queue');
   const createBox = h('div', { id: 'create-queue', class: 'card', hidden: true });
   const tbody = h('tbody', { testid: 'queue-rows' });
-  const head = ['Name', 'ID', 'Type', 'Visible', 'In flight', 'Delayed', 'Oldest age', 'Dead-letter queue', 'DLQ depth'];
+  const head = ['Name', 'Type', 'Visible', 'In flight', 'Delayed', 'Oldest age', 'Dead-letter queue', 'DLQ depth', 'ID'];
   const table = h('table', { class: 'queues', testid: 'queue-table' },
     h('caption', { class: 'sr-only' }, 'Queues this key can see, with their message counts'),
     h('thead', {}, h('tr', {}, head.map((label) => h('th', { scope: 'col' }, label)))),
     tbody);
 
-  let loading = false;
   let lastLoad = 0;
-  async function load() {
-    if (loading) return;
-    loading = true;
+  let created = []; // queues made here that the list may not show yet (the sqs backend's lists lag)
+  const load = coalesced(scope, async () => {
     table.setAttribute('aria-busy', 'true');
     try {
       const data = await api('GET', '/v1/queues?include=counts');
       if (!scope.alive) return;
+      const listed = new Set(data.queues.map((q) => q.id));
+      created = created.filter((q) => !listed.has(q.id));
+      if (created.length) {
+        data.queues.push(...created);
+        data.queues.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+        scope.after(1000, load);
+      }
       state.queues = data.queues;
       lastLoad = Date.now();
       fillQueueRows(tbody, data.queues);
@@ -509,10 +546,9 @@ function renderQueueList() {
     } catch (err) {
       if (scope.alive) showError(err);
     } finally {
-      loading = false;
       table.removeAttribute('aria-busy');
     }
-  }
+  });
   refresh.addEventListener('click', () => {
     clearAlert();
     load();
@@ -529,7 +565,8 @@ function renderQueueList() {
     createBox.hidden = !open;
     newButton.setAttribute('aria-expanded', String(open));
     if (open) {
-      createBox.replaceChildren(createQueueForm((queue) => {
+      fill(createBox, createQueueForm((queue) => {
+        created.push(queue);
         createBox.hidden = true;
         newButton.setAttribute('aria-expanded', 'false');
         say(`Created queue ${queue.name} (${queue.id}).`);
@@ -542,7 +579,7 @@ function renderQueueList() {
       }));
       createBox.querySelector('input').focus();
     } else {
-      createBox.replaceChildren();
+      fill(createBox);
     }
   });
 
@@ -559,7 +596,7 @@ function renderQueueList() {
 
 function fillQueueRows(tbody, queues) {
   if (!queues.length) {
-    tbody.replaceChildren(h('tr', {}, h('td', { colspan: '9', class: 'empty' }, 'No queues this key can see yet.')));
+    fill(tbody, h('tr', {}, h('td', { colspan: '9', class: 'empty' }, 'No queues this key can see yet.')));
     return;
   }
   const byId = new Map(queues.map((q) => [q.id, q]));
@@ -569,27 +606,30 @@ function fillQueueRows(tbody, queues) {
     class: 'num',
     title: counts ? null : 'the backend could not count just now',
   }, counts ? fmt(value) : '—');
-  tbody.replaceChildren(...queues.map((q) => {
+  fill(tbody, ...queues.map((q) => {
     const c = q.counts || null;
     const dl = deadLetterOf(q);
     const dlq = dl && dl.queue_id ? byId.get(dl.queue_id) : null;
     let dlCell = '—';
     if (dl && !dl.queue_id) dlCell = h('span', { class: 'muted' }, 'not a basaltic queue');
-    else if (dl && dlq) dlCell = [h('a', { href: `#/queues/${dlq.id}` }, dlq.name), h('span', { class: 'muted' }, ` after ${dl.max_receive_count}`)];
+    else if (dl && dlq) {
+      dlCell = [h('a', { href: `#/queues/${dlq.id}` }, dlq.name),
+        h('span', { class: 'muted small' }, ` after ${dl.max_receive_count} receive${dl.max_receive_count === 1 ? '' : 's'}`)];
+    }
     else if (dl) dlCell = h('code', { title: dl.queue_id }, `${dl.queue_id.slice(0, 8)}…`);
     const depth = dlq ? (dlq.counts ? fmtCount(dlq.counts.visible) : '—') : '—';
     return h('tr', { testid: 'queue-row', 'data-queue-id': q.id, 'data-queue-name': q.name },
       h('th', { scope: 'row', 'data-col': 'name' },
         h('a', { href: `#/queues/${q.id}`, testid: 'queue-link' }, q.name),
         deadLetterIds.has(q.id) ? h('span', { class: 'badge', title: 'a dead-letter queue of another queue' }, 'DLQ') : null),
-      h('td', { 'data-col': 'id' }, h('code', { class: 'id' }, q.id)),
       h('td', { 'data-col': 'type' }, q.type),
       count('visible', c && c.visible, c),
       count('in_flight', c && c.in_flight, c),
       count('delayed', c && c.delayed, c),
       count('oldest', c && c.oldest_message_age_seconds, c, fmtAge),
       h('td', { 'data-col': 'dlq' }, dlCell),
-      h('td', { 'data-col': 'dlq-depth', class: 'num' }, depth));
+      h('td', { 'data-col': 'dlq-depth', class: 'num' }, depth),
+      h('td', { 'data-col': 'id' }, h('code', { class: 'id' }, q.id)));
   }));
 }
 
@@ -613,7 +653,7 @@ function createQueueForm(onCreated, onCancel) {
     h('label', { for: dedup.id }, 'Content-based deduplication (FIFO)'));
   function fillDeadLetters() {
     const current = dlq.value;
-    dlq.replaceChildren(h('option', { value: '' }, 'none'),
+    fill(dlq, h('option', { value: '' }, 'none'),
       queues.filter((q) => q.type === type.value).map((q) => h('option', { value: q.id }, q.name)));
     dlq.value = [...dlq.options].some((o) => o.value === current) ? current : '';
     maxReceives.disabled = !dlq.value;
@@ -697,11 +737,8 @@ async function renderQueuePage(id, tabName) {
   }
   if (!scope.alive) return;
   state.queues = list;
-  const ctx = {
-    q: list.find((q) => q.id === id),
-    list,
-    refreshQueue,
-  };
+  // What the tabs share: the queue (refreshed), the list it came with, and how to refresh it.
+  const ctx = { q: list.find((q) => q.id === id), list, refreshQueue: null };
   const q = ctx.q;
   const countEls = {
     visible: h('dd', { testid: 'count-visible' }),
@@ -716,24 +753,18 @@ async function renderQueuePage(id, tabName) {
     countEls.delayed.textContent = c ? fmtCount(c.delayed) : '—';
     countEls.oldest.textContent = c ? fmtAge(c.oldest_message_age_seconds) : '—';
   }
-  let refreshing = null;
-  async function refreshQueue() {
-    if (refreshing) return refreshing;
-    refreshing = (async () => {
-      try {
-        const fresh = (await api('GET', queuePath(id, '?include=counts'))).result;
-        if (scope.alive) {
-          ctx.q = fresh;
-          showCounts();
-        }
-      } catch (err) {
-        if (scope.alive) showError(err);
-      } finally {
-        refreshing = null;
+  const refreshQueue = coalesced(scope, async () => {
+    try {
+      const fresh = (await api('GET', queuePath(id, '?include=counts'))).result;
+      if (scope.alive) {
+        ctx.q = fresh;
+        showCounts();
       }
-    })();
-    return refreshing;
-  }
+    } catch (err) {
+      if (scope.alive) showError(err);
+    }
+  });
+  ctx.refreshQueue = refreshQueue;
   showCounts();
   every(scope, LIST_REFRESH_MS, refreshQueue);
 
@@ -794,9 +825,9 @@ async function renderQueuePage(id, tabName) {
       t.button.tabIndex = selected ? 0 : -1;
     }
     panel.setAttribute('aria-labelledby', tab.button.id);
-    panel.replaceChildren();
+    fill(panel);
     if (tab.reason) {
-      panel.append(h('p', { class: 'note', testid: 'tab-unavailable' },
+      fill(panel, h('p', { class: 'note', testid: 'tab-unavailable' },
         `${tab.label} ${tab.reason}, which this key does not hold on this queue.`));
     } else {
       tab.render(panel, ctx, tabScope);
@@ -911,7 +942,7 @@ function renderSend(panel, ctx) {
     submit.disabled = true;
     try {
       const sent = await api('POST', queuePath(q.id, '/messages'), request);
-      result.replaceChildren('Sent. Message id: ', h('code', { testid: 'sent-message-id' }, sent.result.message_id));
+      fill(result, 'Sent. Message id: ', h('code', { testid: 'sent-message-id' }, sent.result.message_id));
       result.hidden = false;
       say(`Sent message ${sent.result.message_id}.`);
       ctx.refreshQueue();
@@ -921,7 +952,7 @@ function renderSend(panel, ctx) {
       submit.disabled = false;
     }
   });
-  panel.append(h('h2', {}, 'Send a message'), form);
+  fill(panel, h('h2', {}, 'Send a message'), form);
 }
 
 // ---------------------------------------------------------------- messages as shown
@@ -967,6 +998,7 @@ function renderMessages(panel, ctx, scope) {
   const next = h('button', { type: 'button', class: 'secondary', testid: 'messages-next' }, 'Next →');
   const reload = h('button', { type: 'button', class: 'secondary', testid: 'messages-reload' }, 'Inspect again');
   const pageLabel = h('span', { class: 'muted', testid: 'messages-page', tabindex: '-1' }, 'Page 1');
+  const pageInfo = h('span', { class: 'muted small', testid: 'messages-info', 'aria-live': 'polite' });
   const cursors = [null]; // cursors[i]: the `after` of page i
   let page = 0;
   let nextCursor = null;
@@ -980,8 +1012,8 @@ function renderMessages(panel, ctx, scope) {
       if (!scope.alive) return;
       nextCursor = data.next || null;
       pageLabel.textContent = `Page ${page + 1}`;
-      say(`Page ${page + 1}: ${data.messages.length} message(s)${nextCursor ? ', more after' : ''}.`);
-      list.replaceChildren(...(data.messages.length
+      pageInfo.textContent = `${data.messages.length} message(s) on this page${nextCursor ? ', more after it' : ''}`;
+      fill(list, ...(data.messages.length
         ? data.messages.map((m) => messageCard(m))
         : [h('p', { class: 'muted', testid: 'messages-empty' }, page ? 'No more messages.' : 'No messages in this queue.')]));
     } catch (err) {
@@ -989,7 +1021,7 @@ function renderMessages(panel, ctx, scope) {
       showError(err);
       nextCursor = null;
       if (err.status === 501) {
-        list.replaceChildren(h('div', { class: 'note unsupported', testid: 'messages-unsupported' },
+        fill(list, h('div', { class: 'note unsupported', testid: 'messages-unsupported' },
           h('p', {}, h('strong', {}, `${err.code}: `), err.message),
           h('p', {}, 'This backend cannot read messages without taking a lease, so the console does not ' +
             'pretend to: to look at a message here, use the Receive tab, which takes a lease and counts a receive.')));
@@ -1022,11 +1054,11 @@ function renderMessages(panel, ctx, scope) {
     clearAlert();
     load();
   });
-  panel.append(
+  fill(panel,
     h('h2', {}, 'Messages'),
     h('p', { class: 'note', testid: 'inspect-note' }, h('strong', {}, 'Inspecting is not processing: '),
       'messages stay where they are, receive counts do not change. Ten messages a page.'),
-    h('div', { class: 'actions' }, prev, pageLabel, next, reload),
+    h('div', { class: 'actions' }, prev, pageLabel, next, reload, pageInfo),
     list);
   load();
 }
@@ -1044,7 +1076,7 @@ function renderReceive(panel, ctx) {
     h('div', { class: 'grid' },
       field('Messages (1–10)', max),
       field('Wait (seconds, 0–20)', wait),
-      field('Visibility timeout (seconds, 0–43200)', lease, 'how long the lease lasts; 0 makes them visible again at once')),
+      field('Visibility timeout (seconds)', lease, '0–43200: how long the lease lasts; 0 makes them visible again at once')),
     h('div', { class: 'actions' }, guarded(submit, reasonFor(q, 'receive'))));
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -1064,7 +1096,7 @@ function renderReceive(panel, ctx) {
     submit.textContent = request.wait_time_seconds ? `Receiving (up to ${request.wait_time_seconds} s)…` : 'Receiving…';
     try {
       const data = await api('POST', queuePath(q.id, '/messages/receive'), request);
-      list.replaceChildren(...(data.messages.length
+      fill(list, ...(data.messages.length
         ? data.messages.map((m) => receivedCard(m, ctx))
         : [h('p', { class: 'muted', testid: 'received-empty' }, 'No message was received.')]));
       say(`Received ${data.messages.length} message(s).`);
@@ -1076,7 +1108,7 @@ function renderReceive(panel, ctx) {
       submit.textContent = 'Receive';
     }
   });
-  panel.append(
+  fill(panel,
     h('h2', {}, 'Receive by hand'),
     h('p', { class: 'note warn', testid: 'receive-note' }, h('strong', {}, 'For debugging by hand: '),
       'receiving takes a lease on each message and counts a receive, as a consumer’s would; a message received ' +
@@ -1111,7 +1143,7 @@ function receivedCard(message, ctx) {
   const leaseEl = () => card.querySelector('[data-testid=msg-visible-at]');
   function setLease(secondsFromNow) {
     const el = leaseEl();
-    if (el) el.replaceChildren('lease ends ', timeEl(new Date(Date.now() + secondsFromNow * 1000).toISOString()));
+    if (el) fill(el, 'lease ends ', timeEl(new Date(Date.now() + secondsFromNow * 1000).toISOString()));
   }
   async function act(button, work) {
     clearAlert();
@@ -1153,6 +1185,11 @@ function receivedCard(message, ctx) {
     extend.dataset.done = release.dataset.done = 'true';
     extend.disabled = release.disabled = seconds.disabled = true;
     setLease(0);
+    const badge = card.querySelector('[data-testid=msg-state]');
+    if (badge) {
+      badge.textContent = STATES.visible;
+      badge.className = 'badge state-visible';
+    }
     outcome.textContent = 'Released: visible again now.';
     ctx.refreshQueue();
   }));
@@ -1224,7 +1261,8 @@ function chart(key, title, samples, intervalMs, gaps) {
   },
   s('title', {}, summary),
   gaps.map(([a, b]) => s('rect', {
-    class: 'gap', 'data-gap': '', x: x(a).toFixed(1), y: T, width: Math.max(2, x(b) - x(a)).toFixed(1), height: H - T - B,
+    class: 'gap', 'data-gap': '', 'data-from': new Date(a).toISOString(), 'data-to': new Date(b).toISOString(),
+    x: x(a).toFixed(1), y: T, width: Math.max(2, x(b) - x(a)).toFixed(1), height: H - T - B,
   }, s('title', {}, `missing samples ${fmtClock(a)}–${fmtClock(b)}`))),
   s('line', { class: 'axis', x1: L, y1: y(0), x2: W - R, y2: y(0) }),
   s('line', { class: 'axis', x1: L, y1: T, x2: L, y2: y(0) }),
@@ -1263,7 +1301,7 @@ function renderMetrics(panel, ctx, scope) {
   const sinceOf = () => new Date(Date.now() - Number(range.value) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
   function draw() {
     const gaps = findGaps(samples, intervalMs);
-    charts.replaceChildren(...CHARTS.map(([key, title]) => chart(key, title, samples, intervalMs, gaps)));
+    fill(charts, ...CHARTS.map(([key, title]) => chart(key, title, samples, intervalMs, gaps)));
     info.textContent = samples.length
       ? `${samples.length} samples, one every ${intervalMs / 1000} s; ${gaps.length} gap(s).`
       : 'No samples yet: the gateway samples each queue every interval.';
@@ -1295,7 +1333,7 @@ function renderMetrics(panel, ctx, scope) {
   const restart = () => load(true, ++generation);
   range.addEventListener('change', () => { clearAlert(); restart(); });
   reload.addEventListener('click', () => { clearAlert(); restart(); });
-  panel.append(
+  fill(panel,
     h('h2', {}, 'Metrics'),
     h('div', { class: 'actions' }, field('Range', range), reload),
     h('p', { class: 'note', testid: 'metrics-caption' }, 'Shaded: missing samples are gaps, not empty queues. ' +
@@ -1327,11 +1365,12 @@ function renderRedrive(panel, ctx, scope) {
       field('Messages a second', rate, '1–500; empty: as fast as it goes')),
     h('div', { class: 'actions' }, guarded(start, reasonFor(q, 'manage_queues'))));
   let polling = false;
+  let watched = null; // the status last seen of the task this page started or found running
   const nameOf = (id) => (id ? (byId.get(id) ? byId.get(id).name : id) : 'each message’s source queue');
   function showTasks(tasks) {
     const task = tasks[0];
     if (!task) {
-      taskBox.replaceChildren(h('p', { class: 'muted' }, 'No redrive has run on this queue yet.'));
+      fill(taskBox, h('p', { class: 'muted' }, 'No redrive has run on this queue yet.'));
     } else {
       const active = task.status === 'running' || task.status === 'cancelling';
       const progress = h('progress', { max: String(task.to_move || 1), testid: 'redrive-progress' });
@@ -1350,7 +1389,7 @@ function renderRedrive(panel, ctx, scope) {
           cancel.disabled = false;
         }
       });
-      taskBox.replaceChildren(
+      fill(taskBox,
         h('h3', {}, 'Latest redrive'),
         h('p', {}, 'Status ', h('strong', { class: `badge status-${task.status}`, testid: 'redrive-status' }, task.status)),
         h('div', { class: 'progress-row' }, progress,
@@ -1365,7 +1404,7 @@ function renderRedrive(panel, ctx, scope) {
       if (active) start.disabled = true;
       else if (!reasonFor(q, 'manage_queues')) start.disabled = false;
     }
-    history.replaceChildren(tasks.length > 1 ? h('details', {}, h('summary', {}, `Earlier redrives (${tasks.length - 1})`),
+    fill(history, tasks.length > 1 ? h('details', {}, h('summary', {}, `Earlier redrives (${tasks.length - 1})`),
       h('div', { class: 'table-wrap' }, h('table', {},
         h('thead', {}, h('tr', {}, ['Started', 'Status', 'Moved', 'Rate', 'To'].map((c) => h('th', { scope: 'col' }, c)))),
         h('tbody', {}, tasks.slice(1).map((t) => h('tr', {},
@@ -1379,7 +1418,10 @@ function renderRedrive(panel, ctx, scope) {
       const data = await api('GET', queuePath(q.id, '/redrive'));
       if (!scope.alive) return;
       showTasks(data.tasks);
-      const active = data.tasks[0] && (data.tasks[0].status === 'running' || data.tasks[0].status === 'cancelling');
+      const latest = data.tasks[0];
+      const active = latest && (latest.status === 'running' || latest.status === 'cancelling');
+      if (latest && watched && !active && watched !== latest.status) say(`Redrive ${latest.status}: ${latest.moved} moved.`);
+      watched = active ? latest.status : null;
       if (active && !polling) {
         polling = true;
         scope.after(REDRIVE_POLL_MS, () => {
@@ -1406,7 +1448,8 @@ function renderRedrive(panel, ctx, scope) {
     start.disabled = true;
     try {
       const created = await api('POST', queuePath(q.id, '/redrive'), request);
-      say(`Redrive started (${created.result.status}).`);
+      say('Redrive started.');
+      watched = 'running'; // the next look tells when it ends, even if it already has
       showTasks([created.result]);
       load();
     } catch (err) {
@@ -1414,7 +1457,7 @@ function renderRedrive(panel, ctx, scope) {
       start.disabled = false;
     }
   });
-  panel.append(
+  fill(panel,
     h('h2', {}, 'Redrive'),
     h('p', {}, 'This queue is the dead-letter queue of ',
       sources.map((o, i) => [i ? ', ' : '', h('a', { href: `#/queues/${o.id}` }, o.name)]),
@@ -1455,11 +1498,11 @@ function renderSettings(panel, ctx) {
     verb: 'Delete queue',
     action: async () => {
       await api('DELETE', queuePath(q.id));
-      say(`Deleted queue ${q.name}.`);
+      state.flash = `Deleted queue ${q.name}.`;
       navigate('#/queues');
     },
   }));
-  panel.append(
+  fill(panel,
     h('h2', {}, 'Settings'),
     h('dl', { class: 'settings', testid: 'settings-list' },
       row('Type', q.type === 'fifo' ? 'FIFO' : 'standard'),
@@ -1521,8 +1564,8 @@ function confirmByName({ opener, title, text, name, verb, action }) {
 // ---------------------------------------------------------------- start
 
 $('sign-out').addEventListener('click', () => {
+  state.flash = 'Signed out: the key is forgotten.';
   signOut(null);
-  say('Signed out: the key is forgotten.');
 });
 window.addEventListener('hashchange', route);
 document.addEventListener('visibilitychange', () => {

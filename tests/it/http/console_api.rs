@@ -283,6 +283,19 @@ async fn a_dead_letter_queue_is_redriven_with_progress(kind: Kind) {
         }
     }
     assert!(dead, "the message reached the dead-letter queue");
+    let not_dead_letter = api
+        .call(
+            Method::POST,
+            &format!("/v1/queues/{source}/redrive"),
+            Some(&api.admin),
+            Some("{}"),
+        )
+        .await;
+    assert_eq!(
+        code(&not_dead_letter),
+        (StatusCode::CONFLICT, "conflict".into()),
+        "no queue dead-letters to the source"
+    );
     let path = format!("/v1/queues/{dlq}/redrive");
     let refused = api
         .call(Method::POST, &path, Some(&api.reader), Some("{}"))

@@ -30,6 +30,14 @@ pub(in crate::api::basaltic) struct QueueJson {
     pub counts: Option<Option<QueueCounts>>,
 }
 
+/// What a queue read may add to each queue.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub(in crate::api::basaltic) enum Include {
+    /// Its messages by state, counted now.
+    Counts,
+}
+
 /// A queue's messages by state, counted when asked.
 #[derive(Debug, Serialize, ToSchema)]
 pub(in crate::api::basaltic) struct QueueCounts {
