@@ -26,9 +26,19 @@ pub struct Console;
 
 /// One asset with the headers every console answer carries.
 fn asset(content_type: &'static str, body: &'static str) -> Response {
+    guarded(
+        (
+            [(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
+            body,
+        )
+            .into_response(),
+    )
+}
+
+/// `answer` with the headers every console answer carries.
+fn guarded(answer: Response) -> Response {
     (
         [
-            (header::CONTENT_TYPE, HeaderValue::from_static(content_type)),
             (
                 header::CONTENT_SECURITY_POLICY,
                 HeaderValue::from_static(CONTENT_SECURITY_POLICY),
@@ -44,7 +54,7 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
             ),
             (header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")),
         ],
-        body,
+        answer,
     )
         .into_response()
 }
@@ -59,7 +69,7 @@ impl crate::api::common::Dialect for Console {
             // Relative asset links resolve under `/console/` only: send the bare path there.
             .route(
                 "/console",
-                get(|| async { Redirect::permanent("/console/") }),
+                get(|| async { guarded(Redirect::permanent("/console/").into_response()) }),
             )
             .route(
                 "/console/",

@@ -2,7 +2,8 @@
 //! (10 by default) each basaltic queue's visible, in-flight and delayed counts, the age of its
 //! oldest message, and the messages sent, deliveries handed out and deliveries handed out again
 //! since the last sample. A sample the
-//! gateway could not take is a gap (`null`s), never a zero.
+//! gateway could not take is a gap (`null`s), never a zero; when the backend cannot even list the
+//! queues, each queue of the last round gets a gap.
 //!
 //! The history is the core's port ([`SampleHistory`]): in this process (a day within a budget
 //! of samples, see [`crate::core::metrics::sample_history`]), or on the shared state store, where the
@@ -29,6 +30,7 @@ use crate::core::alias::{Alias, Namespace};
 use crate::core::limits::STATE_RETRY_AFTER;
 use crate::core::log_throttle::LogThrottle;
 use crate::core::metrics::sample_history::{Activity, SampleHistory, Turn};
+use crate::core::model::QueueStats;
 use crate::core::registry::ALIAS_REFRESH;
 use crate::core::state::StateUnavailable;
 use crate::core::{Gateway, GatewayError};
@@ -77,6 +79,9 @@ struct Sampler {
     interval: Duration,
     /// Each gateway queue's activity counters as of the last turn the history took.
     counted: HashMap<String, Activity>,
+    /// The queue ids of this sampler's last round appended (a round without a listing records
+    /// a gap for each).
+    sampled: Vec<String>,
     /// Queue ids other replicas announced that this one could not find yet, since when.
     pending: HashMap<String, DateTime<Utc>>,
     unavailable: LogThrottle,
@@ -89,6 +94,7 @@ impl Sampler {
             lease: interval * LEASE_INTERVALS,
             interval,
             counted: HashMap::new(),
+            sampled: Vec::new(),
             pending: HashMap::new(),
             unavailable: LogThrottle::new(LOG_EVERY),
         }
@@ -158,9 +164,19 @@ impl Sampler {
         }
         if !answer.sampler {
             self.pending.clear();
+            self.sampled.clear();
             return;
         }
         if listed.is_none() {
+            // The backend did not answer: every queue of the last round is a gap this time, not
+            // a sample missing without a trace (nor a queue gone).
+            let gaps: Vec<(String, Option<QueueStats>)> =
+                self.sampled.iter().map(|id| (id.clone(), None)).collect();
+            if !gaps.is_empty()
+                && let Err(error) = history.append(at, gaps).await
+            {
+                self.skipped(&error);
+            }
             return;
         }
         let mut round = known;
@@ -183,8 +199,10 @@ impl Sampler {
             );
             return;
         }
-        if let Err(error) = history.append(at, taken).await {
-            self.skipped(&error);
+        let sampled: Vec<String> = taken.iter().map(|(id, _)| id.clone()).collect();
+        match history.append(at, taken).await {
+            Ok(()) => self.sampled = sampled,
+            Err(error) => self.skipped(&error),
         }
     }
 

@@ -420,6 +420,21 @@ async fn the_console_pages_forbid_what_they_never_need() {
         .unwrap();
     assert_eq!(page.status(), StatusCode::OK);
     assert!(page.url().path().ends_with("/console/"), "{}", page.url());
+    let not_followed = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .get(format!("{}/console", api.gw.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(not_followed.status(), StatusCode::PERMANENT_REDIRECT);
+    assert!(
+        not_followed
+            .headers()
+            .contains_key("content-security-policy")
+    );
+    assert_eq!(not_followed.headers()["cache-control"], "no-store");
     for path in ["/console/", "/console/app.js", "/console/app.css"] {
         let answer = api
             .gw

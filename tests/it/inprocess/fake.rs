@@ -25,6 +25,8 @@ pub struct FakeBackend {
     lazy_purge: bool,
     /// Answered, in order, by the next calls of the message and queue methods.
     faults: Mutex<VecDeque<BackendError>>,
+    /// Listing queues fails (the backend is out of reach) while set.
+    listings_fail: std::sync::atomic::AtomicBool,
     /// The next receive never answers (a backend that hangs).
     hang_receive: std::sync::atomic::AtomicBool,
     /// Receives wait out their long poll whoever stops waiting, as SQS's do.
@@ -39,6 +41,7 @@ impl FakeBackend {
             optional: true,
             lazy_purge: false,
             faults: Mutex::default(),
+            listings_fail: Default::default(),
             hang_receive: Default::default(),
             waits_like_sqs: false,
         }
@@ -72,6 +75,12 @@ impl FakeBackend {
     /// The next call (of receive, delete, change visibility, send, purge or stats) fails so.
     pub fn fail_next(&self, error: BackendError) {
         self.faults.lock().unwrap().push_back(error);
+    }
+
+    /// Listing queues fails while `failing`, as with a backend out of reach.
+    pub fn fail_listings(&self, failing: bool) {
+        self.listings_fail
+            .store(failing, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The next receive never answers.
@@ -162,6 +171,14 @@ impl Backend for FakeBackend {
         self.engine.delete_queue(url).await
     }
     async fn list_queues(&self, prefix: &str) -> Result<Vec<String>, BackendError> {
+        if self
+            .listings_fail
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return Err(BackendError::Unavailable(
+                "the backend is out of reach".into(),
+            ));
+        }
         self.engine.list_queues(prefix).await
     }
     async fn set_queue_settings(

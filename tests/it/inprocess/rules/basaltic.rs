@@ -1173,3 +1173,63 @@ pub(super) async fn service_queues(basaltic: &Basaltic) -> Vec<String> {
         .await
         .unwrap()
 }
+
+/// A round for which the backend cannot even list the queues is a gap (every count `null`) for
+/// each queue of the last round, not a sample missing without a trace.
+#[tokio::test(start_paused = true)]
+async fn basaltic_a_backend_that_cannot_list_leaves_gaps_in_the_metrics() {
+    let (admin, entry) = basaltic_key_entry(r#""*" = ["*"]"#);
+    let service = with_tables(&format!(
+        "[basaltic]\nmetrics_interval_seconds = 1\nall_queues = true\n\n{entry}"
+    ))
+    .await;
+    let listed = service
+        .call(request(
+            Method::GET,
+            "/v1/queues",
+            Some(&admin),
+            Body::empty(),
+        ))
+        .await;
+    let id = listed.body["queues"][0]["id"].as_str().unwrap().to_owned();
+    let samples = || async {
+        let reply = service
+            .call(request(
+                Method::GET,
+                &format!("/v1/queues/{id}/metrics"),
+                Some(&admin),
+                Body::empty(),
+            ))
+            .await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+        reply.body["samples"].as_array().unwrap().clone()
+    };
+    tokio::time::sleep(Duration::from_millis(3_500)).await;
+    let before = samples().await;
+    assert!(before.iter().all(|s| s["visible"].is_u64()), "{before:?}");
+    service.backend.fail_listings(true);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    service.backend.fail_listings(false);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let after = samples().await;
+    let gaps = after.iter().filter(|s| s["visible"].is_null()).count();
+    assert!(
+        gaps >= 2,
+        "the rounds without a listing are gaps: {after:?}"
+    );
+    for gap in after.iter().filter(|s| s["visible"].is_null()) {
+        for field in [
+            "in_flight",
+            "delayed",
+            "sends",
+            "receives",
+            "repeated_receives",
+        ] {
+            assert!(gap[field].is_null(), "{field}: {gap}");
+        }
+    }
+    assert!(
+        after.last().unwrap()["visible"].is_u64(),
+        "sampled again once listed"
+    );
+}
