@@ -1,0 +1,3 @@
+module github.com/basaltic-sh/sdk-go
+
+go 1.19
