@@ -58,6 +58,7 @@ pub mod client;
 pub mod config;
 pub mod core;
 pub mod credentials;
+pub mod push;
 pub mod server;
 pub mod setup;
 pub mod state;

@@ -57,7 +57,7 @@ impl From<SettingError> for ConfigError {
 }
 
 impl ConfigError {
-    fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
         Self::Invalid {
             field: field.into(),
             message: message.into(),
@@ -104,6 +104,9 @@ pub struct Config {
     /// The Prometheus scrape: where, and how often gauges are sampled.
     #[serde(default)]
     pub metrics: MetricsConfig,
+    /// Push subscriptions: endpoints the gateway posts a queue's messages to.
+    #[serde(default)]
+    pub push: crate::push::PushConfig,
 }
 
 /// The Prometheus scrape (`GET /metrics`).
@@ -336,6 +339,7 @@ impl Config {
 
     /// Checks what types alone cannot: references, secrets, bounds.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.push.validate()?;
         if self.server.shutdown_grace_seconds > 600 {
             return Err(ConfigError::invalid(
                 "server.shutdown_grace_seconds",

@@ -77,6 +77,8 @@ pub enum Principal {
     Anonymous,
     /// The gateway itself (sampling queue metrics).
     System,
+    /// A push subscription of the gateway's, by name: it receives, acknowledges and releases.
+    Subscription(String),
 }
 
 /// What the names of queues a dialect keeps for its own callers start with (the sombus

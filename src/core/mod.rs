@@ -15,6 +15,7 @@ pub mod message_rules;
 pub mod metrics;
 pub mod model;
 pub mod operation;
+pub mod push;
 pub mod registry;
 pub mod sqs_limits;
 pub mod state;

@@ -178,6 +178,8 @@ impl App {
             .with_quota_policy(config.state.quotas_when_unavailable),
         );
         let keys = LiveKeys::new(KeySets::from_config(config)?);
+        // The push subscriptions consume their queues from now on.
+        crate::push::start(&gateway, &config.push, Arc::clone(&clock))?;
         let sombus = sombus_state(config, redis.as_ref(), &gateway, &clock, keys.admin.clone())?;
         // Creates a crash left half-made are undone before anything is served, then looked for
         // once a minute.

@@ -14,6 +14,7 @@ pub mod openapi;
 mod queues;
 mod redrive;
 mod router;
+mod subscriptions;
 mod wire;
 
 pub use error::BasalticError;

@@ -4,7 +4,7 @@
 
 use super::error::{ErrorBody, ErrorDetail};
 use super::wire;
-use super::{batches, key, messages, metrics, queues, redrive};
+use super::{batches, key, messages, metrics, queues, redrive, subscriptions};
 use crate::api::common::openapi::Finish;
 use utoipa::OpenApi as _;
 
@@ -38,6 +38,7 @@ use utoipa::OpenApi as _;
         redrive::list_tasks,
         redrive::cancel,
         key::describe,
+        subscriptions::subscriptions,
     ),
     components(schemas(
         wire::NewQueueRequest,
@@ -77,6 +78,9 @@ use utoipa::OpenApi as _;
         wire::RedriveTaskResult,
         wire::RedriveTasks,
         wire::RedriveState,
+        wire::SubscriptionList,
+        wire::SubscriptionJson,
+        wire::AttemptJson,
         wire::BatchResults,
         wire::BatchSuccess,
         wire::BatchFailure,

@@ -1,6 +1,6 @@
 //! The dialect's routes assembled, with the edge's answer to a wrong method in its shape.
 
-use super::{BasalticState, batches, key, messages, metrics, queues, redrive};
+use super::{BasalticState, batches, key, messages, metrics, queues, redrive, subscriptions};
 use axum::Router;
 use std::sync::Arc;
 
@@ -18,6 +18,7 @@ impl crate::api::common::Dialect for BasalticState {
             .merge(batches::routes())
             .merge(redrive::routes())
             .merge(key::routes())
+            .merge(subscriptions::routes())
             .method_not_allowed_fallback(|request| {
                 crate::api::common::method_not_allowed(&super::BasalticEdge, request)
             })

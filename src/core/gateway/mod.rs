@@ -78,6 +78,8 @@ pub struct Gateway {
     meters: Meters,
     /// The queues operations named lately, and how the gauges label reserved queues.
     sampling: sampling::Sampling,
+    /// The push subscriptions' statuses.
+    push: crate::core::push::board::Board,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -128,6 +130,7 @@ impl Gateway {
             abandoned_running: std::sync::atomic::AtomicUsize::new(0),
             abandoned_bound: messages::MAX_ABANDONED_RUNNING,
             activity: std::sync::Mutex::default(),
+            push: crate::core::push::board::Board::default(),
             meters: Meters::default(),
             sampling: sampling::Sampling::default(),
         }
@@ -159,6 +162,11 @@ impl Gateway {
     pub fn with_quota_policy(mut self, policy: crate::core::limits::QuotaPolicy) -> Self {
         self.limits = self.limits.clone().with_quota_policy(policy);
         self
+    }
+
+    /// The push subscriptions' statuses (their runners register there).
+    pub fn push_board(&self) -> &crate::core::push::board::Board {
+        &self.push
     }
 
     /// The meters the core counts in (the server counts requests in them too).

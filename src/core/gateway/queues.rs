@@ -49,6 +49,16 @@ impl Gateway {
         let stats = self.settle(queue, answer).await?;
         Ok((resolved, stats))
     }
+    /// The push subscriptions of the queue, as operators see them (their state, counts and
+    /// latest attempts: never bodies, handles or secrets).
+    pub fn push_subscriptions(
+        &self,
+        caller: &Caller,
+        queue: &str,
+    ) -> Result<Vec<crate::core::push::board::Snapshot>, GatewayError> {
+        self.admit(caller, Operation::QueueStats, queue)?;
+        Ok(self.push.of_queue(queue))
+    }
     /// Deletes every message of the queue; every handle of it becomes stale.
     pub async fn purge(&self, caller: &Caller, queue: &str) -> Result<(), GatewayError> {
         self.admit(caller, Operation::Purge, queue)?;

@@ -58,6 +58,17 @@ pub const STORE_WRITES: &str = "sqsgw_store_writes_total";
 /// Re-reads of the config file for its keys, by outcome (`applied`, `refused`).
 pub const CONFIG_RELOADS: &str = "sqsgw_config_reloads_total";
 
+/// Push deliveries, by subscription and outcome.
+pub const PUSH_DELIVERIES: &str = "sqsgw_push_deliveries_total";
+/// How long push deliveries took, by subscription.
+pub const PUSH_SECONDS: &str = "sqsgw_push_delivery_duration_seconds";
+/// Push deliveries being posted now, by subscription.
+pub const PUSH_IN_FLIGHT: &str = "sqsgw_push_in_flight";
+/// Failed push attempts since the subscription's last success (its backoff state).
+pub const PUSH_FAILURES_IN_A_ROW: &str = "sqsgw_push_failures_in_a_row";
+/// 1 for a push subscription that is disabled (its endpoint answered 410 Gone).
+pub const PUSH_DISABLED: &str = "sqsgw_push_disabled";
+
 /// The label a request gets when it ended before naming an operation (refused at the door, a
 /// token request, an unknown route).
 pub const NO_OPERATION: &str = "none";
@@ -169,6 +180,11 @@ impl Meters {
             "Re-reads of the config file for its keys, by outcome (applied, refused).",
         );
         describe(
+            PUSH_DELIVERIES,
+            None,
+            "Push deliveries, by subscription and outcome (accepted, refused, gone, timed_out, unreachable, forbidden).",
+        );
+        describe(
             STATE_ERRORS,
             None,
             "State store operations that failed, by operation and what the core did instead.",
@@ -200,11 +216,27 @@ impl Meters {
             BACKEND_SECONDS,
             "Backend call latency, by backend and call.",
         );
+        histogram(
+            PUSH_SECONDS,
+            "How long push deliveries took (the post), by subscription.",
+        );
         let gauge = |name: &'static str, help: &'static str| {
             self.recorder.describe_gauge(name.into(), None, help.into());
         };
         gauge(LONG_POLLS, "Receives waiting in a long poll.");
         gauge(LEDGER_DELIVERIES, "Deliveries the ledger holds.");
+        gauge(
+            PUSH_IN_FLIGHT,
+            "Push deliveries being posted, by subscription.",
+        );
+        gauge(
+            PUSH_FAILURES_IN_A_ROW,
+            "Failed push attempts since the subscription's last success, by subscription.",
+        );
+        gauge(
+            PUSH_DISABLED,
+            "1 for a push subscription disabled by its endpoint's 410 Gone.",
+        );
         gauge(QUEUE_VISIBLE, "Messages ready to receive (sampled).");
         gauge(QUEUE_IN_FLIGHT, "Messages in flight (sampled).");
         gauge(QUEUE_DELAYED, "Messages delayed (sampled).");
@@ -330,6 +362,28 @@ impl Meters {
                 .clone()
         });
         counter.increment(1);
+    }
+
+    /// A push delivery ended (`outcome`: [`crate::core::push::Pushed::outcome`]) after `elapsed`.
+    pub fn push_attempt(&self, subscription: &str, outcome: &'static str, elapsed: Duration) {
+        let name = Label::new("subscription", subscription.to_owned());
+        self.counter(
+            PUSH_DELIVERIES,
+            vec![name.clone(), Label::from_static_parts("outcome", outcome)],
+        )
+        .increment(1);
+        self.histogram(PUSH_SECONDS, vec![name])
+            .record(elapsed.as_secs_f64());
+    }
+
+    /// A push subscription's state: deliveries in flight, failures in a row, disabled or not.
+    pub fn push_state(&self, subscription: &str, in_flight: u32, failures: u32, disabled: bool) {
+        let name = || vec![Label::new("subscription", subscription.to_owned())];
+        self.gauge(PUSH_IN_FLIGHT, name()).set(f64::from(in_flight));
+        self.gauge(PUSH_FAILURES_IN_A_ROW, name())
+            .set(f64::from(failures));
+        self.gauge(PUSH_DISABLED, name())
+            .set(if disabled { 1.0 } else { 0.0 });
     }
 
     /// A receive whose client went away ended: `outcome` says what became of what it took.

@@ -14,6 +14,7 @@ mod one_queue_set;
 mod openapi;
 mod operating;
 pub mod own_redis;
+mod push;
 mod readme_consumer_loop;
 mod redrive;
 mod service;

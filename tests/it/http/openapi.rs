@@ -475,6 +475,7 @@ async fn the_basaltic_document_says_what_the_basaltic_docs_say() {
         ("get", "/v1/queues/{queue_id}/redrive"),
         ("post", "/v1/queues/{queue_id}/redrive/cancel"),
         ("get", "/v1/key"),
+        ("get", "/v1/queues/{queue_id}/subscriptions"),
     ]
     .iter()
     .map(|(method, path)| ((*method).to_owned(), (*path).to_owned()))

@@ -351,3 +351,57 @@ pub(in crate::api::basaltic) struct SampleJson {
     #[schema(required = true)]
     pub receives: Option<u64>,
 }
+
+/// A queue's push subscriptions.
+#[derive(Debug, Serialize, ToSchema)]
+pub(in crate::api::basaltic) struct SubscriptionList {
+    /// The subscriptions, by name.
+    pub subscriptions: Vec<SubscriptionJson>,
+}
+
+/// A push subscription as operators see it.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Subscription)]
+pub(in crate::api::basaltic) struct SubscriptionJson {
+    /// Its name.
+    pub name: String,
+    /// Where it posts (no query, no credentials).
+    pub endpoint: String,
+    /// `active`, `backing_off` (failures in a row: fewer deliveries at once) or `disabled`.
+    pub state: &'static str,
+    /// Why it is disabled, when it is.
+    #[schema(required = true)]
+    pub disabled_because: Option<String>,
+    /// Deliveries being posted now.
+    pub in_flight: u32,
+    /// The most it allows in flight now (slow start after failures).
+    pub window: u32,
+    /// Its most in flight.
+    pub max_concurrency: u32,
+    /// Failed attempts since the last success.
+    pub failures_in_a_row: u32,
+    /// Attempts by outcome since the gateway started.
+    pub outcomes: BTreeMap<&'static str, u64>,
+    /// The latest attempts, newest first.
+    pub log: Vec<AttemptJson>,
+}
+
+/// One delivery attempt.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = DeliveryAttempt)]
+pub(in crate::api::basaltic) struct AttemptJson {
+    /// When it ended.
+    #[schema(format = DateTime)]
+    pub at: String,
+    /// The message's id (the `webhook-id` it was posted with).
+    pub message_id: String,
+    /// Its receive count: 1 for the first attempt.
+    pub attempt: u32,
+    /// `accepted`, `refused`, `gone`, `timed_out`, `unreachable` or `forbidden`.
+    pub outcome: &'static str,
+    /// The status the endpoint answered, if it answered.
+    #[schema(required = true)]
+    pub status: Option<u16>,
+    /// How long the post took, in milliseconds.
+    pub latency_ms: u64,
+}

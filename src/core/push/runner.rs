@@ -1,0 +1,261 @@
+//! A push subscription's loop: receive as a pull consumer would (a long poll, never more than
+//! the window allows in flight, one message per FIFO group), post each delivery on a task of its
+//! own, then acknowledge it, or release it after a backoff. One subscription's slow endpoint
+//! holds up only its own deliveries.
+
+use super::board::{Attempt, Status};
+use super::{Pushed, PushedMessage, Subscription, backoff};
+use crate::core::Gateway;
+use crate::core::access::{Action, Caller, Grants, Principal};
+use crate::core::gateway::ReceiveOptions;
+use crate::core::log_throttle::LogThrottle;
+use crate::core::model::Delivery;
+use governor::{Quota, RateLimiter};
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The long poll of each receive.
+const WAIT_SECONDS: u32 = 20;
+/// The longest pause before the next receive after failures in a row.
+const MOST_PAUSE: Duration = Duration::from_secs(30);
+/// How often a failing receive is logged.
+const LOG_EVERY: Duration = Duration::from_secs(60);
+
+/// Starts `subscription`'s loop on the gateway's tracked tasks (it ends at shutdown, or once the
+/// subscription is disabled); its status is on the gateway's board, its log keeping
+/// `log_entries` attempts.
+pub fn start(gateway: &Arc<Gateway>, subscription: Subscription, log_entries: usize) {
+    let status = gateway.push_board().register(&subscription, log_entries);
+    let runner = Runner {
+        caller: Caller::new(
+            Principal::Subscription(subscription.name.clone()),
+            Arc::new(Grants::none().allow(
+                &subscription.queue,
+                [
+                    Action::Receive,
+                    Action::Acknowledge,
+                    Action::ChangeVisibility,
+                    Action::Inspect,
+                ],
+            )),
+        ),
+        gateway: Arc::clone(gateway),
+        subscription: Arc::new(subscription),
+        status,
+    };
+    gateway.spawn_tracked(runner.run());
+}
+
+struct Runner {
+    gateway: Arc<Gateway>,
+    subscription: Arc<Subscription>,
+    caller: Caller,
+    status: Arc<Status>,
+}
+
+impl Runner {
+    async fn run(self) {
+        let limiter = self
+            .subscription
+            .max_per_second
+            .and_then(NonZeroU32::new)
+            .map(|rate| RateLimiter::direct(Quota::per_second(rate)));
+        let mut failing = LogThrottle::new(LOG_EVERY);
+        let most = self.subscription.max_concurrency.clamp(1, 10);
+        loop {
+            if self.status.disabled() {
+                break;
+            }
+            let failures = self.status.failures_in_a_row();
+            if failures > 0 {
+                let pause = Duration::from_millis(100)
+                    .saturating_mul(1 << failures.min(9))
+                    .min(MOST_PAUSE);
+                if !self.sleep_unless_stopping(pause).await {
+                    break;
+                }
+            }
+            let room = self.status.room(most);
+            if room == 0 {
+                tokio::select! {
+                    () = self.status.wait_for_change() => continue,
+                    () = self.gateway.shutdown_started() => break,
+                }
+            }
+            let options = ReceiveOptions {
+                max_messages: room,
+                wait_seconds: Some(WAIT_SECONDS),
+                visibility_timeout_seconds: Some(self.subscription.visibility_timeout_seconds),
+                attempt_id: None,
+                wait_out_over_limit: true,
+                one_per_group: true,
+            };
+            // Dropped when the subscription is disabled meanwhile: the core gives back what an
+            // abandoned receive took, uncounted.
+            let received = tokio::select! {
+                received = self.gateway.receive(&self.caller, &self.subscription.queue, options) => received,
+                () = self.status.until_disabled() => break,
+                () = self.gateway.shutdown_started() => break,
+            };
+            let deliveries = match received {
+                Ok(deliveries) => deliveries,
+                Err(error) => {
+                    if let Some(count) = failing.due() {
+                        tracing::warn!(
+                            subscription = self.subscription.name,
+                            error = %error.message,
+                            count,
+                            "push subscription: receive failed"
+                        );
+                    }
+                    if !self.sleep_unless_stopping(Duration::from_secs(1)).await {
+                        break;
+                    }
+                    continue;
+                }
+            };
+            self.status.started(deliveries.len() as u32);
+            self.report();
+            for delivery in deliveries {
+                if let Some(limiter) = &limiter {
+                    limiter.until_ready().await;
+                }
+                let posting = Posting {
+                    gateway: Arc::clone(&self.gateway),
+                    subscription: Arc::clone(&self.subscription),
+                    caller: self.caller.clone(),
+                    status: Arc::clone(&self.status),
+                };
+                self.gateway.spawn_tracked(posting.post(delivery));
+            }
+        }
+    }
+
+    /// Shows the subscription's state in the gauges.
+    fn report(&self) {
+        report(&self.gateway, &self.status);
+    }
+
+    /// Sleeps `pause`; `false` when shutdown began meanwhile.
+    async fn sleep_unless_stopping(&self, pause: Duration) -> bool {
+        tokio::select! {
+            () = tokio::time::sleep(pause) => true,
+            () = self.gateway.shutdown_started() => false,
+        }
+    }
+}
+
+/// One delivery being posted.
+struct Posting {
+    gateway: Arc<Gateway>,
+    subscription: Arc<Subscription>,
+    caller: Caller,
+    status: Arc<Status>,
+}
+
+impl Posting {
+    async fn post(self, delivery: Delivery) {
+        let subscription = &self.subscription;
+        if self.status.disabled() {
+            // Disabled since it was received: the message is the pull consumers' at once.
+            let handle = delivery.receipt_handle.expose().to_owned();
+            let _ = self.release_after(handle, Duration::ZERO).await;
+            self.status.abandoned();
+            return;
+        }
+        let started = tokio::time::Instant::now();
+        let pushed = subscription
+            .endpoint
+            .push(&PushedMessage {
+                queue: &subscription.queue,
+                message: &delivery.message,
+            })
+            .await;
+        let latency = started.elapsed();
+        let attempt = delivery.message.receive_count;
+        let handle = delivery.receipt_handle.expose().to_owned();
+        let queue = Some(subscription.queue.as_str());
+        let settled = match pushed {
+            Pushed::Accepted { .. } => {
+                self.gateway
+                    .acknowledge(&self.caller, &[handle], queue)
+                    .await
+            }
+            Pushed::Gone => {
+                tracing::warn!(
+                    subscription = subscription.name,
+                    "push subscription disabled: its endpoint answered 410 Gone"
+                );
+                self.status.disable("the endpoint answered 410 Gone");
+                self.gateway
+                    .change_visibility(&self.caller, &[(handle, 0)], queue)
+                    .await
+            }
+            Pushed::Refused { retry_after, .. } => {
+                let wait = backoff(attempt, retry_after, rand::random::<f64>());
+                self.release_after(handle, wait).await
+            }
+            Pushed::TimedOut | Pushed::Unreachable | Pushed::Forbidden => {
+                if pushed == Pushed::Forbidden {
+                    tracing::warn!(
+                        subscription = subscription.name,
+                        "push subscription: the endpoint's address is not one the gateway may reach (push.allow_private_networks)"
+                    );
+                }
+                let wait = backoff(attempt, None, rand::random::<f64>());
+                self.release_after(handle, wait).await
+            }
+        };
+        if let Err(error) = settled {
+            tracing::warn!(
+                subscription = subscription.name,
+                error = %error.message,
+                "push subscription: a delivery could not be settled; it comes back when its lease ends"
+            );
+        }
+        self.gateway
+            .meters()
+            .push_attempt(&subscription.name, pushed.outcome(), latency);
+        self.status.ended(
+            Attempt {
+                at: self.gateway.now(),
+                message_id: delivery.message.message_id.clone(),
+                attempt,
+                outcome: pushed.outcome(),
+                status: pushed.status(),
+                latency,
+            },
+            matches!(pushed, Pushed::Accepted { .. }),
+        );
+        report(&self.gateway, &self.status);
+    }
+
+    /// Releases the delivery once `wait` has passed (its lease now ends then).
+    async fn release_after(
+        &self,
+        handle: String,
+        wait: Duration,
+    ) -> Result<Vec<crate::core::model::HandleOutcome>, crate::core::GatewayError> {
+        // Whole seconds, rounded up: a backoff never ends sooner than it says.
+        let seconds = u32::try_from(wait.as_millis().div_ceil(1000)).unwrap_or(u32::MAX);
+        self.gateway
+            .change_visibility(
+                &self.caller,
+                &[(handle, seconds)],
+                Some(self.subscription.queue.as_str()),
+            )
+            .await
+    }
+}
+
+/// Shows `status` in the gauges.
+fn report(gateway: &Gateway, status: &Status) {
+    let now = status.snapshot();
+    gateway.meters().push_state(
+        status.name(),
+        now.in_flight,
+        now.failures_in_a_row,
+        now.disabled_because.is_some(),
+    );
+}

@@ -1,0 +1,178 @@
+//! The `[push]` section: the push subscriptions and what their endpoints may be.
+
+use crate::config::ConfigError;
+use crate::core::sqs_limits::MAX_VISIBILITY_SECONDS;
+use serde::Deserialize;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+/// `[push]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PushConfig {
+    /// Let endpoints be on private, loopback, link-local and metadata addresses, and plain
+    /// `http://` (a local receiver, tests). Off: such addresses are refused on every connection,
+    /// after DNS, and endpoints must be `https://`.
+    pub allow_private_networks: bool,
+    /// Attempts each subscription's delivery log keeps (1 to 10,000).
+    pub delivery_log_entries: usize,
+    /// The subscriptions.
+    pub subscriptions: Vec<SubscriptionConfig>,
+}
+
+impl Default for PushConfig {
+    fn default() -> Self {
+        Self {
+            allow_private_networks: false,
+            delivery_log_entries: 100,
+            subscriptions: Vec::new(),
+        }
+    }
+}
+
+/// How a message is posted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BodyForm {
+    /// A JSON object: the message's id, queue, body, attributes, receive count and sent time.
+    #[default]
+    Wrapped,
+    /// The message's body as it is.
+    Raw,
+}
+
+/// `[[push.subscriptions]]`: one endpoint that receives a queue's messages.
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubscriptionConfig {
+    /// Its name: 1 to 64 letters, digits, `-` and `_` (metrics label, log field).
+    pub name: String,
+    /// The gateway queue it consumes.
+    pub queue: String,
+    /// Where messages are posted.
+    pub url: String,
+    /// The signing secret (`whsec_` and base64, as Standard Webhooks gives them), inline: for
+    /// development only.
+    pub secret: Option<String>,
+    /// The environment variable holding the signing secret.
+    pub secret_env: Option<String>,
+    /// The file holding the signing secret.
+    pub secret_file: Option<PathBuf>,
+    /// During a rotation, the secret being replaced: both signatures are sent.
+    pub previous_secret: Option<String>,
+    /// The environment variable holding the secret being replaced.
+    pub previous_secret_env: Option<String>,
+    /// The file holding the secret being replaced.
+    pub previous_secret_file: Option<PathBuf>,
+    /// The most deliveries in flight at once (1 to 100).
+    #[serde(default = "default_concurrency")]
+    pub max_concurrency: u32,
+    /// The most deliveries started a second (1 to 10,000); unset: no limit.
+    pub max_per_second: Option<u32>,
+    /// Seconds an endpoint has to answer (1 to 60).
+    #[serde(default = "default_timeout")]
+    pub timeout_seconds: u32,
+    /// Seconds each delivery holds its message: longer than the timeout, at most 43,200;
+    /// default twice the timeout, at least 30.
+    pub visibility_timeout_seconds: Option<u32>,
+    /// `wrapped` (the default) or `raw`.
+    #[serde(default)]
+    pub body: BodyForm,
+}
+
+impl std::fmt::Debug for SubscriptionConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SubscriptionConfig")
+            .field("name", &self.name)
+            .field("queue", &self.queue)
+            .field("secret_env", &self.secret_env)
+            .field("secret_file", &self.secret_file)
+            .finish_non_exhaustive()
+    }
+}
+
+fn default_concurrency() -> u32 {
+    10
+}
+
+fn default_timeout() -> u32 {
+    15
+}
+
+impl SubscriptionConfig {
+    /// Seconds each delivery holds its message.
+    pub fn visibility_timeout_seconds(&self) -> u32 {
+        self.visibility_timeout_seconds
+            .unwrap_or_else(|| (self.timeout_seconds * 2).max(30))
+    }
+}
+
+impl PushConfig {
+    /// Checks every field but the secrets (read when the subscriptions are built).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(1..=10_000).contains(&self.delivery_log_entries) {
+            return Err(ConfigError::invalid(
+                "push.delivery_log_entries",
+                "must be 1 to 10000",
+            ));
+        }
+        let mut names = BTreeSet::new();
+        for (index, subscription) in self.subscriptions.iter().enumerate() {
+            let field = |name: &str| format!("push.subscriptions[{index}].{name}");
+            let name = &subscription.name;
+            if name.is_empty()
+                || name.len() > 64
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            {
+                return Err(ConfigError::invalid(
+                    field("name"),
+                    "must be 1 to 64 letters, digits, - and _",
+                ));
+            }
+            if !names.insert(name.as_str()) {
+                return Err(ConfigError::invalid(
+                    field("name"),
+                    format!("`{name}` is listed twice"),
+                ));
+            }
+            if subscription.queue.is_empty() {
+                return Err(ConfigError::invalid(field("queue"), "must name a queue"));
+            }
+            super::endpoint_url(&subscription.url, self.allow_private_networks)
+                .map_err(|message| ConfigError::invalid(field("url"), message))?;
+            if !(1..=100).contains(&subscription.max_concurrency) {
+                return Err(ConfigError::invalid(
+                    field("max_concurrency"),
+                    "must be 1 to 100",
+                ));
+            }
+            if subscription
+                .max_per_second
+                .is_some_and(|rate| !(1..=10_000).contains(&rate))
+            {
+                return Err(ConfigError::invalid(
+                    field("max_per_second"),
+                    "must be 1 to 10000",
+                ));
+            }
+            if !(1..=60).contains(&subscription.timeout_seconds) {
+                return Err(ConfigError::invalid(
+                    field("timeout_seconds"),
+                    "must be 1 to 60",
+                ));
+            }
+            let lease = subscription.visibility_timeout_seconds();
+            if lease <= subscription.timeout_seconds || lease > MAX_VISIBILITY_SECONDS {
+                return Err(ConfigError::invalid(
+                    field("visibility_timeout_seconds"),
+                    format!(
+                        "must be longer than timeout_seconds and at most {MAX_VISIBILITY_SECONDS}"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,104 @@
+//! Which addresses a push endpoint may be on: not private, loopback, link-local (cloud metadata
+//! included), shared (carrier-grade NAT), multicast, broadcast, unspecified or documentation
+//! networks, unless the config allows private networks. Checked on each address a name resolves
+//! to, at every new connection (so a name that later resolves elsewhere, DNS rebinding, gains
+//! nothing), and on an address written in the URL.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// Whether a push endpoint may be reached at `address` without `allow_private_networks`.
+pub(super) fn is_public(address: IpAddr) -> bool {
+    match address {
+        IpAddr::V4(v4) => is_public_v4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => is_public_v4(v4),
+            None => is_public_v6(v6),
+        },
+    }
+}
+
+fn is_public_v4(address: Ipv4Addr) -> bool {
+    let [a, b, c, _] = address.octets();
+    !(address.is_private()
+        || address.is_loopback()
+        || address.is_link_local()
+        || address.is_multicast()
+        || address.is_broadcast()
+        || address.is_unspecified()
+        || address.is_documentation()
+        || a == 0
+        // Shared address space (carrier-grade NAT), 100.64.0.0/10.
+        || (a == 100 && (64..128).contains(&b))
+        // IETF protocol assignments, 192.0.0.0/24; benchmarking, 198.18.0.0/15; reserved, 240/4.
+        || (a == 192 && b == 0 && c == 0)
+        || (a == 198 && (b == 18 || b == 19))
+        || a >= 240)
+}
+
+fn is_public_v6(address: Ipv6Addr) -> bool {
+    let segments = address.segments();
+    !(address.is_loopback()
+        || address.is_unspecified()
+        || address.is_multicast()
+        // Unique local (fc00::/7: cloud metadata such as fd00:ec2::254 too) and link-local (fe80::/10).
+        || (segments[0] & 0xfe00) == 0xfc00
+        || (segments[0] & 0xffc0) == 0xfe80
+        // NAT64 (64:ff9b::/96) and 6to4 (2002::/16) carry an IPv4 address: judged by it.
+        || (segments[0] == 0x64 && segments[1] == 0xff9b && !nat64_public(address))
+        || (segments[0] == 0x2002 && !is_public_v4(Ipv4Addr::new(
+            (segments[1] >> 8) as u8,
+            segments[1] as u8,
+            (segments[2] >> 8) as u8,
+            segments[2] as u8,
+        )))
+        // Documentation, 2001:db8::/32.
+        || (segments[0] == 0x2001 && segments[1] == 0xdb8))
+}
+
+fn nat64_public(address: Ipv6Addr) -> bool {
+    let octets = address.octets();
+    is_public_v4(Ipv4Addr::new(
+        octets[12], octets[13], octets[14], octets[15],
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_and_special_addresses_are_not_public() {
+        for refused in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "255.255.255.255",
+            "224.0.0.1",
+            "192.0.2.1",
+            "::1",
+            "::",
+            "fd00:ec2::254",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+            "::ffff:169.254.169.254",
+            "64:ff9b::a00:1",
+            "2002:7f00:1::",
+            "2001:db8::1",
+        ] {
+            assert!(!is_public(refused.parse().unwrap()), "{refused}");
+        }
+        for allowed in [
+            "93.184.216.34",
+            "8.8.8.8",
+            "2606:4700::1111",
+            "::ffff:8.8.8.8",
+            "64:ff9b::808:808",
+        ] {
+            assert!(is_public(allowed.parse().unwrap()), "{allowed}");
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! Posting a delivery over HTTP(S): the Standard Webhooks headers, the body as configured, the
+//! subscription's timeout, no redirects followed, no proxy from the environment, and a resolver
+//! that refuses addresses the gateway may not reach ([`super::guard`]).
+
+use super::config::BodyForm;
+use super::guard::is_public;
+use super::signing::{SigningKey, signatures};
+use crate::core::clock::Clock;
+use crate::core::model::AttributeValue;
+use crate::core::push::{PushEndpoint, Pushed, PushedMessage};
+use async_trait::async_trait;
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+use url::Url;
+
+/// The resolver's refusal: every address of the name is one the gateway may not reach.
+#[derive(Debug, thiserror::Error)]
+#[error("the endpoint's addresses are private, loopback, link-local or otherwise not public")]
+struct NotPublic;
+
+/// Resolves names, keeping only the addresses the gateway may reach.
+#[derive(Debug)]
+struct GuardedResolver {
+    allow_private_networks: bool,
+}
+
+impl Resolve for GuardedResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let allow_private_networks = self.allow_private_networks;
+        Box::pin(async move {
+            let found = tokio::net::lookup_host((name.as_str(), 0)).await?;
+            let kept: Vec<SocketAddr> = found
+                .filter(|address| allow_private_networks || is_public(address.ip()))
+                .collect();
+            if kept.is_empty() {
+                return Err(Box::new(NotPublic) as Box<dyn std::error::Error + Send + Sync>);
+            }
+            Ok(Box::new(kept.into_iter()) as Addrs)
+        })
+    }
+}
+
+/// The HTTP client every push endpoint shares: its resolver guards every connection.
+pub(super) fn client(allow_private_networks: bool) -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .dns_resolver(Arc::new(GuardedResolver {
+            allow_private_networks,
+        }))
+        .user_agent(concat!("sqs-gateway/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|error| format!("cannot make the push client: {error}"))
+}
+
+/// One subscription's endpoint.
+pub(super) struct HttpEndpoint {
+    /// The shared client.
+    pub(super) client: reqwest::Client,
+    /// Where to post.
+    pub(super) url: Url,
+    /// The signing keys: the current one, and the one being replaced during a rotation.
+    pub(super) keys: Vec<SigningKey>,
+    /// How long the endpoint has to answer.
+    pub(super) timeout: Duration,
+    /// How the message is posted.
+    pub(super) body: BodyForm,
+    /// Whether private addresses may be reached.
+    pub(super) allow_private_networks: bool,
+    /// The time the signatures carry.
+    pub(super) clock: Arc<dyn Clock>,
+}
+
+impl HttpEndpoint {
+    /// The body posted, and its content type.
+    fn payload(&self, pushed: &PushedMessage<'_>) -> (Vec<u8>, &'static str) {
+        let message = pushed.message;
+        match self.body {
+            BodyForm::Raw => {
+                let kind = if serde_json::from_str::<serde::de::IgnoredAny>(&message.body).is_ok() {
+                    "application/json"
+                } else {
+                    "text/plain; charset=utf-8"
+                };
+                (message.body.clone().into_bytes(), kind)
+            }
+            BodyForm::Wrapped => {
+                let attributes: serde_json::Map<String, serde_json::Value> = message
+                    .attributes
+                    .iter()
+                    .map(|(name, attribute)| {
+                        let value = match &attribute.value {
+                            AttributeValue::Text(text) => text.clone(),
+                            AttributeValue::Bytes(bytes) => STANDARD.encode(bytes),
+                        };
+                        (
+                            name.clone(),
+                            serde_json::json!({ "type": attribute.data_type, "value": value }),
+                        )
+                    })
+                    .collect();
+                let wrapped = serde_json::json!({
+                    "id": message.message_id,
+                    "queue": pushed.queue,
+                    "body": message.body,
+                    "attributes": attributes,
+                    "receive_count": message.receive_count,
+                    "sent_at": message.sent_at.map(|at| at.to_rfc3339()),
+                    "group_id": message.group_id,
+                });
+                (wrapped.to_string().into_bytes(), "application/json")
+            }
+        }
+    }
+
+    /// Whether the URL names an address (not a name) the gateway may not reach.
+    fn names_a_private_address(&self) -> bool {
+        if self.allow_private_networks {
+            return false;
+        }
+        match self.url.host() {
+            Some(url::Host::Ipv4(v4)) => !is_public(IpAddr::V4(v4)),
+            Some(url::Host::Ipv6(v6)) => !is_public(IpAddr::V6(v6)),
+            _ => false,
+        }
+    }
+}
+
+/// `Retry-After` in seconds (or an HTTP date), as a wait from now.
+fn retry_after(
+    response: &reqwest::Response,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Option<Duration> {
+    let value = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let at = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+    (at.with_timezone(&chrono::Utc) - now).to_std().ok()
+}
+
+/// Whether `error` (or what caused it) is the resolver's refusal.
+fn refused_by_guard(error: &reqwest::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(cause) = source {
+        if cause.is::<NotPublic>() {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
+}
+
+#[async_trait]
+impl PushEndpoint for HttpEndpoint {
+    async fn push(&self, pushed: &PushedMessage<'_>) -> Pushed {
+        if self.names_a_private_address() {
+            return Pushed::Forbidden;
+        }
+        let (body, content_type) = self.payload(pushed);
+        let id = &pushed.message.message_id;
+        let now = self.clock.now();
+        let timestamp = now.timestamp();
+        let signature = signatures(&self.keys, id, timestamp, &body);
+        let sent = self
+            .client
+            .post(self.url.clone())
+            .timeout(self.timeout)
+            .header("webhook-id", id)
+            .header("webhook-timestamp", timestamp.to_string())
+            .header("webhook-signature", signature)
+            .header(reqwest::header::CONTENT_TYPE, content_type)
+            .body(body)
+            .send()
+            .await;
+        match sent {
+            // The response's body is not read: nothing of it is needed.
+            Ok(response) => match response.status().as_u16() {
+                status @ 200..=299 => Pushed::Accepted { status },
+                410 => Pushed::Gone,
+                status => Pushed::Refused {
+                    status,
+                    retry_after: retry_after(&response, now),
+                },
+            },
+            Err(error) if error.is_timeout() => Pushed::TimedOut,
+            Err(error) if refused_by_guard(&error) => Pushed::Forbidden,
+            Err(_) => Pushed::Unreachable,
+        }
+    }
+
+    fn describe(&self) -> String {
+        let mut shown = self.url.clone();
+        shown.set_query(None);
+        shown.set_fragment(None);
+        let _ = shown.set_username("");
+        let _ = shown.set_password(None);
+        shown.to_string()
+    }
+}
