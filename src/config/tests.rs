@@ -221,3 +221,78 @@ fn secrets_never_show_in_debug_output() {
     let config = Config::parse(&minimal()).unwrap();
     assert!(!format!("{config:?}").contains(KEY));
 }
+
+#[test]
+fn push_subscriptions_are_checked_field_by_field() {
+    let with = |lines: &str, allow: bool| {
+        format!(
+            "{}\n[push]\nallow_private_networks = {allow}\n\n[[push.subscriptions]]\nname = \"hook\"\n\
+             queue = \"orders\"\nsecret_env = \"HOOK_SECRET\"\n{lines}\n",
+            minimal()
+        )
+    };
+    let https = "url = \"https://hooks.example.com/orders\"";
+    assert!(Config::parse(&with(https, false)).is_ok());
+    for (lines, allow, field, says) in [
+        (
+            "url = \"http://hooks.example.com/\"",
+            false,
+            "push.subscriptions[0].url",
+            "https://",
+        ),
+        ("url = \"http://127.0.0.1:9/\"", true, "", ""),
+        (
+            "url = \"https://user:pw@hooks.example.com/\"",
+            false,
+            "push.subscriptions[0].url",
+            "credentials",
+        ),
+        (
+            "url = \"ftp://hooks.example.com/\"",
+            true,
+            "push.subscriptions[0].url",
+            "https://",
+        ),
+        (
+            &format!("{https}\ntimeout_seconds = 61"),
+            false,
+            "push.subscriptions[0].timeout_seconds",
+            "1 to 60",
+        ),
+        (
+            &format!("{https}\nmax_concurrency = 0"),
+            false,
+            "push.subscriptions[0].max_concurrency",
+            "1 to 100",
+        ),
+        (
+            &format!("{https}\ntimeout_seconds = 20\nvisibility_timeout_seconds = 20"),
+            false,
+            "push.subscriptions[0].visibility_timeout_seconds",
+            "longer than timeout_seconds",
+        ),
+        (
+            &format!("{https}\nbody = \"raw\"\nhold_on_202 = true"),
+            false,
+            "push.subscriptions[0].hold_on_202",
+            "wrapped",
+        ),
+    ] {
+        let text = with(lines, allow);
+        match Config::parse(&text) {
+            Ok(_) => assert!(field.is_empty(), "{lines} was taken"),
+            Err(error) => {
+                let error = error.to_string();
+                assert!(
+                    error.starts_with(field) && error.contains(says),
+                    "{lines}: {error}"
+                );
+            }
+        }
+    }
+    let twice = format!(
+        "{}\n[[push.subscriptions]]\nname = \"hook\"\nqueue = \"orders\"\n{https}\nsecret_env = \"X\"\n",
+        with(https, false)
+    );
+    assert!(error_of(&twice).contains("listed twice"));
+}

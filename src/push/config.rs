@@ -78,6 +78,11 @@ pub struct SubscriptionConfig {
     /// `wrapped` (the default) or `raw`.
     #[serde(default)]
     pub body: BodyForm,
+    /// A 202 keeps the message in flight instead of acknowledging it: the wrapped body carries
+    /// its `receipt_handle`, which the receiver acknowledges or extends later (`/v1/receipts/ack`,
+    /// `/v1/receipts/visibility`). Needs `body = "wrapped"` (the handle is in the signed body).
+    #[serde(default)]
+    pub hold_on_202: bool,
 }
 
 impl std::fmt::Debug for SubscriptionConfig {
@@ -161,6 +166,12 @@ impl PushConfig {
                 return Err(ConfigError::invalid(
                     field("timeout_seconds"),
                     "must be 1 to 60",
+                ));
+            }
+            if subscription.hold_on_202 && subscription.body != BodyForm::Wrapped {
+                return Err(ConfigError::invalid(
+                    field("hold_on_202"),
+                    "needs body = \"wrapped\": the receipt handle travels in the signed body",
                 ));
             }
             let lease = subscription.visibility_timeout_seconds();

@@ -71,6 +71,8 @@ pub(super) struct HttpEndpoint {
     pub(super) body: BodyForm,
     /// Whether private addresses may be reached.
     pub(super) allow_private_networks: bool,
+    /// Whether a 202 holds the lease (the body then carries the receipt handle).
+    pub(super) hold_on_202: bool,
     /// The time the signatures carry.
     pub(super) clock: Arc<dyn Clock>,
 }
@@ -103,7 +105,7 @@ impl HttpEndpoint {
                         )
                     })
                     .collect();
-                let wrapped = serde_json::json!({
+                let mut wrapped = serde_json::json!({
                     "id": message.message_id,
                     "queue": pushed.queue,
                     "body": message.body,
@@ -112,6 +114,9 @@ impl HttpEndpoint {
                     "sent_at": message.sent_at.map(|at| at.to_rfc3339()),
                     "group_id": message.group_id,
                 });
+                if self.hold_on_202 {
+                    wrapped["receipt_handle"] = pushed.receipt_handle.into();
+                }
                 (wrapped.to_string().into_bytes(), "application/json")
             }
         }
@@ -185,6 +190,7 @@ impl PushEndpoint for HttpEndpoint {
         match sent {
             // The response's body is not read: nothing of it is needed.
             Ok(response) => match response.status().as_u16() {
+                202 if self.hold_on_202 => Pushed::Held,
                 status @ 200..=299 => Pushed::Accepted { status },
                 410 => Pushed::Gone,
                 status => Pushed::Refused {

@@ -90,6 +90,7 @@ pub fn start(
             timeout: Duration::from_secs(subscription.timeout_seconds.into()),
             body: subscription.body,
             allow_private_networks: config.allow_private_networks,
+            hold_on_202: subscription.hold_on_202,
             clock: Arc::clone(&clock),
         };
         runner::start(

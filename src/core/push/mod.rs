@@ -27,12 +27,25 @@ pub trait PushEndpoint: Send + Sync + 'static {
 }
 
 /// One delivery of a message, as the endpoint posts it.
-#[derive(Debug)]
 pub struct PushedMessage<'a> {
     /// The gateway queue it comes from.
     pub queue: &'a str,
     /// The message (its backend handle never leaves the gateway).
     pub message: &'a BackendMessage,
+    /// The delivery's sealed receipt handle: posted only where a 202 holds the lease, so the
+    /// receiver can acknowledge or extend it later.
+    pub receipt_handle: &'a str,
+}
+
+impl std::fmt::Debug for PushedMessage<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The receipt handle is a credential for the message: never print it.
+        f.debug_struct("PushedMessage")
+            .field("queue", &self.queue)
+            .field("message", &self.message)
+            .field("receipt_handle", &"<redacted>")
+            .finish()
+    }
 }
 
 /// How a post ended.
@@ -50,6 +63,9 @@ pub enum Pushed {
         /// What `Retry-After` asked for, if anything.
         retry_after: Option<Duration>,
     },
+    /// A 202 where the subscription holds the lease on one: the message stays in flight until
+    /// the receiver acknowledges or releases it by its receipt handle, or its lease ends.
+    Held,
     /// 410 Gone: the endpoint wants no more; the subscription is disabled.
     Gone,
     /// No answer within the timeout: released after a backoff.
@@ -66,6 +82,7 @@ impl Pushed {
     pub fn outcome(&self) -> &'static str {
         match self {
             Pushed::Accepted { .. } => "accepted",
+            Pushed::Held => "held",
             Pushed::Refused { .. } => "refused",
             Pushed::Gone => "gone",
             Pushed::TimedOut => "timed_out",
@@ -78,6 +95,7 @@ impl Pushed {
     pub fn status(&self) -> Option<u16> {
         match self {
             Pushed::Accepted { status } | Pushed::Refused { status, .. } => Some(*status),
+            Pushed::Held => Some(202),
             Pushed::Gone => Some(410),
             _ => None,
         }

@@ -170,6 +170,7 @@ impl Posting {
             .push(&PushedMessage {
                 queue: &subscription.queue,
                 message: &delivery.message,
+                receipt_handle: delivery.receipt_handle.expose(),
             })
             .await;
         let latency = started.elapsed();
@@ -182,6 +183,8 @@ impl Posting {
                     .acknowledge(&self.caller, &[handle], queue)
                     .await
             }
+            // The receiver acknowledges or extends it by its handle; or its lease ends.
+            Pushed::Held => Ok(Vec::new()),
             Pushed::Gone => {
                 tracing::warn!(
                     subscription = subscription.name,
@@ -226,7 +229,7 @@ impl Posting {
                 status: pushed.status(),
                 latency,
             },
-            matches!(pushed, Pushed::Accepted { .. }),
+            matches!(pushed, Pushed::Accepted { .. } | Pushed::Held),
         );
         report(&self.gateway, &self.status);
     }

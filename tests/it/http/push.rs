@@ -596,3 +596,26 @@ print("old timestamp: refused" if refused(given["secret"], given["old"]) else "o
         ]
     );
 }
+
+/// With `hold_on_202`, a 202 keeps the message in flight: the signed body carries its receipt
+/// handle, and the receiver acknowledges it later through the ezgh route.
+#[tokio::test]
+async fn a_202_holds_the_lease_until_the_receiver_acknowledges() {
+    let receiver = Receiver::start().await;
+    receiver.always(status(202));
+    let gw = gateway(Kind::Embedded, &receiver.url, "hold_on_202 = true").await;
+    gw.send("orders", "slow work").await;
+    let hit = receiver.wait_for(1, Duration::from_secs(20)).await[0].clone();
+    assert!(signed_by(&hit, &secret(1)));
+    let wrapped: serde_json::Value = serde_json::from_str(&hit.body).unwrap();
+    let handle = wrapped["receipt_handle"]
+        .as_str()
+        .expect("the handle is posted");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(gw.backend_depth("orders").await, 1, "still in flight");
+    assert_eq!(snapshot(&gw).log[0].outcome, "held");
+    let acked = gw.ack(&[handle]).await;
+    assert_eq!(results(&acked), vec![ok()], "{}", acked.body);
+    assert!(wait_until_empty(&gw, "orders").await);
+    assert_eq!(receiver.hits().len(), 1, "posted once");
+}
