@@ -500,6 +500,22 @@ def t_metrics(page):
     shot(page, "metrics")
 
 
+def t_subscriptions(page):
+    queue = queue_by_name("push-demo")["id"]
+    send_api(queue, "for the push subscription")
+    wait_until(lambda: ok("GET", f"/v1/queues/{queue}/subscriptions")["subscriptions"][0]["log"], "a push attempt")
+    open_queue(page, queue, "metrics")
+    card = tid(page, "subscription")
+    expect(card).to_have_count(1)
+    expect(card).to_contain_text("demo-hook")
+    expect(card).to_contain_text("http://127.0.0.1:9/hook")
+    expect(tid(page, "subscription-state")).to_have_text(re.compile("active|backing off"))
+    expect(tid(page, "subscription-attempt").first).to_contain_text("unreachable")
+    expect(tid(page, "subscription-summary")).to_contain_text("unreachable")
+    assert "whsec_" not in page.content(), "no secret on the page"
+    shot(page, "subscriptions")
+
+
 def _ts(at):
     return datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp()
 
@@ -741,6 +757,7 @@ def main():
             ("receive", t_receive, None),
             ("metrics", t_metrics, None),
             ("metrics_gap", t_metrics_gap, ["sqs"]),
+            ("subscriptions", t_subscriptions, ["embedded"]),
             ("dead_letter_and_redrive", t_dead_letter_and_redrive, None),
             ("purge", t_purge, None),
             ("delete_queue", t_delete_queue, None),

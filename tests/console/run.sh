@@ -202,7 +202,23 @@ run_backend() {
   fi
 }
 
-start_gateway embedded $'[backend]\nkind = "embedded"\nin_memory = true'
+# The embedded gateway also pushes its queue `push-demo` to a port nothing listens on: the queue
+# page shows the subscription and its delivery log (attempts that end unreachable).
+start_gateway embedded "[backend]
+kind = \"embedded\"
+in_memory = true
+
+[queues.push-demo]
+
+[push]
+allow_private_networks = true
+
+[[push.subscriptions]]
+name = \"demo-hook\"
+queue = \"push-demo\"
+url = \"http://127.0.0.1:9/hook\"
+secret = \"whsec_$(head -c 32 /dev/urandom | base64 | tr -d '\n')\"
+timeout_seconds = 2"
 run_backend embedded
 
 if curl -fsS --max-time 3 "${LOCALSTACK%/}/_localstack/health" 2>/dev/null | grep -Eq '"sqs": *"(available|running)"'; then
