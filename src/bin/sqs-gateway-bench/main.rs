@@ -24,6 +24,7 @@ mod measure;
 mod polls_family;
 mod process;
 mod proxy;
+mod push_family;
 mod replicas;
 mod report;
 mod sqs_endpoint;
@@ -33,6 +34,7 @@ mod state;
 use backlog_family::*;
 use ezgh_family::*;
 use polls_family::*;
+use push_family::*;
 use sqs_family::*;
 
 use long_polls::PollTransport;
@@ -85,6 +87,8 @@ pub(crate) enum Family {
     State,
     /// Three replicas over LocalStack against one.
     Replicas,
+    /// A push subscription's deliveries against the pull path.
+    Push,
 }
 
 /// What a row measured (tables list rows in this order).
@@ -265,6 +269,11 @@ pub(crate) async fn run(options: &BenchOptions) -> Result<(), String> {
             options.body_bytes,
             &figures,
         ));
+    }
+    if runs(Family::Push) {
+        let figures = push_family(options, work.path(), &secrets).await?;
+        print(push_table(&figures));
+        checks.extend(push_checks(&figures));
     }
     if runs(Family::Backlog) {
         let figures = backlog_family(options, work.path(), &secrets).await?;

@@ -338,9 +338,21 @@ impl Gateway {
         work: &Path,
         ready_timeout: Duration,
     ) -> Result<Self, String> {
+        Self::start_with(name, backend, secrets, work, ready_timeout, "").await
+    }
+
+    /// [`Gateway::start`] with `extra` tables added to the config.
+    pub(super) async fn start_with(
+        name: &str,
+        backend: &GatewayBackend,
+        secrets: &Secrets,
+        work: &Path,
+        ready_timeout: Duration,
+        extra: &str,
+    ) -> Result<Self, String> {
         let port = free_port()?;
         let listen = format!("127.0.0.1:{port}");
-        let text = gateway_config(&listen, backend, secrets, work);
+        let text = gateway_config(&listen, backend, secrets, work) + extra;
         Config::parse(&text).map_err(|e| format!("{name}: the bench's config is refused: {e}"))?;
         let config = work.join(format!("{name}.toml"));
         write_private(&config, &text)?;
