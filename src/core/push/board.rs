@@ -150,9 +150,12 @@ impl Status {
         self.changed.notify_waiters();
     }
 
-    /// Waits until a delivery ends or the subscription is disabled.
-    pub async fn wait_for_change(&self) {
-        self.changed.notified().await;
+    /// A wait for the next change (a delivery ended, or the subscription was disabled), armed
+    /// now: a change between this call and its await is not missed.
+    pub fn next_change(&self) -> std::pin::Pin<Box<tokio::sync::futures::Notified<'_>>> {
+        let mut change = Box::pin(self.changed.notified());
+        change.as_mut().enable();
+        change
     }
 
     /// What operators see.

@@ -76,13 +76,16 @@ impl Runner {
                     break;
                 }
             }
+            // Armed before the room is read: the last delivery ending in between still wakes it.
+            let change = self.status.next_change();
             let room = self.status.room(most);
             if room == 0 {
                 tokio::select! {
-                    () = self.status.wait_for_change() => continue,
+                    () = change => continue,
                     () = self.gateway.shutdown_started() => break,
                 }
             }
+            drop(change);
             let options = ReceiveOptions {
                 max_messages: room,
                 wait_seconds: Some(WAIT_SECONDS),
