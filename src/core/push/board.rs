@@ -158,6 +158,17 @@ impl Status {
         change
     }
 
+    /// What the gauges show: deliveries in flight, failures in a row, and whether it is disabled
+    /// (without copying the log, as [`Status::snapshot`] does).
+    pub fn gauges(&self) -> (u32, u32, bool) {
+        let inner = self.lock();
+        (
+            inner.in_flight,
+            inner.failures_in_a_row,
+            inner.disabled_because.is_some(),
+        )
+    }
+
     /// What operators see.
     pub fn snapshot(&self) -> Snapshot {
         let inner = self.lock();

@@ -257,11 +257,8 @@ impl Posting {
 
 /// Shows `status` in the gauges.
 fn report(gateway: &Gateway, status: &Status) {
-    let now = status.snapshot();
-    gateway.meters().push_state(
-        status.name(),
-        now.in_flight,
-        now.failures_in_a_row,
-        now.disabled_because.is_some(),
-    );
+    let (in_flight, failures, disabled) = status.gauges();
+    gateway
+        .meters()
+        .push_state(status.name(), in_flight, failures, disabled);
 }
