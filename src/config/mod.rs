@@ -486,6 +486,27 @@ impl Config {
         }
     }
 
+    /// Where the push subscriptions made through the API are kept without a shared state server
+    /// (`None`: in memory, with the in-memory engine): `push.store_dir`, else `push` in the
+    /// embedded engine's data directory, or over SQS beside the state (`state.dir`, default
+    /// `sqs-gateway-data`).
+    pub fn push_dir(&self) -> Option<PathBuf> {
+        if let Some(dir) = &self.push.store_dir {
+            return Some(dir.clone());
+        }
+        match &self.backend {
+            BackendConfig::Embedded(embedded) if embedded.in_memory => None,
+            BackendConfig::Embedded(embedded) => Some(embedded.data_dir.join("push")),
+            BackendConfig::Sqs(_) => Some(
+                self.state
+                    .dir
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from("sqs-gateway-data"))
+                    .join("push"),
+            ),
+        }
+    }
+
     /// Where this process keeps its in-process state across a graceful restart: `None` with a
     /// shared state server (the state lives there) or the in-memory engine (nothing outlives it).
     pub fn state_dir(&self) -> Option<PathBuf> {

@@ -81,6 +81,22 @@ pub enum Principal {
     Subscription(String),
 }
 
+impl Principal {
+    /// Who it is, for an audit trail: its kind and public name (never a secret).
+    pub fn audit_name(&self) -> String {
+        match self {
+            Principal::ApiKey(id) => format!("api_key:{id}"),
+            Principal::AccessKey(id) => format!("access_key:{id}"),
+            Principal::Token(subject) => format!("token:{subject}"),
+            Principal::AdminKey(label) => format!("admin_key:{label}"),
+            Principal::HandleHolder => "receipt_holder".to_owned(),
+            Principal::Anonymous => "anonymous".to_owned(),
+            Principal::System => "gateway".to_owned(),
+            Principal::Subscription(name) => format!("subscription:{name}"),
+        }
+    }
+}
+
 /// What the names of queues a dialect keeps for its own callers start with (the sombus
 /// connections' queues): a grant on every queue (`*`) reaches them only to send and to inspect
 /// (address, settings, counts); receiving, acknowledging, releasing, peeking, purging, managing

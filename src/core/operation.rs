@@ -75,6 +75,8 @@ pub enum Operation {
     Tag,
     /// Move messages out of a dead-letter queue.
     Redrive,
+    /// Make, change or remove a queue's push subscriptions.
+    ManageSubscriptions,
     /// Give a queue a name in an API's namespace.
     BindAlias,
     /// Take such a name away.
@@ -101,6 +103,7 @@ impl Operation {
             Operation::SetQueueSettings => "set_queue_settings",
             Operation::Tag => "tag",
             Operation::Redrive => "redrive",
+            Operation::ManageSubscriptions => "manage_subscriptions",
             Operation::BindAlias => "bind_alias",
             Operation::UnbindAlias => "unbind_alias",
         }
@@ -125,7 +128,8 @@ impl Operation {
             | Operation::SetQueueSettings
             | Operation::Tag
             | Operation::BindAlias
-            | Operation::UnbindAlias => Action::ManageQueues,
+            | Operation::UnbindAlias
+            | Operation::ManageSubscriptions => Action::ManageQueues,
             Operation::Redrive => Action::Redrive,
         }
     }

@@ -1,6 +1,7 @@
 //! The `[push]` section: the push subscriptions and what their endpoints may be.
 
 use crate::config::ConfigError;
+use crate::core::push::admin::Settings;
 use crate::core::sqs_limits::MAX_VISIBILITY_SECONDS;
 use serde::Deserialize;
 use std::collections::BTreeSet;
@@ -16,6 +17,14 @@ pub struct PushConfig {
     pub allow_private_networks: bool,
     /// Attempts each subscription's delivery log keeps (1 to 10,000).
     pub delivery_log_entries: usize,
+    /// A PEM file of certificates endpoints' TLS may chain to, besides the system's roots (a
+    /// private CA).
+    pub root_certificates_file: Option<PathBuf>,
+    /// Where the subscriptions made through the API (and their audit trail) are kept without
+    /// `[state.redis]`: default `push` in the embedded engine's data directory (memory for the
+    /// in-memory engine), `push` in `state.dir` (default `sqs-gateway-data`) over SQS. With
+    /// `[state.redis]` they are on the shared server.
+    pub store_dir: Option<PathBuf>,
     /// The subscriptions.
     pub subscriptions: Vec<SubscriptionConfig>,
 }
@@ -25,6 +34,8 @@ impl Default for PushConfig {
         Self {
             allow_private_networks: false,
             delivery_log_entries: 100,
+            root_certificates_file: None,
+            store_dir: None,
             subscriptions: Vec::new(),
         }
     }
@@ -105,11 +116,68 @@ fn default_timeout() -> u32 {
 }
 
 impl SubscriptionConfig {
-    /// Seconds each delivery holds its message.
-    pub fn visibility_timeout_seconds(&self) -> u32 {
-        self.visibility_timeout_seconds
-            .unwrap_or_else(|| (self.timeout_seconds * 2).max(30))
+    /// How it posts.
+    pub fn settings(&self) -> Settings {
+        Settings {
+            url: self.url.clone(),
+            max_concurrency: self.max_concurrency,
+            max_per_second: self.max_per_second,
+            timeout_seconds: self.timeout_seconds,
+            visibility_timeout_seconds: self.visibility_timeout_seconds,
+            raw_body: self.body == BodyForm::Raw,
+            hold_on_202: self.hold_on_202,
+        }
     }
+}
+
+/// Seconds each delivery of a subscription with `settings` holds its message: as set, else twice
+/// the timeout, at least 30.
+pub fn lease_seconds(settings: &Settings) -> u32 {
+    settings.lease_seconds()
+}
+
+/// Whether `name` is a subscription's name: 1 to 64 letters, digits, `-` and `_`.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// Checks a subscription's settings; the error names the field and what it must be.
+pub fn check_settings(
+    settings: &Settings,
+    allow_private_networks: bool,
+) -> Result<(), (&'static str, String)> {
+    super::endpoint_url(&settings.url, allow_private_networks)
+        .map_err(|message| ("url", message))?;
+    if !(1..=100).contains(&settings.max_concurrency) {
+        return Err(("max_concurrency", "must be 1 to 100".into()));
+    }
+    if settings
+        .max_per_second
+        .is_some_and(|rate| !(1..=10_000).contains(&rate))
+    {
+        return Err(("max_per_second", "must be 1 to 10000".into()));
+    }
+    if !(1..=60).contains(&settings.timeout_seconds) {
+        return Err(("timeout_seconds", "must be 1 to 60".into()));
+    }
+    if settings.hold_on_202 && settings.raw_body {
+        return Err((
+            "hold_on_202",
+            "needs body = \"wrapped\": the receipt handle travels in the signed body".into(),
+        ));
+    }
+    let lease = lease_seconds(settings);
+    if lease <= settings.timeout_seconds || lease > MAX_VISIBILITY_SECONDS {
+        return Err((
+            "visibility_timeout_seconds",
+            format!("must be longer than timeout_seconds and at most {MAX_VISIBILITY_SECONDS}"),
+        ));
+    }
+    Ok(())
 }
 
 impl PushConfig {
@@ -125,12 +193,7 @@ impl PushConfig {
         for (index, subscription) in self.subscriptions.iter().enumerate() {
             let field = |name: &str| format!("push.subscriptions[{index}].{name}");
             let name = &subscription.name;
-            if name.is_empty()
-                || name.len() > 64
-                || !name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-            {
+            if !valid_name(name) {
                 return Err(ConfigError::invalid(
                     field("name"),
                     "must be 1 to 64 letters, digits, - and _",
@@ -145,44 +208,8 @@ impl PushConfig {
             if subscription.queue.is_empty() {
                 return Err(ConfigError::invalid(field("queue"), "must name a queue"));
             }
-            super::endpoint_url(&subscription.url, self.allow_private_networks)
-                .map_err(|message| ConfigError::invalid(field("url"), message))?;
-            if !(1..=100).contains(&subscription.max_concurrency) {
-                return Err(ConfigError::invalid(
-                    field("max_concurrency"),
-                    "must be 1 to 100",
-                ));
-            }
-            if subscription
-                .max_per_second
-                .is_some_and(|rate| !(1..=10_000).contains(&rate))
-            {
-                return Err(ConfigError::invalid(
-                    field("max_per_second"),
-                    "must be 1 to 10000",
-                ));
-            }
-            if !(1..=60).contains(&subscription.timeout_seconds) {
-                return Err(ConfigError::invalid(
-                    field("timeout_seconds"),
-                    "must be 1 to 60",
-                ));
-            }
-            if subscription.hold_on_202 && subscription.body != BodyForm::Wrapped {
-                return Err(ConfigError::invalid(
-                    field("hold_on_202"),
-                    "needs body = \"wrapped\": the receipt handle travels in the signed body",
-                ));
-            }
-            let lease = subscription.visibility_timeout_seconds();
-            if lease <= subscription.timeout_seconds || lease > MAX_VISIBILITY_SECONDS {
-                return Err(ConfigError::invalid(
-                    field("visibility_timeout_seconds"),
-                    format!(
-                        "must be longer than timeout_seconds and at most {MAX_VISIBILITY_SECONDS}"
-                    ),
-                ));
-            }
+            check_settings(&subscription.settings(), self.allow_private_networks)
+                .map_err(|(name, message)| ConfigError::invalid(field(name), message))?;
         }
         Ok(())
     }

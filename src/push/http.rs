@@ -44,9 +44,28 @@ impl Resolve for GuardedResolver {
     }
 }
 
-/// The HTTP client every push endpoint shares: its resolver guards every connection.
-pub(super) fn client(allow_private_networks: bool) -> Result<reqwest::Client, String> {
-    reqwest::Client::builder()
+/// The most of a response's body read (and dropped): enough for the connection to be reused
+/// after a short answer, never a large one held.
+const MOST_RESPONSE_BYTES: usize = 64 * 1024;
+
+/// The HTTP client every push endpoint shares: its resolver guards every connection; TLS trusts
+/// the system's roots and the certificates of `root_certificates_pem`, if any.
+pub(super) fn client(
+    allow_private_networks: bool,
+    root_certificates_pem: Option<&[u8]>,
+) -> Result<reqwest::Client, String> {
+    let mut builder = reqwest::Client::builder();
+    if let Some(pem) = root_certificates_pem {
+        let certificates = reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|_| "push.root_certificates_file: not PEM certificates".to_owned())?;
+        if certificates.is_empty() {
+            return Err("push.root_certificates_file: holds no certificate".into());
+        }
+        for certificate in certificates {
+            builder = builder.add_root_certificate(certificate);
+        }
+    }
+    builder
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
         .dns_resolver(Arc::new(GuardedResolver {
@@ -63,8 +82,11 @@ pub(super) struct HttpEndpoint {
     pub(super) client: reqwest::Client,
     /// Where to post.
     pub(super) url: Url,
-    /// The signing keys: the current one, and the one being replaced during a rotation.
-    pub(super) keys: Vec<SigningKey>,
+    /// The current signing key.
+    pub(super) key: SigningKey,
+    /// The key being replaced, during a rotation: it signs too until the time given (always,
+    /// with none given).
+    pub(super) previous: Option<(SigningKey, Option<chrono::DateTime<chrono::Utc>>)>,
     /// How long the endpoint has to answer.
     pub(super) timeout: Duration,
     /// How the message is posted.
@@ -175,7 +197,13 @@ impl PushEndpoint for HttpEndpoint {
         let id = &pushed.message.message_id;
         let now = self.clock.now();
         let timestamp = now.timestamp();
-        let signature = signatures(&self.keys, id, timestamp, &body);
+        let previous = self
+            .previous
+            .as_ref()
+            .filter(|(_, until)| until.is_none_or(|until| now < until))
+            .map(|(key, _)| key);
+        let keys: Vec<&SigningKey> = std::iter::once(&self.key).chain(previous).collect();
+        let signature = signatures(&keys, id, timestamp, &body);
         let sent = self
             .client
             .post(self.url.clone())
@@ -188,16 +216,30 @@ impl PushEndpoint for HttpEndpoint {
             .send()
             .await;
         match sent {
-            // The response's body is not read: nothing of it is needed.
-            Ok(response) => match response.status().as_u16() {
-                202 if self.hold_on_202 => Pushed::Held,
-                status @ 200..=299 => Pushed::Accepted { status },
-                410 => Pushed::Gone,
-                status => Pushed::Refused {
-                    status,
-                    retry_after: retry_after(&response, now),
-                },
-            },
+            Ok(mut response) => {
+                let pushed = match response.status().as_u16() {
+                    202 if self.hold_on_202 => Pushed::Held,
+                    status @ 200..=299 => Pushed::Accepted { status },
+                    410 => Pushed::Gone,
+                    status => Pushed::Refused {
+                        status,
+                        retry_after: retry_after(&response, now),
+                    },
+                };
+                // Nothing of the body is needed: a short one is read so the connection is
+                // reused, a longer one cut (its connection closed) within the timeout.
+                let mut read = 0;
+                let drain = async {
+                    while let Ok(Some(chunk)) = response.chunk().await {
+                        read += chunk.len();
+                        if read > MOST_RESPONSE_BYTES {
+                            break;
+                        }
+                    }
+                };
+                let _ = tokio::time::timeout(self.timeout, drain).await;
+                pushed
+            }
             Err(error) if error.is_timeout() => Pushed::TimedOut,
             Err(error) if refused_by_guard(&error) => Pushed::Forbidden,
             Err(_) => Pushed::Unreachable,
@@ -205,11 +247,6 @@ impl PushEndpoint for HttpEndpoint {
     }
 
     fn describe(&self) -> String {
-        let mut shown = self.url.clone();
-        shown.set_query(None);
-        shown.set_fragment(None);
-        let _ = shown.set_username("");
-        let _ = shown.set_password(None);
-        shown.to_string()
+        super::describe_url(&self.url)
     }
 }

@@ -11,8 +11,14 @@ use zeroize::Zeroizing;
 /// What a Standard Webhooks secret starts with.
 pub const SECRET_PREFIX: &str = "whsec_";
 
+/// A new secret: 32 random bytes, written as Standard Webhooks gives them.
+pub(super) fn new_secret() -> Zeroizing<String> {
+    let bytes = Zeroizing::new(rand::random::<[u8; 32]>());
+    Zeroizing::new(format!("{SECRET_PREFIX}{}", STANDARD.encode(*bytes)))
+}
+
 /// A signing key: the secret's bytes.
-pub(super) struct SigningKey(Zeroizing<Vec<u8>>);
+pub(crate) struct SigningKey(Zeroizing<Vec<u8>>);
 
 impl std::fmt::Debug for SigningKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -23,7 +29,7 @@ impl std::fmt::Debug for SigningKey {
 impl SigningKey {
     /// The key of a secret written `whsec_<base64>` (24 to 64 bytes, as the Standard Webhooks
     /// libraries make them); the error never repeats the secret.
-    pub(super) fn parse(secret: &str) -> Result<Self, String> {
+    pub(crate) fn parse(secret: &str) -> Result<Self, String> {
         let encoded = secret
             .strip_prefix(SECRET_PREFIX)
             .ok_or_else(|| format!("must start with `{SECRET_PREFIX}` followed by base64"))?;
@@ -51,7 +57,7 @@ impl SigningKey {
 }
 
 /// The `webhook-signature` value: one signature per key, separated by spaces.
-pub(super) fn signatures(keys: &[SigningKey], id: &str, timestamp: i64, body: &[u8]) -> String {
+pub(super) fn signatures(keys: &[&SigningKey], id: &str, timestamp: i64, body: &[u8]) -> String {
     keys.iter()
         .map(|key| key.sign(id, timestamp, body))
         .collect::<Vec<_>>()
@@ -88,7 +94,7 @@ mod tests {
             SigningKey::parse("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw").unwrap(),
             SigningKey::parse(&format!("whsec_{}", STANDARD.encode([7u8; 32]))).unwrap(),
         ];
-        let both = signatures(&rotating, "id", 1, b"{}");
+        let both = signatures(&[&rotating[0], &rotating[1]], "id", 1, b"{}");
         assert_eq!(both.split(' ').count(), 2);
         assert!(both.split(' ').all(|one| one.starts_with("v1,")));
     }

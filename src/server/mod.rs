@@ -179,7 +179,25 @@ impl App {
         );
         let keys = LiveKeys::new(KeySets::from_config(config)?);
         // The push subscriptions consume their queues from now on.
-        crate::push::start(&gateway, &config.push, Arc::clone(&clock))?;
+        let push_records: Arc<dyn crate::push::managed::RecordStore> =
+            match (&redis, config.push_dir()) {
+                (Some(redis), _) => Arc::new(
+                    crate::state::redis::push_records::RedisPushRecords::new(redis.clone()),
+                ),
+                (None, Some(dir)) => Arc::new(
+                    crate::push::managed::DirectoryStore::open(&dir)
+                        .map_err(|error| BuildError::State(error.to_string()))?,
+                ),
+                (None, None) => Arc::new(crate::push::managed::DirectoryStore::in_memory()),
+            };
+        crate::push::start(
+            &gateway,
+            &config.push,
+            push_records,
+            &config.keyring()?,
+            Arc::clone(&clock),
+        )
+        .await?;
         let sombus = sombus_state(config, redis.as_ref(), &gateway, &clock, keys.admin.clone())?;
         // Creates a crash left half-made are undone before anything is served, then looked for
         // once a minute.

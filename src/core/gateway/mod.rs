@@ -80,6 +80,8 @@ pub struct Gateway {
     sampling: sampling::Sampling,
     /// The push subscriptions' statuses.
     push: crate::core::push::board::Board,
+    /// Where subscriptions made at run time are kept, once the push adapter is plugged in.
+    push_admin: std::sync::OnceLock<Arc<dyn crate::core::push::admin::SubscriptionAdmin>>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -98,6 +100,7 @@ mod finishing;
 mod handles;
 mod handoff;
 mod messages;
+mod push_admin;
 mod queues;
 mod redrive;
 mod sampling;
@@ -131,6 +134,7 @@ impl Gateway {
             abandoned_bound: messages::MAX_ABANDONED_RUNNING,
             activity: std::sync::Mutex::default(),
             push: crate::core::push::board::Board::default(),
+            push_admin: std::sync::OnceLock::new(),
             meters: Meters::default(),
             sampling: sampling::Sampling::default(),
         }
@@ -296,6 +300,10 @@ impl Gateway {
     /// Completes when shutdown has begun.
     pub async fn shutdown_started(&self) {
         self.shutdown.cancelled().await;
+    }
+    /// What is cancelled when shutdown starts (for tasks that hold no gateway).
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
     }
     /// Tells the backend the gateway is stopping, so its waiting long polls can end.
     pub fn shutting_down(&self) {

@@ -66,7 +66,7 @@ struct Inner {
 pub struct Status {
     name: String,
     queue: String,
-    endpoint: String,
+    endpoint: Mutex<String>,
     max_concurrency: u32,
     log_entries: usize,
     inner: Mutex<Inner>,
@@ -86,6 +86,14 @@ impl Status {
     /// Its name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Shows it posting to `endpoint` (a change moved it).
+    pub fn set_endpoint(&self, endpoint: String) {
+        *self
+            .endpoint
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = endpoint;
     }
 
     /// Whether it is disabled.
@@ -180,7 +188,11 @@ impl Status {
         Snapshot {
             name: self.name.clone(),
             queue: self.queue.clone(),
-            endpoint: self.endpoint.clone(),
+            endpoint: self
+                .endpoint
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .clone(),
             state,
             disabled_because: inner.disabled_because.clone(),
             in_flight: inner.in_flight,
@@ -202,16 +214,68 @@ pub struct Board {
 impl Board {
     /// Registers a subscription (its log keeps `log_entries` attempts); answers its status.
     pub fn register(&self, subscription: &super::Subscription, log_entries: usize) -> Arc<Status> {
+        self.insert(
+            &subscription.name,
+            &subscription.queue,
+            subscription.endpoint.describe(),
+            subscription.max_concurrency,
+            log_entries,
+        )
+    }
+
+    /// Registers a subscription that cannot run, disabled `because`.
+    pub fn register_disabled(
+        &self,
+        name: &str,
+        queue: &str,
+        endpoint: &str,
+        because: &str,
+        log_entries: usize,
+    ) -> Arc<Status> {
+        let shown = url::Url::parse(endpoint)
+            .map(|mut url| {
+                url.set_query(None);
+                url.set_fragment(None);
+                url.to_string()
+            })
+            .unwrap_or_default();
+        let status = self.insert(name, queue, shown, 1, log_entries);
+        status.disable(because);
+        status
+    }
+
+    /// Takes `status` off the board (if it is still the one registered under its name).
+    pub fn remove(&self, status: &Arc<Status>) {
+        let mut statuses = self
+            .statuses
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if statuses
+            .get(&status.name)
+            .is_some_and(|registered| Arc::ptr_eq(registered, status))
+        {
+            statuses.remove(&status.name);
+        }
+    }
+
+    fn insert(
+        &self,
+        name: &str,
+        queue: &str,
+        endpoint: String,
+        max_concurrency: u32,
+        log_entries: usize,
+    ) -> Arc<Status> {
         let status = Arc::new(Status {
-            name: subscription.name.clone(),
-            queue: subscription.queue.clone(),
-            endpoint: subscription.endpoint.describe(),
-            max_concurrency: subscription.max_concurrency.max(1),
+            name: name.to_owned(),
+            queue: queue.to_owned(),
+            endpoint: Mutex::new(endpoint),
+            max_concurrency: max_concurrency.max(1),
             log_entries: log_entries.max(1),
             inner: Mutex::new(Inner {
                 disabled_because: None,
                 in_flight: 0,
-                window: subscription.max_concurrency.max(1),
+                window: max_concurrency.max(1),
                 failures_in_a_row: 0,
                 outcomes: BTreeMap::new(),
                 log: VecDeque::new(),
@@ -222,7 +286,7 @@ impl Board {
         self.statuses
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .insert(subscription.name.clone(), Arc::clone(&status));
+            .insert(name.to_owned(), Arc::clone(&status));
         status
     }
 

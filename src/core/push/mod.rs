@@ -8,6 +8,7 @@
 //! subscription ([`board`]); how a message is posted (HTTP, signing, which addresses may be
 //! reached) is the port [`PushEndpoint`], implemented outside the core (`crate::push`).
 
+pub mod admin;
 pub mod board;
 pub mod runner;
 

@@ -25,7 +25,11 @@ const LOG_EVERY: Duration = Duration::from_secs(60);
 /// Starts `subscription`'s loop on the gateway's tracked tasks (it ends at shutdown, or once the
 /// subscription is disabled); its status is on the gateway's board, its log keeping
 /// `log_entries` attempts.
-pub fn start(gateway: &Arc<Gateway>, subscription: Subscription, log_entries: usize) {
+pub fn start(
+    gateway: &Arc<Gateway>,
+    subscription: Subscription,
+    log_entries: usize,
+) -> Arc<Status> {
     let status = gateway.push_board().register(&subscription, log_entries);
     let runner = Runner {
         caller: Caller::new(
@@ -42,9 +46,10 @@ pub fn start(gateway: &Arc<Gateway>, subscription: Subscription, log_entries: us
         ),
         gateway: Arc::clone(gateway),
         subscription: Arc::new(subscription),
-        status,
+        status: Arc::clone(&status),
     };
     gateway.spawn_tracked(runner.run());
+    status
 }
 
 struct Runner {

@@ -8,6 +8,7 @@
 
 mod connection;
 pub mod credential_server;
+pub mod push_records;
 pub mod sample_history;
 
 use crate::config::RedisStateConfig;

@@ -15,6 +15,7 @@ mod openapi;
 mod operating;
 pub mod own_redis;
 mod push;
+mod push_admin;
 mod readme_consumer_loop;
 mod redrive;
 mod service;

@@ -476,6 +476,14 @@ async fn the_basaltic_document_says_what_the_basaltic_docs_say() {
         ("post", "/v1/queues/{queue_id}/redrive/cancel"),
         ("get", "/v1/key"),
         ("get", "/v1/queues/{queue_id}/subscriptions"),
+        ("post", "/v1/queues/{queue_id}/subscriptions"),
+        ("patch", "/v1/queues/{queue_id}/subscriptions/{name}"),
+        ("delete", "/v1/queues/{queue_id}/subscriptions/{name}"),
+        (
+            "post",
+            "/v1/queues/{queue_id}/subscriptions/{name}/rotate-secret",
+        ),
+        ("get", "/v1/queues/{queue_id}/subscription-audit"),
     ]
     .iter()
     .map(|(method, path)| ((*method).to_owned(), (*path).to_owned()))

@@ -19,23 +19,23 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 /// The signing secrets of the tests (Standard Webhooks form).
-fn secret(fill: u8) -> String {
+pub(super) fn secret(fill: u8) -> String {
     format!("whsec_{}", STANDARD.encode([fill; 32]))
 }
 
 /// One request the receiver got.
 #[derive(Debug, Clone)]
-struct Hit {
-    id: String,
-    timestamp: String,
-    signature: String,
-    body: String,
-    at: Instant,
+pub(super) struct Hit {
+    pub(super) id: String,
+    pub(super) timestamp: String,
+    pub(super) signature: String,
+    pub(super) body: String,
+    pub(super) at: Instant,
 }
 
 /// What the receiver answers next: a status, an optional `Retry-After`, an optional delay.
 #[derive(Debug, Clone, Copy)]
-struct Reply {
+pub(super) struct Reply {
     status: u16,
     retry_after: Option<u64>,
     delay: Duration,
@@ -47,24 +47,28 @@ const OK: Reply = Reply {
     delay: Duration::ZERO,
 };
 
-fn status(status: u16) -> Reply {
+pub(super) fn status(status: u16) -> Reply {
     Reply { status, ..OK }
 }
 
 #[derive(Default)]
-struct Script {
+pub(super) struct Script {
     hits: Mutex<Vec<Hit>>,
     next: Mutex<VecDeque<Reply>>,
     otherwise: Mutex<Option<Reply>>,
 }
 
 /// A receiver on loopback answering by its script (then 200).
-struct Receiver {
-    url: String,
+pub(super) struct Receiver {
+    pub(super) url: String,
     script: Arc<Script>,
 }
 
-async fn receive(State(script): State<Arc<Script>>, headers: HeaderMap, body: String) -> Response {
+pub(super) async fn receive(
+    State(script): State<Arc<Script>>,
+    headers: HeaderMap,
+    body: String,
+) -> Response {
     let header = |name: &str| {
         headers
             .get(name)
@@ -97,7 +101,7 @@ async fn receive(State(script): State<Arc<Script>>, headers: HeaderMap, body: St
 }
 
 impl Receiver {
-    async fn start() -> Self {
+    pub(super) async fn start() -> Self {
         let script = Arc::new(Script::default());
         let router = axum::Router::new()
             .route("/hook", axum::routing::post(receive))
@@ -108,21 +112,66 @@ impl Receiver {
         Self { url, script }
     }
 
-    fn then(&self, replies: &[Reply]) -> &Self {
+    /// A receiver over HTTPS at `https://localhost:<port>/hook`, with the certificate and key
+    /// given (PEM).
+    pub(super) async fn start_tls(certificate_pem: &str, key_pem: &str) -> Self {
+        use rustls_pki_types::pem::PemObject as _;
+        let script = Arc::new(Script::default());
+        let router = axum::Router::new()
+            .route("/hook", axum::routing::post(receive))
+            .with_state(Arc::clone(&script));
+        let certificates =
+            rustls_pki_types::CertificateDer::pem_slice_iter(certificate_pem.as_bytes())
+                .collect::<Result<Vec<_>, _>>()
+                .unwrap();
+        let key = rustls_pki_types::PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).unwrap();
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(certificates, key)
+            .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!(
+            "https://localhost:{}/hook",
+            listener.local_addr().unwrap().port()
+        );
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let (acceptor, router) = (acceptor.clone(), router.clone());
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let service = hyper::service::service_fn(move |request| {
+                        tower::ServiceExt::oneshot(router.clone(), request)
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                        .await;
+                });
+            }
+        });
+        Self { url, script }
+    }
+
+    pub(super) fn then(&self, replies: &[Reply]) -> &Self {
         self.script.next.lock().unwrap().extend(replies);
         self
     }
 
-    fn always(&self, reply: Reply) {
+    pub(super) fn always(&self, reply: Reply) {
         *self.script.otherwise.lock().unwrap() = Some(reply);
     }
 
-    fn hits(&self) -> Vec<Hit> {
+    pub(super) fn hits(&self) -> Vec<Hit> {
         self.script.hits.lock().unwrap().clone()
     }
 
     /// Waits until it has had `count` requests (at most `within`).
-    async fn wait_for(&self, count: usize, within: Duration) -> Vec<Hit> {
+    pub(super) async fn wait_for(&self, count: usize, within: Duration) -> Vec<Hit> {
         let until = Instant::now() + within;
         loop {
             let hits = self.hits();
@@ -135,7 +184,7 @@ impl Receiver {
 }
 
 /// Whether `signature` (a `webhook-signature` value) holds a v1 signature of `hit` by `secret`.
-fn signed_by(hit: &Hit, secret: &str) -> bool {
+pub(super) fn signed_by(hit: &Hit, secret: &str) -> bool {
     let key = STANDARD
         .decode(secret.strip_prefix("whsec_").unwrap())
         .unwrap();

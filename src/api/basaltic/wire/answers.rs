@@ -365,6 +365,11 @@ pub(in crate::api::basaltic) struct SubscriptionList {
 pub(in crate::api::basaltic) struct SubscriptionJson {
     /// Its name.
     pub name: String,
+    /// `config` (the config file defines it) or `api` (made through the API).
+    pub source: &'static str,
+    /// How one made through the API is set (`null` for the config file's).
+    #[schema(required = true)]
+    pub managed: Option<super::ManagedJson>,
     /// Where it posts (no query, no credentials).
     pub endpoint: String,
     /// `active`, `backing_off` (failures in a row: fewer deliveries at once) or `disabled`.

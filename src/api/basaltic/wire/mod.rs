@@ -20,9 +20,11 @@ use std::collections::BTreeMap;
 use utoipa::ToSchema;
 
 mod answers;
+mod push;
 mod requests;
 
 pub(super) use answers::*;
+pub(super) use push::*;
 pub(super) use requests::*;
 
 /// Attributes a message may carry.

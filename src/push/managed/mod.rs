@@ -1,0 +1,642 @@
+//! Push subscriptions made through the API: the admin port's adapter. Each change is checked as
+//! the config's subscriptions are, written to the store only over the revision it read, with its
+//! audit line (who, what, which fields: never a secret), and then this process's runners follow
+//! the store; other replicas follow it within [`FOLLOW_EVERY`]. A signing secret is made here,
+//! answered once, and kept sealed ([`record::SecretSeal`]).
+
+pub mod record;
+pub mod store;
+
+pub use record::SecretSeal;
+pub use store::{DirectoryStore, RecordStore, StoreFailure, Write};
+
+use super::config::{check_settings, valid_name};
+use super::signing::{SigningKey, new_secret};
+use super::{EndpointMaker, Swappable, describe_url, subscription};
+use crate::core::push::admin::{
+    Actor, AuditEntry, Change, MOST_OVERLAP, Managed, Settings, SubscriptionAdmin, WithSecret,
+};
+use crate::core::push::board::Status;
+use crate::core::push::runner;
+use crate::core::{ErrorKind, Gateway, GatewayError};
+use async_trait::async_trait;
+use record::{AuditLine, PreviousSecret, Record};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+/// How often a process looks for changes other replicas made.
+pub const FOLLOW_EVERY: Duration = Duration::from_secs(2);
+/// The most audit entries one page answers.
+pub const MOST_AUDIT_PAGE: usize = 1000;
+/// Why a subscription a 410 Gone disabled is disabled.
+const GONE: &str = "the endpoint answered 410 Gone";
+
+/// What a manager is made of.
+pub struct ManagerParts {
+    /// The gateway whose queues are consumed.
+    pub gateway: Weak<Gateway>,
+    /// Where the records are.
+    pub store: Arc<dyn RecordStore>,
+    /// Seals and opens their secrets.
+    pub seal: SecretSeal,
+    /// Builds their endpoints.
+    pub maker: EndpointMaker,
+    /// Whether endpoints may be private.
+    pub allow_private_networks: bool,
+    /// Attempts each delivery log keeps.
+    pub log_entries: usize,
+    /// The config file's subscriptions' names (taken: the API changes none of them).
+    pub configured: BTreeSet<String>,
+}
+
+/// A record's runner in this process.
+struct Running {
+    revision: u64,
+    /// Whether its runner receives (else it is only shown, disabled).
+    enabled: bool,
+    /// The settings it runs with.
+    settings: Settings,
+    /// Where it posts: swapped in place by a change of the endpoint's own settings.
+    endpoint: Option<Arc<Swappable>>,
+    status: Arc<Status>,
+    /// Set when the manager stops it (so its end is not the endpoint's 410).
+    stopped: Arc<AtomicBool>,
+}
+
+/// The subscriptions made through the API, and their runners in this process.
+pub struct Manager {
+    parts: ManagerParts,
+    running: tokio::sync::Mutex<BTreeMap<String, Running>>,
+    /// Serializes this process's changes (the store's revision check covers other replicas).
+    changing: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for Manager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Manager").finish_non_exhaustive()
+    }
+}
+
+fn store_error(error: StoreFailure) -> GatewayError {
+    GatewayError::unavailable(Duration::from_secs(1)).with_source(error)
+}
+
+fn not_found(name: &str) -> GatewayError {
+    GatewayError::new(
+        ErrorKind::ResourceNotFound,
+        format!("the queue has no subscription `{name}` made through the API"),
+    )
+}
+
+fn changed_meanwhile() -> GatewayError {
+    GatewayError::new(
+        ErrorKind::Conflict,
+        "the subscription changed meanwhile; read it and try again",
+    )
+}
+
+/// `field: message` as the client sees a refused setting.
+fn refused(field: &str, message: &str) -> GatewayError {
+    GatewayError::out_of_range(format!("{field}: {message}"))
+}
+
+impl Manager {
+    /// A manager of `parts`' store.
+    pub fn new(parts: ManagerParts) -> Arc<Self> {
+        Arc::new(Self {
+            parts,
+            running: tokio::sync::Mutex::new(BTreeMap::new()),
+            changing: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    /// Plugs it into `gateway`, starts the store's subscriptions, and follows the store's
+    /// changes until shutdown.
+    pub async fn start(self: &Arc<Self>, gateway: &Arc<Gateway>) {
+        gateway.set_push_admin(Arc::new(Arc::clone(self)));
+        self.reconcile().await;
+        let manager = Arc::clone(self);
+        let stopping = gateway.shutdown_token();
+        tokio::spawn(async move {
+            let mut seen = manager.parts.store.version().await.ok();
+            loop {
+                tokio::select! {
+                    () = tokio::time::sleep(FOLLOW_EVERY) => {}
+                    () = stopping.cancelled() => return,
+                }
+                match manager.parts.store.version().await {
+                    Ok(version) if Some(version) != seen => {
+                        seen = Some(version);
+                        manager.reconcile().await;
+                    }
+                    Ok(_) => {}
+                    Err(error) => {
+                        tracing::warn!(%error, "push subscriptions: the store did not answer")
+                    }
+                }
+            }
+        });
+    }
+
+    fn gateway(&self) -> Result<Arc<Gateway>, GatewayError> {
+        self.parts
+            .gateway
+            .upgrade()
+            .ok_or_else(|| GatewayError::unavailable(Duration::from_secs(1)))
+    }
+
+    /// Brings this process's runners in line with the store: starts new and changed records'
+    /// runners, stops removed and replaced ones.
+    pub async fn reconcile(self: &Arc<Self>) {
+        let Some(gateway) = self.parts.gateway.upgrade() else {
+            return;
+        };
+        let records = match self.parts.store.load().await {
+            Ok(records) => records,
+            Err(error) => {
+                tracing::warn!(%error, "push subscriptions: the store did not answer");
+                return;
+            }
+        };
+        let wanted: BTreeMap<&str, &Record> = records
+            .iter()
+            .filter(|record| !self.parts.configured.contains(&record.name))
+            .map(|record| (record.name.as_str(), record))
+            .collect();
+        let mut running = self.running.lock().await;
+        let names: Vec<String> = running.keys().cloned().collect();
+        for name in names {
+            let keep = match (wanted.get(name.as_str()), running.get_mut(&name)) {
+                (Some(record), Some(run)) if record.revision == run.revision => true,
+                // Disabled, and its runner already stopped (a 410): its log stays on the board.
+                (Some(record), Some(run)) if !record.enabled && run.status.disabled() => {
+                    run.revision = record.revision;
+                    run.enabled = false;
+                    true
+                }
+                // Only the endpoint's own settings changed (where, how, the secrets): swapped
+                // in place, so no receive in flight is given up.
+                (Some(record), Some(run))
+                    if record.enabled && run.enabled && !run.status.disabled() =>
+                {
+                    self.swap_in_place(record, run)
+                }
+                _ => false,
+            };
+            if !keep && let Some(run) = running.remove(&name) {
+                run.stopped.store(true, Ordering::SeqCst);
+                run.status.disable(if wanted.contains_key(name.as_str()) {
+                    "replaced by a change"
+                } else {
+                    "deleted"
+                });
+                gateway.push_board().remove(&run.status);
+            }
+        }
+        for (name, record) in wanted {
+            if running.contains_key(name) {
+                continue;
+            }
+            let run = self.launch(&gateway, record);
+            running.insert(name.to_owned(), run);
+        }
+        for record in &records {
+            if self.parts.configured.contains(&record.name) {
+                tracing::warn!(
+                    subscription = record.name,
+                    "push subscription made through the API is not run: the config file defines one of that name"
+                );
+            }
+        }
+    }
+
+    /// `record`'s endpoint, its secrets opened.
+    fn endpoint_of(
+        &self,
+        record: &Record,
+    ) -> Result<Arc<dyn crate::core::push::PushEndpoint>, String> {
+        let now = self.parts.maker.now();
+        let open = |sealed| {
+            self.parts
+                .seal
+                .open(&record.queue, &record.name, sealed)
+                .and_then(|secret| SigningKey::parse(&secret).ok())
+        };
+        let previous = record
+            .previous
+            .as_ref()
+            .filter(|previous| previous.until > now)
+            .and_then(|previous| open(&previous.secret).map(|key| (key, Some(previous.until))));
+        let key = open(&record.secret).ok_or_else(|| {
+            "its secret cannot be opened with the configured receipt keys".to_owned()
+        })?;
+        self.parts.maker.endpoint(&record.settings(), key, previous)
+    }
+
+    /// Takes `record`'s change into `run` without a restart, when only the endpoint's own
+    /// settings changed; `false` when the runner must be started anew.
+    fn swap_in_place(&self, record: &Record, run: &mut Running) -> bool {
+        let (old, new) = (&run.settings, record.settings());
+        let runner_same = old.max_concurrency == new.max_concurrency
+            && old.max_per_second == new.max_per_second
+            && old.lease_seconds() == new.lease_seconds();
+        let Some(swappable) = &run.endpoint else {
+            return false;
+        };
+        if !runner_same {
+            return false;
+        }
+        let Ok(endpoint) = self.endpoint_of(record) else {
+            return false;
+        };
+        run.status.set_endpoint(endpoint.describe());
+        swappable.swap(endpoint);
+        run.revision = record.revision;
+        run.settings = new;
+        true
+    }
+
+    /// Starts `record`'s runner (or shows it disabled).
+    fn launch(self: &Arc<Self>, gateway: &Arc<Gateway>, record: &Record) -> Running {
+        let stopped = Arc::new(AtomicBool::new(false));
+        let settings = record.settings();
+        let built = self.endpoint_of(record);
+        let board = gateway.push_board();
+        let mut swappable = None;
+        let status = match built {
+            Ok(endpoint) if record.enabled => {
+                let endpoint = Swappable::new(endpoint);
+                swappable = Some(Arc::clone(&endpoint));
+                let subscription = subscription(&record.name, &record.queue, &settings, endpoint);
+                let status = runner::start(gateway, subscription, self.parts.log_entries);
+                self.watch_for_gone(gateway, record, &status, &stopped);
+                status
+            }
+            Ok(endpoint) => {
+                let subscription = subscription(&record.name, &record.queue, &settings, endpoint);
+                let status = board.register(&subscription, self.parts.log_entries);
+                status.disable(record.disabled_because.as_deref().unwrap_or("disabled"));
+                status
+            }
+            Err(because) => {
+                tracing::error!(
+                    subscription = record.name,
+                    because,
+                    "push subscription made through the API cannot run"
+                );
+                board.register_disabled(
+                    &record.name,
+                    &record.queue,
+                    &record.url,
+                    &because,
+                    self.parts.log_entries,
+                )
+            }
+        };
+        Running {
+            revision: record.revision,
+            enabled: record.enabled && swappable.is_some(),
+            settings,
+            endpoint: swappable,
+            status,
+            stopped,
+        }
+    }
+
+    /// Once `status` is disabled by its endpoint's 410 (not by the manager), records it in the
+    /// store, so every replica stops and admins see why.
+    fn watch_for_gone(
+        self: &Arc<Self>,
+        gateway: &Arc<Gateway>,
+        record: &Record,
+        status: &Arc<Status>,
+        stopped: &Arc<AtomicBool>,
+    ) {
+        let (manager, status, stopped) =
+            (Arc::clone(self), Arc::clone(status), Arc::clone(stopped));
+        let name = record.name.clone();
+        let stopping = gateway.shutdown_token();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = status.until_disabled() => {}
+                () = stopping.cancelled() => return,
+            }
+            if stopped.load(Ordering::SeqCst) {
+                return;
+            }
+            let _changing = manager.changing.lock().await;
+            let Ok(records) = manager.parts.store.load().await else {
+                return;
+            };
+            let Some(mut record) = records.into_iter().find(|r| r.name == name) else {
+                return;
+            };
+            if !record.enabled {
+                return;
+            }
+            let revision = record.revision;
+            let Ok(gateway) = manager.gateway() else {
+                return;
+            };
+            let now = gateway.now();
+            record.enabled = false;
+            record.disabled_because = Some(GONE.to_owned());
+            record.revision += 1;
+            record.updated_at = now;
+            let audit = AuditLine {
+                seq: 0,
+                at: now,
+                actor: "endpoint".into(),
+                action: "disabled_by_endpoint".into(),
+                queue: record.queue.clone(),
+                subscription: record.name.clone(),
+                detail: GONE.into(),
+            };
+            match manager
+                .parts
+                .store
+                .write(Write::Put(&record), revision, &audit)
+                .await
+            {
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::warn!(%error, subscription = name, "push subscription: its 410 could not be recorded")
+                }
+            }
+            drop(_changing);
+            manager.reconcile().await;
+        });
+    }
+
+    /// `queue`'s record named `name`, with every record read.
+    async fn find(&self, queue: &str, name: &str) -> Result<Record, GatewayError> {
+        if self.parts.configured.contains(name) {
+            return Err(GatewayError::new(
+                ErrorKind::Conflict,
+                format!("`{name}` is defined in the config file: change it there"),
+            ));
+        }
+        let records = self.parts.store.load().await.map_err(store_error)?;
+        records
+            .into_iter()
+            .find(|record| record.name == name && record.queue == queue)
+            .ok_or_else(|| not_found(name))
+    }
+
+    fn check(&self, settings: &Settings) -> Result<(), GatewayError> {
+        check_settings(settings, self.parts.allow_private_networks)
+            .map_err(|(field, message)| refused(field, &message))
+    }
+
+    /// Writes `record` over `expected` with its audit line, then follows the change.
+    async fn commit(
+        self: &Arc<Self>,
+        write: Write<'_>,
+        expected: u64,
+        audit: AuditLine,
+    ) -> Result<(), GatewayError> {
+        let written = self
+            .parts
+            .store
+            .write(write, expected, &audit)
+            .await
+            .map_err(store_error)?;
+        if !written {
+            return Err(changed_meanwhile());
+        }
+        tracing::info!(
+            actor = audit.actor,
+            action = audit.action,
+            queue = audit.queue,
+            subscription = audit.subscription,
+            detail = audit.detail,
+            "push subscription changed"
+        );
+        self.reconcile().await;
+        Ok(())
+    }
+}
+
+fn audit_line(
+    now: chrono::DateTime<chrono::Utc>,
+    actor: Actor<'_>,
+    action: &str,
+    record: &Record,
+    detail: String,
+) -> AuditLine {
+    AuditLine {
+        seq: 0,
+        at: now,
+        actor: actor.0.to_owned(),
+        action: action.to_owned(),
+        queue: record.queue.clone(),
+        subscription: record.name.clone(),
+        detail,
+    }
+}
+
+/// The endpoint as the audit trail shows it (scheme, host and path).
+fn shown(url: &str) -> String {
+    url::Url::parse(url).map_or_else(|_| "(not a URL)".to_owned(), |url| describe_url(&url))
+}
+
+#[async_trait]
+impl SubscriptionAdmin for Arc<Manager> {
+    async fn create(
+        &self,
+        actor: Actor<'_>,
+        queue: &str,
+        name: &str,
+        settings: Settings,
+    ) -> Result<WithSecret, GatewayError> {
+        if !valid_name(name) {
+            return Err(refused("name", "must be 1 to 64 letters, digits, - and _"));
+        }
+        self.check(&settings)?;
+        if self.parts.configured.contains(name) {
+            return Err(GatewayError::new(
+                ErrorKind::Conflict,
+                format!("a subscription named `{name}` is defined in the config file"),
+            ));
+        }
+        let gateway = self.gateway()?;
+        let _changing = self.changing.lock().await;
+        let now = gateway.now();
+        let secret = new_secret();
+        let record = Record {
+            name: name.to_owned(),
+            queue: queue.to_owned(),
+            url: settings.url.clone(),
+            max_concurrency: settings.max_concurrency,
+            max_per_second: settings.max_per_second,
+            timeout_seconds: settings.timeout_seconds,
+            visibility_timeout_seconds: settings.visibility_timeout_seconds,
+            raw_body: settings.raw_body,
+            hold_on_202: settings.hold_on_202,
+            enabled: true,
+            disabled_because: None,
+            created_at: now,
+            created_by: actor.0.to_owned(),
+            updated_at: now,
+            revision: 1,
+            secret: self.parts.seal.seal(queue, name, &secret),
+            secret_created_at: now,
+            previous: None,
+        };
+        let detail = format!("endpoint {}", shown(&record.url));
+        let audit = audit_line(now, actor, "created", &record, detail);
+        self.commit(Write::Put(&record), 0, audit)
+            .await
+            .map_err(|error| match error.kind {
+                ErrorKind::Conflict => GatewayError::new(
+                    ErrorKind::Conflict,
+                    format!("a subscription named `{name}` exists"),
+                ),
+                _ => error,
+            })?;
+        Ok(WithSecret {
+            managed: record.view(now),
+            secret,
+        })
+    }
+
+    async fn update(
+        &self,
+        actor: Actor<'_>,
+        queue: &str,
+        name: &str,
+        change: Change,
+    ) -> Result<Managed, GatewayError> {
+        let fields = change.fields();
+        if fields.is_empty() {
+            return Err(GatewayError::invalid_request("the request changes nothing"));
+        }
+        let gateway = self.gateway()?;
+        let _changing = self.changing.lock().await;
+        let mut record = self.find(queue, name).await?;
+        let expected = record.revision;
+        let mut settings = record.settings();
+        if let Some(url) = change.url.clone() {
+            settings.url = url;
+        }
+        if let Some(most) = change.max_concurrency {
+            settings.max_concurrency = most;
+        }
+        if let Some(rate) = change.max_per_second {
+            settings.max_per_second = rate;
+        }
+        if let Some(timeout) = change.timeout_seconds {
+            settings.timeout_seconds = timeout;
+        }
+        if let Some(lease) = change.visibility_timeout_seconds {
+            settings.visibility_timeout_seconds = lease;
+        }
+        if let Some(raw) = change.raw_body {
+            settings.raw_body = raw;
+        }
+        if let Some(hold) = change.hold_on_202 {
+            settings.hold_on_202 = hold;
+        }
+        self.check(&settings)?;
+        let now = gateway.now();
+        record.set_settings(settings);
+        match change.enabled {
+            Some(true) => {
+                record.enabled = true;
+                record.disabled_because = None;
+            }
+            Some(false) => {
+                record.enabled = false;
+                record.disabled_because = Some(format!("disabled by {}", actor.0));
+            }
+            None => {}
+        }
+        record.revision += 1;
+        record.updated_at = now;
+        let mut detail = format!("changed {}", fields.join(", "));
+        if change.url.is_some() {
+            detail.push_str(&format!("; endpoint {}", shown(&record.url)));
+        }
+        if let Some(enabled) = change.enabled {
+            detail.push_str(if enabled { "; enabled" } else { "; disabled" });
+        }
+        let audit = audit_line(now, actor, "updated", &record, detail);
+        self.commit(Write::Put(&record), expected, audit).await?;
+        Ok(record.view(now))
+    }
+
+    async fn rotate(
+        &self,
+        actor: Actor<'_>,
+        queue: &str,
+        name: &str,
+        overlap: Duration,
+    ) -> Result<WithSecret, GatewayError> {
+        if overlap > MOST_OVERLAP {
+            return Err(refused(
+                "overlap_seconds",
+                &format!("must be 0 to {}", MOST_OVERLAP.as_secs()),
+            ));
+        }
+        let gateway = self.gateway()?;
+        let _changing = self.changing.lock().await;
+        let mut record = self.find(queue, name).await?;
+        let expected = record.revision;
+        let now = gateway.now();
+        let secret = new_secret();
+        let until = now + chrono::Duration::from_std(overlap).unwrap_or_default();
+        record.previous = (!overlap.is_zero()).then(|| PreviousSecret {
+            secret: record.secret.clone(),
+            until,
+        });
+        record.secret = self.parts.seal.seal(queue, name, &secret);
+        record.secret_created_at = now;
+        record.revision += 1;
+        record.updated_at = now;
+        let detail = format!("the replaced secret signs for {} s", overlap.as_secs());
+        let audit = audit_line(now, actor, "secret_rotated", &record, detail);
+        self.commit(Write::Put(&record), expected, audit).await?;
+        Ok(WithSecret {
+            managed: record.view(now),
+            secret,
+        })
+    }
+
+    async fn delete(&self, actor: Actor<'_>, queue: &str, name: &str) -> Result<(), GatewayError> {
+        let gateway = self.gateway()?;
+        let _changing = self.changing.lock().await;
+        let record = self.find(queue, name).await?;
+        let now = gateway.now();
+        let detail = format!("endpoint {}", shown(&record.url));
+        let audit = audit_line(now, actor, "deleted", &record, detail);
+        self.commit(Write::Remove(name), record.revision, audit)
+            .await
+    }
+
+    async fn list(&self, queue: &str) -> Result<Vec<Managed>, GatewayError> {
+        let now = self.gateway()?.now();
+        let records = self.parts.store.load().await.map_err(store_error)?;
+        Ok(records
+            .iter()
+            .filter(|record| record.queue == queue)
+            .map(|record| record.view(now))
+            .collect())
+    }
+
+    async fn audit(
+        &self,
+        queue: &str,
+        limit: usize,
+        before: Option<u64>,
+    ) -> Result<Vec<AuditEntry>, GatewayError> {
+        let lines = self
+            .parts
+            .store
+            .audit(queue, limit.clamp(1, MOST_AUDIT_PAGE), before)
+            .await
+            .map_err(store_error)?;
+        Ok(lines.into_iter().map(AuditEntry::from).collect())
+    }
+}

@@ -1,0 +1,273 @@
+//! Where subscriptions made through the API and their audit trail are kept, behind one port:
+//! this process's memory, a directory ([`DirectoryStore`]: one gateway's), or the Redis/Valkey
+//! server replicas share (`crate::state::redis::push_records`). Every write is made only over the
+//! revision it read, with its audit line, so two admins' changes never silently undo each other.
+
+use super::record::{AuditLine, Record};
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, VecDeque};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// The most audit lines a store keeps readable (older ones stay in a directory's file).
+pub const AUDIT_KEPT: usize = 10_000;
+
+/// The store did not answer (or could not write).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("push subscription store: {0}")]
+pub struct StoreFailure(pub String);
+
+/// A write, as the store takes it.
+#[derive(Debug)]
+pub enum Write<'a> {
+    /// Keep this record (its revision is the new one).
+    Put(&'a Record),
+    /// Remove the record of this name.
+    Remove(&'a str),
+}
+
+/// The records and their audit trail.
+#[async_trait]
+pub trait RecordStore: Send + Sync + 'static {
+    /// Every record.
+    async fn load(&self) -> Result<Vec<Record>, StoreFailure>;
+
+    /// Writes `write` with its audit line if the record of that name is still at revision
+    /// `expected` (0: none); `false` when another change came first (nothing written).
+    async fn write(
+        &self,
+        write: Write<'_>,
+        expected: u64,
+        audit: &AuditLine,
+    ) -> Result<bool, StoreFailure>;
+
+    /// The audit lines of `queue`'s subscriptions, newest first: at most `limit`, older than
+    /// `before` (a seq) if given.
+    async fn audit(
+        &self,
+        queue: &str,
+        limit: usize,
+        before: Option<u64>,
+    ) -> Result<Vec<AuditLine>, StoreFailure>;
+
+    /// A number that changes with every write (cheap: replicas poll it to follow changes).
+    async fn version(&self) -> Result<u64, StoreFailure>;
+}
+
+/// The records file's content.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Saved {
+    version: u64,
+    next_seq: u64,
+    records: BTreeMap<String, Record>,
+}
+
+struct Inner {
+    saved: Saved,
+    audit: VecDeque<AuditLine>,
+}
+
+/// The records in memory, and in a directory when given (`subscriptions.json`, rewritten whole
+/// and renamed into place; `audit.jsonl`, appended): one gateway's, read at open. A change's
+/// audit line is written before the change, so no change is ever missing from the trail.
+pub struct DirectoryStore {
+    dir: Option<PathBuf>,
+    inner: Arc<Mutex<Inner>>,
+}
+
+impl std::fmt::Debug for DirectoryStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DirectoryStore")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+const RECORDS_FILE: &str = "subscriptions.json";
+const AUDIT_FILE: &str = "audit.jsonl";
+
+fn io(what: &str, error: impl std::fmt::Display) -> StoreFailure {
+    StoreFailure(format!("{what}: {error}"))
+}
+
+impl DirectoryStore {
+    /// A store in memory: nothing outlives the process.
+    pub fn in_memory() -> Self {
+        Self {
+            dir: None,
+            inner: Arc::new(Mutex::new(Inner {
+                saved: Saved::default(),
+                audit: VecDeque::new(),
+            })),
+        }
+    }
+
+    /// The store in `dir` (made if missing, private to this user).
+    pub fn open(dir: &Path) -> Result<Self, StoreFailure> {
+        std::fs::create_dir_all(dir).map_err(|error| io(&dir.display().to_string(), error))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+        }
+        let saved = match std::fs::read(dir.join(RECORDS_FILE)) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|error| io(&format!("{} is damaged", RECORDS_FILE), error))?,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Saved::default(),
+            Err(error) => return Err(io(RECORDS_FILE, error)),
+        };
+        let mut audit = VecDeque::new();
+        let mut last_seq = 0;
+        match std::fs::read_to_string(dir.join(AUDIT_FILE)) {
+            Ok(text) => {
+                for line in text.lines() {
+                    // A line cut short by a crash is skipped, never fatal.
+                    if let Ok(parsed) = serde_json::from_str::<AuditLine>(line) {
+                        last_seq = last_seq.max(parsed.seq);
+                        audit.push_back(parsed);
+                        if audit.len() > AUDIT_KEPT {
+                            audit.pop_front();
+                        }
+                    }
+                }
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => return Err(io(AUDIT_FILE, error)),
+        }
+        let mut saved = saved;
+        saved.next_seq = saved.next_seq.max(last_seq + 1);
+        Ok(Self {
+            dir: Some(dir.to_owned()),
+            inner: Arc::new(Mutex::new(Inner { saved, audit })),
+        })
+    }
+
+    fn write_now(
+        dir: Option<&Path>,
+        inner: &mut Inner,
+        write: &Write<'_>,
+        expected: u64,
+        audit: &AuditLine,
+    ) -> Result<bool, StoreFailure> {
+        let name = match write {
+            Write::Put(record) => record.name.as_str(),
+            Write::Remove(name) => name,
+        };
+        let current = inner
+            .saved
+            .records
+            .get(name)
+            .map_or(0, |record| record.revision);
+        if current != expected {
+            return Ok(false);
+        }
+        let mut line = audit.clone();
+        line.seq = inner.saved.next_seq.max(1);
+        let mut next = Saved {
+            version: inner.saved.version + 1,
+            next_seq: line.seq + 1,
+            records: inner.saved.records.clone(),
+        };
+        match write {
+            Write::Put(record) => {
+                next.records.insert(name.to_owned(), (*record).clone());
+            }
+            Write::Remove(_) => {
+                next.records.remove(name);
+            }
+        }
+        if let Some(dir) = dir {
+            let mut text = serde_json::to_string(&line).map_err(|error| io("audit line", error))?;
+            text.push('\n');
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(dir.join(AUDIT_FILE))
+                .map_err(|error| io(AUDIT_FILE, error))?;
+            file.write_all(text.as_bytes())
+                .and_then(|()| file.sync_data())
+                .map_err(|error| io(AUDIT_FILE, error))?;
+            let bytes = serde_json::to_vec_pretty(&next).map_err(|error| io("records", error))?;
+            let mut staged =
+                tempfile::NamedTempFile::new_in(dir).map_err(|error| io(RECORDS_FILE, error))?;
+            staged
+                .write_all(&bytes)
+                .and_then(|()| staged.as_file().sync_all())
+                .map_err(|error| io(RECORDS_FILE, error))?;
+            staged
+                .persist(dir.join(RECORDS_FILE))
+                .map_err(|error| io(RECORDS_FILE, error.error))?;
+            if let Ok(directory) = std::fs::File::open(dir) {
+                let _ = directory.sync_all();
+            }
+        }
+        inner.saved = next;
+        inner.audit.push_back(line);
+        if inner.audit.len() > AUDIT_KEPT {
+            inner.audit.pop_front();
+        }
+        Ok(true)
+    }
+}
+
+#[async_trait]
+impl RecordStore for DirectoryStore {
+    async fn load(&self) -> Result<Vec<Record>, StoreFailure> {
+        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(inner.saved.records.values().cloned().collect())
+    }
+
+    async fn write(
+        &self,
+        write: Write<'_>,
+        expected: u64,
+        audit: &AuditLine,
+    ) -> Result<bool, StoreFailure> {
+        let dir = self.dir.clone();
+        let inner = Arc::clone(&self.inner);
+        let owned = match write {
+            Write::Put(record) => Ok(record.clone()),
+            Write::Remove(name) => Err(name.to_owned()),
+        };
+        let audit = audit.clone();
+        // File work off the async workers; one change at a time.
+        tokio::task::spawn_blocking(move || {
+            let mut inner = inner.lock().unwrap_or_else(|p| p.into_inner());
+            let write = match &owned {
+                Ok(record) => Write::Put(record),
+                Err(name) => Write::Remove(name),
+            };
+            Self::write_now(dir.as_deref(), &mut inner, &write, expected, &audit)
+        })
+        .await
+        .map_err(|error| io("store task", error))?
+    }
+
+    async fn audit(
+        &self,
+        queue: &str,
+        limit: usize,
+        before: Option<u64>,
+    ) -> Result<Vec<AuditLine>, StoreFailure> {
+        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(inner
+            .audit
+            .iter()
+            .rev()
+            .filter(|line| line.queue == queue && before.is_none_or(|before| line.seq < before))
+            .take(limit)
+            .cloned()
+            .collect())
+    }
+
+    async fn version(&self) -> Result<u64, StoreFailure> {
+        Ok(self
+            .inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .saved
+            .version)
+    }
+}

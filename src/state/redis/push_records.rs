@@ -1,0 +1,121 @@
+//! The push subscriptions made through the API ([`RecordStore`]) on Redis or Valkey, shared by
+//! replicas: the records in one hash by name (`P{push}:subscriptions`, JSON with the secrets
+//! sealed), their revisions in another (`P{push}:revisions`), the audit trail in a list, newest
+//! first (`P{push}:audit`, the last [`AUDIT_KEPT`] lines), and the version every change bumps
+//! (`P{push}:version`), which replicas poll. Every key carries the `{push}` hash tag: one slot.
+
+use super::RedisServer;
+use crate::push::managed::record::{AuditLine, Record};
+use crate::push::managed::store::AUDIT_KEPT;
+use crate::push::managed::{RecordStore, StoreFailure, Write};
+use async_trait::async_trait;
+use redis::Script;
+
+/// The push subscriptions' keys on a Redis or Valkey server.
+pub struct RedisPushRecords {
+    server: RedisServer,
+    write: Script,
+}
+
+impl std::fmt::Debug for RedisPushRecords {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisPushRecords")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+fn failed(error: impl std::fmt::Display) -> StoreFailure {
+    StoreFailure(error.to_string())
+}
+
+impl RedisPushRecords {
+    /// The records' keys on `server`.
+    pub fn new(server: RedisServer) -> Self {
+        Self {
+            server,
+            write: Script::new(include_str!("push_write.lua")),
+        }
+    }
+
+    fn key(&self, what: &str) -> String {
+        self.server.key(&format!("{{push}}:{what}"))
+    }
+}
+
+#[async_trait]
+impl RecordStore for RedisPushRecords {
+    async fn load(&self) -> Result<Vec<Record>, StoreFailure> {
+        let mut values = redis::cmd("HVALS");
+        values.arg(self.key("subscriptions"));
+        let stored: Vec<String> = self.server.query(&values).await.map_err(failed)?;
+        stored
+            .iter()
+            .map(|json| {
+                serde_json::from_str(json)
+                    .map_err(|error| StoreFailure(format!("a damaged record: {error}")))
+            })
+            .collect()
+    }
+
+    async fn write(
+        &self,
+        write: Write<'_>,
+        expected: u64,
+        audit: &AuditLine,
+    ) -> Result<bool, StoreFailure> {
+        let (name, revision, json) = match write {
+            Write::Put(record) => (
+                record.name.as_str(),
+                record.revision,
+                serde_json::to_string(record).map_err(failed)?,
+            ),
+            Write::Remove(name) => (name, 0, String::new()),
+        };
+        let line = serde_json::to_string(audit).map_err(failed)?;
+        let mut invocation = self.write.prepare_invoke();
+        invocation
+            .key(self.key("subscriptions"))
+            .key(self.key("revisions"))
+            .key(self.key("version"))
+            .key(self.key("audit"))
+            .key(self.key("audit_seq"))
+            .arg(name)
+            .arg(expected)
+            .arg(revision)
+            .arg(json)
+            .arg(line)
+            .arg(AUDIT_KEPT);
+        let written: i64 = self.server.invoke(invocation).await.map_err(failed)?;
+        Ok(written == 1)
+    }
+
+    async fn audit(
+        &self,
+        queue: &str,
+        limit: usize,
+        before: Option<u64>,
+    ) -> Result<Vec<AuditLine>, StoreFailure> {
+        let mut range = redis::cmd("LRANGE");
+        range.arg(self.key("audit")).arg(0).arg(AUDIT_KEPT - 1);
+        let lines: Vec<String> = self.server.query(&range).await.map_err(failed)?;
+        Ok(lines
+            .iter()
+            .filter_map(|line| {
+                let (seq, json) = line.split_once(' ')?;
+                let mut parsed: AuditLine = serde_json::from_str(json).ok()?;
+                parsed.seq = seq.parse().ok()?;
+                Some(parsed)
+            })
+            .filter(|line| line.queue == queue && before.is_none_or(|before| line.seq < before))
+            .take(limit)
+            .collect())
+    }
+
+    async fn version(&self) -> Result<u64, StoreFailure> {
+        let mut get = redis::cmd("GET");
+        get.arg(self.key("version"));
+        let version: Option<u64> = self.server.query(&get).await.map_err(failed)?;
+        Ok(version.unwrap_or(0))
+    }
+}
