@@ -205,12 +205,16 @@ TOML
 #   UpdateQueue); and `content_based_deduplication: true` with `type: standard` (CreateQueue);
 # - limits in bytes where JSON Schema counts characters, and a Number's significant digits and
 #   magnitude (SendMessage);
-# - ids used twice in one batch: JSON Schema has no "unique by this field" (the three batches).
+# - ids used twice in one batch: JSON Schema has no "unique by this field" (the three batches);
+# - a push subscription's rules across fields and beyond the schema: a lease longer than the
+#   timeout, `hold_on_202` only with the wrapped body, the URL's scheme, host and credentials, a
+#   change that names no field (CreateSubscription, UpdateSubscription).
 # Their other answers are held to the schema like every answer.
 basaltic_checks='[[operations]]
 include-operation-id = [
   "DeleteMessage", "ChangeMessageVisibility", "SendMessage", "CreateQueue", "UpdateQueue",
   "SendMessageBatch", "DeleteMessageBatch", "ChangeMessageVisibilityBatch",
+  "CreateSubscription", "UpdateSubscription",
 ]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]'
 cat > "$work/basaltic.toml" <<TOML

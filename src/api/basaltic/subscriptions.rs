@@ -275,7 +275,7 @@ pub(super) async fn remove(
         ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
         ("name" = String, Path, description = "The subscription's name"),
     ),
-    request_body(content = wire::RotationRequest, content_type = "application/json"),
+    request_body(content = Option<wire::RotationRequest>, content_type = "application/json"),
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The subscription, with its new secret", body = SubscriptionWithSecret),
@@ -314,7 +314,7 @@ pub(super) async fn rotate(
     params(
         ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 1000, description = "The most entries (default 100)"),
-        ("before" = Option<u64>, Query, minimum = 1, description = "Entries older than this one: the `next` of the page before"),
+        ("before" = Option<u64>, Query, minimum = 1, maximum = 9_223_372_036_854_775_807_i64, description = "Entries older than this one: the `next` of the page before"),
     ),
     security(("bearer" = [])),
     responses(
@@ -368,7 +368,7 @@ fn audit_query(query: Option<&str>) -> Result<(usize, Option<u64>), GatewayError
                     value
                         .parse::<u64>()
                         .ok()
-                        .filter(|seq| *seq >= 1)
+                        .filter(|seq| (1..=i64::MAX as u64).contains(seq))
                         .ok_or_else(refused)?,
                 );
             }

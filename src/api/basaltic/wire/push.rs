@@ -184,7 +184,8 @@ pub(in crate::api::basaltic) fn parse_subscription_change(
     body: &[u8],
 ) -> Result<Change, GatewayError> {
     let object = SUBSCRIPTION_CHANGE.parse(body, false)?;
-    let body_given = object.get("body").is_some_and(|value| !value.is_null());
+    // `null` is not a body form: refused as one, not taken as "unchanged".
+    let body_given = object.contains_key("body");
     let change = Change {
         url: url_of(NEW_URL.read(&object, "")?)?,
         max_concurrency: NEW_CONCURRENCY.read(&object, "")?,
