@@ -3,7 +3,8 @@
 //! outcome and the latest attempts with status and latency (never bodies, receipts or secrets);
 //! takes `read_metrics`. Subscriptions are made, changed, given a new secret and removed through
 //! the routes below it, and every change is audited (`/subscription-audit`); those take
-//! `manage_queues`. A secret is answered once, when it is made.
+//! `manage_queues`, and changes also `receive` and `delete` (a subscription consumes the queue).
+//! A secret is answered once, when it is made. Deleting the queue deletes its subscriptions.
 
 use super::error::ErrorBody;
 use super::wire::{
@@ -157,7 +158,7 @@ pub(super) async fn subscriptions(
     path = "/v1/queues/{queue_id}/subscriptions",
     operation_id = "CreateSubscription",
     tag = "Queues",
-    description = "Makes a push subscription of the queue: the gateway posts its messages to `url`, signed as Standard Webhooks with the secret answered here, once (it is not shown again). Audited. Takes `manage_queues`.",
+    description = "Makes a push subscription of the queue: the gateway posts its messages to `url`, signed as Standard Webhooks with the secret answered here, once (it is not shown again). Audited. Takes `manage_queues`, `receive` and `delete` (a subscription consumes the queue).",
     params(
         ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
     ),
@@ -198,7 +199,7 @@ pub(super) async fn create(
     path = "/v1/queues/{queue_id}/subscriptions/{name}",
     operation_id = "UpdateSubscription",
     tag = "Queues",
-    description = "Changes a push subscription made through the API (one the config file defines is changed there: `409 conflict`); `enabled` stops or restarts its deliveries. Audited. Takes `manage_queues`.",
+    description = "Changes a push subscription made through the API (one the config file defines is changed there: `409 conflict`); `enabled` stops or restarts its deliveries. Audited. Takes `manage_queues`, `receive` and `delete`.",
     params(
         ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
         ("name" = String, Path, description = "The subscription's name"),
@@ -237,7 +238,7 @@ pub(super) async fn change(
     path = "/v1/queues/{queue_id}/subscriptions/{name}",
     operation_id = "DeleteSubscription",
     tag = "Queues",
-    description = "Removes a push subscription made through the API: no new delivery starts; those in flight end as they would. Audited. Takes `manage_queues`.",
+    description = "Removes a push subscription made through the API: no new delivery starts; those in flight end as they would. Audited. Takes `manage_queues`, `receive` and `delete`.",
     params(
         ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
         ("name" = String, Path, description = "The subscription's name"),
@@ -270,7 +271,7 @@ pub(super) async fn remove(
     path = "/v1/queues/{queue_id}/subscriptions/{name}/rotate-secret",
     operation_id = "RotateSubscriptionSecret",
     tag = "Queues",
-    description = "Gives a push subscription made through the API a new signing secret, answered once; the replaced one signs beside it for `overlap_seconds` (both signatures in `webhook-signature`), so receivers move to the new one without a gap. Audited. Takes `manage_queues`.",
+    description = "Gives a push subscription made through the API a new signing secret, answered once; the replaced one signs beside it for `overlap_seconds` (both signatures in `webhook-signature`), so receivers move to the new one without a gap. Audited. Takes `manage_queues`, `receive` and `delete`.",
     params(
         ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
         ("name" = String, Path, description = "The subscription's name"),

@@ -17,7 +17,9 @@ impl Gateway {
         let _ = self.push_admin.set(admin);
     }
 
-    /// The admin port, or `unsupported` when none is plugged in.
+    /// The admin port, or `unsupported` when none is plugged in. A subscription receives and
+    /// acknowledges the queue's messages, and its secret speaks for the gateway to its endpoint:
+    /// managing one takes what managing the queue takes, and receiving and deleting there too.
     fn push_admin_for(
         &self,
         caller: &Caller,
@@ -25,6 +27,17 @@ impl Gateway {
         queue: &str,
     ) -> Result<&Arc<dyn SubscriptionAdmin>, GatewayError> {
         self.admit(caller, operation, queue)?;
+        for consumer in [Operation::Receive, Operation::Acknowledge] {
+            self.allowed(caller, consumer, queue).map_err(|error| {
+                if error.kind == ErrorKind::PermissionDenied {
+                    GatewayError::permission_denied(
+                        "a push subscription consumes the queue: managing one also takes receiving and deleting its messages",
+                    )
+                } else {
+                    error
+                }
+            })?;
+        }
         self.push_admin.get().ok_or_else(|| {
             GatewayError::new(
                 ErrorKind::Unsupported,

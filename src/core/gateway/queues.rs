@@ -107,6 +107,16 @@ impl Gateway {
             || matches!(&settled, Err(error) if error.kind == ErrorKind::QueueNotFound)
         {
             self.registry.forget(name).await;
+            // Its push subscriptions go with it: a queue made later under the name is not theirs.
+            if let Some(admin) = self.push_admin.get() {
+                let actor = caller.principal().audit_name();
+                if let Err(error) = admin
+                    .forget_queue(crate::core::push::admin::Actor(&actor), name)
+                    .await
+                {
+                    error.log("delete_queue");
+                }
+            }
         }
         settled
     }

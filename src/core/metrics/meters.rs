@@ -364,26 +364,24 @@ impl Meters {
         counter.increment(1);
     }
 
-    /// A push delivery ended (`outcome`: [`crate::core::push::Pushed::outcome`]) after `elapsed`.
-    pub fn push_attempt(&self, subscription: &str, outcome: &'static str, elapsed: Duration) {
+    /// One push subscription's series, registered now (each of `outcomes` at zero), so its
+    /// deliveries register nothing.
+    pub fn push(&self, subscription: &str, outcomes: &[&'static str]) -> PushMeters {
         let name = Label::new("subscription", subscription.to_owned());
-        self.counter(
-            PUSH_DELIVERIES,
-            vec![name.clone(), Label::from_static_parts("outcome", outcome)],
-        )
-        .increment(1);
-        self.histogram(PUSH_SECONDS, vec![name])
-            .record(elapsed.as_secs_f64());
-    }
-
-    /// A push subscription's state: deliveries in flight, failures in a row, disabled or not.
-    pub fn push_state(&self, subscription: &str, in_flight: u32, failures: u32, disabled: bool) {
-        let name = || vec![Label::new("subscription", subscription.to_owned())];
-        self.gauge(PUSH_IN_FLIGHT, name()).set(f64::from(in_flight));
-        self.gauge(PUSH_FAILURES_IN_A_ROW, name())
-            .set(f64::from(failures));
-        self.gauge(PUSH_DISABLED, name())
-            .set(if disabled { 1.0 } else { 0.0 });
+        let deliveries = outcomes
+            .iter()
+            .map(|outcome| {
+                let labels = vec![name.clone(), Label::from_static_parts("outcome", outcome)];
+                (*outcome, self.counter(PUSH_DELIVERIES, labels))
+            })
+            .collect();
+        PushMeters {
+            deliveries,
+            seconds: self.histogram(PUSH_SECONDS, vec![name.clone()]),
+            in_flight: self.gauge(PUSH_IN_FLIGHT, vec![name.clone()]),
+            failures: self.gauge(PUSH_FAILURES_IN_A_ROW, vec![name.clone()]),
+            disabled: self.gauge(PUSH_DISABLED, vec![name]),
+        }
     }
 
     /// A receive whose client went away ended: `outcome` says what became of what it took.
@@ -561,4 +559,37 @@ fn hot_meters<K: std::hash::Hash + Eq + Copy>(
             .or_insert(meters)
             .clone()
     })
+}
+
+/// One push subscription's series ([`Meters::push`]).
+#[derive(Clone)]
+pub struct PushMeters {
+    deliveries: Vec<(&'static str, metrics::Counter)>,
+    seconds: metrics::Histogram,
+    in_flight: metrics::Gauge,
+    failures: metrics::Gauge,
+    disabled: metrics::Gauge,
+}
+
+impl std::fmt::Debug for PushMeters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PushMeters").finish_non_exhaustive()
+    }
+}
+
+impl PushMeters {
+    /// A delivery ended with `outcome` (one of those registered) after `elapsed`.
+    pub fn attempt(&self, outcome: &'static str, elapsed: Duration) {
+        if let Some((_, counter)) = self.deliveries.iter().find(|(known, _)| *known == outcome) {
+            counter.increment(1);
+        }
+        self.seconds.record(elapsed.as_secs_f64());
+    }
+
+    /// Its state: deliveries in flight, failures in a row, disabled or not.
+    pub fn state(&self, in_flight: u32, failures: u32, disabled: bool) {
+        self.in_flight.set(f64::from(in_flight));
+        self.failures.set(f64::from(failures));
+        self.disabled.set(if disabled { 1.0 } else { 0.0 });
+    }
 }

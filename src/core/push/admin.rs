@@ -142,7 +142,8 @@ pub struct AuditEntry {
     pub at: DateTime<Utc>,
     /// Who: the admin's key name, or `endpoint` when a 410 Gone disabled it.
     pub actor: String,
-    /// What: `created`, `updated`, `secret_rotated`, `deleted`, `disabled_by_endpoint`.
+    /// What: `created`, `updated`, `secret_rotated`, `deleted`, `deleted_with_queue`,
+    /// `disabled_by_endpoint`.
     pub action: String,
     /// The subscription's queue.
     pub queue: String,
@@ -191,6 +192,9 @@ pub trait SubscriptionAdmin: Send + Sync + 'static {
     /// Removes a subscription of `queue`: its deliveries in flight end as they would, no new one
     /// starts.
     async fn delete(&self, actor: Actor<'_>, queue: &str, name: &str) -> Result<(), GatewayError>;
+
+    /// Removes every subscription of `queue` (the queue was deleted).
+    async fn forget_queue(&self, actor: Actor<'_>, queue: &str) -> Result<(), GatewayError>;
 
     /// The subscriptions of `queue` made at run time.
     async fn list(&self, queue: &str) -> Result<Vec<Managed>, GatewayError>;

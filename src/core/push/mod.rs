@@ -79,6 +79,17 @@ pub enum Pushed {
 }
 
 impl Pushed {
+    /// Every outcome's name, as [`Pushed::outcome`] gives them.
+    pub const OUTCOMES: [&'static str; 7] = [
+        "accepted",
+        "held",
+        "refused",
+        "gone",
+        "timed_out",
+        "unreachable",
+        "forbidden",
+    ];
+
     /// The outcome's name in metrics and the delivery log.
     pub fn outcome(&self) -> &'static str {
         match self {

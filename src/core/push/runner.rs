@@ -9,6 +9,7 @@ use crate::core::Gateway;
 use crate::core::access::{Action, Caller, Grants, Principal};
 use crate::core::gateway::ReceiveOptions;
 use crate::core::log_throttle::LogThrottle;
+use crate::core::metrics::meters::PushMeters;
 use crate::core::model::Delivery;
 use governor::{Quota, RateLimiter};
 use std::num::NonZeroU32;
@@ -45,6 +46,9 @@ pub fn start(
             )),
         ),
         gateway: Arc::clone(gateway),
+        meters: gateway
+            .meters()
+            .push(&subscription.name, &super::Pushed::OUTCOMES),
         subscription: Arc::new(subscription),
         status: Arc::clone(&status),
     };
@@ -54,6 +58,8 @@ pub fn start(
 
 struct Runner {
     gateway: Arc<Gateway>,
+    /// Its series, registered once.
+    meters: PushMeters,
     subscription: Arc<Subscription>,
     caller: Caller,
     status: Arc<Status>,
@@ -67,6 +73,8 @@ impl Runner {
             .and_then(NonZeroU32::new)
             .map(|rate| RateLimiter::direct(Quota::per_second(rate)));
         let mut failing = LogThrottle::new(LOG_EVERY);
+        // A runner replacing another shows its own state at once.
+        self.report();
         let most = self.subscription.max_concurrency.clamp(1, 10);
         loop {
             if self.status.disabled() {
@@ -131,6 +139,7 @@ impl Runner {
                 }
                 let posting = Posting {
                     gateway: Arc::clone(&self.gateway),
+                    meters: self.meters.clone(),
                     subscription: Arc::clone(&self.subscription),
                     caller: self.caller.clone(),
                     status: Arc::clone(&self.status),
@@ -142,7 +151,7 @@ impl Runner {
 
     /// Shows the subscription's state in the gauges.
     fn report(&self) {
-        report(&self.gateway, &self.status);
+        report(&self.meters, &self.status);
     }
 
     /// Sleeps `pause`; `false` when shutdown began meanwhile.
@@ -157,6 +166,7 @@ impl Runner {
 /// One delivery being posted.
 struct Posting {
     gateway: Arc<Gateway>,
+    meters: PushMeters,
     subscription: Arc<Subscription>,
     caller: Caller,
     status: Arc<Status>,
@@ -225,9 +235,7 @@ impl Posting {
                 "push subscription: a delivery could not be settled; it comes back when its lease ends"
             );
         }
-        self.gateway
-            .meters()
-            .push_attempt(&subscription.name, pushed.outcome(), latency);
+        self.meters.attempt(pushed.outcome(), latency);
         self.status.ended(
             Attempt {
                 at: self.gateway.now(),
@@ -239,7 +247,7 @@ impl Posting {
             },
             matches!(pushed, Pushed::Accepted { .. } | Pushed::Held),
         );
-        report(&self.gateway, &self.status);
+        report(&self.meters, &self.status);
     }
 
     /// Releases the delivery once `wait` has passed (its lease now ends then).
@@ -261,9 +269,7 @@ impl Posting {
 }
 
 /// Shows `status` in the gauges.
-fn report(gateway: &Gateway, status: &Status) {
+fn report(meters: &PushMeters, status: &Status) {
     let (in_flight, failures, disabled) = status.gauges();
-    gateway
-        .meters()
-        .push_state(status.name(), in_flight, failures, disabled);
+    meters.state(in_flight, failures, disabled);
 }

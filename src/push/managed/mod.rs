@@ -53,6 +53,8 @@ pub struct ManagerParts {
 
 /// A record's runner in this process.
 struct Running {
+    /// The record's identity.
+    id: String,
     revision: u64,
     /// Whether its runner receives (else it is only shown, disabled).
     enabled: bool,
@@ -116,11 +118,12 @@ impl Manager {
     /// changes until shutdown.
     pub async fn start(self: &Arc<Self>, gateway: &Arc<Gateway>) {
         gateway.set_push_admin(Arc::new(Arc::clone(self)));
-        self.reconcile().await;
+        // Read before the first reconcile: a change made between the two is followed.
+        let first = self.parts.store.version().await.ok();
+        let mut seen = if self.reconcile().await { first } else { None };
         let manager = Arc::clone(self);
         let stopping = gateway.shutdown_token();
         tokio::spawn(async move {
-            let mut seen = manager.parts.store.version().await.ok();
             loop {
                 tokio::select! {
                     () = tokio::time::sleep(FOLLOW_EVERY) => {}
@@ -128,8 +131,9 @@ impl Manager {
                 }
                 match manager.parts.store.version().await {
                     Ok(version) if Some(version) != seen => {
-                        seen = Some(version);
-                        manager.reconcile().await;
+                        if manager.reconcile().await {
+                            seen = Some(version);
+                        }
                     }
                     Ok(_) => {}
                     Err(error) => {
@@ -148,16 +152,18 @@ impl Manager {
     }
 
     /// Brings this process's runners in line with the store: starts new and changed records'
-    /// runners, stops removed and replaced ones.
-    pub async fn reconcile(self: &Arc<Self>) {
+    /// runners, stops removed and replaced ones; `false` when the store did not answer.
+    pub async fn reconcile(self: &Arc<Self>) -> bool {
         let Some(gateway) = self.parts.gateway.upgrade() else {
-            return;
+            return false;
         };
+        // Read under the lock: a later reconcile never acts on an earlier read.
+        let mut running = self.running.lock().await;
         let records = match self.parts.store.load().await {
             Ok(records) => records,
             Err(error) => {
                 tracing::warn!(%error, "push subscriptions: the store did not answer");
-                return;
+                return false;
             }
         };
         let wanted: BTreeMap<&str, &Record> = records
@@ -165,10 +171,11 @@ impl Manager {
             .filter(|record| !self.parts.configured.contains(&record.name))
             .map(|record| (record.name.as_str(), record))
             .collect();
-        let mut running = self.running.lock().await;
         let names: Vec<String> = running.keys().cloned().collect();
         for name in names {
             let keep = match (wanted.get(name.as_str()), running.get_mut(&name)) {
+                // Another subscription under the name (deleted and made again): never kept.
+                (Some(record), Some(run)) if record.id != run.id => false,
                 (Some(record), Some(run)) if record.revision == run.revision => true,
                 // Disabled, and its runner already stopped (a 410): its log stays on the board.
                 (Some(record), Some(run)) if !record.enabled && run.status.disabled() => {
@@ -210,6 +217,7 @@ impl Manager {
                 );
             }
         }
+        true
     }
 
     /// `record`'s endpoint, its secrets opened.
@@ -296,6 +304,7 @@ impl Manager {
             }
         };
         Running {
+            id: record.id.clone(),
             revision: record.revision,
             enabled: record.enabled && swappable.is_some(),
             settings,
@@ -316,21 +325,23 @@ impl Manager {
     ) {
         let (manager, status, stopped) =
             (Arc::clone(self), Arc::clone(status), Arc::clone(stopped));
-        let name = record.name.clone();
+        let (name, id) = (record.name.clone(), record.id.clone());
         let stopping = gateway.shutdown_token();
         tokio::spawn(async move {
             tokio::select! {
                 () = status.until_disabled() => {}
                 () = stopping.cancelled() => return,
             }
+            let _changing = manager.changing.lock().await;
+            // Checked again under the lock: a change may have stopped it meanwhile.
             if stopped.load(Ordering::SeqCst) {
                 return;
             }
-            let _changing = manager.changing.lock().await;
             let Ok(records) = manager.parts.store.load().await else {
                 return;
             };
-            let Some(mut record) = records.into_iter().find(|r| r.name == name) else {
+            let Some(mut record) = records.into_iter().find(|r| r.name == name && r.id == id)
+            else {
                 return;
             };
             if !record.enabled {
@@ -370,19 +381,30 @@ impl Manager {
         });
     }
 
-    /// `queue`'s record named `name`, with every record read.
-    async fn find(&self, queue: &str, name: &str) -> Result<Record, GatewayError> {
-        if self.parts.configured.contains(name) {
-            return Err(GatewayError::new(
+    /// `queue`'s record named `name`, to change (`for_delete`: to remove, which a record the
+    /// config file shadows may still be).
+    async fn find(
+        &self,
+        queue: &str,
+        name: &str,
+        for_delete: bool,
+    ) -> Result<Record, GatewayError> {
+        let records = self.parts.store.load().await.map_err(store_error)?;
+        let found = records
+            .into_iter()
+            .find(|record| record.name == name && record.queue == queue);
+        let configured = || {
+            GatewayError::new(
                 ErrorKind::Conflict,
                 format!("`{name}` is defined in the config file: change it there"),
-            ));
+            )
+        };
+        match found {
+            Some(record) if for_delete || !self.parts.configured.contains(name) => Ok(record),
+            Some(_) => Err(configured()),
+            None if self.parts.configured.contains(name) => Err(configured()),
+            None => Err(not_found(name)),
         }
-        let records = self.parts.store.load().await.map_err(store_error)?;
-        records
-            .into_iter()
-            .find(|record| record.name == name && record.queue == queue)
-            .ok_or_else(|| not_found(name))
     }
 
     fn check(&self, settings: &Settings) -> Result<(), GatewayError> {
@@ -466,6 +488,7 @@ impl SubscriptionAdmin for Arc<Manager> {
         let now = gateway.now();
         let secret = new_secret();
         let record = Record {
+            id: uuid::Uuid::new_v4().to_string(),
             name: name.to_owned(),
             queue: queue.to_owned(),
             url: settings.url.clone(),
@@ -480,7 +503,7 @@ impl SubscriptionAdmin for Arc<Manager> {
             created_at: now,
             created_by: actor.0.to_owned(),
             updated_at: now,
-            revision: 1,
+            revision: u64::from(rand::random::<u32>()) << 16 | 1,
             secret: self.parts.seal.seal(queue, name, &secret),
             secret_created_at: now,
             previous: None,
@@ -515,7 +538,7 @@ impl SubscriptionAdmin for Arc<Manager> {
         }
         let gateway = self.gateway()?;
         let _changing = self.changing.lock().await;
-        let mut record = self.find(queue, name).await?;
+        let mut record = self.find(queue, name, false).await?;
         let expected = record.revision;
         let mut settings = record.settings();
         if let Some(url) = change.url.clone() {
@@ -582,7 +605,7 @@ impl SubscriptionAdmin for Arc<Manager> {
         }
         let gateway = self.gateway()?;
         let _changing = self.changing.lock().await;
-        let mut record = self.find(queue, name).await?;
+        let mut record = self.find(queue, name, false).await?;
         let expected = record.revision;
         let now = gateway.now();
         let secret = new_secret();
@@ -607,7 +630,7 @@ impl SubscriptionAdmin for Arc<Manager> {
     async fn delete(&self, actor: Actor<'_>, queue: &str, name: &str) -> Result<(), GatewayError> {
         let gateway = self.gateway()?;
         let _changing = self.changing.lock().await;
-        let record = self.find(queue, name).await?;
+        let record = self.find(queue, name, true).await?;
         let now = gateway.now();
         let detail = format!("endpoint {}", shown(&record.url));
         let audit = audit_line(now, actor, "deleted", &record, detail);
@@ -620,9 +643,29 @@ impl SubscriptionAdmin for Arc<Manager> {
         let records = self.parts.store.load().await.map_err(store_error)?;
         Ok(records
             .iter()
-            .filter(|record| record.queue == queue)
+            .filter(|record| record.queue == queue && !self.parts.configured.contains(&record.name))
             .map(|record| record.view(now))
             .collect())
+    }
+
+    async fn forget_queue(&self, actor: Actor<'_>, queue: &str) -> Result<(), GatewayError> {
+        let gateway = self.gateway()?;
+        let _changing = self.changing.lock().await;
+        let records = self.parts.store.load().await.map_err(store_error)?;
+        for record in records.iter().filter(|record| record.queue == queue) {
+            let detail = format!("the queue was deleted; endpoint {}", shown(&record.url));
+            let audit = audit_line(gateway.now(), actor, "deleted_with_queue", record, detail);
+            // A change meanwhile (it is gone already) is no failure.
+            match self
+                .commit(Write::Remove(&record.name), record.revision, audit)
+                .await
+            {
+                Ok(()) => {}
+                Err(error) if error.kind == ErrorKind::Conflict => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(())
     }
 
     async fn audit(
@@ -634,7 +677,7 @@ impl SubscriptionAdmin for Arc<Manager> {
         let lines = self
             .parts
             .store
-            .audit(queue, limit.clamp(1, MOST_AUDIT_PAGE), before)
+            .audit(queue, limit.clamp(1, MOST_AUDIT_PAGE + 1), before)
             .await
             .map_err(store_error)?;
         Ok(lines.into_iter().map(AuditEntry::from).collect())

@@ -45,8 +45,11 @@ pub struct PreviousSecret {
 }
 
 /// A subscription made through the API.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
+    /// Its identity: random, made once (a subscription deleted and made again under its name is
+    /// another one).
+    pub id: String,
     /// Its name.
     pub name: String,
     /// The gateway queue it consumes.
@@ -75,7 +78,8 @@ pub struct Record {
     pub created_by: String,
     /// When it last changed.
     pub updated_at: DateTime<Utc>,
-    /// Grows by one with every change (a change is written only over the revision it read).
+    /// Starts at a random number and grows by one with every change (a change is written only
+    /// over the revision it read, so one read of another record of the name never matches).
     pub revision: u64,
     /// The current signing secret.
     pub secret: SealedSecret,
@@ -83,6 +87,19 @@ pub struct Record {
     pub secret_created_at: DateTime<Utc>,
     /// The replaced secret, during a rotation's overlap.
     pub previous: Option<PreviousSecret>,
+}
+
+impl std::fmt::Debug for Record {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The URL's query may carry a token; the secrets are sealed but need not be shown.
+        f.debug_struct("Record")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("queue", &self.queue)
+            .field("revision", &self.revision)
+            .field("enabled", &self.enabled)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Record {

@@ -165,6 +165,8 @@ impl DirectoryStore {
         }
         let mut line = audit.clone();
         line.seq = inner.saved.next_seq.max(1);
+        // Taken even if the writes below fail: a line that reached the log keeps its place.
+        inner.saved.next_seq = line.seq + 1;
         let mut next = Saved {
             version: inner.saved.version + 1,
             next_seq: line.seq + 1,

@@ -9,14 +9,14 @@ use crate::harness::*;
 use serde_json::{Value, json};
 use std::time::Duration;
 
-/// A basaltic key with `manage_queues` and `read_metrics` everywhere, and one with only
+/// A basaltic key that may manage, send to, receive from and delete on every queue, and one with only
 /// `read_metrics`: (config lines, admin key, reader key).
 fn keys() -> (String, String, String) {
     let admin = sqs_gateway::credentials::api_keys::generate_key();
     let reader = sqs_gateway::credentials::api_keys::generate_key();
     let toml = format!(
         "[basaltic]\nall_queues = true\n\n[[basaltic.keys]]\nid = \"{}\"\nhash = \"{}\"\n\
-         grants = {{ \"*\" = [\"manage_queues\", \"read_metrics\"] }}\n\n[[basaltic.keys]]\n\
+         grants = {{ \"*\" = [\"manage_queues\", \"receive\", \"delete\", \"read_metrics\", \"send\"] }}\n\n[[basaltic.keys]]\n\
          id = \"{}\"\nhash = \"{}\"\ngrants = {{ \"*\" = [\"read_metrics\"] }}\n",
         admin.id, admin.hash, reader.id, reader.hash
     );
@@ -576,6 +576,81 @@ crate::on_kind!(
     RedisCluster,
     replicas_follow_each_other_s_changes
 );
+
+/// Managing a subscription takes receiving and deleting the queue's messages too: a key that may
+/// only manage the queue cannot point its messages somewhere.
+#[tokio::test]
+async fn managing_a_subscription_takes_receive_and_delete_too() {
+    let receiver = Receiver::start().await;
+    let manager = sqs_gateway::credentials::api_keys::generate_key();
+    let gw = gateway(
+        Kind::Embedded,
+        &format!(
+            "[basaltic]\nall_queues = true\n\n[[basaltic.keys]]\nid = \"{}\"\nhash = \"{}\"\n\
+             grants = {{ \"*\" = [\"manage_queues\", \"receive\"] }}\n",
+            manager.id, manager.hash
+        ),
+    )
+    .await;
+    let admin = Admin::new(&gw, &manager.key, "orders");
+    let (code, answer) = admin
+        .create(json!({ "name": "hook", "url": receiver.url }))
+        .await;
+    assert_eq!(code, 403, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("deleting"),
+        "{answer}"
+    );
+    assert!(gw.gateway.push_board().of_queue("orders").is_empty());
+}
+
+/// Deleting a queue deletes its subscriptions (audited): a queue made again under its name is
+/// not pushed anywhere.
+#[tokio::test]
+async fn deleting_a_queue_deletes_its_subscriptions() {
+    let receiver = Receiver::start().await;
+    let (toml, admin_key, _) = keys();
+    let gw = gateway(
+        Kind::Embedded,
+        &format!("{toml}\n[sqs_api]\nmanage_queues = true\n"),
+    )
+    .await;
+    let sqs = gw.sqs_client(SQS_KEY_ID, SQS_SECRET);
+    let url = sqs
+        .create_queue()
+        .queue_name("temp")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let admin = Admin::new(&gw, &admin_key, "temp");
+    let (code, made) = admin
+        .create(json!({ "name": "hook", "url": receiver.url }))
+        .await;
+    assert_eq!(code, 201, "{made}");
+    assert!(!gw.gateway.push_board().of_queue("temp").is_empty());
+    sqs.delete_queue().queue_url(&url).send().await.unwrap();
+    assert!(
+        gw.gateway.push_board().of_queue("temp").is_empty(),
+        "its runner stopped"
+    );
+    sqs.create_queue().queue_name("temp").send().await.unwrap();
+    gw.send("temp", "for nobody").await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(receiver.hits().is_empty());
+    assert_eq!(admin.list().await["subscriptions"], json!([]));
+    let actions: Vec<String> = admin
+        .audit()
+        .await
+        .iter()
+        .map(|entry| entry["action"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(actions, ["deleted_with_queue", "created"]);
+}
 
 /// A self-signed certificate for `localhost`: (certificate PEM, key PEM).
 fn certificate() -> (String, String) {
