@@ -43,13 +43,25 @@ impl BacklogFigures {
 }
 
 /// Stores `messages` messages of `body_bytes` bytes in queue `backlog` of the durable engine in
-/// `dir`, through the engine itself (HTTP would take far longer), then closes it: the hidden
-/// `bench-fill` command, a child process so that its memory is gone before the gateway starts.
-pub(crate) async fn fill(dir: &Path, messages: usize, body_bytes: usize) -> Result<(), String> {
+/// `dir` (or, with `fifo_groups`, in the FIFO queue `backlog.fifo`, message n in group
+/// n mod `fifo_groups`), through the engine itself (HTTP would take far longer), then closes it:
+/// the hidden `bench-fill` command, a child process so that its memory is gone before the
+/// gateway starts.
+pub(crate) async fn fill(
+    dir: &Path,
+    messages: usize,
+    body_bytes: usize,
+    fifo_groups: Option<usize>,
+) -> Result<(), String> {
     let backend: Arc<dyn Backend> =
         EmbeddedBackend::open(dir, Arc::new(SystemClock)).map_err(|e| e.to_string())?;
+    let queue = if fifo_groups.is_some() {
+        process::FIFO_BACKLOG_QUEUE
+    } else {
+        QUEUE
+    };
     let url = backend
-        .create_queue(QUEUE, &QueueSettings::default())
+        .create_queue(queue, &QueueSettings::default())
         .await
         .map_err(|e| e.to_string())?
         .url;
@@ -65,7 +77,19 @@ pub(crate) async fn fill(dir: &Path, messages: usize, body_bytes: usize) -> Resu
             })
             .collect();
         tasks.push(tokio::spawn(async move {
-            while next.fetch_add(1, Ordering::Relaxed) < batches {
+            let mut batch = batch;
+            loop {
+                let number = next.fetch_add(1, Ordering::Relaxed);
+                if number >= batches {
+                    break;
+                }
+                if let Some(groups) = fifo_groups {
+                    for (offset, message) in batch.iter_mut().enumerate() {
+                        let n = number * BATCH + offset;
+                        message.group_id = Some(format!("g{}", n % groups.max(1)));
+                        message.deduplication_id = Some(n.to_string());
+                    }
+                }
                 let results = backend
                     .send_batch(&url, &batch)
                     .await
@@ -87,26 +111,39 @@ pub(crate) async fn fill(dir: &Path, messages: usize, body_bytes: usize) -> Resu
 }
 
 /// Runs `sqs-gateway-bench bench-fill` and waits for it; answers how long it took.
-async fn fill_in_child(
+pub(super) async fn fill_in_child(
     work: &Path,
     dir: &Path,
     messages: usize,
     body_bytes: usize,
+    fifo_groups: Option<usize>,
 ) -> Result<Duration, String> {
     let started = Instant::now();
     let (messages, body_bytes) = (messages.to_string(), body_bytes.to_string());
+    let dir = dir.to_string_lossy();
+    let groups = fifo_groups.map(|groups| groups.to_string());
+    let mut arguments = vec![
+        "bench-fill",
+        "--data-dir",
+        &dir,
+        "--messages",
+        &messages,
+        "--body-bytes",
+        &body_bytes,
+    ];
+    if let Some(groups) = &groups {
+        arguments.extend(["--fifo-groups", groups.as_str()]);
+    }
     process::spawn(
         process::Binary::Bench,
-        &format!("fill-{messages}-{body_bytes}"),
-        &[
-            "bench-fill",
-            "--data-dir",
-            &dir.to_string_lossy(),
-            "--messages",
-            &messages,
-            "--body-bytes",
-            &body_bytes,
-        ],
+        &format!(
+            "fill-{messages}-{body_bytes}{}",
+            groups
+                .as_deref()
+                .map(|g| format!("-fifo-{g}"))
+                .unwrap_or_default()
+        ),
+        &arguments,
         work,
         &[],
     )?
@@ -146,7 +183,7 @@ pub(super) async fn measure(
     let dir = work.join(format!("backlog-{messages}-{body_bytes}"));
     eprintln!("bench: backlog: storing {messages} messages of {body_bytes} bytes");
     let outcome = async {
-        let filled_in = fill_in_child(work, &dir, messages, body_bytes).await?;
+        let filled_in = fill_in_child(work, &dir, messages, body_bytes, None).await?;
         eprintln!("bench: backlog: reopening {messages} messages in a gateway");
         let gateway = Gateway::start(
             &format!("gateway-backlog-{messages}-{body_bytes}"),

@@ -48,9 +48,17 @@ fn json(body: Bytes) -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "application/json")], body)
 }
 
-/// Small write + fdatasync operations a second on a file in `dir`, for `duration`: the most
-/// commits a second anything durable can make there.
-pub(super) async fn fsync_ceiling(dir: &Path, duration: Duration) -> Result<f64, String> {
+/// What the disk allows: small write + fdatasync operations a second in a loop, and the median
+/// time of one.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Fsync {
+    pub(crate) per_second: f64,
+    pub(crate) p50: Duration,
+}
+
+/// Small write + fdatasync operations on a file in `dir`, for `duration`: the most commits a
+/// second anything durable can make there, and the median time of one.
+pub(super) async fn fsync_ceiling(dir: &Path, duration: Duration) -> Result<Fsync, String> {
     let dir = dir.to_owned();
     tokio::task::spawn_blocking(move || {
         let path = dir.join("fsync-ceiling");
@@ -67,17 +75,24 @@ pub(super) async fn fsync_ceiling(dir: &Path, duration: Duration) -> Result<f64,
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         let started = Instant::now();
         let mut operations = 0u64;
+        let mut times = Vec::new();
         while started.elapsed() < duration {
             let record = operations.to_le_bytes();
+            let one = Instant::now();
             std::os::unix::fs::FileExt::write_all_at(&file, &record, (operations % 64) * 64)
                 .and_then(|()| file.sync_data())
                 .map_err(|e| format!("cannot sync {}: {e}", path.display()))?;
+            times.push(one.elapsed());
             operations += 1;
         }
         let elapsed = started.elapsed();
         drop(file);
         let _ = std::fs::remove_file(&path);
-        Ok(operations as f64 / elapsed.as_secs_f64())
+        times.sort_unstable();
+        Ok(Fsync {
+            per_second: operations as f64 / elapsed.as_secs_f64(),
+            p50: super::measure::percentile(&times, 0.5).unwrap_or_default(),
+        })
     })
     .await
     .map_err(|e| e.to_string())?

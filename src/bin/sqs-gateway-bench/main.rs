@@ -18,6 +18,7 @@ mod backlog_family;
 pub(crate) mod ceiling;
 mod ezgh;
 mod ezgh_family;
+mod fifo_family;
 mod load;
 mod long_polls;
 mod measure;
@@ -33,6 +34,7 @@ mod state;
 
 use backlog_family::*;
 use ezgh_family::*;
+use fifo_family::*;
 use polls_family::*;
 use push_family::*;
 use sqs_family::*;
@@ -62,6 +64,8 @@ pub(crate) struct BenchOptions {
     pub large_body_messages: usize,
     /// Stored 256-byte messages of the large reopen (0: skipped).
     pub backlog_messages_large: usize,
+    /// Stored messages of the large FIFO backlogs.
+    pub fifo_messages: usize,
     /// Where the temporary data directories go (default: the system's temp directory).
     pub dir: Option<PathBuf>,
     /// Families to run (empty: all).
@@ -89,6 +93,8 @@ pub(crate) enum Family {
     Replicas,
     /// A push subscription's deliveries against the pull path.
     Push,
+    /// FIFO backlogs over many groups and few against a small one.
+    Fifo,
 }
 
 /// What a row measured (tables list rows in this order).
@@ -220,7 +226,7 @@ pub(crate) async fn run(options: &BenchOptions) -> Result<(), String> {
         checks.extend(sqs_checks(
             &figures.scenarios,
             &figures.proxy_rounds,
-            figures.fsync_per_second,
+            figures.fsync,
         ));
     }
     if runs(Family::Ezgh) {
@@ -279,6 +285,11 @@ pub(crate) async fn run(options: &BenchOptions) -> Result<(), String> {
         let figures = backlog_family(options, work.path(), &secrets).await?;
         print(backlog_table(options, &figures));
         checks.extend(backlog_checks(options, &figures));
+    }
+    if runs(Family::Fifo) {
+        let figures = fifo_family(options, work.path(), &secrets).await?;
+        print(fifo_table(&figures));
+        checks.extend(fifo_checks(&figures));
     }
     print(report::targets_table(&checks));
     let end = format!("load average at the end: {}", load_average());
@@ -495,6 +506,9 @@ struct BenchArgs {
     /// 0 skips it).
     #[arg(long, default_value_t = 0)]
     backlog_messages_large: usize,
+    /// Stored messages of the large FIFO backlogs (in 10,000 groups, and in 10).
+    #[arg(long, default_value_t = 1_000_000)]
+    fifo_messages: usize,
     /// Directory for the temporary data directories (default: the system's temp directory).
     #[arg(long)]
     dir: Option<PathBuf>,
@@ -531,6 +545,9 @@ enum Helper {
         messages: usize,
         #[arg(long)]
         body_bytes: usize,
+        /// A FIFO queue, its messages spread over this many groups.
+        #[arg(long)]
+        fifo_groups: Option<usize>,
     },
     /// Send messages into an embedded data directory until killed, printing each durable id
     /// (used by the crash test).
@@ -566,7 +583,8 @@ fn main() -> ExitCode {
             data_dir,
             messages,
             body_bytes,
-        }) => block_on(backlog::fill(&data_dir, messages, body_bytes)),
+            fifo_groups,
+        }) => block_on(backlog::fill(&data_dir, messages, body_bytes, fifo_groups)),
         Some(Helper::Load { data_dir, queue }) => {
             block_on(async move { load::load_until_killed(&data_dir, &queue).await })
         }
@@ -590,6 +608,7 @@ impl BenchArgs {
             backlog_messages: self.backlog_messages,
             large_body_messages: self.large_body_messages,
             backlog_messages_large: self.backlog_messages_large,
+            fifo_messages: self.fifo_messages,
             dir: self.dir,
             only: self.only,
             markdown: self.markdown,

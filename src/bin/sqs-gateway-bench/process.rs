@@ -15,6 +15,8 @@ pub(super) const PROJECT: &str = "bench";
 pub(super) const EZGH_QUEUES: [&str; 3] = ["ezgh", "polls", "probe"];
 /// The backlog's gateway queue (embedded gateways only).
 pub(super) const BACKLOG_QUEUE: &str = "backlog";
+/// The FIFO backlog's queue.
+pub(super) const FIFO_BACKLOG_QUEUE: &str = "backlog.fifo";
 
 /// The gateway queue the SQS endpoint's rows with `clients` clients use.
 pub(super) fn sqs_queue(clients: usize) -> String {
@@ -169,7 +171,7 @@ pub(super) fn gateway_config(
             let sqs = [sqs_queue(1), sqs_queue(8)];
             let names = EZGH_QUEUES
                 .into_iter()
-                .chain([BACKLOG_QUEUE])
+                .chain([BACKLOG_QUEUE, FIFO_BACKLOG_QUEUE])
                 .chain(sqs.iter().map(String::as_str));
             for queue in names {
                 toml.push_str(&format!("\n[queues.{}]\n", toml_string(queue)));
