@@ -621,7 +621,15 @@ mod tests {
             if embedded {
                 assert_eq!(
                     queues,
-                    ["backlog", "ezgh", "polls", "probe", "sqs-1", "sqs-8"]
+                    [
+                        "backlog",
+                        "backlog.fifo",
+                        "ezgh",
+                        "polls",
+                        "probe",
+                        "sqs-1",
+                        "sqs-8"
+                    ]
                 );
             } else {
                 assert_eq!(queues, ["sqs-1"]);
