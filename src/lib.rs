@@ -39,8 +39,13 @@
 //!                                     LocalStack), `embedded` (the in-process engine)
 //!                  state              adapters of the state port kept outside the process:
 //!                                     `redis` (Redis or Valkey, shared by replicas; also the
-//!                                     sombus credential server and the metrics history),
+//!                                     sombus credential server, the metrics history and the
+//!                                     push subscriptions' records),
 //!                                     `restart_file` (one node's state across a restart)
+//!                  push               the adapter of the core's push ports: posts deliveries
+//!                                     (HTTP, Standard Webhooks signatures, the address guard)
+//!                                     and keeps the subscriptions made through the API
+//!                                     (`managed`: records, audit trail, runners followed)
 //! ```
 //!
 //! Beside the service, `client` is what the documented command-line clients (`src/bin/basaltic.rs`,
