@@ -46,16 +46,26 @@ pub(super) fn routes() -> axum::Router<Arc<BasalticState>> {
 }
 
 impl BasalticState {
-    /// The request's queue, for a key that may manage its subscriptions.
+    /// The request's queue, for a key that may manage its subscriptions (`changing`: and may
+    /// consume the queue, as a subscription does); checked before any body is read.
     async fn subscription_admin(
         &self,
         headers: &HeaderMap,
         path: Result<Path<String>, PathRejection>,
+        changing: bool,
     ) -> Result<Target, GatewayError> {
         let target = self.target(headers, path).await?;
         if !target.key.has_permission("manage_queues", &target.id) {
             return Err(GatewayError::permission_denied(
                 "managing push subscriptions takes the manage_queues permission",
+            ));
+        }
+        let consumes = ["receive", "delete"]
+            .iter()
+            .all(|permission| target.key.has_permission(permission, &target.id));
+        if changing && !consumes {
+            return Err(GatewayError::permission_denied(
+                "a push subscription consumes the queue: managing one also takes the receive and delete permissions (receiving and deleting its messages)",
             ));
         }
         Ok(target)
@@ -69,7 +79,8 @@ impl BasalticState {
     ) -> Result<(Target, String), GatewayError> {
         match path {
             Ok(Path((queue_id, name))) => Ok((
-                self.subscription_admin(headers, Ok(Path(queue_id))).await?,
+                self.subscription_admin(headers, Ok(Path(queue_id)), true)
+                    .await?,
                 name,
             )),
             Err(_) => {
@@ -179,7 +190,7 @@ pub(super) async fn create(
     headers: HeaderMap,
     body: Body,
 ) -> Result<(StatusCode, Json<SubscriptionWithSecret>), BasalticError> {
-    let target = state.subscription_admin(&headers, path).await?;
+    let target = state.subscription_admin(&headers, path, true).await?;
     let (name, settings) = wire::parse_new_subscription(&read_body(body, BODY_LIMIT).await?)?;
     let made = state
         .gateway
@@ -331,7 +342,7 @@ pub(super) async fn audit(
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Result<Json<AuditPage>, BasalticError> {
-    let target = state.subscription_admin(&headers, path).await?;
+    let target = state.subscription_admin(&headers, path, false).await?;
     let (limit, before) = audit_query(query.as_deref())?;
     let entries = state
         .gateway
