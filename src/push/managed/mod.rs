@@ -332,53 +332,66 @@ impl Manager {
                 () = status.until_disabled() => {}
                 () = stopping.cancelled() => return,
             }
-            let _changing = manager.changing.lock().await;
-            // Checked again under the lock: a change may have stopped it meanwhile.
-            if stopped.load(Ordering::SeqCst) {
-                return;
-            }
-            let Ok(records) = manager.parts.store.load().await else {
-                return;
-            };
-            let Some(mut record) = records.into_iter().find(|r| r.name == name && r.id == id)
-            else {
-                return;
-            };
-            if !record.enabled {
-                return;
-            }
-            let revision = record.revision;
-            let Ok(gateway) = manager.gateway() else {
-                return;
-            };
-            let now = gateway.now();
-            record.enabled = false;
-            record.disabled_because = Some(GONE.to_owned());
-            record.revision += 1;
-            record.updated_at = now;
-            let audit = AuditLine {
-                seq: 0,
-                at: now,
-                actor: "endpoint".into(),
-                action: "disabled_by_endpoint".into(),
-                queue: record.queue.clone(),
-                subscription: record.name.clone(),
-                detail: GONE.into(),
-            };
-            match manager
-                .parts
-                .store
-                .write(Write::Put(&record), revision, &audit)
-                .await
-            {
-                Ok(_) => {}
-                Err(error) => {
-                    tracing::warn!(%error, subscription = name, "push subscription: its 410 could not be recorded")
+            // Retried until it is written: other replicas keep posting to a gone endpoint until
+            // the store says so.
+            let mut pause = Duration::from_secs(1);
+            loop {
+                let changing = manager.changing.lock().await;
+                // Checked again under the lock: a change may have stopped it meanwhile.
+                if stopped.load(Ordering::SeqCst) {
+                    return;
                 }
+                match manager.record_gone(&name, &id).await {
+                    Ok(()) => break,
+                    Err(error) => {
+                        tracing::warn!(%error, subscription = name, "push subscription: its 410 could not be recorded; retrying");
+                    }
+                }
+                drop(changing);
+                tokio::select! {
+                    () = tokio::time::sleep(pause) => {}
+                    () = stopping.cancelled() => return,
+                }
+                pause = (pause * 2).min(Duration::from_secs(30));
             }
-            drop(_changing);
             manager.reconcile().await;
         });
+    }
+
+    /// Records that the endpoint of the subscription `name` (identity `id`) answered 410 Gone,
+    /// unless it was changed or removed meanwhile.
+    async fn record_gone(&self, name: &str, id: &str) -> Result<(), StoreFailure> {
+        let records = self.parts.store.load().await?;
+        let Some(mut record) = records.into_iter().find(|r| r.name == name && r.id == id) else {
+            return Ok(());
+        };
+        if !record.enabled {
+            return Ok(());
+        }
+        let Some(gateway) = self.parts.gateway.upgrade() else {
+            return Ok(());
+        };
+        let revision = record.revision;
+        let now = gateway.now();
+        record.enabled = false;
+        record.disabled_because = Some(GONE.to_owned());
+        record.revision += 1;
+        record.updated_at = now;
+        let audit = AuditLine {
+            seq: 0,
+            at: now,
+            actor: "endpoint".into(),
+            action: "disabled_by_endpoint".into(),
+            queue: record.queue.clone(),
+            subscription: record.name.clone(),
+            detail: GONE.into(),
+        };
+        // Written or not (a change came first), the store now says what the admins last did.
+        self.parts
+            .store
+            .write(Write::Put(&record), revision, &audit)
+            .await
+            .map(|_| ())
     }
 
     /// `queue`'s record named `name`, to change (`for_delete`: to remove, which a record the

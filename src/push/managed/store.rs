@@ -74,6 +74,8 @@ struct Inner {
 /// audit line is written before the change, so no change is ever missing from the trail.
 pub struct DirectoryStore {
     dir: Option<PathBuf>,
+    /// Held by the one change being written.
+    writing: Arc<Mutex<()>>,
     inner: Arc<Mutex<Inner>>,
 }
 
@@ -97,6 +99,7 @@ impl DirectoryStore {
     pub fn in_memory() -> Self {
         Self {
             dir: None,
+            writing: Arc::default(),
             inner: Arc::new(Mutex::new(Inner {
                 saved: Saved::default(),
                 audit: VecDeque::new(),
@@ -140,77 +143,93 @@ impl DirectoryStore {
         saved.next_seq = saved.next_seq.max(last_seq + 1);
         Ok(Self {
             dir: Some(dir.to_owned()),
+            writing: Arc::default(),
             inner: Arc::new(Mutex::new(Inner { saved, audit })),
         })
     }
 
+    /// Writes one change: checked and given its place under a short hold of `inner`, written to
+    /// the files under `writing` alone (readers never wait on a sync), then taken in.
     fn write_now(
         dir: Option<&Path>,
-        inner: &mut Inner,
+        writing: &Mutex<()>,
+        inner: &Mutex<Inner>,
         write: &Write<'_>,
         expected: u64,
         audit: &AuditLine,
     ) -> Result<bool, StoreFailure> {
+        let _writing = writing.lock().unwrap_or_else(|p| p.into_inner());
         let name = match write {
             Write::Put(record) => record.name.as_str(),
             Write::Remove(name) => name,
         };
-        let current = inner
-            .saved
-            .records
-            .get(name)
-            .map_or(0, |record| record.revision);
-        if current != expected {
-            return Ok(false);
-        }
-        let mut line = audit.clone();
-        line.seq = inner.saved.next_seq.max(1);
-        // Taken even if the writes below fail: a line that reached the log keeps its place.
-        inner.saved.next_seq = line.seq + 1;
-        let mut next = Saved {
-            version: inner.saved.version + 1,
-            next_seq: line.seq + 1,
-            records: inner.saved.records.clone(),
+        let (next, line) = {
+            let mut inner = inner.lock().unwrap_or_else(|p| p.into_inner());
+            let current = inner
+                .saved
+                .records
+                .get(name)
+                .map_or(0, |record| record.revision);
+            if current != expected {
+                return Ok(false);
+            }
+            let mut line = audit.clone();
+            line.seq = inner.saved.next_seq.max(1);
+            // Taken even if the writes below fail: a line that reached the log keeps its place.
+            inner.saved.next_seq = line.seq + 1;
+            let mut next = Saved {
+                version: inner.saved.version + 1,
+                next_seq: line.seq + 1,
+                records: inner.saved.records.clone(),
+            };
+            match write {
+                Write::Put(record) => {
+                    next.records.insert(name.to_owned(), (*record).clone());
+                }
+                Write::Remove(_) => {
+                    next.records.remove(name);
+                }
+            }
+            (next, line)
         };
-        match write {
-            Write::Put(record) => {
-                next.records.insert(name.to_owned(), (*record).clone());
-            }
-            Write::Remove(_) => {
-                next.records.remove(name);
-            }
-        }
         if let Some(dir) = dir {
-            let mut text = serde_json::to_string(&line).map_err(|error| io("audit line", error))?;
-            text.push('\n');
-            let mut file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(dir.join(AUDIT_FILE))
-                .map_err(|error| io(AUDIT_FILE, error))?;
-            file.write_all(text.as_bytes())
-                .and_then(|()| file.sync_data())
-                .map_err(|error| io(AUDIT_FILE, error))?;
-            let bytes = serde_json::to_vec_pretty(&next).map_err(|error| io("records", error))?;
-            let mut staged =
-                tempfile::NamedTempFile::new_in(dir).map_err(|error| io(RECORDS_FILE, error))?;
-            staged
-                .write_all(&bytes)
-                .and_then(|()| staged.as_file().sync_all())
-                .map_err(|error| io(RECORDS_FILE, error))?;
-            staged
-                .persist(dir.join(RECORDS_FILE))
-                .map_err(|error| io(RECORDS_FILE, error.error))?;
-            if let Ok(directory) = std::fs::File::open(dir) {
-                let _ = directory.sync_all();
-            }
+            Self::persist(dir, &next, &line)?;
         }
+        let mut inner = inner.lock().unwrap_or_else(|p| p.into_inner());
         inner.saved = next;
         inner.audit.push_back(line);
         if inner.audit.len() > AUDIT_KEPT {
             inner.audit.pop_front();
         }
         Ok(true)
+    }
+
+    /// Appends `line` to the audit file (synced), then puts `next` in place of the records file.
+    fn persist(dir: &Path, next: &Saved, line: &AuditLine) -> Result<(), StoreFailure> {
+        let mut text = serde_json::to_string(line).map_err(|error| io("audit line", error))?;
+        text.push('\n');
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join(AUDIT_FILE))
+            .map_err(|error| io(AUDIT_FILE, error))?;
+        file.write_all(text.as_bytes())
+            .and_then(|()| file.sync_data())
+            .map_err(|error| io(AUDIT_FILE, error))?;
+        let bytes = serde_json::to_vec_pretty(next).map_err(|error| io("records", error))?;
+        let mut staged =
+            tempfile::NamedTempFile::new_in(dir).map_err(|error| io(RECORDS_FILE, error))?;
+        staged
+            .write_all(&bytes)
+            .and_then(|()| staged.as_file().sync_all())
+            .map_err(|error| io(RECORDS_FILE, error))?;
+        staged
+            .persist(dir.join(RECORDS_FILE))
+            .map_err(|error| io(RECORDS_FILE, error.error))?;
+        if let Ok(directory) = std::fs::File::open(dir) {
+            let _ = directory.sync_all();
+        }
+        Ok(())
     }
 }
 
@@ -228,7 +247,7 @@ impl RecordStore for DirectoryStore {
         audit: &AuditLine,
     ) -> Result<bool, StoreFailure> {
         let dir = self.dir.clone();
-        let inner = Arc::clone(&self.inner);
+        let (writing, inner) = (Arc::clone(&self.writing), Arc::clone(&self.inner));
         let owned = match write {
             Write::Put(record) => Ok(record.clone()),
             Write::Remove(name) => Err(name.to_owned()),
@@ -236,12 +255,11 @@ impl RecordStore for DirectoryStore {
         let audit = audit.clone();
         // File work off the async workers; one change at a time.
         tokio::task::spawn_blocking(move || {
-            let mut inner = inner.lock().unwrap_or_else(|p| p.into_inner());
             let write = match &owned {
                 Ok(record) => Write::Put(record),
                 Err(name) => Write::Remove(name),
             };
-            Self::write_now(dir.as_deref(), &mut inner, &write, expected, &audit)
+            Self::write_now(dir.as_deref(), &writing, &inner, &write, expected, &audit)
         })
         .await
         .map_err(|error| io("store task", error))?
@@ -271,5 +289,118 @@ impl RecordStore for DirectoryStore {
             .unwrap_or_else(|p| p.into_inner())
             .saved
             .version)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::push::managed::record::SealedSecret;
+    use chrono::{TimeZone, Utc};
+
+    fn record(name: &str, revision: u64) -> Record {
+        let at = Utc.timestamp_opt(1_700_000_000, 0).unwrap();
+        Record {
+            id: format!("id-{name}"),
+            name: name.into(),
+            queue: "orders".into(),
+            url: "https://hooks.example.com/orders".into(),
+            max_concurrency: 10,
+            max_per_second: None,
+            timeout_seconds: 15,
+            visibility_timeout_seconds: None,
+            raw_body: false,
+            hold_on_202: false,
+            enabled: true,
+            disabled_because: None,
+            created_at: at,
+            created_by: "api_key:k".into(),
+            updated_at: at,
+            revision,
+            secret: SealedSecret {
+                key: 1,
+                nonce: String::new(),
+                sealed: String::new(),
+            },
+            secret_created_at: at,
+            previous: None,
+        }
+    }
+
+    fn line(action: &str) -> AuditLine {
+        AuditLine {
+            seq: 0,
+            at: Utc.timestamp_opt(1_700_000_000, 0).unwrap(),
+            actor: "api_key:k".into(),
+            action: action.into(),
+            queue: "orders".into(),
+            subscription: "hook".into(),
+            detail: String::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_change_is_written_over_the_revision_it_read_and_outlives_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = DirectoryStore::open(dir.path()).unwrap();
+        let first = record("hook", 7);
+        assert!(
+            store
+                .write(Write::Put(&first), 0, &line("created"))
+                .await
+                .unwrap()
+        );
+        assert!(
+            !store
+                .write(Write::Put(&first), 0, &line("created"))
+                .await
+                .unwrap(),
+            "a second create of the name finds it made"
+        );
+        let changed = record("hook", 8);
+        assert!(
+            !store
+                .write(Write::Put(&changed), 6, &line("updated"))
+                .await
+                .unwrap()
+        );
+        assert!(
+            store
+                .write(Write::Put(&changed), 7, &line("updated"))
+                .await
+                .unwrap()
+        );
+        let version = store.version().await.unwrap();
+        drop(store);
+
+        let reopened = DirectoryStore::open(dir.path()).unwrap();
+        assert_eq!(reopened.load().await.unwrap(), vec![changed.clone()]);
+        assert_eq!(reopened.version().await.unwrap(), version);
+        let trail = reopened.audit("orders", 10, None).await.unwrap();
+        let seqs: Vec<(u64, &str)> = trail.iter().map(|l| (l.seq, l.action.as_str())).collect();
+        assert_eq!(
+            seqs,
+            [(2, "updated"), (1, "created")],
+            "refused writes leave no line"
+        );
+        assert!(
+            reopened
+                .write(Write::Remove("hook"), 8, &line("deleted"))
+                .await
+                .unwrap()
+        );
+        assert!(reopened.load().await.unwrap().is_empty());
+        assert_eq!(reopened.audit("orders", 1, None).await.unwrap()[0].seq, 3);
+        assert_eq!(
+            reopened.audit("orders", 10, Some(3)).await.unwrap().len(),
+            2
+        );
+        assert!(
+            reopened
+                .audit("billing", 10, None)
+                .await
+                .unwrap()
+                .is_empty()
+        );
     }
 }
