@@ -208,9 +208,11 @@ impl DirectoryStore {
     fn persist(dir: &Path, next: &Saved, line: &AuditLine) -> Result<(), StoreFailure> {
         let mut text = serde_json::to_string(line).map_err(|error| io("audit line", error))?;
         text.push('\n');
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
+        let mut options = std::fs::OpenOptions::new();
+        options.create(true).append(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options
             .open(dir.join(AUDIT_FILE))
             .map_err(|error| io(AUDIT_FILE, error))?;
         file.write_all(text.as_bytes())
