@@ -130,12 +130,6 @@ impl SubscriptionConfig {
     }
 }
 
-/// Seconds each delivery of a subscription with `settings` holds its message: as set, else twice
-/// the timeout, at least 30.
-pub fn lease_seconds(settings: &Settings) -> u32 {
-    settings.lease_seconds()
-}
-
 /// Whether `name` is a subscription's name: 1 to 64 letters, digits, `-` and `_`.
 pub fn valid_name(name: &str) -> bool {
     !name.is_empty()
@@ -170,7 +164,7 @@ pub fn check_settings(
             "needs body = \"wrapped\": the receipt handle travels in the signed body".into(),
         ));
     }
-    let lease = lease_seconds(settings);
+    let lease = settings.lease_seconds();
     if lease <= settings.timeout_seconds || lease > MAX_VISIBILITY_SECONDS {
         return Err((
             "visibility_timeout_seconds",

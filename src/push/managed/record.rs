@@ -171,6 +171,13 @@ pub struct AuditLine {
     pub detail: String,
 }
 
+impl AuditLine {
+    /// Whether it belongs on a page of `queue`'s trail older than `before` (a seq), if given.
+    pub fn on_page(&self, queue: &str, before: Option<u64>) -> bool {
+        self.queue == queue && before.is_none_or(|before| self.seq < before)
+    }
+}
+
 impl From<AuditLine> for AuditEntry {
     fn from(line: AuditLine) -> Self {
         AuditEntry {

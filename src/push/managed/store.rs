@@ -278,7 +278,7 @@ impl RecordStore for DirectoryStore {
             .audit
             .iter()
             .rev()
-            .filter(|line| line.queue == queue && before.is_none_or(|before| line.seq < before))
+            .filter(|line| line.on_page(queue, before))
             .take(limit)
             .cloned()
             .collect())

@@ -107,7 +107,7 @@ impl RecordStore for RedisPushRecords {
                 parsed.seq = seq.parse().ok()?;
                 Some(parsed)
             })
-            .filter(|line| line.queue == queue && before.is_none_or(|before| line.seq < before))
+            .filter(|line| line.on_page(queue, before))
             .take(limit)
             .collect())
     }
