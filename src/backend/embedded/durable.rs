@@ -78,9 +78,7 @@ fn rebuild(
         })
         .collect();
     queue.restore_messages(messages, now);
-    for (key, dedup) in recovered.dedup {
-        queue.restore_dedup(key, dedup);
-    }
+    queue.restore_dedup(recovered.dedup);
     (queue, count)
 }
 

@@ -3,7 +3,8 @@
 //! attempts, and sequence numbers.
 
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
 
 /// How long FIFO deduplication ids and receive attempt ids are remembered.
 pub const FIFO_WINDOW_MS: i64 = 5 * 60 * 1000;
@@ -19,44 +20,114 @@ pub struct Dedup {
     pub seq: u64,
 }
 
-/// A FIFO queue's deduplication records by id.
+/// A FIFO queue's deduplication records by id, held compactly: one copy of each id (shared by
+/// the map and the expiry queue), and the message id as its 16 bytes when it is a UUID (the
+/// engine's own are). A FIFO backlog sent within the window keeps one record per message.
 #[derive(Debug, Default)]
 pub(super) struct Deduplication {
-    records: HashMap<String, Dedup>,
-    /// Deduplication records by expiry, so expiring them costs nothing per operation.
-    expiry: BTreeSet<(i64, String)>,
+    records: HashMap<Arc<str>, Remembered>,
+    /// Records in expiry order, so expiring them costs nothing per operation. Records come in
+    /// expiry order (each expires a window after it is made); one made while the clock stood
+    /// behind is put in its place.
+    expiry: VecDeque<(i64, Arc<str>)>,
+}
+
+/// One deduplication record as the queue holds it in memory.
+#[derive(Debug)]
+struct Remembered {
+    expires_at: i64,
+    seq: u64,
+    message_id: CompactId,
+}
+
+/// A message id: a UUID as its 16 bytes, anything else as text.
+#[derive(Debug)]
+enum CompactId {
+    Uuid(uuid::Uuid),
+    Text(Box<str>),
+}
+
+impl CompactId {
+    fn new(id: String) -> Self {
+        let mut text = uuid::Uuid::encode_buffer();
+        match uuid::Uuid::try_parse(&id) {
+            // Only when it reads back the same: a UUID written otherwise (upper case, braces)
+            // keeps its text.
+            Ok(uuid) if *uuid.hyphenated().encode_lower(&mut text) == *id => Self::Uuid(uuid),
+            _ => Self::Text(id.into_boxed_str()),
+        }
+    }
+
+    fn text(&self) -> String {
+        match self {
+            Self::Uuid(uuid) => uuid.hyphenated().to_string(),
+            Self::Text(text) => text.to_string(),
+        }
+    }
 }
 
 impl Deduplication {
     /// The record of `key`, while it is remembered.
-    pub(super) fn get(&self, key: &str) -> Option<&Dedup> {
-        self.records.get(key)
+    pub(super) fn get(&self, key: &str) -> Option<Dedup> {
+        self.records.get(key).map(|record| Dedup {
+            expires_at: record.expires_at,
+            message_id: record.message_id.text(),
+            seq: record.seq,
+        })
     }
 
     /// Remembers `key` until its record expires.
     pub(super) fn insert(&mut self, key: String, dedup: Dedup) {
-        self.expiry.insert((dedup.expires_at, key.clone()));
-        self.records.insert(key, dedup);
+        let key: Arc<str> = Arc::from(key);
+        let expires_at = dedup.expires_at;
+        if self
+            .expiry
+            .back()
+            .is_none_or(|(last, _)| *last <= expires_at)
+        {
+            self.expiry.push_back((expires_at, Arc::clone(&key)));
+        } else {
+            let at = self
+                .expiry
+                .partition_point(|(other, _)| *other <= expires_at);
+            self.expiry.insert(at, (expires_at, Arc::clone(&key)));
+        }
+        let record = Remembered {
+            expires_at,
+            seq: dedup.seq,
+            message_id: CompactId::new(dedup.message_id),
+        };
+        self.records.insert(key, record);
+    }
+
+    /// Remembers the records read back from the store, in any order.
+    pub(super) fn restore(&mut self, mut records: Vec<(String, Dedup)>) {
+        records.sort_by_key(|(_, dedup)| dedup.expires_at);
+        self.records.reserve(records.len());
+        self.expiry.reserve(records.len());
+        for (key, dedup) in records {
+            self.insert(key, dedup);
+        }
     }
 
     /// Forgets the records expired at `now`; answers their ids, in expiry order.
     pub(super) fn expire(&mut self, now: i64) -> Vec<String> {
         let mut expired = Vec::new();
-        while let Some((expires_at, _)) = self.expiry.first() {
+        while let Some((expires_at, _)) = self.expiry.front() {
             if *expires_at > now {
                 break;
             }
-            let Some((expires_at, key)) = self.expiry.pop_first() else {
+            let Some((expires_at, key)) = self.expiry.pop_front() else {
                 break;
             };
             // A key re-used after expiry has a newer record; only the matching one goes.
             if self
                 .records
                 .get(&key)
-                .is_some_and(|d| d.expires_at == expires_at)
+                .is_some_and(|record| record.expires_at == expires_at)
             {
                 self.records.remove(&key);
-                expired.push(key);
+                expired.push(key.to_string());
             }
         }
         expired
@@ -102,44 +173,49 @@ impl Attempts {
 }
 
 /// A FIFO queue's message groups: each group's messages in queue order, every group by its first
-/// message, and each group's deliveries in flight (a group with one in flight is blocked).
+/// message, and each group's deliveries in flight (a group with one in flight is blocked). Each
+/// group's id is held once, shared with its messages ([`Groups::join`]).
 #[derive(Debug, Default)]
 pub(super) struct Groups {
     /// In-flight deliveries per group.
-    in_flight: HashMap<String, usize>,
+    in_flight: HashMap<Arc<str>, usize>,
     /// Each group's messages in queue order, so a receive steps from group to group instead of
     /// scanning every message (a blocked group's backlog costs nothing).
-    members: HashMap<String, BTreeSet<u64>>,
+    members: HashMap<Arc<str>, BTreeSet<u64>>,
     /// Every group by its first message, in queue order.
-    heads: BTreeSet<(u64, String)>,
+    heads: BTreeSet<(u64, Arc<str>)>,
 }
 
 impl Groups {
-    /// Files `seq` under `group`.
-    pub(super) fn join(&mut self, seq: u64, group: &str) {
-        let members = self.members.entry(group.to_string()).or_default();
+    /// Files `seq` under `group`; answers the group's id as the queue holds it, for the message
+    /// to keep instead of its own copy.
+    pub(super) fn join(&mut self, seq: u64, group: &Arc<str>) -> Arc<str> {
+        let entry = self.members.entry(Arc::clone(group));
+        let shared = Arc::clone(entry.key());
+        let members = entry.or_default();
         let old_head = members.first().copied();
         members.insert(seq);
         if old_head.is_none_or(|head| seq < head) {
             if let Some(head) = old_head {
-                self.heads.remove(&(head, group.to_string()));
+                self.heads.remove(&(head, Arc::clone(&shared)));
             }
-            self.heads.insert((seq, group.to_string()));
+            self.heads.insert((seq, Arc::clone(&shared)));
         }
+        shared
     }
 
     /// Takes `seq` out of `group`.
-    pub(super) fn quit(&mut self, seq: u64, group: &str) {
+    pub(super) fn quit(&mut self, seq: u64, group: &Arc<str>) {
         let Some(members) = self.members.get_mut(group) else {
             return;
         };
         let was_head = members.first() == Some(&seq);
         members.remove(&seq);
         if was_head {
-            self.heads.remove(&(seq, group.to_string()));
+            self.heads.remove(&(seq, Arc::clone(group)));
             match members.first() {
                 Some(&next) => {
-                    self.heads.insert((next, group.to_string()));
+                    self.heads.insert((next, Arc::clone(group)));
                 }
                 None => {
                     self.members.remove(group);
@@ -149,8 +225,13 @@ impl Groups {
     }
 
     /// A delivery of `group` went in flight: the group is blocked until none is.
-    pub(super) fn start_delivery(&mut self, group: &str) {
-        *self.in_flight.entry(group.to_string()).or_default() += 1;
+    pub(super) fn start_delivery(&mut self, group: &Arc<str>) {
+        match self.in_flight.get_mut(group) {
+            Some(count) => *count += 1,
+            None => {
+                self.in_flight.insert(Arc::clone(group), 1);
+            }
+        }
     }
 
     /// A delivery of `group` is in flight no more.
@@ -203,7 +284,7 @@ impl Groups {
                 let Some((head, group)) = heads.next() else {
                     break;
                 };
-                (*head, group.as_str())
+                (*head, &**group)
             } else {
                 let Some(Reverse(entry)) = next.pop() else {
                     break;
@@ -231,7 +312,7 @@ impl Groups {
     /// The groups with a delivery in flight.
     #[cfg(test)]
     pub(super) fn blocked(&self) -> impl Iterator<Item = &str> {
-        self.in_flight.keys().map(String::as_str)
+        self.in_flight.keys().map(|group| &**group)
     }
 
     /// How many groups have messages.
@@ -244,4 +325,86 @@ impl Groups {
 /// FIFO sequence numbers: 20 digits, increasing.
 pub fn sequence_number(seq: u64) -> String {
     format!("{seq:020}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T0: i64 = 1_800_000_000_000;
+
+    fn record(expires_at: i64, message_id: &str, seq: u64) -> Dedup {
+        Dedup {
+            expires_at,
+            message_id: message_id.into(),
+            seq,
+        }
+    }
+
+    #[test]
+    fn message_ids_read_back_as_they_were_given() {
+        let mut dedup = Deduplication::default();
+        let ids = [
+            "6f1c2a4e-8d3b-4c5a-9e7f-0a1b2c3d4e5f",
+            "6F1C2A4E-8D3B-4C5A-9E7F-0A1B2C3D4E5F",
+            "{6f1c2a4e-8d3b-4c5a-9e7f-0a1b2c3d4e5f}",
+            "not-a-uuid",
+        ];
+        for (seq, id) in ids.iter().enumerate() {
+            dedup.insert(format!("k{seq}"), record(T0, id, seq as u64));
+        }
+        for (seq, id) in ids.iter().enumerate() {
+            let read = dedup.get(&format!("k{seq}")).unwrap();
+            assert_eq!((read.message_id.as_str(), read.seq), (*id, seq as u64));
+        }
+        assert!(matches!(dedup.records["k0"].message_id, CompactId::Uuid(_)));
+        assert!(matches!(dedup.records["k1"].message_id, CompactId::Text(_)));
+    }
+
+    /// Records restored in key order, and one made while the clock stood behind, still expire
+    /// each at its own time.
+    #[test]
+    fn records_expire_in_expiry_order_whatever_order_they_came_in() {
+        let mut dedup = Deduplication::default();
+        dedup.restore(vec![
+            ("a".into(), record(T0 + 30, "m", 1)),
+            ("b".into(), record(T0 + 10, "m", 2)),
+            ("c".into(), record(T0 + 20, "m", 3)),
+        ]);
+        dedup.insert("d".into(), record(T0 + 40, "m", 4));
+        // Made while the clock stood behind.
+        dedup.insert("e".into(), record(T0 + 15, "m", 5));
+        assert_eq!(dedup.expire(T0 + 9), Vec::<String>::new());
+        assert_eq!(dedup.expire(T0 + 20), ["b", "e", "c"]);
+        assert!(dedup.get("b").is_none() && dedup.get("a").is_some());
+        assert_eq!(dedup.expire(T0 + 40), ["a", "d"]);
+        assert!(dedup.records.is_empty() && dedup.expiry.is_empty());
+    }
+
+    /// A key used again after its record expired keeps its new record until that one expires.
+    #[test]
+    fn a_key_used_again_keeps_its_new_record() {
+        let mut dedup = Deduplication::default();
+        dedup.insert("k".into(), record(T0 + 10, "m", 1));
+        dedup.insert("k".into(), record(T0 + 20, "m", 2));
+        assert_eq!(dedup.expire(T0 + 10), Vec::<String>::new());
+        assert_eq!(dedup.get("k").unwrap().seq, 2);
+        assert_eq!(dedup.expire(T0 + 20), ["k"]);
+    }
+
+    #[test]
+    fn a_group_s_id_is_held_once() {
+        let mut groups = Groups::default();
+        let first = groups.join(1, &Arc::from("g"));
+        let second = groups.join(2, &Arc::from("g"));
+        assert!(Arc::ptr_eq(&first, &second));
+        groups.start_delivery(&second);
+        assert_eq!(groups.blocked().collect::<Vec<_>>(), ["g"]);
+        groups.end_delivery(&first);
+        groups.quit(1, &first);
+        groups.quit(2, &second);
+        assert_eq!(groups.count(), 0);
+        // Only the messages hold it now.
+        assert_eq!(Arc::strong_count(&first), 2);
+    }
 }

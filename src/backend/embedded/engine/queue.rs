@@ -95,7 +95,7 @@ impl Queue {
         let mut by_age = Vec::with_capacity(messages.len());
         let mut restored = Vec::with_capacity(messages.len());
         for (seq, state, sent_at, group_id) in messages {
-            let message = Message {
+            let mut message = Message {
                 state,
                 sent_at,
                 group_id,
@@ -104,13 +104,13 @@ impl Queue {
             self.next_seq = self.next_seq.max(seq + 1);
             schedule.push((state.visible_at, seq));
             by_age.push((sent_at, seq));
+            self.join_group(seq, &mut message);
             if state.receipt.is_some() && state.visible_at > now {
                 self.in_flight.insert((state.visible_at, seq));
                 if let Some(group) = &message.group_id {
                     self.groups.start_delivery(group);
                 }
             }
-            self.join_group(seq, &message);
             restored.push((seq, message));
         }
         restored.sort_unstable_by_key(|(seq, _)| *seq);
@@ -161,10 +161,10 @@ impl Queue {
         self.cache.let_go(held);
     }
 
-    /// FIFO: files `seq` under its group.
-    fn join_group(&mut self, seq: u64, message: &Message) {
+    /// FIFO: files `seq` under its group; the message keeps the group's shared id.
+    fn join_group(&mut self, seq: u64, message: &mut Message) {
         if let Some(group) = &message.group_id {
-            self.groups.join(seq, group);
+            message.group_id = Some(self.groups.join(seq, group));
         }
     }
 
@@ -175,9 +175,9 @@ impl Queue {
         }
     }
 
-    /// Restores a deduplication record read back from the store.
-    pub fn restore_dedup(&mut self, key: String, dedup: Dedup) {
-        self.dedup.insert(key, dedup);
+    /// Restores the deduplication records read back from the store, in any order.
+    pub fn restore_dedup(&mut self, records: Vec<(String, Dedup)>) {
+        self.dedup.restore(records);
     }
 
     /// Restores the sequence counter read back from the store.
@@ -339,7 +339,7 @@ impl Queue {
             };
             if let Some(previous) = self.dedup.get(&key) {
                 return Ok(SentMessage {
-                    message_id: previous.message_id.clone(),
+                    message_id: previous.message_id,
                     sequence_number: Some(sequence_number(previous.seq)),
                 });
             }
@@ -486,7 +486,8 @@ impl Queue {
         seq
     }
 
-    fn insert(&mut self, seq: u64, message: Message, now: i64, journal: &mut Vec<Op>) {
+    fn insert(&mut self, seq: u64, mut message: Message, now: i64, journal: &mut Vec<Op>) {
+        self.join_group(seq, &mut message);
         journal.push(Op::PutSeq {
             queue: Arc::clone(&self.journal_name),
             next: self.next_seq,
@@ -494,7 +495,6 @@ impl Queue {
         journal.push(self.state_record(seq, &message));
         self.index(seq, &message, now);
         self.by_age.insert((message.sent_at, seq));
-        self.join_group(seq, &message);
         self.messages.insert(seq, message);
     }
 

@@ -693,3 +693,37 @@ fn a_blocked_groups_backlog_is_not_scanned() {
     // (The group index visits two heads here, where the scan read 50,001 messages.)
     assert_eq!(q.groups.count(), 2);
 }
+
+/// A FIFO queue's messages share their group's id, whether sent or read back from the store.
+#[test]
+fn messages_of_a_group_share_its_id() {
+    let mut q = queue("q.fifo", QueueSettings::default());
+    let mut journal = Vec::new();
+    for n in 0..3 {
+        q.send(grouped("b", "g", &format!("d{n}")), T0, &mut journal)
+            .unwrap();
+    }
+    let group_ids: Vec<Arc<str>> = q
+        .messages
+        .values()
+        .map(|message| message.group_id.clone().unwrap())
+        .collect();
+    assert!(Arc::ptr_eq(&group_ids[0], &group_ids[1]) && Arc::ptr_eq(&group_ids[1], &group_ids[2]));
+
+    let mut reopened = queue("q.fifo", QueueSettings::default());
+    let restored = q
+        .messages
+        .iter()
+        .map(|(seq, message)| {
+            let own_copy: Arc<str> = Arc::from(&*message.group_id.clone().unwrap());
+            (*seq, message.state, message.sent_at, Some(own_copy))
+        })
+        .collect();
+    reopened.restore_messages(restored, T0);
+    let group_ids: Vec<Arc<str>> = reopened
+        .messages
+        .values()
+        .map(|message| message.group_id.clone().unwrap())
+        .collect();
+    assert!(Arc::ptr_eq(&group_ids[0], &group_ids[2]));
+}
