@@ -1,9 +1,10 @@
 //! A gateway holding a backlog: resident memory per million stored messages, the time to reopen
 //! the data directory, and throughput with the backlog in place.
 
+use super::gateway_endpoint;
 use super::measure::Run;
 use super::process::{self, BACKLOG_QUEUE as QUEUE, Gateway, GatewayBackend, Secrets};
-use super::sqs_endpoint::{self, BATCH, Endpoint};
+use super::sqs_endpoint::{self, BATCH};
 use sqs_gateway::backend::embedded::EmbeddedBackend;
 use sqs_gateway::core::backend::Backend;
 use sqs_gateway::core::clock::SystemClock;
@@ -152,19 +153,28 @@ pub(super) async fn fill_in_child(
     Ok(started.elapsed())
 }
 
+/// A durable gateway `name` opened on `dir` (waiting up to `limit` for it to read the directory
+/// back), and its resident memory once it has settled.
+pub(super) async fn open_durable(
+    name: &str,
+    dir: &Path,
+    work: &Path,
+    secrets: &Secrets,
+    limit: Duration,
+) -> Result<(Gateway, u64), String> {
+    let backend = GatewayBackend::Durable(dir.to_owned());
+    let gateway = Gateway::start(name, &backend, secrets, work, limit).await?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let resident = gateway.resident_bytes()?;
+    Ok((gateway, resident))
+}
+
 /// Resident memory of a gateway on an empty data directory (the figure a backlog adds to).
 pub(super) async fn empty_resident(work: &Path, secrets: &Secrets) -> Result<u64, String> {
     let dir = work.join("backlog-empty");
-    let gateway = Gateway::start(
-        "gateway-empty-durable",
-        &GatewayBackend::Durable(dir.clone()),
-        secrets,
-        work,
-        Duration::from_secs(60),
-    )
-    .await?;
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let resident = gateway.resident_bytes()?;
+    let limit = Duration::from_secs(60);
+    let (gateway, resident) =
+        open_durable("gateway-empty-durable", &dir, work, secrets, limit).await?;
     drop(gateway);
     let _ = std::fs::remove_dir_all(&dir);
     Ok(resident)
@@ -185,24 +195,11 @@ pub(super) async fn measure(
     let outcome = async {
         let filled_in = fill_in_child(work, &dir, messages, body_bytes, None).await?;
         eprintln!("bench: backlog: reopening {messages} messages in a gateway");
-        let gateway = Gateway::start(
-            &format!("gateway-backlog-{messages}-{body_bytes}"),
-            &GatewayBackend::Durable(dir.clone()),
-            secrets,
-            work,
-            REOPEN_LIMIT,
-        )
-        .await?;
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        let resident = gateway.resident_bytes()?;
+        let name = format!("gateway-backlog-{messages}-{body_bytes}");
+        let (gateway, resident) = open_durable(&name, &dir, work, secrets, REOPEN_LIMIT).await?;
         let mut throughput = None;
         if let Some(count) = throughput_messages {
-            let endpoint = Endpoint {
-                url: gateway.base.clone(),
-                key_id: secrets.sqs_key_id.clone(),
-                secret: secrets.sqs_secret.clone(),
-                keep_alive: false,
-            };
+            let endpoint = gateway_endpoint(&gateway, secrets);
             let url = sqs_endpoint::queue_url(&endpoint, QUEUE).await?;
             let body = "s".repeat(body_bytes);
             eprintln!("bench: backlog: send and receive+delete with the backlog");

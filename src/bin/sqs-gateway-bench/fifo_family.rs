@@ -59,22 +59,10 @@ async fn measure(
     eprintln!("bench: fifo: storing {messages} messages in {groups} groups");
     let outcome = async {
         let filled_in = backlog::fill_in_child(work, &dir, messages, 256, Some(groups)).await?;
-        let gateway = Gateway::start(
-            &format!("gateway-fifo-{messages}-{groups}"),
-            &GatewayBackend::Durable(dir.clone()),
-            secrets,
-            work,
-            Duration::from_secs(1800),
-        )
-        .await?;
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        let resident = gateway.resident_bytes()?;
-        let endpoint = Endpoint {
-            url: gateway.base.clone(),
-            key_id: secrets.sqs_key_id.clone(),
-            secret: secrets.sqs_secret.clone(),
-            keep_alive: false,
-        };
+        let name = format!("gateway-fifo-{messages}-{groups}");
+        let limit = Duration::from_secs(1800);
+        let (gateway, resident) = backlog::open_durable(&name, &dir, work, secrets, limit).await?;
+        let endpoint = gateway_endpoint(&gateway, secrets);
         let url = sqs_endpoint::queue_url(&endpoint, process::FIFO_BACKLOG_QUEUE).await?;
         eprintln!("bench: fifo: receive+delete {DRAINED} of them");
         let drained = receive_and_delete(&endpoint, &url, DRAINED, 8).await?;

@@ -2,9 +2,10 @@
 //! memory, and whether other requests slow down meanwhile.
 
 use super::ezgh::{http_client, receive, receive_url};
+use super::gateway_endpoint;
 use super::measure::{RequestKind, Run};
 use super::process::{Gateway, Secrets, metric_sum};
-use super::sqs_endpoint::{self, Endpoint};
+use super::sqs_endpoint;
 use std::time::{Duration, Instant};
 use tokio::task::JoinSet;
 
@@ -138,12 +139,7 @@ pub(super) async fn measure(
     transport: PollTransport,
 ) -> Result<LongPollFigures, String> {
     let api_key = secrets.api_key.key.clone();
-    let endpoint = Endpoint {
-        url: gateway.base.clone(),
-        key_id: secrets.sqs_key_id.clone(),
-        secret: secrets.sqs_secret.clone(),
-        keep_alive: false,
-    };
+    let endpoint = gateway_endpoint(gateway, secrets);
     let probe_queue = sqs_endpoint::queue_url(&endpoint, "probe").await?;
     sqs_endpoint::send(&endpoint, &probe_queue, &"p".repeat(256), 10, 1).await?;
     let probe_http = http_client()?;
