@@ -90,8 +90,13 @@ impl Activity {
         self.body_pending.store(false, Ordering::Relaxed);
     }
 
+    /// The current request's body is not read to its end (HTTP/1.1).
+    pub(super) fn body_unread(&self) -> bool {
+        self.body_pending.load(Ordering::Relaxed)
+    }
+
     /// No request in flight, and the last one's body read whole: bytes now start a new request.
-    /// (After an answer that left its body unread, hyper closes the connection instead.)
+    /// (A body its answer left unread is discarded to its end first, or the connection closed.)
     pub(super) fn between_requests(&self) -> bool {
         self.in_flight.load(Ordering::Relaxed) == 0 && !self.body_pending.load(Ordering::Relaxed)
     }

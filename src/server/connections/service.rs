@@ -82,12 +82,26 @@ impl hyper::service::Service<hyper::Request<Incoming>> for ConnectionService {
         let (mut parts, body) = request.into_parts();
         parts.extensions.insert(ConnectInfo(self.peer));
         let activity = Arc::clone(&self.activity);
-        let body = DeadlineBody::new(body, self.body_timeout, move || {
+        let discard_unread = self.version == Version::Http1;
+        let body = DeadlineBody::new(body, self.body_timeout, discard_unread, move || {
             activity.body_read();
         });
         let request = axum::extract::Request::from_parts(parts, axum::body::Body::new(body));
+        let activity = Arc::clone(&self.activity);
         Box::pin(async move {
-            let answer = router.oneshot(request).await;
+            let mut answer = router.oneshot(request).await;
+            // Answered before its body was read: the client may send its next request right
+            // behind the body, where the request-line watch (`Watched`) cannot tell where it
+            // starts. The connection closes once the body is discarded.
+            if let Ok(response) = &mut answer
+                && discard_unread
+                && activity.body_unread()
+            {
+                response.headers_mut().insert(
+                    axum::http::header::CONNECTION,
+                    axum::http::HeaderValue::from_static("close"),
+                );
+            }
             drop(in_flight);
             answer
         })

@@ -316,6 +316,78 @@ async fn bodies_are_refused_from_the_head_before_they_are_read() {
     gw.stop().await;
 }
 
+/// A client that writes its whole body before it reads (as most do) still reads the early 413:
+/// the gateway reads and discards the body it refused instead of closing on it, which would reset
+/// the connection and could drop the answer unread.
+#[tokio::test]
+async fn a_body_refused_from_its_head_is_read_to_its_end_so_the_client_reads_the_refusal() {
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    let host = host_of(&gw.base);
+    let json = [
+        ("host", host.as_str()),
+        ("content-type", "application/x-amz-json-1.0"),
+        ("x-amz-target", "AmazonSQS.SendMessage"),
+    ];
+    let request = signed(
+        "POST",
+        &format!("{}/", gw.base),
+        &json,
+        b"{}",
+        &Signing::default(),
+    );
+    let length = 4 * 1024 * 1024;
+    let mut head = format!("POST / HTTP/1.1\r\ncontent-length: {length}\r\n");
+    for (name, value) in request.headers() {
+        head.push_str(&format!("{name}: {}\r\n", value.to_str().unwrap()));
+    }
+    head.push_str("\r\n");
+    for _ in 0..2 {
+        let mut stream = TcpStream::connect(host_of(&gw.base)).await.unwrap();
+        stream.write_all(head.as_bytes()).await.unwrap();
+        let body = vec![b'a'; length];
+        stream.write_all(&body[..64 * 1024]).await.unwrap();
+        // The answer is out by now; a gateway that closed on the unread body has reset the
+        // connection, and the rest of the body fails to go.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        stream
+            .write_all(&body[64 * 1024..])
+            .await
+            .expect("the rest of the refused body is read");
+        let mut answer = Vec::new();
+        let mut buffer = [0u8; 4096];
+        while !answer.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buffer))
+                .await
+                .expect("answered")
+                .expect("the answer is read, not reset");
+            assert!(n > 0, "closed before the answer");
+            answer.extend_from_slice(&buffer[..n]);
+        }
+        let answer = String::from_utf8_lossy(&answer).to_lowercase();
+        assert!(answer.starts_with("http/1.1 413"), "{answer}");
+        // Not kept alive (a next request right behind the body would escape the request-line
+        // limit), and closed cleanly once the body is read: no reset.
+        assert!(answer.contains("connection: close"), "{answer}");
+        let closed = async {
+            loop {
+                match stream.read(&mut buffer).await {
+                    Ok(0) => return Ok(()),
+                    Ok(_) => continue,
+                    Err(error) => return Err(error),
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(5), closed)
+            .await
+            .expect("closed once the body is read")
+            .expect("closed, not reset");
+    }
+    gw.stop().await;
+}
+
 /// Whether the server closes `stream` within `wait` (reading nothing but the close).
 async fn closed_within(stream: &mut TcpStream, wait: Duration) -> bool {
     let mut buffer = [0u8; 1024];
