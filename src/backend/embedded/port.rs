@@ -161,15 +161,21 @@ impl Backend for EmbeddedBackend {
                 .iter()
                 .map(|message| queue.send(message.clone(), now, journal))
                 .collect::<Vec<_>>();
-            (results, !journal.is_empty(), queue.settle_mark())
+            let unsettled = queue.unsettled() > 0;
+            (
+                results,
+                !journal.is_empty(),
+                (queue.settle_mark(), unsettled),
+            )
         })?;
-        commit.wait().await.map_err(unavailable)?;
-        // On disk now: bodies the cache had no room for leave memory.
-        {
+        let (mark, unsettled) = mark;
+        if !unsettled {
+            commit.wait().await.map_err(unavailable)?;
+        } else {
+            // Bodies the cache had no room for leave memory once readers find them on disk.
+            commit.wait_readable().await.map_err(unavailable)?;
             let mut queue = lock(&slot.queue);
-            if queue.unsettled() > 0 {
-                queue.settle_before(mark);
-            }
+            queue.settle_before(mark);
         }
         if !wrote && results.iter().any(Result::is_ok) {
             // Only deduplicated resends: answer once the original sends are on disk too.

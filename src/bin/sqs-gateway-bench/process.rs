@@ -387,11 +387,16 @@ impl Gateway {
     pub(super) async fn settle(&self, limit: Duration) -> Result<(Duration, u64), String> {
         let calls = || async {
             let scrape = self.scrape().await.ok()?;
-            // The metrics sampler's own reads (queue depths) go on for as long as it runs.
+            // The metrics sampler's own reads (the queue list and each queue's depths) go on for
+            // as long as it runs, every second on the durable gateway.
             let all = metric_sum(&scrape, "sqsgw_backend_calls_total").unwrap_or(0.0);
-            let sampling =
-                metric_sum_where(&scrape, "sqsgw_backend_calls_total", &[("call", "stats")]);
-            Some((all - sampling.unwrap_or(0.0)) as u64)
+            let sampling: f64 = ["stats", "list_queues"]
+                .into_iter()
+                .filter_map(|call| {
+                    metric_sum_where(&scrape, "sqsgw_backend_calls_total", &[("call", call)])
+                })
+                .sum();
+            Some((all - sampling) as u64)
         };
         let started = Instant::now();
         let first = calls().await.unwrap_or(0);

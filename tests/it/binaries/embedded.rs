@@ -3,7 +3,7 @@
 use chrono::Duration as ChronoDuration;
 use sqs_gateway::backend::embedded::EmbeddedBackend;
 use sqs_gateway::core::backend::Backend;
-use sqs_gateway::core::clock::SkewClock;
+use sqs_gateway::core::clock::{Clock as _, SkewClock};
 use sqs_gateway::core::model::{BackendReceive, EntryOutcome, OutgoingMessage, QueueSettings};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
@@ -135,6 +135,104 @@ async fn a_restart_keeps_messages_receive_counts_in_flight_deadlines_fifo_order_
     let backend = EmbeddedBackend::open(dir.path(), clock).unwrap();
     let stats = backend.stats(&standard).await.unwrap();
     assert_eq!(stats.visible + stats.in_flight + stats.delayed, 1);
+}
+
+/// A store directory written by the release before the journal (`tests/it/fixtures`: made by
+/// that release's binary over its SQS endpoint at [`FIXTURE_WRITTEN_AT`], then stopped): an
+/// "in flight" message received for 600 s, "kept" (with an attribute) received twice, and three
+/// FIFO messages in group g with deduplication ids d1 to d3.
+const FIXTURE_WRITTEN_AT: i64 = 1_796_514_302_657;
+
+/// The release before the journal wrote only `queues.redb`: this one opens it as it is, with
+/// every message, count, deadline and deduplication record, and journals from there on.
+#[tokio::test]
+async fn a_store_written_before_the_journal_opens_with_everything_it_held() {
+    use std::io::Read as _;
+    let dir = tempfile::tempdir().unwrap();
+    let mut redb = Vec::new();
+    flate2::read::GzDecoder::new(&include_bytes!("../fixtures/store-before-journal.redb.gz")[..])
+        .read_to_end(&mut redb)
+        .unwrap();
+    std::fs::write(dir.path().join("queues.redb"), redb).unwrap();
+    // The fixture's own time, a minute on: its messages are within their retention.
+    let clock = Arc::new(SkewClock::default());
+    clock.advance(ChronoDuration::milliseconds(
+        FIXTURE_WRITTEN_AT + 60_000 - SkewClock::default().now().timestamp_millis(),
+    ));
+    let backend = EmbeddedBackend::open(dir.path(), clock.clone()).unwrap();
+    let orders = backend
+        .create_queue("orders", &QueueSettings::default())
+        .await
+        .unwrap()
+        .url;
+    let jobs = backend
+        .create_queue("jobs.fifo", &QueueSettings::default())
+        .await
+        .unwrap()
+        .url;
+    let stats = backend.stats(&orders).await.unwrap();
+    assert_eq!((stats.visible, stats.in_flight), (1, 1), "{stats:?}");
+    let kept = backend.receive(&orders, &receive(10, 3_600)).await.unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].body, "kept");
+    assert_eq!(kept[0].message_id, "08f5c9b4-8103-4dcf-9bb9-b79d7b34cb41");
+    assert_eq!(kept[0].receive_count, 3);
+    assert!(
+        kept[0].attributes.contains_key("kind"),
+        "{:?}",
+        kept[0].attributes
+    );
+    // Deduplicated within its five minutes: the original's id, nothing added.
+    let again = backend
+        .send_batch(&jobs, &[fifo("g1 again", "g", "d1")])
+        .await
+        .unwrap();
+    assert_eq!(
+        again[0].as_ref().unwrap().message_id,
+        "65c47300-5b4f-47bc-94dc-e7fd1ba8896b"
+    );
+    let bodies: Vec<String> = backend
+        .receive(&jobs, &receive(10, 30))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|message| message.body)
+        .collect();
+    assert_eq!(bodies, ["g1", "g2", "g3"]);
+    // The in-flight message's deadline survived too.
+    clock.advance(ChronoDuration::seconds(600));
+    let back = backend.receive(&orders, &receive(10, 600)).await.unwrap();
+    assert_eq!(back.len(), 1);
+    assert_eq!(back[0].body, "in flight");
+    // From here on the journal: a delete and a send, then a reopen.
+    let handle = back[0].backend_handle.clone();
+    assert_eq!(
+        backend.delete_batch(&orders, &[&handle]).await.unwrap(),
+        [EntryOutcome::Ok]
+    );
+    backend
+        .send_batch(
+            &orders,
+            &[OutgoingMessage {
+                body: "after".into(),
+                ..Default::default()
+            }],
+        )
+        .await
+        .unwrap();
+    drop(backend);
+    assert!(dir.path().join("queues.journal.0").is_file());
+    let backend = EmbeddedBackend::open(dir.path(), clock.clone()).unwrap();
+    clock.advance(ChronoDuration::seconds(3_600));
+    let mut left: Vec<String> = backend
+        .receive(&orders, &receive(10, 30))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|message| message.body)
+        .collect();
+    left.sort();
+    assert_eq!(left, ["after", "kept"]);
 }
 
 #[tokio::test]

@@ -1,11 +1,12 @@
-//! How one transaction writes a batch of ops to the tables, in order, leaving out the states that a
-//! later op of the same batch replaces.
+//! How the store writes records to its tables, in order, and which states of a batch of ops it
+//! need not write at all (those a later op of the same batch replaces).
 
 use super::error::StoreError;
+use super::record::Record;
 use super::tables::{BODIES, DEDUP, QUEUES, SEQUENCES, STATES};
 use crate::backend::embedded::engine::Op;
 use crate::backend::embedded::records;
-use redb::{Database, ReadableTable};
+use redb::{ReadableTable, WriteTransaction};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -28,7 +29,7 @@ pub(super) fn state_replaced_by(op: &Op) -> Option<(&Arc<str>, u64)> {
 /// transaction replaces or removes (a receive's state followed by the delete of what it
 /// received, most often). Nothing in a transaction reads a state record, so dropping one that
 /// a later op overwrites changes nothing committed.
-fn superseded_states<'a>(ops: impl DoubleEndedIterator<Item = &'a Op>) -> Vec<bool> {
+pub(super) fn superseded_states<'a>(ops: impl DoubleEndedIterator<Item = &'a Op>) -> Vec<bool> {
     let mut replaced_later: foldhash::HashSet<(&str, u64)> = foldhash::HashSet::default();
     let mut superseded: Vec<bool> = ops
         .rev()
@@ -44,123 +45,110 @@ fn superseded_states<'a>(ops: impl DoubleEndedIterator<Item = &'a Op>) -> Vec<bo
     superseded
 }
 
-/// Applies `ops` in one transaction and commits it.
-pub(super) fn apply(db: &Database, ops: &[&Op]) -> Result<(), StoreError> {
-    let txn = db.begin_write().map_err(StoreError::from)?;
-    let ops = || ops.iter().copied();
-    let superseded = superseded_states(ops());
-    {
-        let mut queues = txn.open_table(QUEUES).map_err(StoreError::from)?;
-        let mut sequences = txn.open_table(SEQUENCES).map_err(StoreError::from)?;
-        let mut bodies = txn.open_table(BODIES).map_err(StoreError::from)?;
-        let mut states = txn.open_table(STATES).map_err(StoreError::from)?;
-        let mut dedup = txn.open_table(DEDUP).map_err(StoreError::from)?;
-        // Every appended message journals its queue's next sequence number; only the last of a
-        // batch needs writing.
-        let mut next_seqs: BTreeMap<&str, u64> = BTreeMap::new();
-        for (op, _) in ops().zip(superseded).filter(|(_, superseded)| !superseded) {
-            match op {
-                Op::PutQueue { name, settings } => {
-                    // JSON, not postcard: settings are small and rare, and gain fields over time.
-                    let bytes = serde_json::to_vec(settings).map_err(StoreError::from)?;
-                    queues
-                        .insert(name.as_str(), bytes.as_slice())
-                        .map_err(StoreError::from)?;
-                }
-                Op::DeleteQueue { name } => {
-                    next_seqs.remove(name.as_str());
-                    queues.remove(name.as_str()).map_err(StoreError::from)?;
-                    sequences.remove(name.as_str()).map_err(StoreError::from)?;
-                    remove_messages(&mut bodies, &mut states, name)?;
-                    let keys: Vec<String> = dedup
-                        .range((name.as_str(), "")..=(name.as_str(), "\u{10FFFF}"))
-                        .map_err(StoreError::from)?
-                        .filter_map(Result::ok)
-                        .map(|(key, _)| key.value().1.to_owned())
-                        .collect();
-                    for key in keys {
-                        dedup
-                            .remove((name.as_str(), key.as_str()))
-                            .map_err(StoreError::from)?;
-                    }
-                }
-                Op::PutSeq { queue, next } => {
-                    next_seqs.insert(&**queue, *next);
-                }
-                Op::PutBody { queue, seq, body } => {
-                    let bytes = records::encode_body(body).map_err(StoreError::from)?;
-                    bodies
-                        .insert((&**queue, *seq), bytes.as_slice())
-                        .map_err(StoreError::from)?;
-                }
-                Op::PutState {
-                    queue,
-                    seq,
-                    state,
-                    sent_at,
-                    group_id,
-                } => {
-                    let bytes = records::encode_state(state, *sent_at, group_id.as_deref())
-                        .map_err(StoreError::from)?;
-                    states
-                        .insert((&**queue, *seq), bytes.as_slice())
-                        .map_err(StoreError::from)?;
-                }
-                Op::MoveBody {
-                    from_queue,
-                    from_seq,
-                    to_queue,
-                    to_seq,
-                    dead_letter_source_arn,
-                } => {
-                    let moved = bodies
-                        .remove((&**from_queue, *from_seq))
-                        .map_err(StoreError::from)?
-                        .map(|bytes| records::decode_body(bytes.value()))
-                        .transpose()
-                        .map_err(StoreError::from)?;
-                    states
-                        .remove((&**from_queue, *from_seq))
-                        .map_err(StoreError::from)?;
-                    let Some(mut body) = moved else {
-                        // Journals are applied in the order they were made, so the body is
-                        // there; should it not be, the move has nothing to carry.
-                        tracing::error!(queue = %from_queue, "a moved message's body was not in the store");
-                        continue;
-                    };
-                    body.dead_letter_source_arn = dead_letter_source_arn.clone();
-                    let bytes = records::encode_body(&body).map_err(StoreError::from)?;
-                    bodies
-                        .insert((&**to_queue, *to_seq), bytes.as_slice())
-                        .map_err(StoreError::from)?;
-                }
-                Op::DeleteMessage { queue, seq } => {
-                    bodies.remove((&**queue, *seq)).map_err(StoreError::from)?;
-                    states.remove((&**queue, *seq)).map_err(StoreError::from)?;
-                }
-                Op::PutDedup {
-                    queue,
-                    key,
-                    dedup: record,
-                } => {
-                    let bytes = records::encode_dedup(record).map_err(StoreError::from)?;
-                    dedup
-                        .insert((&**queue, key.as_str()), bytes.as_slice())
-                        .map_err(StoreError::from)?;
-                }
-                Op::DeleteDedup { queue, key } => {
-                    dedup
-                        .remove((&**queue, key.as_str()))
-                        .map_err(StoreError::from)?;
-                }
-                Op::Purge { queue } => remove_messages(&mut bodies, &mut states, queue)?,
+/// Applies `records` in order within `txn`.
+pub(super) fn apply(txn: &WriteTransaction, records: &[Record]) -> Result<(), StoreError> {
+    let mut queues = txn.open_table(QUEUES).map_err(StoreError::from)?;
+    let mut sequences = txn.open_table(SEQUENCES).map_err(StoreError::from)?;
+    let mut bodies = txn.open_table(BODIES).map_err(StoreError::from)?;
+    let mut states = txn.open_table(STATES).map_err(StoreError::from)?;
+    let mut dedup = txn.open_table(DEDUP).map_err(StoreError::from)?;
+    // Every appended message journals its queue's next sequence number; only the last of a
+    // batch needs writing.
+    let mut next_seqs: BTreeMap<&str, u64> = BTreeMap::new();
+    for record in records {
+        match record {
+            Record::PutQueue { name, settings } => {
+                queues
+                    .insert(name.as_str(), settings.as_slice())
+                    .map_err(StoreError::from)?;
             }
-        }
-        for (queue, next) in next_seqs {
-            sequences.insert(queue, next).map_err(StoreError::from)?;
+            Record::DeleteQueue { name } => {
+                next_seqs.remove(name.as_str());
+                queues.remove(name.as_str()).map_err(StoreError::from)?;
+                sequences.remove(name.as_str()).map_err(StoreError::from)?;
+                remove_messages(&mut bodies, &mut states, name)?;
+                let keys: Vec<String> = dedup
+                    .range((name.as_str(), "")..=(name.as_str(), "\u{10FFFF}"))
+                    .map_err(StoreError::from)?
+                    .filter_map(Result::ok)
+                    .map(|(key, _)| key.value().1.to_owned())
+                    .collect();
+                for key in keys {
+                    dedup
+                        .remove((name.as_str(), key.as_str()))
+                        .map_err(StoreError::from)?;
+                }
+            }
+            Record::PutSeq { queue, next } => {
+                next_seqs.insert(queue, *next);
+            }
+            Record::PutBody { queue, seq, body } => {
+                bodies
+                    .insert((queue.as_str(), *seq), body.as_slice())
+                    .map_err(StoreError::from)?;
+            }
+            Record::PutState { queue, seq, state } => {
+                states
+                    .insert((queue.as_str(), *seq), state.as_slice())
+                    .map_err(StoreError::from)?;
+            }
+            Record::MoveBody {
+                from_queue,
+                from_seq,
+                to_queue,
+                to_seq,
+                dead_letter_source_arn,
+            } => {
+                let moved = bodies
+                    .remove((from_queue.as_str(), *from_seq))
+                    .map_err(StoreError::from)?
+                    .map(|bytes| records::decode_body(bytes.value()))
+                    .transpose()
+                    .map_err(StoreError::from)?;
+                states
+                    .remove((from_queue.as_str(), *from_seq))
+                    .map_err(StoreError::from)?;
+                let Some(mut body) = moved else {
+                    // Journals are applied in the order they were made, so the body is
+                    // there; should it not be, the move has nothing to carry.
+                    tracing::error!(queue = %from_queue, "a moved message's body was not in the store");
+                    continue;
+                };
+                body.dead_letter_source_arn = dead_letter_source_arn.clone();
+                let bytes = records::encode_body(&body).map_err(StoreError::from)?;
+                bodies
+                    .insert((to_queue.as_str(), *to_seq), bytes.as_slice())
+                    .map_err(StoreError::from)?;
+            }
+            Record::DeleteMessage { queue, seq } => {
+                bodies
+                    .remove((queue.as_str(), *seq))
+                    .map_err(StoreError::from)?;
+                states
+                    .remove((queue.as_str(), *seq))
+                    .map_err(StoreError::from)?;
+            }
+            Record::PutDedup {
+                queue,
+                key,
+                dedup: record,
+            } => {
+                dedup
+                    .insert((queue.as_str(), key.as_str()), record.as_slice())
+                    .map_err(StoreError::from)?;
+            }
+            Record::DeleteDedup { queue, key } => {
+                dedup
+                    .remove((queue.as_str(), key.as_str()))
+                    .map_err(StoreError::from)?;
+            }
+            Record::Purge { queue } => remove_messages(&mut bodies, &mut states, queue)?,
         }
     }
-    txn.commit().map_err(StoreError::from)
+    for (queue, next) in next_seqs {
+        sequences.insert(queue, next).map_err(StoreError::from)?;
+    }
+    Ok(())
 }
 
 /// Removes every message of `queue`.

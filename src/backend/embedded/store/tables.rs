@@ -15,3 +15,5 @@ pub(super) const STATES: TableDefinition<'static, (&str, u64), &[u8]> =
 /// FIFO deduplication records, by queue and deduplication id.
 pub(super) const DEDUP: TableDefinition<'static, (&str, &str), &[u8]> =
     TableDefinition::new("dedup");
+/// The store's own bookkeeping: the last journal frame the tables hold (`journal_applied`).
+pub(super) const META: TableDefinition<'static, &str, u64> = TableDefinition::new("meta");

@@ -1,10 +1,13 @@
-//! The writer thread: group commit. It takes every submission waiting, applies them in order in
-//! one transaction and commits once; a receive's states wait in it until a later record replaces
-//! them or a flush writes them.
+//! The writer thread: group commit. It takes every submission waiting, appends their records to
+//! the journal in order and syncs once, answers them, and hands the records to the applier; a
+//! receive's states wait in it until a later record replaces them or a flush writes them.
 
-use super::apply::{apply, state_replaced_by};
+use super::applier::{Checkpointed, ToApply};
+use super::apply::{state_replaced_by, superseded_states};
+use super::error::StoreError;
+use super::journal::{FRAME_TARGET, Journal};
+use super::record::Record;
 use crate::backend::embedded::engine::Op;
-use redb::Database;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -24,8 +27,9 @@ pub(super) struct Submission {
     /// Whether the submitter needs the records on disk (else the next synced commit puts them
     /// there).
     pub(super) synced: bool,
-    /// Answered once they are on disk (or replaced), or failed.
-    pub(super) done: oneshot::Sender<Result<(), String>>,
+    /// Answered once they are on disk (or replaced) with the journal's last frame then, or
+    /// failed; a barrier's once the tables hold everything before it.
+    pub(super) done: oneshot::Sender<Result<u64, String>>,
 }
 
 /// Transactions the writer committed, those of them that synced the disk, and the submissions
@@ -52,7 +56,7 @@ struct Held {
     /// Each message's latest held state, by queue and sequence number.
     states: foldhash::HashMap<(Arc<str>, u64), Op>,
     /// The submissions whose states are held, answered once none is held any more.
-    waiting: Vec<oneshot::Sender<Result<(), String>>>,
+    waiting: Vec<oneshot::Sender<Result<u64, String>>>,
     /// When the first of them was held.
     since: Option<tokio::time::Instant>,
 }
@@ -105,7 +109,7 @@ impl Held {
     /// After a commit: the submissions whose states are all written or replaced now, answered
     /// with its result, and counted in `writes` when written (before they are answered, so a
     /// caller that waited sees its write counted).
-    fn answer(&mut self, result: &Result<(), String>, writes: &AtomicU64) {
+    fn answer(&mut self, result: &Result<u64, String>, writes: &AtomicU64) {
         if !self.states.is_empty() && result.is_ok() {
             return;
         }
@@ -121,9 +125,16 @@ impl Held {
     }
 }
 
+/// What the writer writes to and hands on to.
+pub(super) struct Outlet {
+    pub(super) journal: Journal,
+    pub(super) applier: mpsc::SyncSender<ToApply>,
+    pub(super) checkpointed: Arc<Checkpointed>,
+}
+
 /// The writer thread's loop, until the store is dropped: then what waits is committed.
 pub(super) fn write_loop(
-    db: &Database,
+    mut outlet: Outlet,
     submissions: mpsc::Receiver<Submission>,
     poisoned: &AtomicBool,
     counts: &Counts,
@@ -177,7 +188,7 @@ pub(super) fn write_loop(
         if !flush && !overdue && !wanted_on_disk && batch.len() < MAX_BATCH {
             if batch.is_empty() {
                 // Only states held (or all held ones replaced): nothing to commit yet.
-                held.answer(&Ok(()), &counts.writes);
+                held.answer(&Ok(outlet.journal.last()), &counts.writes);
             } else {
                 deferred_since.get_or_insert_with(tokio::time::Instant::now);
             }
@@ -185,16 +196,17 @@ pub(super) fn write_loop(
             continue;
         }
         deferred_since = None;
-        commit(db, batch, &mut held, flush, poisoned, counts);
+        commit(&mut outlet, batch, &mut held, flush, poisoned, counts);
     }
     // Closing the store: what waits, held states too, reaches the disk before the file closes.
-    commit(db, deferred, &mut held, true, poisoned, counts);
+    commit(&mut outlet, deferred, &mut held, true, poisoned, counts);
 }
 
-/// Applies `batch` (then, when `flush`, every held state) in one transaction, commits it with a
-/// disk sync and answers every submission it settles; a failure poisons the store.
+/// Appends `batch` (then, when `flush`, every held state) to the journal and syncs it once,
+/// answers every submission it settles and hands the records to the applier; a failure poisons
+/// the store.
 fn commit(
-    db: &Database,
+    outlet: &mut Outlet,
     batch: Vec<Submission>,
     held: &mut Held,
     flush: bool,
@@ -203,7 +215,7 @@ fn commit(
 ) {
     if batch.is_empty() && held.states.is_empty() {
         // Nothing to write: the held states were all replaced by records already committed.
-        held.answer(&Ok(()), &counts.writes);
+        held.answer(&Ok(outlet.journal.last()), &counts.writes);
         return;
     }
     let held_states: Vec<Op> = if flush {
@@ -211,17 +223,12 @@ fn commit(
     } else {
         Vec::new()
     };
+    let mut records = Vec::new();
     let result = if poisoned.load(Ordering::SeqCst) {
         Err("an earlier write failed; the store is being reopened".to_owned())
     } else {
-        // Held states come last: every op before them in the transaction came before them.
-        let ops: Vec<&Op> = batch
-            .iter()
-            .flat_map(|submission| &submission.ops)
-            .chain(&held_states)
-            .collect();
-        apply(db, &ops)
-            .map(|()| {
+        journal(outlet, &batch, &held_states, &mut records, poisoned)
+            .inspect(|_| {
                 counts.commits.fetch_add(1, Ordering::Relaxed);
                 counts.syncs.fetch_add(1, Ordering::Relaxed);
                 let writes = batch.iter().filter(|s| !s.ops.is_empty()).count();
@@ -234,7 +241,83 @@ fn commit(
             })
     };
     held.answer(&result, &counts.writes);
+    let mut readable = Vec::new();
     for submission in batch {
-        let _ = submission.done.send(result.clone());
+        if result.is_ok() && submission.synced && submission.ops.is_empty() {
+            readable.push(submission.done);
+        } else {
+            let _ = submission.done.send(result.clone());
+        }
     }
+    if let Ok(last) = result
+        && (!records.is_empty() || !readable.is_empty())
+    {
+        let handed = outlet.applier.send(ToApply::Records {
+            last,
+            records,
+            readable,
+        });
+        if let Err(mpsc::SendError(ToApply::Records { readable, .. })) = handed {
+            for done in readable {
+                let _ = done.send(Err("the store's applier stopped".to_owned()));
+            }
+        }
+    }
+}
+
+/// Encodes the records of `batch` and `held_states` (held states last: every op before them came
+/// before them) into frames, each holding whole submissions, and syncs them; answers the last
+/// frame's number and leaves the records in `records`.
+fn journal(
+    outlet: &mut Outlet,
+    batch: &[Submission],
+    held_states: &[Op],
+    records: &mut Vec<Record>,
+    poisoned: &AtomicBool,
+) -> Result<u64, StoreError> {
+    let ops: Vec<&Op> = batch
+        .iter()
+        .flat_map(|submission| &submission.ops)
+        .chain(held_states)
+        .collect();
+    let mut superseded = superseded_states(ops.iter().copied()).into_iter();
+    let mut ops = ops.into_iter();
+    // Each submission is a unit a frame holds whole; the held states are one more.
+    let units = batch
+        .iter()
+        .map(|submission| submission.ops.len())
+        .chain(std::iter::once(held_states.len()));
+    let mut frame_starts = 0;
+    let mut frame_bytes = 0;
+    for unit in units {
+        for (op, superseded) in ops.by_ref().zip(superseded.by_ref()).take(unit) {
+            if !superseded {
+                let record = Record::of(op)?;
+                frame_bytes += record.size_hint();
+                records.push(record);
+            }
+        }
+        if frame_bytes >= FRAME_TARGET {
+            outlet
+                .journal
+                .add(&Record::encode_all(&records[frame_starts..])?);
+            frame_starts = records.len();
+            frame_bytes = 0;
+        }
+    }
+    if frame_starts < records.len() {
+        outlet
+            .journal
+            .add(&Record::encode_all(&records[frame_starts..])?);
+    }
+    if outlet.journal.wants_other_file() {
+        // The other file is overwritten next: the tables must hold all it carries first.
+        let needed = outlet.journal.other_last();
+        let _ = outlet.applier.send(ToApply::Checkpoint);
+        if !outlet.checkpointed.wait_for(needed, poisoned) {
+            return Err(StoreError("the store's applier stopped".into()));
+        }
+    }
+    outlet.journal.sync()?;
+    Ok(outlet.journal.last())
 }
