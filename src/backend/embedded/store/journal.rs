@@ -52,7 +52,7 @@ pub(super) struct Frame {
 pub(super) fn read_after(dir: &Path, after: u64) -> Result<Vec<Frame>, StoreError> {
     let mut runs = Vec::new();
     for path in paths(dir) {
-        if let Some(run) = read_file(&path)? {
+        if let Some(run) = read_file(&path, after)? {
             runs.push(run);
         }
     }
@@ -76,9 +76,10 @@ pub(super) fn read_after(dir: &Path, after: u64) -> Result<Vec<Frame>, StoreErro
     Ok(frames)
 }
 
-/// The number of a file's first frame and its frames, or `None` for a file that is absent or
-/// has no valid header (never written past its creation).
-fn read_file(path: &Path) -> Result<Option<(u64, Vec<Frame>)>, StoreError> {
+/// The number of a file's first frame and its frames numbered above `after` (those before are
+/// passed over unread), or `None` for a file that is absent or has no valid header (never
+/// written past its creation).
+fn read_file(path: &Path, after: u64) -> Result<Option<(u64, Vec<Frame>)>, StoreError> {
     let file = match File::open(path) {
         Ok(file) => file,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -114,20 +115,55 @@ fn read_file(path: &Path) -> Result<Option<(u64, Vec<Frame>)>, StoreError> {
         if length == 0 || number != expected {
             break;
         }
+        expected += 1;
+        if number <= after {
+            // The tables hold it: neither read nor checked (a torn frame is only ever the last,
+            // and what follows one fails the number check).
+            if reader.seek_relative(length as i64).is_err() {
+                break;
+            }
+            continue;
+        }
         let mut payload = vec![0u8; length];
         if reader.read_exact(&mut payload).is_err() {
             break;
         }
-        let mut hasher = crc32fast::Hasher::new();
-        hasher.update(&head[8..16]);
-        hasher.update(&payload);
-        if hasher.finalize() != crc {
+        if frame_crc(&head[8..16], &payload) != crc {
+            // A torn last frame ends the journal; a damaged one with its successor after it is
+            // lost data, not an end.
+            if next_frame_is(&mut reader, number + 1) {
+                return Err(StoreError(format!(
+                    "{}: journal frame {number} is damaged and frames follow it: restore the store directory from a backup",
+                    path.display()
+                )));
+            }
             break;
         }
         frames.push(Frame { number, payload });
-        expected += 1;
     }
     Ok(Some((first, frames)))
+}
+
+fn frame_crc(number: &[u8], payload: &[u8]) -> u32 {
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(number);
+    hasher.update(payload);
+    hasher.finalize()
+}
+
+/// Whether the next bytes of `reader` are a valid frame numbered `number`.
+fn next_frame_is(reader: &mut impl Read, number: u64) -> bool {
+    let mut head = [0u8; FRAME_HEADER];
+    if reader.read_exact(&mut head).is_err() {
+        return false;
+    }
+    let length = u32::from_le_bytes(head[0..4].try_into().expect("4 bytes")) as usize;
+    let crc = u32::from_le_bytes(head[4..8].try_into().expect("4 bytes"));
+    if length == 0 || head[8..16] != number.to_le_bytes() || length > 1 << 30 {
+        return false;
+    }
+    let mut payload = vec![0u8; length];
+    reader.read_exact(&mut payload).is_ok() && frame_crc(&head[8..16], &payload) == crc
 }
 
 fn header(first: u64) -> [u8; HEADER as usize] {
@@ -254,12 +290,9 @@ impl Journal {
         let number = self.next;
         self.next += 1;
         let length = u32::try_from(payload.len()).expect("frames stay far below 4 GiB");
-        let mut hasher = crc32fast::Hasher::new();
-        hasher.update(&number.to_le_bytes());
-        hasher.update(payload);
+        let crc = frame_crc(&number.to_le_bytes(), payload);
         self.pending.extend_from_slice(&length.to_le_bytes());
-        self.pending
-            .extend_from_slice(&hasher.finalize().to_le_bytes());
+        self.pending.extend_from_slice(&crc.to_le_bytes());
         self.pending.extend_from_slice(&number.to_le_bytes());
         self.pending.extend_from_slice(payload);
         number
@@ -390,6 +423,31 @@ mod tests {
             payloads(&read_after(dir.path(), 0).unwrap()),
             [(1, b"one".to_vec())]
         );
+    }
+
+    #[test]
+    fn frames_the_tables_hold_are_passed_over_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut journal = Journal::start(dir.path(), 1).unwrap();
+        journal.add(b"one");
+        journal.sync().unwrap();
+        journal.add(b"two");
+        journal.sync().unwrap();
+        drop(journal);
+        // Frame 1's payload damaged: it is not needed past 1, so it is not read.
+        let file = OpenOptions::new()
+            .write(true)
+            .open(dir.path().join("queues.journal.0"))
+            .unwrap();
+        file.write_all_at(b"X", HEADER + FRAME_HEADER as u64)
+            .unwrap();
+        assert_eq!(
+            payloads(&read_after(dir.path(), 1).unwrap()),
+            [(2, b"two".to_vec())]
+        );
+        // Needed, and followed by frame 2: lost data, refused.
+        let error = read_after(dir.path(), 0).unwrap_err();
+        assert!(error.to_string().contains("frame 1 is damaged"), "{error}");
     }
 
     #[test]

@@ -215,7 +215,16 @@ impl Store {
             let poisoned = Arc::clone(&poisoned);
             std::thread::Builder::new()
                 .name("sqs-gateway-tables".into())
-                .spawn(move || apply_loop(&db, batches, applied_sender, &checkpointed, &poisoned))
+                .spawn(move || {
+                    let applied = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        apply_loop(&db, batches, applied_sender, &checkpointed, &poisoned);
+                    }));
+                    if applied.is_err() {
+                        // The writer must not wait for a checkpoint that will never come.
+                        tracing::error!("embedded store tables: the applier stopped; refusing writes until the store is reopened");
+                        poisoned.store(true, Ordering::SeqCst);
+                    }
+                })
                 .map_err(StoreError::from)?
         };
         let (submissions, receiver) = mpsc::channel();
