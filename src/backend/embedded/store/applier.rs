@@ -108,6 +108,7 @@ pub(super) fn apply_loop(
     // Since when the tables hold frames no checkpoint has synced.
     let mut unsynced_since: Option<Instant> = None;
     let mut open = true;
+    let mut failed = false;
     while open {
         let first = match unsynced_since {
             Some(since) => {
@@ -184,11 +185,14 @@ pub(super) fn apply_loop(
             answer(readable, &Ok(through));
             continue;
         }
-        let result = if poisoned.load(Ordering::SeqCst) {
+        // What the writer hands over is in the journal and answered: it is applied even after
+        // the writer failed; only the tables' own failure stops it.
+        let result = if failed {
             Err("an earlier write failed; the store is being reopened".to_owned())
         } else {
             write(db, &records, through, checkpoint).map_err(|error| {
                 tracing::error!(%error, "embedded store tables could not be written; refusing writes until the store is reopened");
+                failed = true;
                 poisoned.store(true, Ordering::SeqCst);
                 // Commits waiting to be readable learn it from the closed channel.
                 applied.take();

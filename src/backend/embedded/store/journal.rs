@@ -4,12 +4,14 @@
 //! frames before it unneeded, so the two files are written in turn, each overwritten from its
 //! start once the tables hold all it carries.
 //!
-//! A file: a 32-byte header (magic, format version, the number of its first frame, a CRC-32),
-//! then frames: payload length (u32), CRC-32 of the number and payload (u32), number (u64,
-//! consecutive across files), payload. Reading stops at the first frame that does not check out:
-//! a frame torn by a crash, or one left from the file's earlier round (its number is too low).
-//! Files grow in zero-filled steps written and synced ahead of the frames, so a frame's sync
-//! carries no change of the file's size.
+//! A file: a 40-byte header (magic, format version, the number of its first frame, a random
+//! nonce drawn each time the file is started, a CRC-32), then frames: payload length (u32),
+//! CRC-32 (u32) of the nonce, the numbers and the payload, the frame's number (u64, consecutive
+//! across files), the first and last numbers of its group commit (u64 each), payload. A group is
+//! replayed whole or not at all: one torn by a crash (it was never answered) ends the journal; a
+//! damaged frame followed by a later group is refused as damage. What is left from a file's
+//! earlier round fails the number and nonce checks. Files grow in zero-filled steps written and
+//! synced ahead of the frames, so a frame's sync carries no change of the file's size.
 
 use super::error::StoreError;
 use std::fs::{File, OpenOptions};
@@ -20,13 +22,13 @@ use std::path::{Path, PathBuf};
 const MAGIC: &[u8; 8] = b"SQGWJRNL";
 /// The journal format this release writes and reads.
 const VERSION: u32 = 1;
-const HEADER: u64 = 32;
-const FRAME_HEADER: usize = 16;
+const HEADER: u64 = 40;
+const FRAME_HEADER: usize = 32;
 /// How much a file grows at a time (zeros, synced before frames go there): by its size, from
 /// 64 KiB to 4 MiB, so a store that is never busy keeps a small journal.
 const MIN_GROWTH: u64 = 64 * 1024;
 const MAX_GROWTH: u64 = 4 * 1024 * 1024;
-/// A file is left for the other once it holds this much (a single larger frame still fits);
+/// A file is left for the other once it holds this much (a single larger group still fits);
 /// small in unit tests, so that they hand files over.
 #[cfg(not(test))]
 const FILE_TARGET: u64 = 64 * 1024 * 1024;
@@ -47,8 +49,9 @@ pub(super) struct Frame {
     pub(super) payload: Vec<u8>,
 }
 
-/// The frames of both files with a number above `after`, in order; an error when one is missing
-/// between `after` and the last found (a damaged file), never a silent gap.
+/// The frames of both files with a number above `after` (a checkpoint always ends on a group's
+/// last frame), in order; an error when one is missing between `after` and the last found (a
+/// damaged file), never a silent gap.
 pub(super) fn read_after(dir: &Path, after: u64) -> Result<Vec<Frame>, StoreError> {
     let mut runs = Vec::new();
     for path in paths(dir) {
@@ -76,8 +79,66 @@ pub(super) fn read_after(dir: &Path, after: u64) -> Result<Vec<Frame>, StoreErro
     Ok(frames)
 }
 
+/// A frame's header as read.
+struct FrameHead {
+    length: usize,
+    crc: u32,
+    number: u64,
+    first: u64,
+    last: u64,
+}
+
+impl FrameHead {
+    fn parse(head: &[u8; FRAME_HEADER]) -> Self {
+        let word = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().expect("8 bytes"));
+        Self {
+            length: u32::from_le_bytes(head[0..4].try_into().expect("4 bytes")) as usize,
+            crc: u32::from_le_bytes(head[4..8].try_into().expect("4 bytes")),
+            number: word(8),
+            first: word(16),
+            last: word(24),
+        }
+    }
+
+    /// Whether it can be a frame numbered `number` at all (its payload not yet checked).
+    fn plausible(&self, number: u64) -> bool {
+        self.length > 0
+            && self.length <= 1 << 30
+            && self.number == number
+            && self.first <= number
+            && number <= self.last
+    }
+}
+
+fn frame_crc(nonce: u64, head: &[u8], payload: &[u8]) -> u32 {
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&nonce.to_le_bytes());
+    hasher.update(&head[8..FRAME_HEADER]);
+    hasher.update(payload);
+    hasher.finalize()
+}
+
+/// Reads the next frame of `reader` into `payload`: its header when it is a valid frame numbered
+/// `number`.
+fn next_frame(
+    reader: &mut impl Read,
+    nonce: u64,
+    number: u64,
+    payload: &mut Vec<u8>,
+) -> Option<FrameHead> {
+    let mut head = [0u8; FRAME_HEADER];
+    reader.read_exact(&mut head).ok()?;
+    let parsed = FrameHead::parse(&head);
+    if !parsed.plausible(number) {
+        return None;
+    }
+    payload.resize(parsed.length, 0);
+    reader.read_exact(payload).ok()?;
+    (frame_crc(nonce, &head, payload) == parsed.crc).then_some(parsed)
+}
+
 /// The number of a file's first frame and its frames numbered above `after` (those before are
-/// passed over unread), or `None` for a file that is absent or has no valid header (never
+/// checked but not kept), or `None` for a file that is absent or has no valid header (never
 /// written past its creation).
 fn read_file(path: &Path, after: u64) -> Result<Option<(u64, Vec<Frame>)>, StoreError> {
     let file = match File::open(path) {
@@ -90,7 +151,7 @@ fn read_file(path: &Path, after: u64) -> Result<Option<(u64, Vec<Frame>)>, Store
     if reader.read_exact(&mut header).is_err() {
         return Ok(None);
     }
-    let Some(first) = parse_header(&header) else {
+    let Some((first, nonce)) = parse_header(&header) else {
         if &header[..8] == MAGIC {
             let version = u32::from_le_bytes(header[8..12].try_into().expect("4 bytes"));
             if version > VERSION {
@@ -103,91 +164,105 @@ fn read_file(path: &Path, after: u64) -> Result<Option<(u64, Vec<Frame>)>, Store
         return Ok(None);
     };
     let mut frames = Vec::new();
+    // The frames of the group being read, kept once its last frame is.
+    let mut group: Vec<Frame> = Vec::new();
+    let mut scratch = Vec::new();
     let mut expected = first;
+    // Where the frame numbered `expected` starts.
+    let mut at = HEADER;
     loop {
-        let mut head = [0u8; FRAME_HEADER];
-        if reader.read_exact(&mut head).is_err() {
-            break;
-        }
-        let length = u32::from_le_bytes(head[0..4].try_into().expect("4 bytes")) as usize;
-        let crc = u32::from_le_bytes(head[4..8].try_into().expect("4 bytes"));
-        let number = u64::from_le_bytes(head[8..16].try_into().expect("8 bytes"));
-        if length == 0 || number != expected {
-            break;
-        }
-        expected += 1;
-        if number <= after {
-            // The tables hold it: neither read nor checked (a torn frame is only ever the last,
-            // and what follows one fails the number check).
-            if reader.seek_relative(length as i64).is_err() {
-                break;
-            }
-            continue;
-        }
-        let mut payload = vec![0u8; length];
-        if reader.read_exact(&mut payload).is_err() {
-            break;
-        }
-        if frame_crc(&head[8..16], &payload) != crc {
-            // A torn last frame ends the journal; a damaged one with its successor after it is
-            // lost data, not an end.
-            if next_frame_is(&mut reader, number + 1) {
+        let Some(head) = next_frame(&mut reader, nonce, expected, &mut scratch) else {
+            // The end, or a torn group (never answered), or damage: a damaged frame is
+            // followed by more frames; if one of them begins a later group, that group was
+            // written after this one was synced, so this one was answered and is lost.
+            if later_group_follows(&mut reader, at, nonce, expected) {
                 return Err(StoreError(format!(
-                    "{}: journal frame {number} is damaged and frames follow it: restore the store directory from a backup",
+                    "{}: journal frame {expected} is damaged and later frames follow it: restore the store directory from a backup",
                     path.display()
                 )));
             }
             break;
+        };
+        if head.first == head.number && !group.is_empty() {
+            // A group left unfinished before this one began: not how the writer writes.
+            return Err(StoreError(format!(
+                "{}: journal frame {} begins a group before frame {} ends the last: restore the store directory from a backup",
+                path.display(),
+                head.number,
+                head.number - 1
+            )));
         }
-        frames.push(Frame { number, payload });
+        if head.number > after {
+            group.push(Frame {
+                number: head.number,
+                payload: std::mem::take(&mut scratch),
+            });
+        }
+        if head.number == head.last {
+            frames.append(&mut group);
+        }
+        expected += 1;
+        at += (FRAME_HEADER + head.length) as u64;
     }
     Ok(Some((first, frames)))
 }
 
-fn frame_crc(number: &[u8], payload: &[u8]) -> u32 {
-    let mut hasher = crc32fast::Hasher::new();
-    hasher.update(number);
-    hasher.update(payload);
-    hasher.finalize()
-}
-
-/// Whether the next bytes of `reader` are a valid frame numbered `number`.
-fn next_frame_is(reader: &mut impl Read, number: u64) -> bool {
+/// After a frame at `at` that is not valid where frame `number` should be: whether a valid frame
+/// of a later group follows it. (Its own header, when whole, says where the next frame starts;
+/// a frame whose header is damaged hides what follows it.)
+fn later_group_follows(reader: &mut BufReader<File>, at: u64, nonce: u64, number: u64) -> bool {
     let mut head = [0u8; FRAME_HEADER];
-    if reader.read_exact(&mut head).is_err() {
+    if reader.seek(SeekFrom::Start(at)).is_err() || reader.read_exact(&mut head).is_err() {
         return false;
     }
-    let length = u32::from_le_bytes(head[0..4].try_into().expect("4 bytes")) as usize;
-    let crc = u32::from_le_bytes(head[4..8].try_into().expect("4 bytes"));
-    if length == 0 || head[8..16] != number.to_le_bytes() || length > 1 << 30 {
+    let parsed = FrameHead::parse(&head);
+    if !parsed.plausible(number) || reader.seek_relative(parsed.length as i64).is_err() {
         return false;
     }
-    let mut payload = vec![0u8; length];
-    reader.read_exact(&mut payload).is_ok() && frame_crc(&head[8..16], &payload) == crc
+    let mut scratch = Vec::new();
+    let mut next = number + 1;
+    // Frames of the torn frame's own group may follow; the first of another group decides.
+    for _ in 0..64 {
+        match next_frame(reader, nonce, next, &mut scratch) {
+            Some(head) if head.first == head.number => return true,
+            Some(_) => next += 1,
+            None => return false,
+        }
+    }
+    false
 }
 
-fn header(first: u64) -> [u8; HEADER as usize] {
+fn header(first: u64, nonce: u64) -> [u8; HEADER as usize] {
     let mut header = [0u8; HEADER as usize];
     header[..8].copy_from_slice(MAGIC);
     header[8..12].copy_from_slice(&VERSION.to_le_bytes());
     header[16..24].copy_from_slice(&first.to_le_bytes());
-    let crc = crc32fast::hash(&header[..24]);
-    header[24..28].copy_from_slice(&crc.to_le_bytes());
+    header[24..32].copy_from_slice(&nonce.to_le_bytes());
+    let crc = crc32fast::hash(&header[..32]);
+    header[32..36].copy_from_slice(&crc.to_le_bytes());
     header
 }
 
-/// The number of the first frame, when `header` is a valid header of this format.
-fn parse_header(header: &[u8; HEADER as usize]) -> Option<u64> {
-    let crc = u32::from_le_bytes(header[24..28].try_into().expect("4 bytes"));
+/// The number of the first frame and the nonce, when `header` is a valid header of this format.
+fn parse_header(header: &[u8; HEADER as usize]) -> Option<(u64, u64)> {
+    let crc = u32::from_le_bytes(header[32..36].try_into().expect("4 bytes"));
     let version = u32::from_le_bytes(header[8..12].try_into().expect("4 bytes"));
-    (&header[..8] == MAGIC && version == VERSION && crc32fast::hash(&header[..24]) == crc)
-        .then(|| u64::from_le_bytes(header[16..24].try_into().expect("8 bytes")))
+    (&header[..8] == MAGIC && version == VERSION && crc32fast::hash(&header[..32]) == crc).then(
+        || {
+            (
+                u64::from_le_bytes(header[16..24].try_into().expect("8 bytes")),
+                u64::from_le_bytes(header[24..32].try_into().expect("8 bytes")),
+            )
+        },
+    )
 }
 
 /// One of the two files, open for writing.
 struct Open {
     file: File,
     path: PathBuf,
+    /// This round's nonce, in every frame's CRC.
+    nonce: u64,
     /// Where the next frame goes.
     end: u64,
     /// Bytes written and synced ahead (zeros past `end`).
@@ -197,8 +272,9 @@ struct Open {
 }
 
 impl Open {
-    /// Opens file `path` and starts it anew with frame `first`: its header written and synced.
-    fn start(path: PathBuf, first: u64) -> Result<Self, StoreError> {
+    /// Opens file `path` in `dir` and starts it anew with frame `first`: its header written and
+    /// synced (and the directory, when the file is new).
+    fn start(dir: &Path, path: PathBuf, first: u64) -> Result<Self, StoreError> {
         let fail = |error: std::io::Error| StoreError(format!("{}: {error}", path.display()));
         let mut options = OpenOptions::new();
         options.read(true).write(true).create(true).truncate(false);
@@ -208,15 +284,22 @@ impl Open {
         let mut open = Open {
             file,
             path,
+            nonce: rand::random(),
             end: HEADER,
             ready,
             last: 0,
         };
         open.make_room(0)?;
         open.file
-            .write_all_at(&header(first), 0)
+            .write_all_at(&header(first, open.nonce), 0)
             .map_err(|error| open.fail(error))?;
         open.file.sync_data().map_err(|error| open.fail(error))?;
+        if ready == 0 {
+            // A new file's directory entry is made durable once.
+            File::open(dir)
+                .and_then(|dir| dir.sync_all())
+                .map_err(|error| open.fail(error))?;
+        }
         Ok(open)
     }
 
@@ -262,18 +345,14 @@ pub(super) struct Journal {
     other_last: u64,
     /// The number the next frame gets.
     next: u64,
-    /// Frames being assembled for the next sync.
-    pending: Vec<u8>,
+    /// Payloads of the frames the next sync writes, as one group.
+    pending: Vec<Vec<u8>>,
 }
 
 impl Journal {
     /// Starts the journal in `dir` with frame `next`, everything before it being in the tables.
     pub(super) fn start(dir: &Path, next: u64) -> Result<Self, StoreError> {
-        let current = Open::start(paths(dir)[0].clone(), next)?;
-        // The directory entry of a new file is made durable once.
-        if let Ok(dir) = File::open(dir) {
-            let _ = dir.sync_all();
-        }
+        let current = Open::start(dir, paths(dir)[0].clone(), next)?;
         Ok(Self {
             dir: dir.to_owned(),
             current,
@@ -284,24 +363,29 @@ impl Journal {
         })
     }
 
-    /// Adds a frame carrying `payload` to what the next [`Journal::sync`] writes; answers its
-    /// number.
-    pub(super) fn add(&mut self, payload: &[u8]) -> u64 {
-        let number = self.next;
+    /// Adds a frame carrying `payload` to the group the next [`Journal::sync`] writes; answers
+    /// its number.
+    pub(super) fn add(&mut self, payload: Vec<u8>) -> u64 {
+        assert!(
+            u32::try_from(payload.len()).is_ok(),
+            "frames stay far below 4 GiB"
+        );
+        self.pending.push(payload);
         self.next += 1;
-        let length = u32::try_from(payload.len()).expect("frames stay far below 4 GiB");
-        let crc = frame_crc(&number.to_le_bytes(), payload);
-        self.pending.extend_from_slice(&length.to_le_bytes());
-        self.pending.extend_from_slice(&crc.to_le_bytes());
-        self.pending.extend_from_slice(&number.to_le_bytes());
-        self.pending.extend_from_slice(payload);
-        number
+        self.next - 1
+    }
+
+    fn pending_bytes(&self) -> u64 {
+        self.pending
+            .iter()
+            .map(|payload| (FRAME_HEADER + payload.len()) as u64)
+            .sum()
     }
 
     /// Whether the file written now is full: the next [`Journal::sync`] starts the other, which
     /// needs the tables to hold [`Journal::other_last`] first.
     pub(super) fn wants_other_file(&self) -> bool {
-        self.current.end > HEADER && self.current.end + self.pending.len() as u64 > FILE_TARGET
+        self.current.end > HEADER && self.current.end + self.pending_bytes() > FILE_TARGET
     }
 
     /// The last frame of the file not written now (0: none).
@@ -314,48 +398,53 @@ impl Journal {
         self.next - 1
     }
 
-    /// Writes the frames added since the last sync and syncs them. When the file is full (see
-    /// [`Journal::wants_other_file`]), the caller has made sure the tables hold every frame of the
-    /// other file, which is started anew with them.
+    /// Writes the frames added since the last sync as one group and syncs them. When the file is
+    /// full (see [`Journal::wants_other_file`]), the caller has made sure the tables hold every
+    /// frame of the other file, which is started anew with them. A failed write leaves the
+    /// frames unreadable where it can (their first header zeroed), so that a reopen does not
+    /// replay what was answered as failed.
     pub(super) fn sync(&mut self) -> Result<(), StoreError> {
         if self.pending.is_empty() {
             return Ok(());
         }
-        let first = self.next - count_frames(&self.pending);
+        let first = self.next - self.pending.len() as u64;
+        let last = self.next - 1;
         if self.wants_other_file() {
             let index = 1 - self.index;
-            let started = Open::start(paths(&self.dir)[index].clone(), first)?;
+            let started = Open::start(&self.dir, paths(&self.dir)[index].clone(), first)?;
             self.other_last = self.current.last;
             self.current = started;
             self.index = index;
         }
-        let bytes = std::mem::take(&mut self.pending);
+        let mut bytes = Vec::with_capacity(self.pending_bytes() as usize);
+        for (number, payload) in (first..).zip(self.pending.drain(..)) {
+            let mut head = [0u8; FRAME_HEADER];
+            head[0..4].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+            head[8..16].copy_from_slice(&number.to_le_bytes());
+            head[16..24].copy_from_slice(&first.to_le_bytes());
+            head[24..32].copy_from_slice(&last.to_le_bytes());
+            let crc = frame_crc(self.current.nonce, &head, &payload);
+            head[4..8].copy_from_slice(&crc.to_le_bytes());
+            bytes.extend_from_slice(&head);
+            bytes.extend_from_slice(&payload);
+        }
         self.current.make_room(bytes.len())?;
-        self.current
+        let written = self
+            .current
             .file
             .write_all_at(&bytes, self.current.end)
-            .map_err(|error| self.current.fail(error))?;
-        self.current
-            .file
-            .sync_data()
-            .map_err(|error| self.current.fail(error))?;
+            .and_then(|()| self.current.file.sync_data());
+        if let Err(error) = written {
+            let _ = self
+                .current
+                .file
+                .write_all_at(&[0u8; FRAME_HEADER], self.current.end);
+            return Err(self.current.fail(error));
+        }
         self.current.end += bytes.len() as u64;
-        self.current.last = self.next - 1;
-        self.pending = bytes;
-        self.pending.clear();
+        self.current.last = last;
         Ok(())
     }
-}
-
-/// How many frames `bytes` holds (each as [`Journal::add`] wrote it).
-fn count_frames(mut bytes: &[u8]) -> u64 {
-    let mut count = 0;
-    while bytes.len() >= FRAME_HEADER {
-        let length = u32::from_le_bytes(bytes[0..4].try_into().expect("4 bytes")) as usize;
-        bytes = &bytes[FRAME_HEADER + length..];
-        count += 1;
-    }
-    count
 }
 
 #[cfg(test)]
@@ -369,14 +458,26 @@ mod tests {
             .collect()
     }
 
+    /// Flips one byte of the journal file `index` at `at`.
+    fn damage(dir: &Path, index: usize, at: u64) {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&paths(dir)[index])
+            .unwrap();
+        let mut byte = [0u8; 1];
+        file.read_exact_at(&mut byte, at).unwrap();
+        file.write_all_at(&[byte[0] ^ 0xFF], at).unwrap();
+    }
+
     #[test]
     fn frames_are_read_back_in_order_after_a_number() {
         let dir = tempfile::tempdir().unwrap();
         let mut journal = Journal::start(dir.path(), 5).unwrap();
-        assert_eq!(journal.add(b"five"), 5);
-        assert_eq!(journal.add(b"six"), 6);
+        assert_eq!(journal.add(b"five".to_vec()), 5);
+        assert_eq!(journal.add(b"six".to_vec()), 6);
         journal.sync().unwrap();
-        assert_eq!(journal.add(b"seven"), 7);
+        assert_eq!(journal.add(b"seven".to_vec()), 7);
         journal.sync().unwrap();
         let read = read_after(dir.path(), 4).unwrap();
         assert_eq!(
@@ -396,7 +497,7 @@ mod tests {
         );
         // Started again after 7: the old frames are left behind, never read as new ones.
         let mut journal = Journal::start(dir.path(), 8).unwrap();
-        journal.add(b"eight");
+        journal.add(b"eight".to_vec());
         journal.sync().unwrap();
         assert_eq!(
             payloads(&read_after(dir.path(), 7).unwrap()),
@@ -404,50 +505,76 @@ mod tests {
         );
     }
 
+    /// A crash in the middle of a group's write: the group was never answered and is dropped
+    /// whole, the groups before it stay.
     #[test]
-    fn a_torn_last_frame_ends_the_journal() {
+    fn a_torn_last_group_ends_the_journal() {
         let dir = tempfile::tempdir().unwrap();
         let mut journal = Journal::start(dir.path(), 1).unwrap();
-        journal.add(b"one");
-        journal.add(b"two");
+        journal.add(b"one".to_vec());
+        journal.sync().unwrap();
+        journal.add(b"two".to_vec());
+        journal.add(b"three".to_vec());
         journal.sync().unwrap();
         let end = journal.current.end;
         drop(journal);
-        // The last byte of frame 2 flipped, as a crash in the middle of its write leaves it.
-        let file = OpenOptions::new()
-            .write(true)
-            .open(dir.path().join("queues.journal.0"))
-            .unwrap();
-        file.write_all_at(b"X", end - 1).unwrap();
+        // The last frame of the group 2-3 damaged (its first frame whole): as a disk that
+        // wrote the group's pages out of order leaves it.
+        damage(dir.path(), 0, end - 1);
         assert_eq!(
             payloads(&read_after(dir.path(), 0).unwrap()),
             [(1, b"one".to_vec())]
         );
-    }
-
-    #[test]
-    fn frames_the_tables_hold_are_passed_over_unread() {
+        // The group's first frame damaged and its second whole: torn too, not damage.
         let dir = tempfile::tempdir().unwrap();
         let mut journal = Journal::start(dir.path(), 1).unwrap();
-        journal.add(b"one");
-        journal.sync().unwrap();
-        journal.add(b"two");
+        journal.add(b"one".to_vec());
+        journal.add(b"two".to_vec());
         journal.sync().unwrap();
         drop(journal);
-        // Frame 1's payload damaged: it is not needed past 1, so it is not read.
-        let file = OpenOptions::new()
-            .write(true)
-            .open(dir.path().join("queues.journal.0"))
-            .unwrap();
-        file.write_all_at(b"X", HEADER + FRAME_HEADER as u64)
-            .unwrap();
+        damage(dir.path(), 0, HEADER + FRAME_HEADER as u64);
+        assert!(read_after(dir.path(), 0).unwrap().is_empty());
+    }
+
+    /// A damaged frame with a later group after it is lost data: refused, needed or not.
+    #[test]
+    fn a_damaged_frame_before_a_later_group_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut journal = Journal::start(dir.path(), 1).unwrap();
+        journal.add(b"one".to_vec());
+        journal.sync().unwrap();
+        journal.add(b"two".to_vec());
+        journal.sync().unwrap();
+        drop(journal);
+        damage(dir.path(), 0, HEADER + FRAME_HEADER as u64);
+        for after in [0, 1] {
+            let error = read_after(dir.path(), after).unwrap_err();
+            assert!(error.to_string().contains("frame 1 is damaged"), "{error}");
+        }
+    }
+
+    /// A frame from the file's earlier round, right where the new round's next frame goes and
+    /// with the number it would have, is not read as one: its nonce is the old round's.
+    #[test]
+    fn frames_of_an_earlier_round_are_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut journal = Journal::start(dir.path(), 1).unwrap();
+        for payload in [b"a", b"b", b"c"] {
+            journal.add(payload.to_vec());
+            journal.sync().unwrap();
+        }
+        drop(journal);
+        // Started again with frame 2 (a checkpoint holding 1), whose payload is as long as the
+        // old frames 1 and 2 together: the old frame 3 follows it where the new 3 would.
+        let mut journal = Journal::start(dir.path(), 2).unwrap();
+        journal.add(vec![b'B'; 1 + FRAME_HEADER + 1]);
+        journal.sync().unwrap();
+        drop(journal);
+        let read = read_after(dir.path(), 1).unwrap();
         assert_eq!(
-            payloads(&read_after(dir.path(), 1).unwrap()),
-            [(2, b"two".to_vec())]
+            read.iter().map(|frame| frame.number).collect::<Vec<_>>(),
+            [2]
         );
-        // Needed, and followed by frame 2: lost data, refused.
-        let error = read_after(dir.path(), 0).unwrap_err();
-        assert!(error.to_string().contains("frame 1 is damaged"), "{error}");
     }
 
     #[test]
@@ -457,7 +584,7 @@ mod tests {
         let big = vec![7u8; 64 * 1024];
         let mut numbers = Vec::new();
         while journal.index == 0 {
-            numbers.push(journal.add(&big));
+            numbers.push(journal.add(big.clone()));
             if journal.wants_other_file() {
                 assert_eq!(journal.other_last(), 0);
             }
@@ -476,7 +603,7 @@ mod tests {
         // frames after the first file's last one: an error, not a silent gap, when they were
         // needed.
         let last_of_first = journal.other_last();
-        journal.add(b"after");
+        journal.add(b"after".to_vec());
         journal.sync().unwrap();
         let file = OpenOptions::new()
             .write(true)

@@ -300,7 +300,7 @@ fn journal(
         if frame_bytes >= FRAME_TARGET {
             outlet
                 .journal
-                .add(&Record::encode_all(&records[frame_starts..])?);
+                .add(Record::encode_all(&records[frame_starts..])?);
             frame_starts = records.len();
             frame_bytes = 0;
         }
@@ -308,7 +308,7 @@ fn journal(
     if frame_starts < records.len() {
         outlet
             .journal
-            .add(&Record::encode_all(&records[frame_starts..])?);
+            .add(Record::encode_all(&records[frame_starts..])?);
     }
     if outlet.journal.wants_other_file() {
         // The other file is overwritten next: the tables must hold all it carries first.
