@@ -393,6 +393,12 @@ impl Journal {
         self.other_last
     }
 
+    /// Drops the frames added since the last sync (their commit failed before it was written).
+    pub(super) fn discard_pending(&mut self) {
+        self.next -= self.pending.len() as u64;
+        self.pending.clear();
+    }
+
     /// The number of the last frame added.
     pub(super) fn last(&self) -> u64 {
         self.next - 1
@@ -502,6 +508,22 @@ mod tests {
         assert_eq!(
             payloads(&read_after(dir.path(), 7).unwrap()),
             [(8, b"eight".to_vec())]
+        );
+    }
+
+    /// Frames of a commit that failed before its write are never written, nor their numbers
+    /// skipped.
+    #[test]
+    fn frames_discarded_before_their_sync_leave_no_trace() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut journal = Journal::start(dir.path(), 1).unwrap();
+        assert_eq!(journal.add(b"failed".to_vec()), 1);
+        journal.discard_pending();
+        assert_eq!(journal.add(b"one".to_vec()), 1);
+        journal.sync().unwrap();
+        assert_eq!(
+            payloads(&read_after(dir.path(), 0).unwrap()),
+            [(1, b"one".to_vec())]
         );
     }
 

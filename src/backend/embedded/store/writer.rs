@@ -235,6 +235,7 @@ fn commit(
                 counts.writes.fetch_add(writes as u64, Ordering::Relaxed);
             })
             .map_err(|error| {
+                outlet.journal.discard_pending();
                 tracing::error!(%error, "embedded store write failed; refusing writes until it is reopened");
                 poisoned.store(true, Ordering::SeqCst);
                 error.to_string()
