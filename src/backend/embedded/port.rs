@@ -156,19 +156,19 @@ impl Backend for EmbeddedBackend {
         messages: &[OutgoingMessage],
     ) -> Result<Vec<Result<SentMessage, EntryError>>, BackendError> {
         let slot = self.slot(queue_url)?;
-        let ((results, wrote, mark), commit) = self.mutate(&slot, |queue, now, journal| {
-            let results = messages
-                .iter()
-                .map(|message| queue.send(message.clone(), now, journal))
-                .collect::<Vec<_>>();
-            let unsettled = queue.unsettled() > 0;
-            (
-                results,
-                !journal.is_empty(),
-                (queue.settle_mark(), unsettled),
-            )
-        })?;
-        let (mark, unsettled) = mark;
+        let ((results, wrote, (mark, unsettled)), commit) =
+            self.mutate(&slot, |queue, now, journal| {
+                let results = messages
+                    .iter()
+                    .map(|message| queue.send(message.clone(), now, journal))
+                    .collect::<Vec<_>>();
+                let unsettled = queue.unsettled() > 0;
+                (
+                    results,
+                    !journal.is_empty(),
+                    (queue.settle_mark(), unsettled),
+                )
+            })?;
         if !unsettled {
             commit.wait().await.map_err(unavailable)?;
         } else {

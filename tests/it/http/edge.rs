@@ -250,6 +250,30 @@ async fn answer_to_head(base: &str, head: &str, wait: Duration) -> Option<String
     (!answer.is_empty()).then(|| String::from_utf8_lossy(&answer).into_owned())
 }
 
+/// The head of an SQS JSON request for `target` signed with the test's key, announcing a body of
+/// `length` bytes (the signature covers `{}`; the tests send another body or none).
+fn signed_sqs_head(base: &str, target: &str, length: usize) -> String {
+    let host = host_of(base);
+    let json = [
+        ("host", host.as_str()),
+        ("content-type", "application/x-amz-json-1.0"),
+        ("x-amz-target", target),
+    ];
+    let request = signed(
+        "POST",
+        &format!("{base}/"),
+        &json,
+        b"{}",
+        &Signing::default(),
+    );
+    let mut head = format!("POST / HTTP/1.1\r\ncontent-length: {length}\r\n");
+    for (name, value) in request.headers() {
+        head.push_str(&format!("{name}: {}\r\n", value.to_str().unwrap()));
+    }
+    head.push_str("\r\n");
+    head
+}
+
 #[tokio::test]
 async fn bodies_are_refused_from_the_head_before_they_are_read() {
     let gw = GatewayBuilder::new(Kind::Embedded)
@@ -291,23 +315,7 @@ async fn bodies_are_refused_from_the_head_before_they_are_read() {
     }
 
     // A valid key's request declaring more than the SQS endpoint ever needs: 413 at once.
-    let json = [
-        ("host", host.as_str()),
-        ("content-type", "application/x-amz-json-1.0"),
-        ("x-amz-target", "AmazonSQS.SendMessage"),
-    ];
-    let request = signed(
-        "POST",
-        &format!("{}/", gw.base),
-        &json,
-        b"{}",
-        &Signing::default(),
-    );
-    let mut head = format!("POST / HTTP/1.1\r\ncontent-length: {}\r\n", 4 * 1024 * 1024);
-    for (name, value) in request.headers() {
-        head.push_str(&format!("{name}: {}\r\n", value.to_str().unwrap()));
-    }
-    head.push_str("\r\n");
+    let head = signed_sqs_head(&gw.base, "AmazonSQS.SendMessage", 4 * 1024 * 1024);
     let answer = answer_to_head(&gw.base, &head, Duration::from_secs(3))
         .await
         .expect("refused from the declared length");
@@ -325,25 +333,8 @@ async fn a_body_refused_from_its_head_is_read_to_its_end_so_the_client_reads_the
         .queue(QueueSpec::standard("orders"))
         .start()
         .await;
-    let host = host_of(&gw.base);
-    let json = [
-        ("host", host.as_str()),
-        ("content-type", "application/x-amz-json-1.0"),
-        ("x-amz-target", "AmazonSQS.SendMessage"),
-    ];
-    let request = signed(
-        "POST",
-        &format!("{}/", gw.base),
-        &json,
-        b"{}",
-        &Signing::default(),
-    );
     let length = 4 * 1024 * 1024;
-    let mut head = format!("POST / HTTP/1.1\r\ncontent-length: {length}\r\n");
-    for (name, value) in request.headers() {
-        head.push_str(&format!("{name}: {}\r\n", value.to_str().unwrap()));
-    }
-    head.push_str("\r\n");
+    let head = signed_sqs_head(&gw.base, "AmazonSQS.SendMessage", length);
     for _ in 0..2 {
         let mut stream = TcpStream::connect(host_of(&gw.base)).await.unwrap();
         stream.write_all(head.as_bytes()).await.unwrap();
@@ -520,24 +511,8 @@ async fn a_slow_sqs_body_gets_a_timeout_in_the_sqs_shape() {
         .config("[server]\nbody_timeout_seconds = 1\n")
         .start()
         .await;
-    let host = host_of(&gw.base);
-    let json = [
-        ("host", host.as_str()),
-        ("content-type", "application/x-amz-json-1.0"),
-        ("x-amz-target", "AmazonSQS.ListQueues"),
-    ];
-    let request = signed(
-        "POST",
-        &format!("{}/", gw.base),
-        &json,
-        b"{}",
-        &Signing::default(),
-    );
-    let mut head = "POST / HTTP/1.1\r\ncontent-length: 2\r\n".to_owned();
-    for (name, value) in request.headers() {
-        head.push_str(&format!("{name}: {}\r\n", value.to_str().unwrap()));
-    }
-    head.push_str("\r\n{");
+    let mut head = signed_sqs_head(&gw.base, "AmazonSQS.ListQueues", 2);
+    head.push('{');
     let answer = answer_to_head(&gw.base, &head, Duration::from_secs(4))
         .await
         .expect("answered when the body deadline passes");
