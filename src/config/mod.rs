@@ -11,6 +11,7 @@ use crate::api::sqs::config::SqsApiConfig;
 use crate::backend::embedded::EmbeddedConfig;
 use crate::backend::sqs::SqsConfig;
 use crate::core::error::SettingError;
+use crate::core::gateway::CountLimits;
 use crate::core::handle::Keyring;
 use crate::core::limits::Allowance;
 use crate::core::model::QueueSettings;
@@ -25,6 +26,7 @@ use std::num::NonZeroU32;
 mod state;
 pub use state::{LedgerConfig, RedisStateConfig, StateConfig};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// A configuration that cannot be used; `field` is its dotted path.
 #[derive(Debug, thiserror::Error)]
@@ -124,6 +126,22 @@ pub struct MetricsConfig {
     /// which carry workspace and client ids) by name; unset, they are summed under one label.
     /// For a `/metrics` only operators reach.
     pub name_reserved_queues: bool,
+    /// Queues whose counts are read from the backend at once, when many are counted together (a
+    /// basaltic metrics round, the depth gauges, a queue list with counts), 1 to 256.
+    pub count_concurrency: usize,
+    /// Milliseconds one queue's count may take within such a reading before it is a gap for that
+    /// queue alone, 100 to 60,000.
+    pub count_timeout_ms: u64,
+}
+
+impl MetricsConfig {
+    /// How many queues' counts are read together, and each one's deadline.
+    pub fn count_limits(&self) -> CountLimits {
+        CountLimits {
+            concurrency: self.count_concurrency,
+            per_queue: Duration::from_millis(self.count_timeout_ms),
+        }
+    }
 }
 
 impl Default for MetricsConfig {
@@ -133,6 +151,8 @@ impl Default for MetricsConfig {
             listen: None,
             sample_seconds: 15,
             name_reserved_queues: false,
+            count_concurrency: CountLimits::default().concurrency,
+            count_timeout_ms: CountLimits::default().per_queue.as_millis() as u64,
         }
     }
 }
@@ -381,6 +401,18 @@ impl Config {
             return Err(ConfigError::invalid(
                 "metrics.sample_seconds",
                 "must be 1 to 3600 seconds",
+            ));
+        }
+        if !(1..=256).contains(&self.metrics.count_concurrency) {
+            return Err(ConfigError::invalid(
+                "metrics.count_concurrency",
+                "must be 1 to 256",
+            ));
+        }
+        if !(100..=60_000).contains(&self.metrics.count_timeout_ms) {
+            return Err(ConfigError::invalid(
+                "metrics.count_timeout_ms",
+                "must be 100 to 60000 milliseconds",
             ));
         }
         if let Some(tls) = &self.server.tls

@@ -175,6 +175,7 @@ impl App {
             .with_meters(meters.clone())
             .with_reserved_queues_named(config.metrics.name_reserved_queues)
             .with_abandoned_receive_bound(config.server.max_abandoned_receives)
+            .with_count_limits(config.metrics.count_limits())
             .with_quota_policy(config.state.quotas_when_unavailable),
         );
         let keys = LiveKeys::new(KeySets::from_config(config)?);

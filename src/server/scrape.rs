@@ -2,6 +2,7 @@
 //! metrics, gauges sampled on an interval, and `GET /metrics` in the text format.
 
 use crate::core::Gateway;
+use crate::core::gateway::ROUND_SHARE;
 use crate::core::metrics::meters::Meters;
 use axum::Router;
 use axum::extract::State;
@@ -88,7 +89,8 @@ impl Scrape {
         loop {
             tokio::select! {
                 _ = every.tick() => {
-                    gateway.sample_meters().await;
+                    let until = tokio::time::Instant::now() + self.sample_every.mul_f64(ROUND_SHARE);
+                    gateway.sample_meters(until).await;
                     self.handle.run_upkeep();
                 }
                 () = stop.cancelled() => return,

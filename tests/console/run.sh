@@ -202,8 +202,37 @@ run_backend() {
   fi
 }
 
+# sweep_test_queues: deletes the test queues (`it-`, and the gateway's reserved `sqsgw_bq_`) that the
+# suites before this one left in LocalStack: the sqs gateway samples every queue LocalStack holds.
+sweep_test_queues() {
+  "$PY" - "$LOCALSTACK" <<'PY'
+import json, sys, urllib.request
+endpoint = sys.argv[1].rstrip("/")
+def call(action, body):
+    request = urllib.request.Request(endpoint + "/", data=json.dumps(body).encode(), method="POST", headers={
+        "Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": f"AmazonSQS.{action}",
+        "Authorization": "AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/sqs/aws4_request, SignedHeaders=host, Signature=0"})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return json.load(answer)
+swept = 0
+for prefix in ("it-", "sqsgw_bq_"):
+    while True:
+        urls = call("ListQueues", {"QueueNamePrefix": prefix, "MaxResults": 1000}).get("QueueUrls", [])
+        for url in urls:
+            call("DeleteQueue", {"QueueUrl": url})
+            swept += 1
+        if len(urls) < 1000:
+            break
+print(f"console: swept {swept} test queues left in LocalStack")
+PY
+}
+
+# CONSOLE_BACKENDS: which gateways to test (default both).
+backends="${CONSOLE_BACKENDS:-embedded sqs}"
+
 # The embedded gateway also pushes its queue `push-demo` to a port nothing listens on: the queue
 # page shows the subscription and its delivery log (attempts that end unreachable).
+if [[ " $backends " == *" embedded "* ]]; then
 start_gateway embedded "[backend]
 kind = \"embedded\"
 in_memory = true
@@ -220,8 +249,12 @@ url = \"http://127.0.0.1:9/hook\"
 secret = \"whsec_$(head -c 32 /dev/urandom | base64 | tr -d '\n')\"
 timeout_seconds = 2"
 run_backend embedded
+fi
 
-if curl -fsS --max-time 3 "${LOCALSTACK%/}/_localstack/health" 2>/dev/null | grep -Eq '"sqs": *"(available|running)"'; then
+if [[ " $backends " != *" sqs "* ]]; then
+  :
+elif curl -fsS --max-time 3 "${LOCALSTACK%/}/_localstack/health" 2>/dev/null | grep -Eq '"sqs": *"(available|running)"'; then
+  sweep_test_queues
   start_proxy
   start_gateway sqs "[backend]
 kind = \"sqs\"

@@ -27,6 +27,7 @@ use super::wire::{self, MetricsJson, SampleJson};
 use super::{BasalticError, BasalticState};
 use crate::core::access::{Action, Caller, Grants, Principal};
 use crate::core::alias::{Alias, Namespace};
+use crate::core::gateway::ROUND_SHARE;
 use crate::core::limits::STATE_RETRY_AFTER;
 use crate::core::log_throttle::LogThrottle;
 use crate::core::metrics::sample_history::{Activity, SampleHistory, Turn};
@@ -85,6 +86,10 @@ struct Sampler {
     /// Queue ids other replicas announced that this one could not find yet, since when.
     pending: HashMap<String, DateTime<Utc>>,
     unavailable: LogThrottle,
+    /// Rounds whose queues were not all counted in time.
+    late: LogThrottle,
+    /// Where in its list of queues the next round starts counting.
+    resume_at: usize,
 }
 
 impl Sampler {
@@ -97,6 +102,8 @@ impl Sampler {
             sampled: Vec::new(),
             pending: HashMap::new(),
             unavailable: LogThrottle::new(LOG_EVERY),
+            late: LogThrottle::new(LOG_EVERY),
+            resume_at: 0,
         }
     }
 
@@ -111,8 +118,13 @@ impl Sampler {
         }
     }
 
-    /// One interval: this replica's turn, and a round of samples if it holds the lease.
+    /// One interval: this replica's turn, and a round of samples if it holds the lease. The
+    /// round's counts are read as [`Gateway::read_counts`] does and end within [`ROUND_SHARE`]
+    /// of the interval from the round's start: a queue not counted by then is a gap this round.
+    /// Each round starts counting where the last one stopped, so a backend too slow to count
+    /// every queue within the interval leaves each queue a gap in turn, not the same ones always.
     async fn round(&mut self, gateway: &Gateway, history: &dyn SampleHistory) {
+        let started = tokio::time::Instant::now();
         let at = gateway.now();
         // Without a listing there is no telling gone queues from the rest: no round this time
         // (the turn still renews the lease).
@@ -181,17 +193,44 @@ impl Sampler {
         }
         let mut round = known;
         self.adopt(gateway, answer.announced, &mut round, at).await;
-        let mut taken = Vec::with_capacity(round.len());
-        for (id, queue) in round {
-            let caller = Caller::new(
-                Principal::System,
-                Arc::new(Grants::none().allow(&queue, [Action::Inspect])),
+        let from = self.resume_at % round.len().max(1);
+        round.rotate_left(from);
+        let counting = tokio::time::Instant::now();
+        let reads = round
+            .iter()
+            .map(|(_, queue)| queue.clone())
+            .map(|queue| async move {
+                let caller = Caller::new(
+                    Principal::System,
+                    Arc::new(Grants::none().allow(&queue, [Action::Inspect])),
+                );
+                let stats = gateway.queue_stats(&caller, &queue).await;
+                if let Err(error) = &stats {
+                    tracing::debug!(queue, error = %error.message, "metrics sample not taken");
+                }
+                stats.ok().map(|(_, stats)| stats)
+            })
+            .collect();
+        let counted = gateway
+            .read_counts(reads, started + self.interval.mul_f64(ROUND_SHARE))
+            .await;
+        let took = counting.elapsed();
+        self.resume_at = from + counted.iter().filter(|stats| stats.is_some()).count();
+        let late = counted.iter().filter(|stats| stats.is_none()).count();
+        let taken: Vec<(String, Option<QueueStats>)> = round
+            .into_iter()
+            .zip(counted)
+            .map(|((id, _), stats)| (id, stats.flatten()))
+            .collect();
+        if late > 0
+            && let Some(rounds) = self.late.due()
+        {
+            tracing::warn!(
+                late,
+                queues = taken.len(),
+                rounds,
+                "basaltic metrics: queues not counted within the interval are gaps (raise metrics.count_concurrency or basaltic.metrics_interval_seconds)"
             );
-            let stats = gateway.queue_stats(&caller, &queue).await;
-            if let Err(error) = &stats {
-                tracing::debug!(queue, error = %error.message, "metrics sample not taken");
-            }
-            taken.push((id, stats.ok().map(|(_, stats)| stats)));
         }
         if renewed.elapsed() > self.interval * ROUND_WITHIN_INTERVALS {
             tracing::debug!(
@@ -200,8 +239,14 @@ impl Sampler {
             return;
         }
         let sampled: Vec<String> = taken.iter().map(|(id, _)| id.clone()).collect();
+        let gaps = taken.iter().filter(|(_, stats)| stats.is_none()).count();
         match history.append(at, taken).await {
-            Ok(()) => self.sampled = sampled,
+            Ok(()) => {
+                gateway
+                    .meters()
+                    .metrics_round(took, sampled.len() - gaps, gaps);
+                self.sampled = sampled;
+            }
             Err(error) => self.skipped(&error),
         }
     }

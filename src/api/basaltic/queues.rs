@@ -23,7 +23,14 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::get;
 use chrono::{SecondsFormat, TimeZone, Utc};
+use futures_util::StreamExt as _;
 use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// A queue list's counts are all read within this long: a queue not counted by then shows
+/// `counts: null`, as one the backend cannot count.
+const LIST_COUNTED_WITHIN: Duration = Duration::from_secs(10);
 
 pub(super) fn routes() -> axum::Router<Arc<BasalticState>> {
     axum::Router::new()
@@ -52,14 +59,14 @@ pub(super) fn queue_id(path: Result<Path<String>, PathRejection>) -> Result<Stri
 
 impl BasalticState {
     /// A queue as basaltic shows it to `key`: with what the key may do there, and with its
-    /// counts when `counted`.
+    /// counts when `counted` (`null` unless read by that time, and within the per-queue deadline).
     async fn render(
         &self,
         key: &BasalticKey,
         id: &str,
         queue: &str,
         resolved: &ResolvedQueue,
-        counted: bool,
+        counted: Option<Instant>,
     ) -> QueueJson {
         let attributes = &resolved.attributes;
         let name = name_of(queue);
@@ -111,18 +118,29 @@ impl BasalticState {
             created_at,
             permissions: key.permissions_on(id),
             counts: match counted {
-                true => Some(self.counts_of(key, id, queue).await),
-                false => None,
+                Some(until) => Some(self.counts_of(key, id, queue, until).await),
+                None => None,
             },
         }
     }
 
-    /// The queue's messages by state now; `None` when the backend cannot count them just now.
-    async fn counts_of(&self, key: &BasalticKey, id: &str, queue: &str) -> Option<QueueCounts> {
-        let counted = self
-            .gateway
-            .queue_stats(&key.caller_on(id, queue), queue)
-            .await;
+    /// The queue's messages by state now; `None` when the backend cannot count them within the
+    /// per-queue deadline and by `until`.
+    async fn counts_of(
+        &self,
+        key: &BasalticKey,
+        id: &str,
+        queue: &str,
+        until: Instant,
+    ) -> Option<QueueCounts> {
+        let deadline = self.gateway.count_limits().deadline(until);
+        let caller = key.caller_on(id, queue);
+        let Ok(counted) =
+            tokio::time::timeout_at(deadline, self.gateway.queue_stats(&caller, queue)).await
+        else {
+            tracing::debug!(queue, "queue not counted in time");
+            return None;
+        };
         match counted {
             Ok((_, stats)) => Some(QueueCounts {
                 visible: stats.visible,
@@ -187,7 +205,7 @@ impl BasalticState {
             return Err(error);
         }
         let resolved = self.gateway.resolve_queue(&caller, &queue).await?;
-        Ok(self.render(key, &id, &queue, &resolved, false).await)
+        Ok(self.render(key, &id, &queue, &resolved, None).await)
     }
 
     /// Creates the gateway queue `queue`, which every API reaches by its name; its id is the one
@@ -208,7 +226,7 @@ impl BasalticState {
         self.gateway.create_queue(&caller, queue, &wanted).await?;
         let id = derived_basaltic_id(queue);
         let resolved = self.gateway.resolve_queue(&caller, queue).await?;
-        Ok(self.render(key, &id, queue, &resolved, false).await)
+        Ok(self.render(key, &id, queue, &resolved, None).await)
     }
 }
 
@@ -263,24 +281,34 @@ pub(super) async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Json<QueueList>, BasalticError> {
     let key = state.authenticate(&headers)?;
-    let counted = include_counts(query.as_deref())?;
-    let mut queues = Vec::new();
-    for (alias, queue) in state.gateway.listed_aliases(Namespace::Basaltic).await? {
-        let Some(id) = alias.path().first() else {
-            continue;
-        };
-        if !key.sees(id) {
-            continue;
-        }
-        // A queue deleted behind the gateway's back is left out, not an error.
-        if let Ok(resolved) = state
-            .gateway
-            .resolve_queue(&key.caller_on(id, &queue), &queue)
-            .await
-        {
-            queues.push(state.render(&key, id, &queue, &resolved, counted).await);
-        }
-    }
+    let counted = include_counts(query.as_deref())?.then(|| Instant::now() + LIST_COUNTED_WITHIN);
+    let seen: Vec<(String, String)> = state
+        .gateway
+        .listed_aliases(Namespace::Basaltic)
+        .await?
+        .into_iter()
+        .filter_map(|(alias, queue)| Some((alias.path().first()?.clone(), queue)))
+        .filter(|(id, _)| key.sees(id))
+        .collect();
+    // Read a few at a time: over SQS each queue may cost a backend call or two.
+    let (state, key) = (&state, &key);
+    let renders: Vec<_> = seen
+        .into_iter()
+        .map(|(id, queue)| async move {
+            // A queue deleted behind the gateway's back is left out, not an error.
+            let resolved = state
+                .gateway
+                .resolve_queue(&key.caller_on(&id, &queue), &queue)
+                .await
+                .ok()?;
+            Some(state.render(key, &id, &queue, &resolved, counted).await)
+        })
+        .collect();
+    let mut queues: Vec<QueueJson> = futures_util::stream::iter(renders)
+        .buffer_unordered(state.gateway.count_limits().concurrency)
+        .filter_map(std::future::ready)
+        .collect()
+        .await;
     queues.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(Json(QueueList { queues }))
 }
@@ -309,7 +337,7 @@ pub(super) async fn show(
     RawQuery(query): RawQuery,
 ) -> Result<Json<QueueResult>, BasalticError> {
     let target = state.target(&headers, path).await?;
-    let counted = include_counts(query.as_deref())?;
+    let counted = include_counts(query.as_deref())?.then(|| Instant::now() + LIST_COUNTED_WITHIN);
     let queue = target.queue.as_str();
     let resolved = state.gateway.resolve_queue(&target.caller, queue).await?;
     Ok(Json(QueueResult {
@@ -424,7 +452,7 @@ pub(super) async fn change(
     let resolved = state.gateway.resolve_queue(caller, queue).await?;
     Ok(Json(QueueResult {
         result: state
-            .render(&target.key, &target.id, queue, &resolved, false)
+            .render(&target.key, &target.id, queue, &resolved, None)
             .await,
     }))
 }

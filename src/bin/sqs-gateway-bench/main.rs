@@ -7,7 +7,8 @@
 //! ezgh), the same code for every target of a family, so ratios compare like with like. Families:
 //! the SQS endpoint against LocalStack ([`sqs_endpoint`]), ezgh against the ceiling ([`ezgh`]),
 //! idle long polls ([`long_polls`]), a stored backlog ([`backlog`]), the state in Redis
-//! ([`state`]) and three replicas against one ([`replicas`]); the figures are judged
+//! ([`state`]), three replicas against one ([`replicas`]) and metrics rounds over many queues
+//! ([`sampling`]); the figures are judged
 //! against the gateway's targets ([`report`]).
 
 // A benchmark measures real elapsed time (and prints the date), which is what it reports.
@@ -28,6 +29,7 @@ mod proxy;
 mod push_family;
 mod replicas;
 mod report;
+mod sampling;
 mod sqs_endpoint;
 mod sqs_family;
 mod state;
@@ -95,6 +97,8 @@ pub(crate) enum Family {
     Push,
     /// FIFO backlogs over many groups and few against a small one.
     Fifo,
+    /// Basaltic metrics rounds over LocalStack with 10, 100 and 1,000 queues.
+    Sampling,
 }
 
 /// What a row measured (tables list rows in this order).
@@ -190,7 +194,7 @@ pub(crate) async fn run(options: &BenchOptions) -> Result<(), String> {
     println!("{header}");
     let secrets = Secrets::generate();
     let localstack = match &options.localstack {
-        Some(url) if runs(Family::Sqs) || runs(Family::Replicas) => {
+        Some(url) if runs(Family::Sqs) || runs(Family::Replicas) || runs(Family::Sampling) => {
             let endpoint = Endpoint {
                 url: url.clone(),
                 key_id: "test".into(),
@@ -290,6 +294,11 @@ pub(crate) async fn run(options: &BenchOptions) -> Result<(), String> {
         let figures = fifo_family(options, work.path(), &secrets).await?;
         print(fifo_table(&figures));
         checks.extend(fifo_checks(&figures));
+    }
+    if runs(Family::Sampling) {
+        let figures = sampling::measure(work.path(), &secrets, localstack.as_ref()).await?;
+        print(sampling::table(&figures));
+        checks.extend(sampling::checks(&figures));
     }
     print(report::targets_table(&checks));
     let end = format!("load average at the end: {}", load_average());

@@ -78,6 +78,8 @@ pub struct Gateway {
     meters: Meters,
     /// The queues operations named lately, and how the gauges label reserved queues.
     sampling: sampling::Sampling,
+    /// How many queues' counts are read together, and each one's deadline.
+    count_limits: CountLimits,
     /// The push subscriptions' statuses.
     push: crate::core::push::board::Board,
     /// Where subscriptions made at run time are kept, once the push adapter is plugged in.
@@ -95,6 +97,7 @@ impl std::fmt::Debug for Gateway {
 
 mod aliases;
 mod attempts;
+mod counting;
 mod dead_letter_source;
 mod finishing;
 mod handles;
@@ -105,6 +108,7 @@ mod queues;
 mod redrive;
 mod sampling;
 
+pub use counting::{CountLimits, ROUND_SHARE};
 pub use handles::{OpenedHandles, clamp_visibility};
 
 impl Gateway {
@@ -137,6 +141,7 @@ impl Gateway {
             push_admin: std::sync::OnceLock::new(),
             meters: Meters::default(),
             sampling: sampling::Sampling::default(),
+            count_limits: CountLimits::default(),
         }
     }
 

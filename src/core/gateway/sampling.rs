@@ -79,8 +79,9 @@ impl Sampling {
 
 impl Gateway {
     /// Samples what gauges show: the ledger, the backend's disk store, and the depth of the
-    /// queues [`Sampling`] chooses; a queue the backend cannot count now is skipped this time.
-    pub async fn sample_meters(&self) {
+    /// queues [`Sampling`] chooses, read as [`Gateway::read_counts`] does, all by `until`; a
+    /// queue the backend cannot count in time keeps its last value this time.
+    pub async fn sample_meters(&self, until: tokio::time::Instant) {
         let ledger = self.state.ledger_stats();
         self.meters.ledger(ledger.deliveries, ledger.evictions);
         if let Some(calls) = self.state.calls() {
@@ -95,12 +96,18 @@ impl Gateway {
         let chosen = self
             .sampling
             .choose(&self.registry.configured_names(), &names);
+        let reads = chosen
+            .iter()
+            .cloned()
+            .map(|name| async move {
+                let resolved = self.registry.get(&name).await.ok()?;
+                self.backend.stats(&resolved.url).await.ok()
+            })
+            .collect();
+        let counted = self.read_counts(reads, until).await;
         let mut reserved: Option<QueueStats> = None;
-        for name in chosen {
-            let Ok(resolved) = self.registry.get(&name).await else {
-                continue;
-            };
-            let Ok(stats) = self.backend.stats(&resolved.url).await else {
+        for (name, stats) in chosen.iter().zip(counted) {
+            let Some(Some(stats)) = stats else {
                 continue;
             };
             if name.starts_with(RESERVED_QUEUE_PREFIX) && !self.sampling.name_reserved {
@@ -110,7 +117,7 @@ impl Gateway {
                 sum.delayed += stats.delayed;
                 sum.oldest_age_seconds = sum.oldest_age_seconds.max(stats.oldest_age_seconds);
             } else {
-                self.meters.queue_depth(&name, &stats);
+                self.meters.queue_depth(name, &stats);
             }
         }
         if let Some(sum) = reserved {

@@ -58,6 +58,13 @@ pub const STORE_WRITES: &str = "sqsgw_store_writes_total";
 /// Re-reads of the config file for its keys, by outcome (`applied`, `refused`).
 pub const CONFIG_RELOADS: &str = "sqsgw_config_reloads_total";
 
+/// Basaltic metrics rounds appended, since start.
+pub const METRICS_ROUNDS: &str = "sqsgw_basaltic_metrics_rounds_total";
+/// How long the last basaltic metrics round took to count its queues.
+pub const METRICS_ROUND_SECONDS: &str = "sqsgw_basaltic_metrics_round_seconds";
+/// The last basaltic metrics round's queues, by outcome (`sampled`, `gap`).
+pub const METRICS_ROUND_QUEUES: &str = "sqsgw_basaltic_metrics_round_queues";
+
 /// Push deliveries, by subscription and outcome.
 pub const PUSH_DELIVERIES: &str = "sqsgw_push_deliveries_total";
 /// How long push deliveries took, by subscription.
@@ -175,6 +182,11 @@ impl Meters {
         );
         describe(RATE_LIMITED, None, "Requests refused by a limit, by scope.");
         describe(
+            METRICS_ROUNDS,
+            None,
+            "Basaltic metrics rounds appended since start.",
+        );
+        describe(
             CONFIG_RELOADS,
             None,
             "Re-reads of the config file for its keys, by outcome (applied, refused).",
@@ -236,6 +248,14 @@ impl Meters {
         gauge(
             PUSH_DISABLED,
             "1 for a push subscription disabled by its endpoint's 410 Gone.",
+        );
+        gauge(
+            METRICS_ROUND_SECONDS,
+            "How long the last basaltic metrics round took to count its queues, in seconds.",
+        );
+        gauge(
+            METRICS_ROUND_QUEUES,
+            "The last basaltic metrics round's queues, by outcome (sampled, gap).",
         );
         gauge(QUEUE_VISIBLE, "Messages ready to receive (sampled).");
         gauge(QUEUE_IN_FLIGHT, "Messages in flight (sampled).");
@@ -497,6 +517,21 @@ impl Meters {
         self.counter(STORE_SYNCS, Vec::new()).absolute(counts.syncs);
         self.counter(STORE_WRITES, Vec::new())
             .absolute(counts.writes);
+    }
+
+    /// A basaltic metrics round was appended: its counts took `took`, `sampled` queues were
+    /// counted and `gaps` were not.
+    pub fn metrics_round(&self, took: Duration, sampled: usize, gaps: usize) {
+        self.counter(METRICS_ROUNDS, Vec::new()).increment(1);
+        self.gauge(METRICS_ROUND_SECONDS, Vec::new())
+            .set(took.as_secs_f64());
+        for (outcome, queues) in [("sampled", sampled), ("gap", gaps)] {
+            self.gauge(
+                METRICS_ROUND_QUEUES,
+                vec![Label::from_static_parts("outcome", outcome)],
+            )
+            .set(queues as f64);
+        }
     }
 
     /// A queue's depth (sampled).

@@ -31,6 +31,10 @@ pub struct FakeBackend {
     hang_receive: std::sync::atomic::AtomicBool,
     /// Receives wait out their long poll whoever stops waiting, as SQS's do.
     waits_like_sqs: bool,
+    /// How long each count takes (a backend far away, or under load).
+    stats_delay: Mutex<std::time::Duration>,
+    /// The queue (by URL) whose counts never answer.
+    stats_hang: Mutex<Option<String>>,
 }
 
 impl FakeBackend {
@@ -44,6 +48,8 @@ impl FakeBackend {
             listings_fail: Default::default(),
             hang_receive: Default::default(),
             waits_like_sqs: false,
+            stats_delay: Mutex::default(),
+            stats_hang: Mutex::default(),
         }
     }
 
@@ -87,6 +93,16 @@ impl FakeBackend {
     pub fn hang_next_receive(&self) {
         self.hang_receive
             .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Each count answers after `delay`.
+    pub fn delay_stats(&self, delay: std::time::Duration) {
+        *self.stats_delay.lock().unwrap() = delay;
+    }
+
+    /// The counts of the queue at `url` never answer.
+    pub fn hang_stats_of(&self, url: &str) {
+        *self.stats_hang.lock().unwrap() = Some(url.to_owned());
     }
 
     fn fault(&self) -> Result<(), BackendError> {
@@ -158,6 +174,11 @@ impl Backend for FakeBackend {
     }
     async fn stats(&self, url: &str) -> Result<QueueStats, BackendError> {
         self.fault()?;
+        if self.stats_hang.lock().unwrap().as_deref() == Some(url) {
+            std::future::pending::<()>().await;
+        }
+        let delay = *self.stats_delay.lock().unwrap();
+        tokio::time::sleep(delay).await;
         self.engine.stats(url).await
     }
     async fn create_queue(

@@ -22,6 +22,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 
 mod basaltic;
+mod basaltic_metrics;
 mod ezgh;
 mod openapi;
 mod sigv4;
