@@ -296,6 +296,9 @@ impl Gateway {
         let standings = match action {
             Action::Acknowledge => {
                 let claimed = self.state.begin_acks(&keys).await;
+                if claimed.is_err() {
+                    self.undo_claims_later(&keys);
+                }
                 self.state_required("begin_acks", claimed)?
             }
             _ => {
@@ -373,6 +376,56 @@ impl Gateway {
             }
         });
     }
+    /// A claim the store did not confirm may still land once it answers (a store that stalls
+    /// runs a command it received after the gateway stopped waiting): the 503 that follows
+    /// changed nothing only if that claim is undone. An abort turns this delivery's claim, and
+    /// nothing else, back into a current delivery, so it is sent until the store takes one, with
+    /// a growing pause, for up to [`UNDO_CLAIMS_WITHIN`] or until shutdown. Sent on the same
+    /// connection after the claim, it lands after it.
+    fn undo_claims_later(&self, keys: &[DeliveryKey<'_>]) {
+        let owned: Vec<(String, String, u64)> = keys
+            .iter()
+            .map(|key| {
+                (
+                    key.queue.to_owned(),
+                    key.message_id.to_owned(),
+                    key.delivery_id,
+                )
+            })
+            .collect();
+        if owned.is_empty() {
+            return;
+        }
+        let (state, meters) = (Arc::clone(&self.state), self.meters.clone());
+        let shutdown = self.shutdown.clone();
+        self.tasks.spawn(async move {
+            let keys: Vec<DeliveryKey<'_>> = owned
+                .iter()
+                .map(|(queue, message_id, delivery_id)| DeliveryKey {
+                    queue,
+                    message_id,
+                    delivery_id: *delivery_id,
+                })
+                .collect();
+            let give_up = tokio::time::Instant::now() + UNDO_CLAIMS_WITHIN;
+            let mut pause = UNDO_FIRST_PAUSE;
+            loop {
+                match state.abort_acks(&keys).await {
+                    Ok(()) => return,
+                    Err(error) if tokio::time::Instant::now() >= give_up => {
+                        meters.state_error("undo_claims", "logged", &error);
+                        return;
+                    }
+                    Err(_) => {}
+                }
+                tokio::select! {
+                    () = tokio::time::sleep(pause) => {}
+                    () = shutdown.cancelled() => return,
+                }
+                pause = (pause * 2).min(UNDO_MOST_PAUSE);
+            }
+        });
+    }
     /// The acknowledgements did not happen: the handles may act again.
     async fn abort_acks<'c>(&self, claims: impl Iterator<Item = &'c HandleClaims>) {
         let keys: Vec<DeliveryKey<'_>> = claims.map(delivery_key).collect();
@@ -384,6 +437,13 @@ impl Gateway {
         }
     }
 }
+
+/// How long the gateway tries to undo a claim the store did not confirm: a store that stalls
+/// longer has dropped the connection, and the command with it, long before.
+const UNDO_CLAIMS_WITHIN: std::time::Duration = std::time::Duration::from_secs(3600);
+/// The first pause between two undo attempts, doubled each time up to [`UNDO_MOST_PAUSE`].
+const UNDO_FIRST_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
+const UNDO_MOST_PAUSE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The ledger's key of the delivery a handle names.
 fn delivery_key(claims: &HandleClaims) -> DeliveryKey<'_> {

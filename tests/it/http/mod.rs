@@ -31,4 +31,5 @@ mod sombus_store;
 pub mod sqs_api;
 mod sqs_observed;
 mod state_outage;
+mod state_stall;
 mod tenant_scopes;

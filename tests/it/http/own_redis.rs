@@ -42,6 +42,25 @@ impl OwnRedis {
     pub fn stop(mut self) {
         self.take_away();
     }
+
+    /// Stops the server without closing a connection (SIGSTOP): commands sent meanwhile wait in
+    /// its socket and run once it goes on, as after a long pause of the server or its network.
+    pub fn stall(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a stalled server go on (SIGCONT).
+    pub fn go_on(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let sent = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "kill {signal}");
+    }
 }
 
 impl OwnStore for OwnRedis {
