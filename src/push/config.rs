@@ -27,6 +27,11 @@ pub struct PushConfig {
     pub store_dir: Option<PathBuf>,
     /// The subscriptions.
     pub subscriptions: Vec<SubscriptionConfig>,
+    /// Subscriptions made through the API one queue may have (1 to 1,000).
+    pub max_subscriptions_per_queue: usize,
+    /// Subscriptions made through the API the gateway holds for all queues together (1 to
+    /// 100,000).
+    pub max_subscriptions: usize,
 }
 
 impl Default for PushConfig {
@@ -37,6 +42,8 @@ impl Default for PushConfig {
             root_certificates_file: None,
             store_dir: None,
             subscriptions: Vec::new(),
+            max_subscriptions_per_queue: 10,
+            max_subscriptions: 1_000,
         }
     }
 }
@@ -181,6 +188,18 @@ impl PushConfig {
             return Err(ConfigError::invalid(
                 "push.delivery_log_entries",
                 "must be 1 to 10000",
+            ));
+        }
+        if !(1..=1_000).contains(&self.max_subscriptions_per_queue) {
+            return Err(ConfigError::invalid(
+                "push.max_subscriptions_per_queue",
+                "must be 1 to 1000",
+            ));
+        }
+        if !(1..=100_000).contains(&self.max_subscriptions) {
+            return Err(ConfigError::invalid(
+                "push.max_subscriptions",
+                "must be 1 to 100000",
             ));
         }
         let mut names = BTreeSet::new();

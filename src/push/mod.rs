@@ -239,6 +239,8 @@ pub async fn start(
         allow_private_networks: config.allow_private_networks,
         log_entries: config.delivery_log_entries,
         configured,
+        most_per_queue: config.max_subscriptions_per_queue,
+        most_in_all: config.max_subscriptions,
     });
     manager.start(gateway).await;
     Ok(())

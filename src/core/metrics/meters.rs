@@ -65,6 +65,11 @@ pub const METRICS_ROUND_SECONDS: &str = "sqsgw_basaltic_metrics_round_seconds";
 /// The last basaltic metrics round's queues, by outcome (`sampled`, `gap`).
 pub const METRICS_ROUND_QUEUES: &str = "sqsgw_basaltic_metrics_round_queues";
 
+/// Push subscription names with series of their own; the others share [`PUSH_OTHERS_LABEL`].
+pub const PUSH_LABELLED_MOST: usize = 100;
+/// The `subscription` label of the push series beyond [`PUSH_LABELLED_MOST`] (no name can be it).
+pub const PUSH_OTHERS_LABEL: &str = "sqsgw_*";
+
 /// Push deliveries, by subscription and outcome.
 pub const PUSH_DELIVERIES: &str = "sqsgw_push_deliveries_total";
 /// How long push deliveries took, by subscription.
@@ -108,6 +113,8 @@ pub struct Meters {
     recorder: Arc<dyn Recorder + Send + Sync>,
     long_polls: Arc<AtomicI64>,
     hot: Arc<HotMeters>,
+    /// The push subscription names with series of their own (at most [`PUSH_LABELLED_MOST`]).
+    push_labelled: Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
     /// When a state store failure was last logged, and how many since (an outage fails every
     /// request: one warning per [`STATE_ERROR_LOG_EVERY`]).
     state_errors_logged: Arc<std::sync::Mutex<crate::core::log_throttle::LogThrottle>>,
@@ -136,6 +143,7 @@ impl Meters {
             recorder,
             long_polls: Arc::default(),
             hot: Arc::default(),
+            push_labelled: Arc::default(),
             state_errors_logged: Arc::new(std::sync::Mutex::new(
                 crate::core::log_throttle::LogThrottle::new(STATE_ERROR_LOG_EVERY),
             )),
@@ -385,9 +393,20 @@ impl Meters {
     }
 
     /// One push subscription's series, registered now (each of `outcomes` at zero), so its
-    /// deliveries register nothing.
+    /// deliveries register nothing. The first [`PUSH_LABELLED_MOST`] subscription names have
+    /// series of their own; those after share [`PUSH_OTHERS_LABEL`] (counters and latencies
+    /// summed, no gauges), so making subscriptions cannot grow the scrape without bound.
     pub fn push(&self, subscription: &str, outcomes: &[&'static str]) -> PushMeters {
-        let name = Label::new("subscription", subscription.to_owned());
+        let own = {
+            let mut labelled = self
+                .push_labelled
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            labelled.contains(subscription)
+                || (labelled.len() < PUSH_LABELLED_MOST && labelled.insert(subscription.to_owned()))
+        };
+        let label = if own { subscription } else { PUSH_OTHERS_LABEL };
+        let name = Label::new("subscription", label.to_owned());
         let deliveries = outcomes
             .iter()
             .map(|outcome| {
@@ -398,9 +417,19 @@ impl Meters {
         PushMeters {
             deliveries,
             seconds: self.histogram(PUSH_SECONDS, vec![name.clone()]),
-            in_flight: self.gauge(PUSH_IN_FLIGHT, vec![name.clone()]),
-            failures: self.gauge(PUSH_FAILURES_IN_A_ROW, vec![name.clone()]),
-            disabled: self.gauge(PUSH_DISABLED, vec![name]),
+            in_flight: self.own_gauge(own, PUSH_IN_FLIGHT, vec![name.clone()]),
+            failures: self.own_gauge(own, PUSH_FAILURES_IN_A_ROW, vec![name.clone()]),
+            disabled: self.own_gauge(own, PUSH_DISABLED, vec![name]),
+        }
+    }
+
+    /// A gauge of one subscription's own series; none for the shared label, where one
+    /// subscription's value would overwrite another's.
+    fn own_gauge(&self, own: bool, name: &'static str, labels: Vec<Label>) -> metrics::Gauge {
+        if own {
+            self.gauge(name, labels)
+        } else {
+            metrics::Gauge::noop()
         }
     }
 

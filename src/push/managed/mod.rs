@@ -49,6 +49,10 @@ pub struct ManagerParts {
     pub log_entries: usize,
     /// The config file's subscriptions' names (taken: the API changes none of them).
     pub configured: BTreeSet<String>,
+    /// The most subscriptions one queue may have (`push.max_subscriptions_per_queue`).
+    pub most_per_queue: usize,
+    /// The most for all queues together (`push.max_subscriptions`).
+    pub most_in_all: usize,
 }
 
 /// A record's runner in this process.
@@ -420,6 +424,31 @@ impl Manager {
         }
     }
 
+    /// Refuses a new subscription on `queue` when it, or the gateway, holds the most it may.
+    async fn room_for_one(&self, queue: &str) -> Result<(), GatewayError> {
+        let records = self.parts.store.load().await.map_err(store_error)?;
+        let on_queue = records
+            .iter()
+            .filter(|record| record.queue == queue)
+            .count();
+        if on_queue >= self.parts.most_per_queue {
+            return Err(GatewayError::new(
+                ErrorKind::Conflict,
+                format!(
+                    "the queue has {} subscriptions, the most it may (push.max_subscriptions_per_queue): delete one first",
+                    self.parts.most_per_queue
+                ),
+            ));
+        }
+        if records.len() >= self.parts.most_in_all {
+            return Err(GatewayError::new(
+                ErrorKind::Conflict,
+                "the gateway holds the most subscriptions it may (push.max_subscriptions)",
+            ));
+        }
+        Ok(())
+    }
+
     fn check(&self, settings: &Settings) -> Result<(), GatewayError> {
         check_settings(settings, self.parts.allow_private_networks)
             .map_err(|(field, message)| refused(field, &message))
@@ -498,6 +527,7 @@ impl SubscriptionAdmin for Arc<Manager> {
         }
         let gateway = self.gateway()?;
         let _changing = self.changing.lock().await;
+        self.room_for_one(queue).await?;
         let now = gateway.now();
         let secret = new_secret();
         let record = Record {

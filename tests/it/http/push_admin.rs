@@ -704,3 +704,98 @@ async fn an_https_endpoint_is_reached_through_a_private_root_and_refused_without
     assert!(outcomes.contains_key("unreachable"), "{outcomes:?}");
     assert_eq!(receiver.hits().len(), 1, "nothing posted without the root");
 }
+
+/// Subscriptions made through the API are bounded per queue and in all: past either bound a
+/// create is a 409 naming the setting, and deleting one makes room again.
+#[tokio::test]
+async fn subscriptions_are_bounded_per_queue_and_in_all() {
+    let receiver = Receiver::start().await;
+    let (toml, admin_key, _) = keys();
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .queue(QueueSpec::standard("invoices"))
+        .config(&format!(
+            "[push]\nallow_private_networks = true\nmax_subscriptions_per_queue = 3\nmax_subscriptions = 5\n\n{toml}"
+        ))
+        .start()
+        .await;
+    let orders = Admin::new(&gw, &admin_key, "orders");
+    let invoices = Admin::new(&gw, &admin_key, "invoices");
+    let made = |name: &str| json!({ "name": name, "url": receiver.url });
+    for n in 0..3 {
+        let (code, body) = orders.create(made(&format!("o{n}"))).await;
+        assert_eq!(code, 201, "{body}");
+    }
+    let (code, body) = orders.create(made("o3")).await;
+    assert_eq!(code, 409, "{body}");
+    assert_eq!(body["error"]["code"], "conflict", "{body}");
+    let says = body["error"]["message"].as_str().unwrap();
+    assert!(says.contains("push.max_subscriptions_per_queue"), "{says}");
+    let (code, _) = orders
+        .call(reqwest::Method::DELETE, "/subscriptions/o0", None)
+        .await;
+    assert_eq!(code, 204);
+    let (code, body) = orders.create(made("o3")).await;
+    assert_eq!(code, 201, "room again after a delete: {body}");
+    for n in 0..2 {
+        let (code, body) = invoices.create(made(&format!("i{n}"))).await;
+        assert_eq!(code, 201, "{body}");
+    }
+    let (code, body) = invoices.create(made("i2")).await;
+    assert_eq!(code, 409, "{body}");
+    let says = body["error"]["message"].as_str().unwrap();
+    assert!(says.contains("push.max_subscriptions"), "{says}");
+    gw.stop().await;
+}
+
+/// Each subscription adds series to `/metrics`; past the first 100 names they share one label,
+/// so a key that makes many subscriptions cannot grow the scrape without bound.
+#[tokio::test]
+async fn push_series_are_bounded_whatever_the_subscriptions() {
+    let receiver = Receiver::start().await;
+    let (toml, admin_key, _) = keys();
+    let gw = gateway(
+        Kind::Embedded,
+        &format!("max_subscriptions_per_queue = 1000\n\n{toml}"),
+    )
+    .await;
+    let admin = Admin::new(&gw, &admin_key, "orders");
+    for n in 0..130 {
+        let (code, body) = admin
+            .create(json!({ "name": format!("s{n:03}"), "url": receiver.url }))
+            .await;
+        assert_eq!(code, 201, "{body}");
+    }
+    let mut labels = std::collections::BTreeSet::new();
+    for _ in 0..50 {
+        let scrape = gw
+            .http
+            .get(format!("{}/metrics", gw.base))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        labels = scrape
+            .lines()
+            .filter(|line| line.starts_with("sqsgw_push_"))
+            .filter_map(|line| line.split("subscription=\"").nth(1)?.split('"').next())
+            .map(str::to_owned)
+            .collect();
+        if labels.contains("sqsgw_*") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        labels.contains("sqsgw_*"),
+        "the others share one label: {labels:?}"
+    );
+    assert_eq!(
+        labels.len(),
+        101,
+        "100 of their own and the shared one: {labels:?}"
+    );
+    gw.stop().await;
+}
