@@ -2,6 +2,7 @@
 //! in the core's terms.
 
 use crate::core::access::{Action, Caller, Grants, Principal};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use zeroize::Zeroizing;
 
@@ -49,6 +50,21 @@ pub struct SqsKey {
     /// SigV4 derives its signing key from the secret itself, so it is kept (never logged).
     pub secret: Zeroizing<String>,
     grants: Arc<Grants>,
+    /// The SQS actions it may call, when its `actions` name them one by one (no `*`): exactly
+    /// those, not every action of their class.
+    named: Option<Arc<BTreeSet<&'static str>>>,
+}
+
+/// The SQS actions one key may call: every action of the classes it holds (`*`), or exactly
+/// the ones it names.
+#[derive(Debug, Clone, Default)]
+pub struct CallableActions(Option<Arc<BTreeSet<&'static str>>>);
+
+impl CallableActions {
+    /// Whether the key may call the SQS action `name` (its classes' grants are checked apart).
+    pub fn allow(&self, name: &str) -> bool {
+        self.0.as_ref().is_none_or(|named| named.contains(name))
+    }
 }
 
 impl std::fmt::Debug for SqsKey {
@@ -68,11 +84,27 @@ impl SqsKey {
         actions: &[String],
         manage_queues: bool,
     ) -> Result<Self, String> {
+        let named = if actions.iter().any(|action| action == "*") {
+            None
+        } else {
+            let names = actions
+                .iter()
+                .filter_map(|name| SQS_ACTIONS.iter().find(|(known, _)| known == name))
+                .map(|(known, _)| *known)
+                .collect();
+            Some(Arc::new(names))
+        };
         Ok(Self {
             access_key_id,
             secret,
             grants: Arc::new(grants(queues, actions, manage_queues)?),
+            named,
         })
+    }
+
+    /// The SQS actions it may call.
+    pub fn callable(&self) -> CallableActions {
+        CallableActions(self.named.clone())
     }
 
     /// The key as a caller of the core.

@@ -18,7 +18,7 @@ use crate::core::operation::Operation;
 use crate::core::sqs_limits as limits;
 use crate::core::{Gateway, GatewayError};
 use crate::credentials::live::Live;
-use crate::credentials::sqs_keys::SqsKey;
+use crate::credentials::sqs_keys::{CallableActions, SqsKey};
 use axum::body::Body;
 use axum::extract::{OriginalUri, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -277,9 +277,12 @@ async fn serve(
     // Nothing of the body is read before the signature's key, scope and time check out.
     let pending = authenticate_head(state, &keys, &signed)?;
     let body = read_body(body, BODY_LIMIT).await.map_err(SqsError::from)?;
-    let caller = match pending {
+    let (caller, callable) = match pending {
         Some(pending) => verify_body(&keys, pending, &body)?,
-        None => Caller::new(Principal::Anonymous, Arc::clone(&state.anonymous)),
+        None => (
+            Caller::new(Principal::Anonymous, Arc::clone(&state.anonymous)),
+            CallableActions::default(),
+        ),
     };
     let host = head
         .headers
@@ -311,6 +314,13 @@ async fn serve(
     let operation = action
         .operation()
         .ok_or_else(|| SqsOp::unsupported(action))?;
+    if !callable.allow(action.name()) {
+        return Err(GatewayError::permission_denied(format!(
+            "the access key may not call {}: its actions name the ones it may",
+            action.name()
+        ))
+        .into());
+    }
     let context = Context {
         state,
         caller,
@@ -365,12 +375,17 @@ fn authenticate_head(
         })
 }
 
-/// Completes the signature check with the body: the calling key, as a caller of the core.
-fn verify_body(keys: &SqsKeys, pending: PendingSignature, body: &[u8]) -> Result<Caller, SqsError> {
+/// Completes the signature check with the body: the calling key, as a caller of the core, and the
+/// SQS actions it may call.
+fn verify_body(
+    keys: &SqsKeys,
+    pending: PendingSignature,
+    body: &[u8],
+) -> Result<(Caller, CallableActions), SqsError> {
     match pending.verify(body) {
         Ok(verified) => keys
             .find(&verified.access_key_id)
-            .map(SqsKey::caller)
+            .map(|key| (key.caller(), key.callable()))
             .ok_or_else(|| sigv4_error(&SigV4Error::UnknownKey)),
         Err(error) => {
             tracing::debug!(code = error.aws_code(), "SQS request refused by SigV4");

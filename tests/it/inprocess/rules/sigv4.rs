@@ -25,7 +25,7 @@ pub(super) struct Signer<'a> {
 
 impl Signer<'_> {
     /// A JSON 1.0 request of `action` with `body`, signed by aws-sigv4 (the SDKs' signer).
-    fn sign(&self, action: &str, body: &[u8]) -> Request<Body> {
+    pub(super) fn sign(&self, action: &str, body: &[u8]) -> Request<Body> {
         let target = format!("AmazonSQS.{action}");
         let headers = [
             ("host", "gateway.test"),
