@@ -298,7 +298,6 @@ pub(crate) async fn run(options: &BenchOptions) -> Result<(), String> {
     if runs(Family::Sampling) {
         let figures = sampling::measure(work.path(), &secrets, localstack.as_ref()).await?;
         print(sampling::table(&figures));
-        checks.extend(sampling::checks(&figures));
     }
     print(report::targets_table(&checks));
     let end = format!("load average at the end: {}", load_average());
