@@ -175,6 +175,20 @@ impl Kind {
     }
 }
 
+/// A test's config with `metrics.count_concurrency = 1` added (in its `[metrics]` table, or in
+/// one of its own): the suite's gateways, hundreds at once, share one LocalStack holding every
+/// test's queues, and each one counting them 16 at a time would overload it. The default is
+/// tested by the in-process tier and the console run.
+fn shared_backend_counting(config: &str) -> String {
+    if config.contains("count_concurrency") {
+        config.to_owned()
+    } else if config.contains("[metrics]\n") {
+        config.replacen("[metrics]\n", "[metrics]\ncount_concurrency = 1\n", 1)
+    } else {
+        format!("{config}\n[metrics]\ncount_concurrency = 1\n")
+    }
+}
+
 /// The Redis the tests share, each gateway under its own key prefix.
 pub fn redis_url() -> String {
     std::env::var("SQSGW_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6390/0".into())
@@ -683,7 +697,7 @@ impl GatewayBuilder {
         if let Some(prefix) = &state_prefix {
             toml.push_str(&redis_state_config(self.kind, prefix));
         }
-        toml.push_str(&self.extra_config);
+        toml.push_str(&shared_backend_counting(&self.extra_config));
         let config =
             Config::parse(&toml).unwrap_or_else(|error| panic!("test config: {error}\n{toml}"));
 

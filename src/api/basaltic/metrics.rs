@@ -118,13 +118,23 @@ impl Sampler {
         }
     }
 
+    /// How long after its turn a round's counts may take: [`ROUND_SHARE`] of the interval, or one
+    /// count's deadline where that is longer (a short interval does not make every slow count a
+    /// gap), but never so long that the round would no longer be appended (the lease).
+    fn counting_time(&self, gateway: &Gateway) -> Duration {
+        let lease_holds = (self.interval * ROUND_WITHIN_INTERVALS).mul_f64(ROUND_SHARE);
+        self.interval
+            .mul_f64(ROUND_SHARE)
+            .max(gateway.count_limits().per_queue)
+            .min(lease_holds)
+    }
+
     /// One interval: this replica's turn, and a round of samples if it holds the lease. The
-    /// round's counts are read as [`Gateway::read_counts`] does and end within [`ROUND_SHARE`]
-    /// of the interval from the round's start: a queue not counted by then is a gap this round.
+    /// round's counts are read as [`Gateway::read_counts`] does and end within
+    /// [`Sampler::counting_time`] of the turn: a queue not counted by then is a gap this round.
     /// Each round starts counting where the last one stopped, so a backend too slow to count
     /// every queue within the interval leaves each queue a gap in turn, not the same ones always.
     async fn round(&mut self, gateway: &Gateway, history: &dyn SampleHistory) {
-        let started = tokio::time::Instant::now();
         let at = gateway.now();
         // Without a listing there is no telling gone queues from the rest: no round this time
         // (the turn still renews the lease).
@@ -212,7 +222,7 @@ impl Sampler {
             })
             .collect();
         let counted = gateway
-            .read_counts(reads, started + self.interval.mul_f64(ROUND_SHARE))
+            .read_counts(reads, renewed + self.counting_time(gateway))
             .await;
         let took = counting.elapsed();
         self.resume_at = from + counted.iter().filter(|stats| stats.is_some()).count();
