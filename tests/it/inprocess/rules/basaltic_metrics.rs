@@ -164,9 +164,11 @@ async fn basaltic_a_queue_that_never_answers_is_a_gap_for_it_alone() {
     let took = scraped(&service, "sqsgw_basaltic_metrics_round_seconds")
         .await
         .unwrap();
+    // The hanging count is cut at its deadline (metrics.count_timeout_ms, 2 s), within the
+    // round's share of the 3-s interval.
     assert!(
-        took <= 2.0 * 0.9 + 0.01,
-        "the round ends within its share of the interval: {took}"
+        (2.0..=3.0 * 0.9).contains(&took),
+        "the round ends at the hanging count's deadline, within its share of the interval: {took}"
     );
 }
 
