@@ -247,6 +247,7 @@ impl App {
                 Arc::clone(&gateway),
                 &config.sqs_api,
                 keys.sqs.clone(),
+                config.server.tls.is_some(),
                 Arc::clone(&clock),
             )),
         ];
@@ -543,6 +544,7 @@ fn sombus_state(
         ClientAddressPolicy {
             trust_forwarded_for: config.server.trust_forwarded_for,
         },
+        config.server.tls.is_some(),
         Arc::clone(clock),
     ))
 }

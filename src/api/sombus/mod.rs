@@ -35,7 +35,7 @@ pub struct SombusState {
     admin_keys: Live<AdminKeys>,
     tiers: BTreeMap<String, TierConfig>,
     registrations: Option<PathBuf>,
-    public_url: Option<String>,
+    public_url: crate::api::common::PublicUrl,
     client_addresses: crate::api::common::ClientAddressPolicy,
     clock: Arc<dyn Clock>,
 }
@@ -57,6 +57,7 @@ impl SombusState {
         admin_keys: Live<AdminKeys>,
         check: CredentialCheck,
         client_addresses: crate::api::common::ClientAddressPolicy,
+        tls: bool,
         clock: Arc<dyn Clock>,
     ) -> Self {
         Self {
@@ -65,7 +66,7 @@ impl SombusState {
             admin_keys,
             tiers: section.tiers(),
             registrations: section.registrations_file.clone(),
-            public_url: section.public_url.clone(),
+            public_url: crate::api::common::PublicUrl::new(section.public_url.as_deref(), tls),
             client_addresses,
             clock,
         }

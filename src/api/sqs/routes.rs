@@ -81,8 +81,9 @@ pub struct SqsState {
     pub anonymous: Arc<Grants>,
     /// Accept requests without a signature (local development only).
     pub allow_unsigned: bool,
-    /// Base of the queue URLs handed out; default: `http://` and the request's Host.
-    pub public_url: Option<String>,
+    /// Base of the queue URLs handed out; default: the request's Host under the listener's
+    /// scheme (`https` with `[server.tls]`).
+    pub public_url: crate::api::common::PublicUrl,
     /// The region signatures must be scoped to, and queue ARNs name.
     pub region: String,
     /// Where request times are checked against.
@@ -96,6 +97,7 @@ impl SqsState {
         gateway: Arc<Gateway>,
         section: &super::config::SqsApiConfig,
         credentials: Live<SqsKeys>,
+        tls: bool,
         clock: Arc<dyn Clock>,
     ) -> Self {
         if section.allow_unsigned {
@@ -108,7 +110,7 @@ impl SqsState {
             credentials,
             anonymous: Arc::new(section.anonymous_grants()),
             allow_unsigned: section.allow_unsigned,
-            public_url: section.public_url.clone(),
+            public_url: crate::api::common::PublicUrl::new(section.public_url.as_deref(), tls),
             region: section.region.clone(),
             clock,
         }
@@ -284,15 +286,7 @@ async fn serve(
             CallableActions::default(),
         ),
     };
-    let host = head
-        .headers
-        .get(header::HOST)
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or("localhost");
-    let base_url = state
-        .public_url
-        .clone()
-        .unwrap_or_else(|| format!("http://{host}"));
+    let base_url = state.public_url.for_request(&head.headers, "localhost");
     let protocol_name = protocol.name();
     let (named, query_params) = match protocol {
         Protocol::Json(action) => (action, None),

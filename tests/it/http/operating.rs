@@ -458,6 +458,98 @@ async fn tls_serves_https_and_reloads_changed_files_without_dropping_connections
     gw.stop().await;
 }
 
+/// With `[server.tls]` and no public URL set, the URLs the gateway answers are `https://`: the
+/// SQS endpoint's queue URLs (JSON and Query) and the token URL shown with a sombus secret, so
+/// nothing leads a client to send a secret in clear text.
+#[tokio::test]
+async fn a_tls_gateway_hands_out_https_urls() {
+    let dir = tempfile::tempdir().unwrap();
+    let pair = certificate("urls");
+    let (cert_file, key_file) = write_pair(dir.path(), &pair);
+    let admin = sqs_gateway::credentials::api_keys::generate_key();
+    let store = tempfile::tempdir().unwrap();
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .config(&format!(
+            "[server.tls]\ncertificate_file = \"{}\"\nprivate_key_file = \"{}\"\n\n\
+             [sombus]\ncredentials_dir = \"{}\"\n\n\
+             [[sombus.admin_keys]]\nid = \"{}\"\nname = \"admin\"\nhash = \"{}\"\nworkspaces = [\"house\"]\nrole = \"admin\"\n",
+            cert_file.display(),
+            key_file.display(),
+            store.path().display(),
+            admin.id,
+            admin.hash,
+        ))
+        .start()
+        .await;
+    let https = gw.base.replace("http://127.0.0.1", "https://localhost");
+    let host = https.trim_start_matches("https://").to_owned();
+    let client = client_trusting(&pair.0);
+    let call = |request: http::Request<Vec<u8>>| {
+        let client = client.clone();
+        async move {
+            let answer = client
+                .execute(reqwest::Request::try_from(request).unwrap())
+                .await
+                .unwrap();
+            (answer.status(), answer.text().await.unwrap())
+        }
+    };
+    let json_url = call(signed(
+        "POST",
+        &format!("{https}/"),
+        &[
+            ("host", &host),
+            ("content-type", "application/x-amz-json-1.0"),
+            ("x-amz-target", "AmazonSQS.GetQueueUrl"),
+        ],
+        br#"{"QueueName":"orders"}"#,
+        &Signing::default(),
+    ))
+    .await;
+    assert_eq!(json_url.0, StatusCode::OK, "{}", json_url.1);
+    let json_url: Value = serde_json::from_str(&json_url.1).unwrap();
+    assert_eq!(
+        json_url["QueueUrl"],
+        format!("{https}/000000000000/orders"),
+        "JSON"
+    );
+    let query_url = call(signed(
+        "POST",
+        &format!("{https}/"),
+        &[
+            ("host", &host),
+            ("content-type", "application/x-www-form-urlencoded"),
+        ],
+        b"Action=GetQueueUrl&QueueName=orders&Version=2012-11-05",
+        &Signing::default(),
+    ))
+    .await;
+    assert_eq!(query_url.0, StatusCode::OK, "{}", query_url.1);
+    assert!(
+        query_url
+            .1
+            .contains(&format!("<QueueUrl>{https}/000000000000/orders</QueueUrl>")),
+        "Query: {}",
+        query_url.1
+    );
+    let created = client
+        .post(format!("{https}/v1/admin/workspaces/house/connections"))
+        .bearer_auth(&admin.key)
+        .json(&json!({ "name": "tls-house" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let created: Value = created.json().await.unwrap();
+    assert_eq!(
+        created["urls"]["token"],
+        format!("{https}/v1/oauth/token"),
+        "{created}"
+    );
+    gw.stop().await;
+}
+
 #[tokio::test]
 async fn a_gateway_does_not_start_with_a_key_that_is_not_the_certificates() {
     let dir = tempfile::tempdir().unwrap();

@@ -146,13 +146,7 @@ impl SombusState {
 
     /// The base URL shown with a secret.
     fn base_url(&self, headers: &HeaderMap) -> String {
-        self.public_url.clone().unwrap_or_else(|| {
-            let host = headers
-                .get(header::HOST)
-                .and_then(|value| value.to_str().ok())
-                .unwrap_or("127.0.0.1");
-            format!("http://{host}")
-        })
+        self.public_url.for_request(headers, "127.0.0.1")
     }
 }
 
