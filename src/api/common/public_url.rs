@@ -10,7 +10,10 @@ pub enum PublicUrl {
     /// The operator named it (`sqs_api.public_url`, `sombus.public_url`).
     Configured(String),
     /// The request's `Host`, under `https` when the listener serves TLS, else `http`.
-    FromHost { tls: bool },
+    FromHost {
+        /// Whether the listener serves TLS.
+        tls: bool,
+    },
 }
 
 impl PublicUrl {

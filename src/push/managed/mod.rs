@@ -8,7 +8,7 @@ pub mod record;
 pub mod store;
 
 pub use record::SecretSeal;
-pub use store::{DirectoryStore, RecordStore, StoreFailure, Write};
+pub use store::{DirectoryStore, RecordStore, Room, StoreFailure, Write, Written};
 
 use super::config::{check_settings, valid_name};
 use super::signing::{SigningKey, new_secret};
@@ -93,6 +93,31 @@ fn not_found(name: &str) -> GatewayError {
     GatewayError::new(
         ErrorKind::ResourceNotFound,
         format!("the queue has no subscription `{name}` made through the API"),
+    )
+}
+
+/// A change refused because its queue's trail is full of lines younger than a week: retry once
+/// the oldest is a week old.
+fn trail_full(
+    oldest: chrono::DateTime<chrono::Utc>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> GatewayError {
+    let kept_until =
+        oldest + chrono::Duration::from_std(store::AUDIT_KEPT_AT_LEAST).unwrap_or_default();
+    let retry_after = (kept_until - now)
+        .to_std()
+        .unwrap_or_default()
+        .max(Duration::from_secs(1));
+    GatewayError::new(
+        ErrorKind::RateLimited {
+            retry_after,
+            scope: crate::core::error::LimitScope::Rate,
+        },
+        format!(
+            "the queue's subscriptions changed {} times within {} days: its audit trail keeps each change that long, so further changes wait (deletes are always taken)",
+            store::AUDIT_KEPT_PER_QUEUE,
+            store::AUDIT_KEPT_AT_LEAST.as_secs() / 86_400
+        ),
     )
 }
 
@@ -393,7 +418,7 @@ impl Manager {
         // Written or not (a change came first), the store now says what the admins last did.
         self.parts
             .store
-            .write(Write::Put(&record), revision, &audit)
+            .write(Write::Put(&record), revision, &audit, Room::Always)
             .await
             .map(|_| ())
     }
@@ -461,14 +486,20 @@ impl Manager {
         expected: u64,
         audit: AuditLine,
     ) -> Result<(), GatewayError> {
+        let room = match write {
+            Write::Put(_) => Room::Bounded,
+            Write::Remove(_) => Room::Always,
+        };
         let written = self
             .parts
             .store
-            .write(write, expected, &audit)
+            .write(write, expected, &audit, room)
             .await
             .map_err(store_error)?;
-        if !written {
-            return Err(changed_meanwhile());
+        match written {
+            Written::Done => {}
+            Written::ChangedMeanwhile => return Err(changed_meanwhile()),
+            Written::TrailFull { oldest } => return Err(trail_full(oldest, audit.at)),
         }
         tracing::info!(
             actor = audit.actor,

@@ -2,17 +2,94 @@
 //! this process's memory, a directory ([`DirectoryStore`]: one gateway's), or the Redis/Valkey
 //! server replicas share (`crate::state::redis::push_records`). Every write is made only over the
 //! revision it read, with its audit line, so two admins' changes never silently undo each other.
+//! Each queue keeps its own trail ([`AUDIT_KEPT_PER_QUEUE`] lines, each for
+//! [`AUDIT_KEPT_AT_LEAST`] at least), so no queue's changes push out another's lines, and a change
+//! that would push out a line younger than that is refused instead.
 
 use super::record::{AuditLine, Record};
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// The most audit lines a store keeps readable (older ones stay in a directory's file).
-pub const AUDIT_KEPT: usize = 10_000;
+/// The lines a queue's trail keeps readable (older ones stay in a directory's file), beyond
+/// which its oldest line is let go once it is [`AUDIT_KEPT_AT_LEAST`] old.
+pub const AUDIT_KEPT_PER_QUEUE: usize = 1_000;
+
+/// How long a line stays in its queue's trail at least: a change whose line would push out a
+/// younger one is refused ([`Written::TrailFull`]) unless it may always be written ([`Room`]).
+pub const AUDIT_KEPT_AT_LEAST: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
+
+/// Whether a change waits for room in its queue's trail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Room {
+    /// Refused while the trail holds [`AUDIT_KEPT_PER_QUEUE`] lines younger than
+    /// [`AUDIT_KEPT_AT_LEAST`]: makes and changes.
+    Bounded,
+    /// Always written, past the bound if need be: removals and the gateway's own records, so a
+    /// full trail never keeps a subscription from being deleted (these are few: at most one
+    /// removal per subscription made).
+    Always,
+}
+
+/// What became of a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    /// Written, with its audit line.
+    Done,
+    /// Another change came first: nothing written.
+    ChangedMeanwhile,
+    /// The queue's trail holds its bound of lines younger than [`AUDIT_KEPT_AT_LEAST`]; the
+    /// oldest was written at `oldest`. Nothing written.
+    TrailFull {
+        /// When the trail's oldest line was written.
+        oldest: DateTime<Utc>,
+    },
+}
+
+/// Whether a line written at `at` finds room in a trail whose oldest line is `oldest` and
+/// which holds `held` lines: `Err(oldest)` when it does not.
+pub fn room_in_trail(
+    held: usize,
+    oldest: Option<DateTime<Utc>>,
+    at: DateTime<Utc>,
+    room: Room,
+) -> Result<(), DateTime<Utc>> {
+    match oldest {
+        Some(oldest)
+            if room == Room::Bounded
+                && held >= AUDIT_KEPT_PER_QUEUE
+                && !kept_long_enough(oldest, at) =>
+        {
+            Err(oldest)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Whether a line written at `written` has been kept [`AUDIT_KEPT_AT_LEAST`] by `now`.
+fn kept_long_enough(written: DateTime<Utc>, now: DateTime<Utc>) -> bool {
+    (now - written)
+        .to_std()
+        .is_ok_and(|age| age >= AUDIT_KEPT_AT_LEAST)
+}
+
+/// Appends `line` to a queue's trail (oldest first) and lets go of the oldest lines beyond the
+/// bound that have been kept long enough.
+fn append_to_trail(trail: &mut VecDeque<AuditLine>, line: AuditLine) {
+    let at = line.at;
+    trail.push_back(line);
+    while trail.len() > AUDIT_KEPT_PER_QUEUE
+        && trail
+            .front()
+            .is_some_and(|oldest| kept_long_enough(oldest.at, at))
+    {
+        trail.pop_front();
+    }
+}
 
 /// The store did not answer (or could not write).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,13 +112,14 @@ pub trait RecordStore: Send + Sync + 'static {
     async fn load(&self) -> Result<Vec<Record>, StoreFailure>;
 
     /// Writes `write` with its audit line if the record of that name is still at revision
-    /// `expected` (0: none); `false` when another change came first (nothing written).
+    /// `expected` (0: none) and the line finds room in its queue's trail (see [`Room`]).
     async fn write(
         &self,
         write: Write<'_>,
         expected: u64,
         audit: &AuditLine,
-    ) -> Result<bool, StoreFailure>;
+        room: Room,
+    ) -> Result<Written, StoreFailure>;
 
     /// The audit lines of `queue`'s subscriptions, newest first: at most `limit`, older than
     /// `before` (a seq) if given.
@@ -66,7 +144,8 @@ struct Saved {
 
 struct Inner {
     saved: Saved,
-    audit: VecDeque<AuditLine>,
+    /// Each queue's trail, oldest first.
+    audit: HashMap<String, VecDeque<AuditLine>>,
 }
 
 /// The records in memory, and in a directory when given (`subscriptions.json`, rewritten whole
@@ -102,7 +181,7 @@ impl DirectoryStore {
             writing: Arc::default(),
             inner: Arc::new(Mutex::new(Inner {
                 saved: Saved::default(),
-                audit: VecDeque::new(),
+                audit: HashMap::new(),
             })),
         }
     }
@@ -121,7 +200,7 @@ impl DirectoryStore {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Saved::default(),
             Err(error) => return Err(io(RECORDS_FILE, error)),
         };
-        let mut audit = VecDeque::new();
+        let mut audit: HashMap<String, VecDeque<AuditLine>> = HashMap::new();
         let mut last_seq = 0;
         match std::fs::read_to_string(dir.join(AUDIT_FILE)) {
             Ok(text) => {
@@ -129,10 +208,8 @@ impl DirectoryStore {
                     // A line cut short by a crash is skipped, never fatal.
                     if let Ok(parsed) = serde_json::from_str::<AuditLine>(line) {
                         last_seq = last_seq.max(parsed.seq);
-                        audit.push_back(parsed);
-                        if audit.len() > AUDIT_KEPT {
-                            audit.pop_front();
-                        }
+                        let trail = audit.entry(parsed.queue.clone()).or_default();
+                        append_to_trail(trail, parsed);
                     }
                 }
             }
@@ -157,7 +234,8 @@ impl DirectoryStore {
         write: &Write<'_>,
         expected: u64,
         audit: &AuditLine,
-    ) -> Result<bool, StoreFailure> {
+        room: Room,
+    ) -> Result<Written, StoreFailure> {
         let _writing = writing.lock().unwrap_or_else(|p| p.into_inner());
         let name = match write {
             Write::Put(record) => record.name.as_str(),
@@ -171,7 +249,14 @@ impl DirectoryStore {
                 .get(name)
                 .map_or(0, |record| record.revision);
             if current != expected {
-                return Ok(false);
+                return Ok(Written::ChangedMeanwhile);
+            }
+            let trail = inner.audit.get(&audit.queue);
+            let (held, oldest) = trail.map_or((0, None), |trail| {
+                (trail.len(), trail.front().map(|line| line.at))
+            });
+            if let Err(oldest) = room_in_trail(held, oldest, audit.at, room) {
+                return Ok(Written::TrailFull { oldest });
             }
             let mut line = audit.clone();
             line.seq = inner.saved.next_seq.max(1);
@@ -197,11 +282,9 @@ impl DirectoryStore {
         }
         let mut inner = inner.lock().unwrap_or_else(|p| p.into_inner());
         inner.saved = next;
-        inner.audit.push_back(line);
-        if inner.audit.len() > AUDIT_KEPT {
-            inner.audit.pop_front();
-        }
-        Ok(true)
+        let trail = inner.audit.entry(line.queue.clone()).or_default();
+        append_to_trail(trail, line);
+        Ok(Written::Done)
     }
 
     /// Appends `line` to the audit file (synced), then puts `next` in place of the records file.
@@ -247,7 +330,8 @@ impl RecordStore for DirectoryStore {
         write: Write<'_>,
         expected: u64,
         audit: &AuditLine,
-    ) -> Result<bool, StoreFailure> {
+        room: Room,
+    ) -> Result<Written, StoreFailure> {
         let dir = self.dir.clone();
         let (writing, inner) = (Arc::clone(&self.writing), Arc::clone(&self.inner));
         let owned = match write {
@@ -261,7 +345,15 @@ impl RecordStore for DirectoryStore {
                 Ok(record) => Write::Put(record),
                 Err(name) => Write::Remove(name),
             };
-            Self::write_now(dir.as_deref(), &writing, &inner, &write, expected, &audit)
+            Self::write_now(
+                dir.as_deref(),
+                &writing,
+                &inner,
+                &write,
+                expected,
+                &audit,
+                room,
+            )
         })
         .await
         .map_err(|error| io("store task", error))?
@@ -274,8 +366,10 @@ impl RecordStore for DirectoryStore {
         before: Option<u64>,
     ) -> Result<Vec<AuditLine>, StoreFailure> {
         let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(inner
-            .audit
+        let Some(trail) = inner.audit.get(queue) else {
+            return Ok(Vec::new());
+        };
+        Ok(trail
             .iter()
             .rev()
             .filter(|line| line.on_page(queue, before))
@@ -346,31 +440,38 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = DirectoryStore::open(dir.path()).unwrap();
         let first = record("hook", 7);
-        assert!(
+        fn put(record: &Record) -> Write<'_> {
+            Write::Put(record)
+        }
+        assert_eq!(
             store
-                .write(Write::Put(&first), 0, &line("created"))
-                .await
-                .unwrap()
-        );
-        assert!(
-            !store
-                .write(Write::Put(&first), 0, &line("created"))
+                .write(put(&first), 0, &line("created"), Room::Bounded)
                 .await
                 .unwrap(),
+            Written::Done
+        );
+        assert_eq!(
+            store
+                .write(put(&first), 0, &line("created"), Room::Bounded)
+                .await
+                .unwrap(),
+            Written::ChangedMeanwhile,
             "a second create of the name finds it made"
         );
         let changed = record("hook", 8);
-        assert!(
-            !store
-                .write(Write::Put(&changed), 6, &line("updated"))
-                .await
-                .unwrap()
-        );
-        assert!(
+        assert_eq!(
             store
-                .write(Write::Put(&changed), 7, &line("updated"))
+                .write(put(&changed), 6, &line("updated"), Room::Bounded)
                 .await
-                .unwrap()
+                .unwrap(),
+            Written::ChangedMeanwhile
+        );
+        assert_eq!(
+            store
+                .write(put(&changed), 7, &line("updated"), Room::Bounded)
+                .await
+                .unwrap(),
+            Written::Done
         );
         let version = store.version().await.unwrap();
         drop(store);
@@ -385,11 +486,12 @@ mod tests {
             [(2, "updated"), (1, "created")],
             "refused writes leave no line"
         );
-        assert!(
+        assert_eq!(
             reopened
-                .write(Write::Remove("hook"), 8, &line("deleted"))
+                .write(Write::Remove("hook"), 8, &line("deleted"), Room::Always)
                 .await
-                .unwrap()
+                .unwrap(),
+            Written::Done
         );
         assert!(reopened.load().await.unwrap().is_empty());
         assert_eq!(reopened.audit("orders", 1, None).await.unwrap()[0].seq, 3);
@@ -404,5 +506,112 @@ mod tests {
                 .unwrap()
                 .is_empty()
         );
+    }
+
+    /// Each queue keeps its own trail: a full trail refuses a change that would push out a line
+    /// younger than a week (a removal is written all the same), lets its oldest go once it is a
+    /// week old, and another queue's trail is untouched throughout.
+    #[tokio::test]
+    async fn each_queue_keeps_its_own_trail_for_a_week_at_least() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = DirectoryStore::open(dir.path()).unwrap();
+        let start = Utc.timestamp_opt(1_700_000_000, 0).unwrap();
+        let on = |queue: &str, action: &str, at: DateTime<Utc>| AuditLine {
+            queue: queue.into(),
+            at,
+            ..line(action)
+        };
+        let mut billing = record("hook", 1);
+        billing.queue = "billing".into();
+        assert_eq!(
+            store
+                .write(
+                    Write::Put(&billing),
+                    0,
+                    &on("billing", "created", start),
+                    Room::Bounded
+                )
+                .await
+                .unwrap(),
+            Written::Done
+        );
+        let mut orders = record("other", 1);
+        for n in 0..AUDIT_KEPT_PER_QUEUE as u64 {
+            orders.revision = n + 1;
+            let at = start + chrono::Duration::seconds(n as i64);
+            assert_eq!(
+                store
+                    .write(
+                        Write::Put(&orders),
+                        n,
+                        &on("orders", "updated", at),
+                        Room::Bounded
+                    )
+                    .await
+                    .unwrap(),
+                Written::Done
+            );
+        }
+        let full = AUDIT_KEPT_PER_QUEUE as u64;
+        orders.revision = full + 1;
+        let day_later = start + chrono::Duration::days(1);
+        assert_eq!(
+            store
+                .write(
+                    Write::Put(&orders),
+                    full,
+                    &on("orders", "updated", day_later),
+                    Room::Bounded
+                )
+                .await
+                .unwrap(),
+            Written::TrailFull { oldest: start },
+            "the oldest line is a day old: kept"
+        );
+        assert_eq!(
+            store
+                .write(
+                    Write::Remove("other"),
+                    full,
+                    &on("orders", "deleted", day_later),
+                    Room::Always
+                )
+                .await
+                .unwrap(),
+            Written::Done,
+            "a removal is written past the bound"
+        );
+        assert_eq!(
+            store.audit("orders", 2_000, None).await.unwrap().len(),
+            AUDIT_KEPT_PER_QUEUE + 1
+        );
+        let week_later = start + chrono::Duration::days(7) + chrono::Duration::seconds(1);
+        orders.revision = 1;
+        assert_eq!(
+            store
+                .write(
+                    Write::Put(&orders),
+                    0,
+                    &on("orders", "created", week_later),
+                    Room::Bounded
+                )
+                .await
+                .unwrap(),
+            Written::Done,
+            "a week on, the oldest lines go"
+        );
+        let trail = store.audit("orders", 2_000, None).await.unwrap();
+        assert_eq!(trail.len(), AUDIT_KEPT_PER_QUEUE);
+        assert_eq!(trail[0].action, "created");
+        let kept = store.audit("billing", 10, None).await.unwrap();
+        assert_eq!(kept.len(), 1, "another queue's trail is its own");
+        drop(store);
+        let reopened = DirectoryStore::open(dir.path()).unwrap();
+        assert_eq!(
+            reopened.audit("orders", 2_000, None).await.unwrap().len(),
+            AUDIT_KEPT_PER_QUEUE,
+            "a reopen keeps what the store kept"
+        );
+        assert_eq!(reopened.audit("billing", 10, None).await.unwrap().len(), 1);
     }
 }

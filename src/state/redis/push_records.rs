@@ -1,13 +1,14 @@
 //! The push subscriptions made through the API ([`RecordStore`]) on Redis or Valkey, shared by
 //! replicas: the records in one hash by name (`P{push}:subscriptions`, JSON with the secrets
-//! sealed), their revisions in another (`P{push}:revisions`), the audit trail in a list, newest
-//! first (`P{push}:audit`, the last [`AUDIT_KEPT`] lines), and the version every change bumps
-//! (`P{push}:version`), which replicas poll. Every key carries the `{push}` hash tag: one slot.
+//! sealed), their revisions in another (`P{push}:revisions`), each queue's audit trail in a list
+//! of its own, newest first (`P{push}:audit:<queue>`, kept as [`crate::push::managed::store`]
+//! says), and the version every change bumps (`P{push}:version`), which replicas poll. Every key
+//! carries the `{push}` hash tag: one slot.
 
 use super::RedisServer;
 use crate::push::managed::record::{AuditLine, Record};
-use crate::push::managed::store::AUDIT_KEPT;
-use crate::push::managed::{RecordStore, StoreFailure, Write};
+use crate::push::managed::store::{AUDIT_KEPT_AT_LEAST, AUDIT_KEPT_PER_QUEUE};
+use crate::push::managed::{RecordStore, Room, StoreFailure, Write, Written};
 use async_trait::async_trait;
 use redis::Script;
 
@@ -41,6 +42,11 @@ impl RedisPushRecords {
     fn key(&self, what: &str) -> String {
         self.server.key(&format!("{{push}}:{what}"))
     }
+
+    /// The list of `queue`'s audit lines.
+    fn trail_key(&self, queue: &str) -> String {
+        self.key(&format!("audit:{queue}"))
+    }
 }
 
 #[async_trait]
@@ -63,7 +69,8 @@ impl RecordStore for RedisPushRecords {
         write: Write<'_>,
         expected: u64,
         audit: &AuditLine,
-    ) -> Result<bool, StoreFailure> {
+        room: Room,
+    ) -> Result<Written, StoreFailure> {
         let (name, revision, json) = match write {
             Write::Put(record) => (
                 record.name.as_str(),
@@ -78,16 +85,25 @@ impl RecordStore for RedisPushRecords {
             .key(self.key("subscriptions"))
             .key(self.key("revisions"))
             .key(self.key("version"))
-            .key(self.key("audit"))
+            .key(self.trail_key(&audit.queue))
             .key(self.key("audit_seq"))
             .arg(name)
             .arg(expected)
             .arg(revision)
             .arg(json)
             .arg(line)
-            .arg(AUDIT_KEPT);
+            .arg(AUDIT_KEPT_PER_QUEUE)
+            .arg(audit.at.timestamp_millis())
+            .arg(AUDIT_KEPT_AT_LEAST.as_millis() as u64)
+            .arg(if room == Room::Always { "1" } else { "0" });
         let written: i64 = self.server.invoke(invocation).await.map_err(failed)?;
-        Ok(written == 1)
+        Ok(match written {
+            1 => Written::Done,
+            0 => Written::ChangedMeanwhile,
+            oldest => Written::TrailFull {
+                oldest: chrono::DateTime::from_timestamp_millis(-oldest).unwrap_or(audit.at),
+            },
+        })
     }
 
     async fn audit(
@@ -97,12 +113,13 @@ impl RecordStore for RedisPushRecords {
         before: Option<u64>,
     ) -> Result<Vec<AuditLine>, StoreFailure> {
         let mut range = redis::cmd("LRANGE");
-        range.arg(self.key("audit")).arg(0).arg(AUDIT_KEPT - 1);
+        range.arg(self.trail_key(queue)).arg(0).arg(-1);
         let lines: Vec<String> = self.server.query(&range).await.map_err(failed)?;
         Ok(lines
             .iter()
             .filter_map(|line| {
-                let (seq, json) = line.split_once(' ')?;
+                let (seq, rest) = line.split_once(' ')?;
+                let (_at, json) = rest.split_once(' ')?;
                 let mut parsed: AuditLine = serde_json::from_str(json).ok()?;
                 parsed.seq = seq.parse().ok()?;
                 Some(parsed)

@@ -799,3 +799,67 @@ async fn push_series_are_bounded_whatever_the_subscriptions() {
     );
     gw.stop().await;
 }
+
+/// Each queue keeps its own audit trail: a thousand changes on one queue push out none of
+/// another queue's lines; past a thousand changes within a week the queue's next change is a
+/// 429 (its author cannot flush its own traces), and a delete is taken all the same.
+async fn each_queue_keeps_its_own_trail_and_a_full_one_refuses_changes(kind: Kind) {
+    let receiver = Receiver::start().await;
+    let (toml, admin_key, _) = keys();
+    let gw = GatewayBuilder::new(kind)
+        .queue(QueueSpec::standard("orders"))
+        .queue(QueueSpec::standard("invoices"))
+        .config(&format!("[push]\nallow_private_networks = true\n\n{toml}"))
+        .start()
+        .await;
+    let orders = Admin::new(&gw, &admin_key, "orders");
+    let invoices = Admin::new(&gw, &admin_key, "invoices");
+    let (code, body) = invoices
+        .create(json!({ "name": "hook", "url": receiver.url }))
+        .await;
+    assert_eq!(code, 201, "{body}");
+    let (code, body) = orders
+        .create(json!({ "name": "busy", "url": receiver.url, "max_concurrency": 1 }))
+        .await;
+    assert_eq!(code, 201, "{body}");
+    for n in 0..999 {
+        let (code, body) = orders
+            .change("busy", json!({ "max_concurrency": 2 + n % 2 }))
+            .await;
+        assert_eq!(code, 200, "change {n}: {body}");
+    }
+    let (code, body) = orders.change("busy", json!({ "max_concurrency": 5 })).await;
+    assert_eq!(code, 429, "the trail holds a week's thousand lines: {body}");
+    assert_eq!(body["error"]["code"], "rate_limited", "{body}");
+    let kept = invoices.audit().await;
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(kept[0]["action"], "created");
+    assert_eq!(kept[0]["subscription"], "hook");
+    assert_eq!(orders.delete("busy").await, 204, "a delete is always taken");
+    let trail = orders.audit().await;
+    assert_eq!(trail[0]["action"], "deleted", "{:?}", trail[0]);
+    assert_eq!(
+        orders.list().await["subscriptions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    gw.stop().await;
+}
+
+crate::on_kind!(
+    trail_on_embedded,
+    Embedded,
+    each_queue_keeps_its_own_trail_and_a_full_one_refuses_changes
+);
+crate::on_kind!(
+    trail_on_redis,
+    Redis,
+    each_queue_keeps_its_own_trail_and_a_full_one_refuses_changes
+);
+crate::on_kind!(
+    trail_on_redis_cluster,
+    RedisCluster,
+    each_queue_keeps_its_own_trail_and_a_full_one_refuses_changes
+);
