@@ -1,16 +1,52 @@
 //! Open connections counted per client address, so that one address (an attacker's, or a
-//! misbehaving client's) can hold at most its share of the connection slots. IPv6 addresses
-//! count per /64, the block one subscriber gets; IPv4-mapped IPv6 addresses as IPv4.
+//! misbehaving client's) can hold at most its share of the connection slots, and a few addresses
+//! holding every slot make room for another: when no slot is free, a newcomer evicts the oldest
+//! idle connection of the address holding the most, if that address holds more than the
+//! newcomer's. IPv6 addresses count per /64, the block one subscriber gets; IPv4-mapped IPv6
+//! addresses as IPv4.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
 
-/// The open connections of every client address, each at most `max`.
+/// One open connection as the table sees it: how many requests it has in flight, and the token
+/// that tells it to close because a newcomer needs its slot.
+#[derive(Debug, Default)]
+pub(crate) struct Tenure {
+    in_flight: AtomicU32,
+    evicted: CancellationToken,
+}
+
+impl Tenure {
+    /// A request started on the connection: it is no longer idle.
+    pub(crate) fn request_started(&self) {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A request on the connection ended.
+    pub(crate) fn request_ended(&self) {
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Cancelled when the connection should close (if still idle) to make room for another
+    /// client's.
+    pub(crate) fn evicted(&self) -> &CancellationToken {
+        &self.evicted
+    }
+
+    fn idle(&self) -> bool {
+        self.in_flight.load(Ordering::Relaxed) == 0 && !self.evicted.is_cancelled()
+    }
+}
+
+/// The open connections of every client address, each at most `max`; each address's oldest
+/// first.
 #[derive(Debug)]
 pub(super) struct PerAddress {
     max: usize,
-    open: Mutex<HashMap<IpAddr, usize>>,
+    open: Mutex<HashMap<IpAddr, Vec<Arc<Tenure>>>>,
 }
 
 impl PerAddress {
@@ -26,18 +62,47 @@ impl PerAddress {
     pub(super) fn enter(self: &Arc<Self>, peer: IpAddr) -> Option<AddressSlot> {
         let address = counted_as(peer);
         let mut open = self.lock();
-        let count = open.entry(address).or_default();
-        if *count >= self.max {
+        let held = open.entry(address).or_default();
+        if held.len() >= self.max {
             return None;
         }
-        *count += 1;
+        let tenure = Arc::new(Tenure::default());
+        held.push(Arc::clone(&tenure));
         Some(AddressSlot {
             table: Arc::clone(self),
             address,
+            tenure,
         })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, usize>> {
+    /// Makes room for `newcomer` (already entered) when every slot is taken: tells the oldest
+    /// idle connection of the address holding the most to close, if that address holds more
+    /// connections than the newcomer's will. `false` when there is none to evict.
+    pub(super) fn evict_for(&self, newcomer: &AddressSlot) -> bool {
+        let open = self.lock();
+        let newcomers = open.get(&newcomer.address).map_or(0, Vec::len);
+        let most = open
+            .iter()
+            .filter(|(address, _)| **address != newcomer.address)
+            .max_by_key(|(_, held)| held.len());
+        let Some((_, held)) = most else {
+            return false;
+        };
+        // Evicting from an address that holds no more than the newcomer's would only move the
+        // imbalance: the shares even out instead.
+        if held.len() <= newcomers {
+            return false;
+        }
+        match held.iter().find(|tenure| tenure.idle()) {
+            Some(victim) => {
+                victim.evicted.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, Vec<Arc<Tenure>>>> {
         self.open
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -49,14 +114,22 @@ impl PerAddress {
 pub(super) struct AddressSlot {
     table: Arc<PerAddress>,
     address: IpAddr,
+    tenure: Arc<Tenure>,
+}
+
+impl AddressSlot {
+    /// What the connection in this slot reports to the table.
+    pub(super) fn tenure(&self) -> Arc<Tenure> {
+        Arc::clone(&self.tenure)
+    }
 }
 
 impl Drop for AddressSlot {
     fn drop(&mut self) {
         let mut open = self.table.lock();
-        if let Some(count) = open.get_mut(&self.address) {
-            *count -= 1;
-            if *count == 0 {
+        if let Some(held) = open.get_mut(&self.address) {
+            held.retain(|tenure| !Arc::ptr_eq(tenure, &self.tenure));
+            if held.is_empty() {
                 open.remove(&self.address);
             }
         }
@@ -126,5 +199,32 @@ mod tests {
             "the same IPv4 address"
         );
         assert!(table.lock().len() <= 3);
+    }
+
+    #[test]
+    fn a_newcomer_evicts_the_oldest_idle_connection_of_the_address_holding_most() {
+        let table = PerAddress::new(10);
+        let first = table.enter(ip("192.0.2.1")).unwrap();
+        let second = table.enter(ip("192.0.2.1")).unwrap();
+        let _third = table.enter(ip("192.0.2.1")).unwrap();
+        let _other = table.enter(ip("192.0.2.2")).unwrap();
+        first.tenure().request_started();
+        let newcomer = table.enter(ip("192.0.2.3")).unwrap();
+        assert!(table.evict_for(&newcomer));
+        assert!(
+            !first.tenure().evicted().is_cancelled(),
+            "a connection with a request in flight stays"
+        );
+        assert!(
+            second.tenure().evicted().is_cancelled(),
+            "the oldest idle one of the address holding most goes"
+        );
+        let _level = table.enter(ip("192.0.2.2")).unwrap();
+        let _level_too = table.enter(ip("192.0.2.2")).unwrap();
+        let crowd = table.enter(ip("192.0.2.2")).unwrap();
+        assert!(
+            !table.evict_for(&crowd),
+            "no other address holds more than the newcomer's (four)"
+        );
     }
 }

@@ -1,5 +1,7 @@
 //! Takes connections off the listener within the caps: open connections in all (no more than the
-//! open-file limit leaves room for), and per client address. Over a cap a connection is answered
+//! open-file limit leaves room for), and per client address. When every slot is taken, a newcomer
+//! evicts the oldest idle connection of the address holding the most, if that address holds more
+//! than the newcomer's, and takes its slot as it closes. Over a cap a connection is answered
 //! 503 while a few such answers are under way, and closed at once beyond them; refusals and
 //! accept failures are logged at a bounded rate.
 
@@ -23,6 +25,8 @@ use tokio_util::task::TaskTracker;
 const REFUSALS_ANSWERED: usize = 64;
 /// How long a refused connection gets to send the request its 503 answers.
 const REFUSAL_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a newcomer waits for the slot of the idle connection evicted for it.
+const EVICTION_WAIT: Duration = Duration::from_secs(3);
 /// Open files kept back from connections: the backend's sockets, the store, logs.
 const RESERVED_FILES: u64 = 256;
 /// Accept failures (say, out of file descriptors) are logged at most this often.
@@ -85,11 +89,12 @@ pub async fn serve(
         let admitted = match per_address.enter(peer.ip()) {
             None => Err(Refusal::AddressLimit),
             Some(slot) => match Arc::clone(&open).try_acquire_owned() {
-                Ok(permit) => Ok((slot, permit)),
+                Ok(permit) => Ok(Admitted::Now(slot, permit)),
+                Err(_) if per_address.evict_for(&slot) => Ok(Admitted::AfterEviction(slot)),
                 Err(_) => Err(Refusal::ConnectionLimit),
             },
         };
-        if let Ok(permit) = admitted {
+        if let Ok(admitted) = admitted {
             let connection = Connection {
                 router: router.clone(),
                 edge: edge.clone(),
@@ -97,11 +102,27 @@ pub async fn serve(
                 peer,
                 refuse: false,
                 shutdown: shutdown.clone(),
+                tenure: None,
             };
-            let tls = tls.clone();
+            let (tls, open) = (tls.clone(), Arc::clone(&open));
             connections.spawn(async move {
+                let (slot, permit) = match admitted {
+                    Admitted::Now(slot, permit) => (slot, permit),
+                    // The evicted connection gives its slot back as it closes; a newcomer that
+                    // does not get one in time is dropped.
+                    Admitted::AfterEviction(slot) => {
+                        match tokio::time::timeout(EVICTION_WAIT, open.acquire_owned()).await {
+                            Ok(Ok(permit)) => (slot, permit),
+                            _ => return,
+                        }
+                    }
+                };
+                let connection = Connection {
+                    tenure: Some(slot.tenure()),
+                    ..connection
+                };
                 connection.start(stream, tls).await;
-                drop(permit);
+                drop((slot, permit));
             });
         } else if let Ok(permit) = Arc::clone(&refusing).try_acquire_owned() {
             if let Err(refusal) = admitted {
@@ -118,6 +139,7 @@ pub async fn serve(
                 peer,
                 refuse: true,
                 shutdown: shutdown.clone(),
+                tenure: None,
             };
             let tls = tls.clone();
             connections.spawn(async move {
@@ -136,6 +158,15 @@ pub async fn serve(
     connections.close();
     connections.wait().await;
     Ok(())
+}
+
+/// A connection let in: with its slots now, or once the idle connection evicted for it closed.
+enum Admitted {
+    Now(
+        crate::server::per_address::AddressSlot,
+        tokio::sync::OwnedSemaphorePermit,
+    ),
+    AfterEviction(crate::server::per_address::AddressSlot),
 }
 
 /// Which limit refused a connection.

@@ -3,6 +3,7 @@
 //! in flight (its body has a deadline of its own). A waiting long poll is a request in flight.
 
 use super::settings::ConnectionSettings;
+use crate::server::per_address::Tenure;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
@@ -32,12 +33,14 @@ pub(super) struct Activity {
     /// Wakes the watchdog when its deadline may have moved: a head started, a request ended.
     pub(super) changed: Notify,
     shutdown_begun: std::sync::atomic::AtomicBool,
+    /// The connection's place among its address's, told of its requests (none for a refusal).
+    tenure: Option<Arc<Tenure>>,
 }
 
 const NONE: u64 = u64::MAX;
 
 impl Activity {
-    pub(super) fn new(version: Version) -> Self {
+    pub(super) fn new(version: Version, tenure: Option<Arc<Tenure>>) -> Self {
         Self {
             version,
             opened: Instant::now(),
@@ -47,7 +50,24 @@ impl Activity {
             body_pending: std::sync::atomic::AtomicBool::new(false),
             changed: Notify::new(),
             shutdown_begun: std::sync::atomic::AtomicBool::new(false),
+            tenure,
         }
+    }
+
+    /// Resolves when the connection is to close to make room for another client's (never for
+    /// a connection without a tenure).
+    pub(super) async fn evicted(&self) {
+        match &self.tenure {
+            Some(tenure) => tenure.evicted().cancelled().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Whether the connection was told to close to make room for another client's.
+    pub(super) fn is_evicted(&self) -> bool {
+        self.tenure
+            .as_ref()
+            .is_some_and(|tenure| tenure.evicted().is_cancelled())
     }
 
     fn now_ms(&self) -> u64 {
@@ -78,6 +98,9 @@ impl Activity {
     /// A request head arrived; `body_done` when it has no body to read.
     pub(super) fn request_started(self: &Arc<Self>, body_done: bool) -> InFlight {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
+        if let Some(tenure) = &self.tenure {
+            tenure.request_started();
+        }
         if self.version == Version::Http1 {
             self.body_pending.store(!body_done, Ordering::Relaxed);
         }
@@ -140,6 +163,9 @@ impl Drop for InFlight {
         let activity = &self.0;
         activity.moved();
         activity.in_flight.fetch_sub(1, Ordering::Relaxed);
+        if let Some(tenure) = &activity.tenure {
+            tenure.request_ended();
+        }
         // Answered without its body read whole: hyper drains what is at hand or closes. Whatever
         // comes next gets no more than a head's time (the request-line check stays off, since
         // the next bytes may still be that body).
@@ -174,7 +200,7 @@ mod tests {
             body_timeout: Duration::from_secs(30),
             http2_max_streams: None,
         };
-        let activity = Arc::new(Activity::new(Version::Http1));
+        let activity = Arc::new(Activity::new(Version::Http1, None));
         let opened = activity.opened;
         assert_eq!(
             activity.deadline(&settings),

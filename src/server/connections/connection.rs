@@ -3,8 +3,10 @@
 
 use super::settings::ConnectionSettings;
 use crate::server::edge::Edge;
+use crate::server::per_address::Tenure;
 use axum::Router;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -21,4 +23,6 @@ pub(super) struct Connection {
     /// Over the connection limit: every request is answered 503, then the connection closes.
     pub(super) refuse: bool,
     pub(super) shutdown: CancellationToken,
+    /// Its place among its client address's connections (none for a refusal).
+    pub(super) tenure: Option<Arc<Tenure>>,
 }

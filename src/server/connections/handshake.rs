@@ -21,7 +21,10 @@ impl Connection {
         // connections and long polls cost memory by the thousand.
         let Some(acceptor) = tls else {
             // Boxed too: freed once the version is known, not held for the connection's life.
-            let version = Box::pin(self.sniff(&stream)).await;
+            let version = tokio::select! {
+                version = Box::pin(self.sniff(&stream)) => version,
+                () = self.evicted() => None,
+            };
             return match version {
                 Some(Version::Http1) => Box::pin(self.run(stream)).await,
                 Some(Version::Http2) => Box::pin(self.run_http2(stream)).await,
@@ -30,7 +33,11 @@ impl Connection {
         };
         // The TLS stream (rustls' state is kilobytes) is boxed, and so is the handshake: a plain
         // connection's future holds neither, a TLS one holds its stream once.
-        let Some(stream) = Box::pin(self.handshake(acceptor, stream)).await else {
+        let handshake = tokio::select! {
+            stream = Box::pin(self.handshake(acceptor, stream)) => stream,
+            () = self.evicted() => None,
+        };
+        let Some(stream) = handshake else {
             return;
         };
         let negotiated_h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
@@ -38,6 +45,15 @@ impl Connection {
             Box::pin(self.run_http2(stream)).await;
         } else {
             Box::pin(self.run(stream)).await;
+        }
+    }
+
+    /// Resolves when the connection is to close, before its first request, to make room for
+    /// another client's.
+    async fn evicted(&self) {
+        match &self.tenure {
+            Some(tenure) => tenure.evicted().cancelled().await,
+            None => std::future::pending().await,
         }
     }
 

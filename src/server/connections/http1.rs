@@ -25,7 +25,7 @@ enum Ending {
 
 impl Connection {
     pub(super) async fn run<S: Transport>(self, stream: S) {
-        let activity = Arc::new(Activity::new(Version::Http1));
+        let activity = Arc::new(Activity::new(Version::Http1, self.tenure.clone()));
         let io = TokioIo::new(Watched::new(stream, Arc::clone(&activity)));
         let service = self.service(Arc::clone(&activity), Version::Http1);
         let mut builder = hyper::server::conn::http1::Builder::new();
@@ -39,6 +39,11 @@ impl Connection {
                 () = sleep_until(deadline) => None,
                 () = activity.changed.notified() => None,
                 () = self.shutdown.cancelled(), if !closing => {
+                    closing = true;
+                    None
+                }
+                // Another client needs the slot: closed like a shutdown (at once when idle).
+                () = activity.evicted(), if !closing => {
                     closing = true;
                     None
                 }

@@ -24,7 +24,7 @@ impl Connection {
     /// runs while none is in flight (pings and window updates do not reset it); a request target
     /// too long to route gets 414 from the service, as on HTTP/1.1.
     pub(super) async fn run_http2<S: Transport>(self, stream: S) {
-        let activity = Arc::new(Activity::new(Version::Http2));
+        let activity = Arc::new(Activity::new(Version::Http2, self.tenure.clone()));
         let service = self.service(Arc::clone(&activity), Version::Http2);
         let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
         builder
@@ -53,10 +53,14 @@ impl Connection {
                 () = sleep_until(deadline) => {}
                 () = activity.changed.notified() => {}
                 () = self.shutdown.cancelled(), if closing_since.is_none() => {}
+                () = activity.evicted(), if closing_since.is_none() => {}
             }
             let now = Instant::now();
             match closing_since {
-                None if self.shutdown.is_cancelled() || activity.expired(&self.settings, now) => {
+                None if self.shutdown.is_cancelled()
+                    || activity.is_evicted()
+                    || activity.expired(&self.settings, now) =>
+                {
                     closing_since = Some(now);
                     connection.as_mut().graceful_shutdown();
                 }

@@ -617,6 +617,81 @@ async fn one_address_holding_idle_connections_leaves_room_for_the_others() {
     gw.stop().await;
 }
 
+/// Two addresses holding every slot between them (each its default share, half) leave room for
+/// a third: its connection evicts the oldest idle connection of the address holding the most,
+/// over HTTP/1.1 and HTTP/2.
+#[tokio::test]
+async fn addresses_holding_every_slot_make_room_for_another() {
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .config("[server]\nmax_connections = 8\n")
+        .start()
+        .await;
+    let host = host_of(&gw.base);
+    // 127.0.0.1 and 127.0.0.2 each open their share (4) and send nothing.
+    let mut first = Vec::new();
+    let mut second = Vec::new();
+    for _ in 0..4 {
+        first.push(connect_from("127.0.0.1", &gw.base).await);
+        second.push(connect_from("127.0.0.2", &gw.base).await);
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // A third address, a fourth over HTTP/2 and a fifth are answered, each keeping its
+    // connection open.
+    let mut kept_h1 = Vec::new();
+    let mut kept_h2 = Vec::new();
+    for (source, http2) in [
+        ("127.0.0.3", false),
+        ("127.0.0.4", true),
+        ("127.0.0.5", false),
+    ] {
+        let mut other = connect_from(source, &gw.base).await;
+        if http2 {
+            let (mut sender, connection) = h2::client::handshake(other)
+                .await
+                .expect("an HTTP/2 connection");
+            tokio::spawn(connection);
+            let request = http::Request::get(format!("{}/healthz", gw.base))
+                .body(())
+                .unwrap();
+            let (answer, _) = sender.send_request(request, true).unwrap();
+            let answer = tokio::time::timeout(Duration::from_secs(5), answer)
+                .await
+                .expect("answered")
+                .unwrap();
+            assert_eq!(answer.status(), StatusCode::OK, "{source}");
+            kept_h2.push(sender);
+            continue;
+        }
+        other
+            .write_all(format!("GET /healthz HTTP/1.1\r\nhost: {host}\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
+        let mut answer = vec![0u8; 4096];
+        let read = tokio::time::timeout(Duration::from_secs(5), other.read(&mut answer))
+            .await
+            .expect("answered")
+            .unwrap();
+        let answer = String::from_utf8_lossy(&answer[..read]);
+        assert!(answer.starts_with("HTTP/1.1 200"), "{source}: {answer}");
+        kept_h1.push(other);
+    }
+    // Each newcomer closed one idle connection of the address then holding the most: three in
+    // all, oldest first within an address.
+    let mut closed = 0;
+    for stream in first.iter_mut().chain(second.iter_mut()) {
+        let mut byte = [0u8; 1];
+        if let Ok(Ok(0)) =
+            tokio::time::timeout(Duration::from_millis(200), stream.read(&mut byte)).await
+        {
+            closed += 1;
+        }
+    }
+    assert_eq!(closed, 3, "one evicted per newcomer");
+    drop((first, second, kept_h1, kept_h2));
+    gw.stop().await;
+}
+
 #[tokio::test]
 async fn answers_at_the_edge_keep_their_dialect_shape() {
     let gw = GatewayBuilder::new(Kind::Embedded)
