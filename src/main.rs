@@ -3,7 +3,7 @@
 mod cli;
 
 /// jemalloc, not the C library's malloc: requests allocate on one thread and free on another,
-/// which glibc's arenas serve with locks and consolidation (README, Choices).
+/// which glibc's arenas serve with locks and consolidation (CONTRIBUTING.md).
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

@@ -458,7 +458,7 @@ pub fn instructions(
     };
     let sqs_key = match sqs_access_key_id {
         Some(id) => format!(
-            "Your SQS access key (the secret stays in its file):\n  export AWS_ACCESS_KEY_ID={id} AWS_SECRET_ACCESS_KEY=\"$(cat {})\" AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1\n",
+            "Your SQS access key (the secret stays in its file):\n  export AWS_ACCESS_KEY_ID={id} AWS_SECRET_ACCESS_KEY=\"$(cat {})\" AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1 AWS_ENDPOINT_URL_SQS={base}\n  (the SDKs and the aws CLI v2 then send SQS calls here; boto3 1.28.57+)\n",
             data_dir.join(SQS_SECRET_FILE).display()
         ),
         None => String::new(),
@@ -471,7 +471,7 @@ pub fn instructions(
              (every permission on every queue; the page keeps it in that browser tab only).\n\
              The basaltic CLI takes the same key:\n  \
              export BASALTIC_API_KEY=\"$(cat {file})\" BASALTIC_ENDPOINT={base}\n  \
-             cargo run --release --bin basaltic -- queue list\n",
+             basaltic queue list\n",
             file = basaltic_key_file.display()
         )
     } else {
@@ -500,10 +500,10 @@ Extend a message you are working on (paste its receiptHandle):
 Acknowledge it when done:
   curl -sS -X POST "{base}/v1/receipts/ack" -H "Content-Type: application/json" \
     -d '{{ "receiptHandles": ["PASTE"] }}'
-Or with the ezgh CLI, built with the gateway (from the clone: cargo run --release --bin ezgh -- …):
+Or with the ezgh CLI (cargo install --path . --locked installs it beside the gateway):
   export EZGH_API_KEY="$SQSGW_API_KEY" EZGH_ENDPOINT={base} ORG_ID={ORGANIZATION} PROJECT_ID={PROJECT} QUEUE_ID=orders
-  cargo run --release --bin ezgh -- queues receive --max 10 --wait 20 --visibility-timeout 60
-  cargo run --release --bin ezgh -- queues ack PASTE
+  ezgh queues receive --max 10 --wait 20 --visibility-timeout 60
+  ezgh queues ack PASTE
 {console}Queues: orders (dead letters: orders-dlq), jobs = jobs.fifo (dead letters: jobs-dlq = jobs-dlq.fifo).
 "#,
         config = config_path.display(),

@@ -28,7 +28,7 @@ const API_KEY: SecretSource = SecretSource {
     name = "basaltic",
     version,
     about = "Queues and messages of the basaltic queue API",
-    after_help = "Examples:\n  export BASALTIC_API_KEY=sqsgw_…\n  export QUEUE_ID=6f1c…\n  basaltic queue message send \"$QUEUE_ID\" --from-file request-1.json\n  basaltic queue message receive \"$QUEUE_ID\" --from-file request-2.json\n  basaltic queue message delete \"$QUEUE_ID\" AQAB…\n  basaltic queue create --name orders --fifo"
+    after_help = "Examples:\n  export BASALTIC_API_KEY=sqsgw_…\n  export QUEUE_ID=6f1c…\n  basaltic queue message send \"$QUEUE_ID\" --from-file request-1.json\n  basaltic queue message receive \"$QUEUE_ID\" --from-file request-2.json\n  basaltic queue message delete \"$QUEUE_ID\" AgAB…\n  basaltic queue create --name orders --fifo"
 )]
 struct Cli {
     #[command(flatten)]

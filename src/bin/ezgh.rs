@@ -23,7 +23,7 @@ const API_KEY: SecretSource = SecretSource {
     name = "ezgh",
     version,
     about = "Receive, acknowledge and extend messages of an ezgh queue",
-    after_help = "Examples:\n  export EZGH_API_KEY=sqsgw_… ORG_ID=acme PROJECT_ID=shop QUEUE_ID=orders\n  ezgh queues receive --max 10 --wait 20 --visibility-timeout 60\n  ezgh queues receive --max 1 --ack\n  ezgh queues change-visibility AQAB… --visibility-timeout 120\n  ezgh queues ack AQAB…"
+    after_help = "Examples:\n  export EZGH_API_KEY=sqsgw_… ORG_ID=acme PROJECT_ID=shop QUEUE_ID=orders\n  ezgh queues receive --max 10 --wait 20 --visibility-timeout 60\n  ezgh queues receive --max 1 --ack\n  ezgh queues change-visibility AgAB… --visibility-timeout 120\n  ezgh queues ack AgAB…"
 )]
 struct Cli {
     #[command(flatten)]

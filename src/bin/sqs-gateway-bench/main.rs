@@ -72,7 +72,7 @@ pub(crate) struct BenchOptions {
     pub dir: Option<PathBuf>,
     /// Families to run (empty: all).
     pub only: Vec<Family>,
-    /// Also write the header and tables as Markdown to this file (for the README).
+    /// Also write the header and tables as Markdown to this file (for docs/performance.md).
     pub markdown: Option<PathBuf>,
     /// Keep the temporary directory (configs, logs of every child) for a look afterwards.
     pub keep: bool,
@@ -523,7 +523,7 @@ struct BenchArgs {
     /// Run only these families (repeatable).
     #[arg(long, value_enum)]
     only: Vec<Family>,
-    /// Also write the tables as Markdown to this file (for the README).
+    /// Also write the tables as Markdown to this file (for docs/performance.md).
     #[arg(long)]
     markdown: Option<PathBuf>,
     /// Keep the temporary directory (configs and logs of every gateway) afterwards.

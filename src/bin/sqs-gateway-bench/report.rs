@@ -1,4 +1,4 @@
-//! How the bench prints: aligned tables (or Markdown ones for the README), number formats, and
+//! How the bench prints: aligned tables (or Markdown ones for docs/performance.md), number formats, and
 //! the targets with their verdicts.
 
 use std::time::Duration;

@@ -118,7 +118,7 @@ fn an_existing_data_directory_keeps_its_permissions_and_a_new_one_is_private() {
 }
 
 /// The banner's commands in a fresh shell: its `export` lines, its signed `curl` send, then the
-/// ezgh CLI's receive (the built binary in place of `cargo run --release --bin ezgh --`).
+/// ezgh CLI's receive by its bare name (the built binaries first on the `PATH`).
 fn banner_script(banner: &str) -> String {
     let lines: Vec<&str> = banner.lines().map(str::trim).collect();
     let mut script: Vec<String> = lines
@@ -138,12 +138,16 @@ fn banner_script(banner: &str) -> String {
         }
         at += 1;
     }
-    script.push("echo; echo \"region: $AWS_DEFAULT_REGION\"; echo '--- ezgh'".to_owned());
+    script.push(
+        "[ \"$AWS_ENDPOINT_URL_SQS\" = \"$EZGH_ENDPOINT\" ]; \
+         echo; echo \"region: $AWS_DEFAULT_REGION endpoint: $AWS_ENDPOINT_URL_SQS\"; echo '--- ezgh'"
+            .to_owned(),
+    );
     let receive = lines
         .iter()
-        .find(|line| line.starts_with("cargo run --release --bin ezgh -- queues receive"))
+        .find(|line| line.starts_with("ezgh queues receive"))
         .expect("the ezgh CLI's receive");
-    script.push(receive.replace("cargo run --release --bin ezgh --", "\"$EZGH\""));
+    script.push((*receive).to_owned());
     script.join("\n")
 }
 
@@ -159,10 +163,7 @@ fn the_first_start_banner_sets_both_regions_and_the_ezgh_cli_variables() {
         banner.contains("ORG_ID=local PROJECT_ID=default QUEUE_ID=orders"),
         "{banner}"
     );
-    assert!(
-        banner.contains("cargo run --release --bin basaltic --"),
-        "{banner}"
-    );
+    assert!(banner.contains("\n  basaltic queue list\n"), "{banner}");
     assert!(banner.contains("/console/"), "{banner}");
     // The API key is shown once, on a line of its own; the line to paste reads it from its file
     // (readable by its owner only), so the key never goes into a shell's history.
@@ -186,11 +187,14 @@ fn the_first_start_banner_sets_both_regions_and_the_ezgh_cli_variables() {
         assert!(!line.contains(key), "a key in a line to paste: {line}");
     }
     let script = banner_script(&banner);
+    let binaries = Path::new(EZGH_BIN).parent().unwrap();
     let pasted = Command::new("bash")
         .args(["-e", "-c", &script])
         .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap())
-        .env("EZGH", EZGH_BIN)
+        .env(
+            "PATH",
+            format!("{}:{}", binaries.display(), std::env::var("PATH").unwrap()),
+        )
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&pasted.stdout);
@@ -200,7 +204,10 @@ fn the_first_start_banner_sets_both_regions_and_the_ezgh_cli_variables() {
         stdout.contains("\"MD5OfMessageBody\""),
         "the send: {stdout}"
     );
-    assert!(stdout.contains("region: us-east-1"), "{stdout}");
+    assert!(
+        stdout.contains("region: us-east-1 endpoint: http://127.0.0.1:"),
+        "{stdout}"
+    );
     let received = stdout.split("--- ezgh").nth(1).unwrap();
     assert!(received.contains("hello"), "ezgh received: {received}");
     stop(gateway);
