@@ -37,14 +37,16 @@ fn is_public_v4(address: Ipv4Addr) -> bool {
 
 fn is_public_v6(address: Ipv6Addr) -> bool {
     let segments = address.segments();
+    if let Some(embedded) = embedded_v4(address) {
+        return embedded.is_some_and(is_public_v4);
+    }
     !(address.is_loopback()
         || address.is_unspecified()
         || address.is_multicast()
         // Unique local (fc00::/7: cloud metadata such as fd00:ec2::254 too) and link-local (fe80::/10).
         || (segments[0] & 0xfe00) == 0xfc00
         || (segments[0] & 0xffc0) == 0xfe80
-        // NAT64 (64:ff9b::/96) and 6to4 (2002::/16) carry an IPv4 address: judged by it.
-        || (segments[0] == 0x64 && segments[1] == 0xff9b && !nat64_public(address))
+        // 6to4 (2002::/16) carries an IPv4 address: judged by it.
         || (segments[0] == 0x2002 && !is_public_v4(Ipv4Addr::new(
             (segments[1] >> 8) as u8,
             segments[1] as u8,
@@ -55,11 +57,28 @@ fn is_public_v6(address: Ipv6Addr) -> bool {
         || (segments[0] == 0x2001 && segments[1] == 0xdb8))
 }
 
-fn nat64_public(address: Ipv6Addr) -> bool {
-    let octets = address.octets();
-    is_public_v4(Ipv4Addr::new(
-        octets[12], octets[13], octets[14], octets[15],
-    ))
+/// The IPv4 address a translated or compatible IPv6 address stands for, judged in its place:
+/// `Some(None)` for a form whose IPv4 part cannot be told (refused), `None` when `address`
+/// embeds none. IPv4-compatible `::/96`, IPv4-translated `::ffff:0:0/96` and the NAT64 prefixes
+/// `64:ff9b::/96` (well-known) and `64:ff9b:1::/48` (local use: only its /96 form, every bit
+/// between prefix and IPv4 part zero, is judged; another prefix length could hide any address).
+fn embedded_v4(address: Ipv6Addr) -> Option<Option<Ipv4Addr>> {
+    let segments = address.segments();
+    let [.., a, b, c, d] = address.octets();
+    let last = Ipv4Addr::new(a, b, c, d);
+    let zero = |range: std::ops::Range<usize>| segments[range].iter().all(|s| *s == 0);
+    if zero(0..6) || (zero(0..4) && segments[4] == 0xffff && segments[5] == 0) {
+        return Some(Some(last));
+    }
+    if segments[0] == 0x64 && segments[1] == 0xff9b {
+        if zero(2..6) {
+            return Some(Some(last));
+        }
+        if segments[2] == 1 {
+            return Some(zero(3..6).then_some(last));
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -88,6 +107,13 @@ mod tests {
             "64:ff9b::a00:1",
             "2002:7f00:1::",
             "2001:db8::1",
+            "::127.0.0.1",
+            "::a00:1",
+            "::ffff:0:7f00:1",
+            "::ffff:0:a9fe:a9fe",
+            "64:ff9b:1::7f00:1",
+            "64:ff9b:1::a9fe:a9fe",
+            "64:ff9b:1:7f00:0:100:808:808",
         ] {
             assert!(!is_public(refused.parse().unwrap()), "{refused}");
         }
@@ -97,6 +123,9 @@ mod tests {
             "2606:4700::1111",
             "::ffff:8.8.8.8",
             "64:ff9b::808:808",
+            "::808:808",
+            "::ffff:0:808:808",
+            "64:ff9b:1::808:808",
         ] {
             assert!(is_public(allowed.parse().unwrap()), "{allowed}");
         }
