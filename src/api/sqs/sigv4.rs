@@ -53,9 +53,19 @@ pub enum SigV4Error {
     /// The authentication data is malformed or lacks a required part.
     #[error("incomplete signature: {0}")]
     IncompleteSignature(&'static str),
-    /// The credential scope names the wrong service, region or date.
+    /// The credential scope names the wrong service or date.
     #[error("invalid credential scope: {0}")]
     InvalidCredentialScope(&'static str),
+    /// The credential scope names another region than the endpoint's.
+    #[error(
+        "Credential should be scoped to a valid region: this endpoint signs for '{expected}', not '{found}' (set AWS_REGION, or the client's region, to '{expected}')"
+    )]
+    WrongRegion {
+        /// The endpoint's region.
+        expected: String,
+        /// The scope's region, as sent when it looks like a region name (else `?`).
+        found: String,
+    },
     /// The access key id is not known.
     #[error("the access key id is not known")]
     UnknownKey,
@@ -85,6 +95,7 @@ impl SigV4Error {
             Self::UnknownKey => "InvalidClientTokenId",
             Self::RequestExpired => "RequestExpired",
             Self::InvalidCredentialScope(_)
+            | Self::WrongRegion { .. }
             | Self::SignatureDoesNotMatch
             | Self::InvalidPayloadHash
             | Self::UnsignedPayload => "SignatureDoesNotMatch",
@@ -236,7 +247,14 @@ pub fn check_head(
         return Err(InvalidCredentialScope("wrong service"));
     }
     if region != scope.region {
-        return Err(InvalidCredentialScope("wrong region"));
+        let looks_like_a_region = (1..=32).contains(&region.len())
+            && region
+                .bytes()
+                .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'-');
+        return Err(WrongRegion {
+            expected: scope.region.to_owned(),
+            found: if looks_like_a_region { region } else { "?" }.to_owned(),
+        });
     }
     let signed_headers: Vec<&str> = auth.signed_headers.split(';').collect();
     if !signed_headers.contains(&"host") {

@@ -177,7 +177,10 @@ fn rejections() {
     );
     assert_eq!(
         elsewhere.check("service"),
-        Err(InvalidCredentialScope("wrong region"))
+        Err(WrongRegion {
+            expected: "us-east-1".into(),
+            found: "eu-west-1".into()
+        })
     );
     let unsigned = Req::new("GET", "/", &headers, "");
     assert_eq!(unsigned.check("service"), Err(MissingAuthentication));

@@ -134,6 +134,15 @@ async fn sigv4_key_scope_and_time_are_checked_from_the_head() {
         assert_eq!(refused.status, status, "{code}: {}", refused.text);
         assert_eq!(sqs_code(&refused), code);
         assert!(!tripwire.was_read(), "{code}: the body was read");
+        if signer.region != good.region {
+            assert!(
+                refused
+                    .text
+                    .contains("this endpoint signs for 'us-east-1', not 'eu-west-1'"),
+                "the refusal names the region to sign for: {}",
+                refused.text
+            );
+        }
     }
     // The control: a head that checks out has its body read (and the signature checked on it).
     let tripwire = Tripwire::default();
