@@ -46,14 +46,34 @@ pub(crate) fn endpoint_url(text: &str, allow_private_networks: bool) -> Result<U
     Ok(url)
 }
 
-/// An endpoint as people see it: scheme, host and path, never a query or credentials.
-pub(crate) fn describe_url(url: &Url) -> String {
+/// Whether `url` names its host by an address push may not reach without
+/// `allow_private_networks` (or by `localhost`, which is always loopback): a subscription to it
+/// could never deliver.
+pub(crate) fn names_a_refused_host(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(address)) => !guard::is_public(address.into()),
+        Some(url::Host::Ipv6(address)) => !guard::is_public(address.into()),
+        Some(url::Host::Domain(name)) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            name == "localhost" || name.ends_with(".localhost")
+        }
+        None => false,
+    }
+}
+
+/// An endpoint as its managers see it: scheme, host and path, never a query or credentials.
+pub(crate) fn url_without_query(url: &Url) -> String {
     let mut shown = url.clone();
     shown.set_query(None);
     shown.set_fragment(None);
     let _ = shown.set_username("");
     let _ = shown.set_password(None);
     shown.to_string()
+}
+
+/// An endpoint as readers, logs and the audit trail see it: scheme, host and port.
+pub(crate) fn describe_url(url: &Url) -> String {
+    crate::core::push::endpoint_for_readers(url.as_str())
 }
 
 /// What every subscription's endpoint shares: the HTTP client, the address rule, the clock.
@@ -229,7 +249,7 @@ pub async fn start(
     let configured = config
         .subscriptions
         .iter()
-        .map(|subscription| subscription.name.clone())
+        .map(|subscription| managed::record::record_key(&subscription.queue, &subscription.name))
         .collect();
     let manager = managed::Manager::new(managed::ManagerParts {
         gateway: Arc::downgrade(gateway),

@@ -131,34 +131,35 @@ pub(super) async fn subscriptions(
         .gateway
         .push_subscriptions(&target.caller, &target.queue)?
         .into_iter()
-        .map(|snapshot| SubscriptionJson {
-            source: if managed.contains_key(&snapshot.name) {
-                "api"
-            } else {
-                "config"
-            },
-            managed: managed.remove(&snapshot.name),
-            name: snapshot.name,
-            endpoint: snapshot.endpoint,
-            state: snapshot.state,
-            disabled_because: snapshot.disabled_because,
-            in_flight: snapshot.in_flight,
-            window: snapshot.window,
-            max_concurrency: snapshot.max_concurrency,
-            failures_in_a_row: snapshot.failures_in_a_row,
-            outcomes: snapshot.outcomes,
-            log: snapshot
-                .log
-                .into_iter()
-                .map(|attempt| AttemptJson {
-                    at: attempt.at.to_rfc3339_opts(SecondsFormat::Millis, true),
-                    message_id: attempt.message_id,
-                    attempt: attempt.attempt,
-                    outcome: attempt.outcome,
-                    status: attempt.status,
-                    latency_ms: u64::try_from(attempt.latency.as_millis()).unwrap_or(u64::MAX),
-                })
-                .collect(),
+        .map(|snapshot| {
+            let managed = managed.remove(&snapshot.name);
+            SubscriptionJson {
+                source: if managed.is_some() { "api" } else { "config" },
+                endpoint: managed
+                    .as_ref()
+                    .map_or(snapshot.endpoint, |managed| managed.endpoint.clone()),
+                managed,
+                name: snapshot.name,
+                state: snapshot.state,
+                disabled_because: snapshot.disabled_because,
+                in_flight: snapshot.in_flight,
+                window: snapshot.window,
+                max_concurrency: snapshot.max_concurrency,
+                failures_in_a_row: snapshot.failures_in_a_row,
+                outcomes: snapshot.outcomes,
+                log: snapshot
+                    .log
+                    .into_iter()
+                    .map(|attempt| AttemptJson {
+                        at: attempt.at.to_rfc3339_opts(SecondsFormat::Millis, true),
+                        message_id: attempt.message_id,
+                        attempt: attempt.attempt,
+                        outcome: attempt.outcome,
+                        status: attempt.status,
+                        latency_ms: u64::try_from(attempt.latency.as_millis()).unwrap_or(u64::MAX),
+                    })
+                    .collect(),
+            }
         })
         .collect();
     Ok(Json(SubscriptionList { subscriptions }))

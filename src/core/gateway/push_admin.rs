@@ -99,17 +99,27 @@ impl Gateway {
         admin.delete(Actor(&actor), queue, name).await
     }
 
-    /// The push subscriptions of `queue` made at run time (none where none can be).
+    /// The push subscriptions of `queue` made at run time (none where none can be); a caller
+    /// that may not manage them sees each endpoint's scheme, host and port only.
     pub async fn managed_push_subscriptions(
         &self,
         caller: &Caller,
         queue: &str,
     ) -> Result<Vec<Managed>, GatewayError> {
         self.admit(caller, Operation::QueueStats, queue)?;
-        match self.push_admin.get() {
-            Some(admin) => admin.list(queue).await,
-            None => Ok(Vec::new()),
+        let Some(admin) = self.push_admin.get() else {
+            return Ok(Vec::new());
+        };
+        let mut managed = admin.list(queue).await?;
+        if self
+            .allowed(caller, Operation::ManageSubscriptions, queue)
+            .is_err()
+        {
+            for one in &mut managed {
+                one.endpoint = crate::core::push::endpoint_for_readers(&one.endpoint);
+            }
         }
+        Ok(managed)
     }
 
     /// The audit trail of `queue`'s push subscriptions, newest first.

@@ -65,16 +65,18 @@ pub const METRICS_ROUND_SECONDS: &str = "sqsgw_basaltic_metrics_round_seconds";
 /// The last basaltic metrics round's queues, by outcome (`sampled`, `gap`).
 pub const METRICS_ROUND_QUEUES: &str = "sqsgw_basaltic_metrics_round_queues";
 
-/// Push subscription names with series of their own; the others share [`PUSH_OTHERS_LABEL`].
+/// Push subscriptions (queue and name) with series of their own; the others share
+/// [`PUSH_OTHERS_LABEL`].
 pub const PUSH_LABELLED_MOST: usize = 100;
-/// The `subscription` label of the push series beyond [`PUSH_LABELLED_MOST`] (no name can be it).
+/// The `queue` and `subscription` labels of the push series beyond [`PUSH_LABELLED_MOST`] (no
+/// name can be it).
 pub const PUSH_OTHERS_LABEL: &str = "sqsgw_*";
 
-/// Push deliveries, by subscription and outcome.
+/// Push deliveries, by queue, subscription and outcome.
 pub const PUSH_DELIVERIES: &str = "sqsgw_push_deliveries_total";
-/// How long push deliveries took, by subscription.
+/// How long push deliveries took, by queue and subscription.
 pub const PUSH_SECONDS: &str = "sqsgw_push_delivery_duration_seconds";
-/// Push deliveries being posted now, by subscription.
+/// Push deliveries being posted now, by queue and subscription.
 pub const PUSH_IN_FLIGHT: &str = "sqsgw_push_in_flight";
 /// Failed push attempts since the subscription's last success (its backoff state).
 pub const PUSH_FAILURES_IN_A_ROW: &str = "sqsgw_push_failures_in_a_row";
@@ -113,8 +115,9 @@ pub struct Meters {
     recorder: Arc<dyn Recorder + Send + Sync>,
     long_polls: Arc<AtomicI64>,
     hot: Arc<HotMeters>,
-    /// The push subscription names with series of their own (at most [`PUSH_LABELLED_MOST`]).
-    push_labelled: Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
+    /// The push subscriptions (queue, name) with series of their own (at most
+    /// [`PUSH_LABELLED_MOST`]).
+    push_labelled: Arc<std::sync::Mutex<std::collections::BTreeSet<(String, String)>>>,
     /// When a state store failure was last logged, and how many since (an outage fails every
     /// request: one warning per [`STATE_ERROR_LOG_EVERY`]).
     state_errors_logged: Arc<std::sync::Mutex<crate::core::log_throttle::LogThrottle>>,
@@ -202,7 +205,7 @@ impl Meters {
         describe(
             PUSH_DELIVERIES,
             None,
-            "Push deliveries, by subscription and outcome (accepted, refused, gone, timed_out, unreachable, forbidden).",
+            "Push deliveries, by queue, subscription and outcome (accepted, refused, gone, timed_out, unreachable, forbidden).",
         );
         describe(
             STATE_ERRORS,
@@ -238,7 +241,7 @@ impl Meters {
         );
         histogram(
             PUSH_SECONDS,
-            "How long push deliveries took (the post), by subscription.",
+            "How long push deliveries took (the post), by queue and subscription.",
         );
         let gauge = |name: &'static str, help: &'static str| {
             self.recorder.describe_gauge(name.into(), None, help.into());
@@ -247,11 +250,11 @@ impl Meters {
         gauge(LEDGER_DELIVERIES, "Deliveries the ledger holds.");
         gauge(
             PUSH_IN_FLIGHT,
-            "Push deliveries being posted, by subscription.",
+            "Push deliveries being posted, by queue and subscription.",
         );
         gauge(
             PUSH_FAILURES_IN_A_ROW,
-            "Failed push attempts since the subscription's last success, by subscription.",
+            "Failed push attempts since the subscription's last success, by queue and subscription.",
         );
         gauge(
             PUSH_DISABLED,
@@ -392,34 +395,43 @@ impl Meters {
         counter.increment(1);
     }
 
-    /// One push subscription's series, registered now (each of `outcomes` at zero), so its
-    /// deliveries register nothing. The first [`PUSH_LABELLED_MOST`] subscription names have
-    /// series of their own; those after share [`PUSH_OTHERS_LABEL`] (counters and latencies
-    /// summed, no gauges), so making subscriptions cannot grow the scrape without bound.
-    pub fn push(&self, subscription: &str, outcomes: &[&'static str]) -> PushMeters {
+    /// One push subscription's series (labels `queue` and `subscription`: names are scoped by
+    /// queue), registered now (each of `outcomes` at zero), so its deliveries register nothing.
+    /// The first [`PUSH_LABELLED_MOST`] subscriptions have series of their own; those after
+    /// share [`PUSH_OTHERS_LABEL`] (counters and latencies summed, no gauges), so making
+    /// subscriptions cannot grow the scrape without bound.
+    pub fn push(&self, queue: &str, subscription: &str, outcomes: &[&'static str]) -> PushMeters {
         let own = {
             let mut labelled = self
                 .push_labelled
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            labelled.contains(subscription)
-                || (labelled.len() < PUSH_LABELLED_MOST && labelled.insert(subscription.to_owned()))
+            let key = (queue.to_owned(), subscription.to_owned());
+            labelled.contains(&key) || (labelled.len() < PUSH_LABELLED_MOST && labelled.insert(key))
         };
-        let label = if own { subscription } else { PUSH_OTHERS_LABEL };
-        let name = Label::new("subscription", label.to_owned());
+        let (queue, subscription) = if own {
+            (queue, subscription)
+        } else {
+            (PUSH_OTHERS_LABEL, PUSH_OTHERS_LABEL)
+        };
+        let labels = vec![
+            Label::new("queue", queue.to_owned()),
+            Label::new("subscription", subscription.to_owned()),
+        ];
         let deliveries = outcomes
             .iter()
             .map(|outcome| {
-                let labels = vec![name.clone(), Label::from_static_parts("outcome", outcome)];
+                let mut labels = labels.clone();
+                labels.push(Label::from_static_parts("outcome", outcome));
                 (*outcome, self.counter(PUSH_DELIVERIES, labels))
             })
             .collect();
         PushMeters {
             deliveries,
-            seconds: self.histogram(PUSH_SECONDS, vec![name.clone()]),
-            in_flight: self.own_gauge(own, PUSH_IN_FLIGHT, vec![name.clone()]),
-            failures: self.own_gauge(own, PUSH_FAILURES_IN_A_ROW, vec![name.clone()]),
-            disabled: self.own_gauge(own, PUSH_DISABLED, vec![name]),
+            seconds: self.histogram(PUSH_SECONDS, labels.clone()),
+            in_flight: self.own_gauge(own, PUSH_IN_FLIGHT, labels.clone()),
+            failures: self.own_gauge(own, PUSH_FAILURES_IN_A_ROW, labels.clone()),
+            disabled: self.own_gauge(own, PUSH_DISABLED, labels),
         }
     }
 

@@ -92,11 +92,12 @@ impl Change {
 /// A subscription made at run time, as its admins see it (never its secret).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Managed {
-    /// Its name (unique in the gateway, config subscriptions included).
+    /// Its name (unique on its queue, config subscriptions included).
     pub name: String,
     /// The gateway queue it consumes.
     pub queue: String,
-    /// Where it posts, for people: scheme, host and path (never a query or credentials).
+    /// Where it posts, for people: scheme, host and path for its managers (never a query or
+    /// credentials), scheme, host and port for readers.
     pub endpoint: String,
     /// How it posts.
     pub settings: Settings,

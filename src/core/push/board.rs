@@ -205,10 +205,10 @@ impl Status {
     }
 }
 
-/// Every subscription's status, by name.
+/// Every subscription's status, by queue and name (names are scoped by queue).
 #[derive(Debug, Default)]
 pub struct Board {
-    statuses: Mutex<BTreeMap<String, Arc<Status>>>,
+    statuses: Mutex<BTreeMap<(String, String), Arc<Status>>>,
 }
 
 impl Board {
@@ -232,29 +232,25 @@ impl Board {
         because: &str,
         log_entries: usize,
     ) -> Arc<Status> {
-        let shown = url::Url::parse(endpoint)
-            .map(|mut url| {
-                url.set_query(None);
-                url.set_fragment(None);
-                url.to_string()
-            })
-            .unwrap_or_default();
+        let shown = super::endpoint_for_readers(endpoint);
         let status = self.insert(name, queue, shown, 1, log_entries);
         status.disable(because);
         status
     }
 
-    /// Takes `status` off the board (if it is still the one registered under its name).
+    /// Takes `status` off the board (if it is still the one registered under its queue and
+    /// name).
     pub fn remove(&self, status: &Arc<Status>) {
         let mut statuses = self
             .statuses
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let key = (status.queue.clone(), status.name.clone());
         if statuses
-            .get(&status.name)
+            .get(&key)
             .is_some_and(|registered| Arc::ptr_eq(registered, status))
         {
-            statuses.remove(&status.name);
+            statuses.remove(&key);
         }
     }
 
@@ -286,7 +282,7 @@ impl Board {
         self.statuses
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .insert(name.to_owned(), Arc::clone(&status));
+            .insert((queue.to_owned(), name.to_owned()), Arc::clone(&status));
         status
     }
 

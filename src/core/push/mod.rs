@@ -23,8 +23,24 @@ pub trait PushEndpoint: Send + Sync + 'static {
     /// Posts one delivery of a message; takes no longer than the subscription's timeout.
     async fn push(&self, message: &PushedMessage<'_>) -> Pushed;
 
-    /// Where it posts, for people: scheme, host and path, never a query or credentials.
+    /// Where it posts, for people: as [`endpoint_for_readers`] shows it.
     fn describe(&self) -> String;
+}
+
+/// An endpoint as readers, logs and the audit trail see it: scheme, host and port, with `/…` for
+/// a path or query (capability URLs, such as Slack's, Discord's and Zapier's hooks, carry their
+/// secret there); only the subscription's managers see its path. Text that is not a URL is shown
+/// as nothing.
+pub fn endpoint_for_readers(url: &str) -> String {
+    let Ok(url) = url::Url::parse(url) else {
+        return String::new();
+    };
+    let origin = url.origin().ascii_serialization();
+    if url.path() == "/" && url.query().is_none() {
+        format!("{origin}/")
+    } else {
+        format!("{origin}/…")
+    }
 }
 
 /// One delivery of a message, as the endpoint posts it.

@@ -46,9 +46,11 @@ pub fn start(
             )),
         ),
         gateway: Arc::clone(gateway),
-        meters: gateway
-            .meters()
-            .push(&subscription.name, &super::Pushed::OUTCOMES),
+        meters: gateway.meters().push(
+            &subscription.queue,
+            &subscription.name,
+            &super::Pushed::OUTCOMES,
+        ),
         subscription: Arc::new(subscription),
         status: Arc::clone(&status),
     };

@@ -47,7 +47,8 @@ pub struct ManagerParts {
     pub allow_private_networks: bool,
     /// Attempts each delivery log keeps.
     pub log_entries: usize,
-    /// The config file's subscriptions' names (taken: the API changes none of them).
+    /// The config file's subscriptions, by [`record::record_key`] (taken: the API changes none
+    /// of them).
     pub configured: BTreeSet<String>,
     /// The most subscriptions one queue may have (`push.max_subscriptions_per_queue`).
     pub most_per_queue: usize,
@@ -74,6 +75,7 @@ struct Running {
 /// The subscriptions made through the API, and their runners in this process.
 pub struct Manager {
     parts: ManagerParts,
+    /// By [`record::record_key`].
     running: tokio::sync::Mutex<BTreeMap<String, Running>>,
     /// Serializes this process's changes (the store's revision check covers other replicas).
     changing: tokio::sync::Mutex<()>,
@@ -195,14 +197,14 @@ impl Manager {
                 return false;
             }
         };
-        let wanted: BTreeMap<&str, &Record> = records
+        let wanted: BTreeMap<String, &Record> = records
             .iter()
-            .filter(|record| !self.parts.configured.contains(&record.name))
-            .map(|record| (record.name.as_str(), record))
+            .map(|record| (record.key(), record))
+            .filter(|(key, _)| !self.parts.configured.contains(key))
             .collect();
-        let names: Vec<String> = running.keys().cloned().collect();
-        for name in names {
-            let keep = match (wanted.get(name.as_str()), running.get_mut(&name)) {
+        let keys: Vec<String> = running.keys().cloned().collect();
+        for key in keys {
+            let keep = match (wanted.get(&key), running.get_mut(&key)) {
                 // Another subscription under the name (deleted and made again): never kept.
                 (Some(record), Some(run)) if record.id != run.id => false,
                 (Some(record), Some(run)) if record.revision == run.revision => true,
@@ -221,9 +223,9 @@ impl Manager {
                 }
                 _ => false,
             };
-            if !keep && let Some(run) = running.remove(&name) {
+            if !keep && let Some(run) = running.remove(&key) {
                 run.stopped.store(true, Ordering::SeqCst);
-                run.status.disable(if wanted.contains_key(name.as_str()) {
+                run.status.disable(if wanted.contains_key(&key) {
                     "replaced by a change"
                 } else {
                     "deleted"
@@ -231,18 +233,19 @@ impl Manager {
                 gateway.push_board().remove(&run.status);
             }
         }
-        for (name, record) in wanted {
-            if running.contains_key(name) {
+        for (key, record) in wanted {
+            if running.contains_key(&key) {
                 continue;
             }
             let run = self.launch(&gateway, record);
-            running.insert(name.to_owned(), run);
+            running.insert(key, run);
         }
         for record in &records {
-            if self.parts.configured.contains(&record.name) {
+            if self.parts.configured.contains(&record.key()) {
                 tracing::warn!(
                     subscription = record.name,
-                    "push subscription made through the API is not run: the config file defines one of that name"
+                    queue = record.queue,
+                    "push subscription made through the API is not run: the config file defines one of that name on its queue"
                 );
             }
         }
@@ -354,7 +357,7 @@ impl Manager {
     ) {
         let (manager, status, stopped) =
             (Arc::clone(self), Arc::clone(status), Arc::clone(stopped));
-        let (name, id) = (record.name.clone(), record.id.clone());
+        let (key, id) = (record.key(), record.id.clone());
         let stopping = gateway.shutdown_token();
         tokio::spawn(async move {
             tokio::select! {
@@ -370,10 +373,10 @@ impl Manager {
                 if stopped.load(Ordering::SeqCst) {
                     return;
                 }
-                match manager.record_gone(&name, &id).await {
+                match manager.record_gone(&key, &id).await {
                     Ok(()) => break,
                     Err(error) => {
-                        tracing::warn!(%error, subscription = name, "push subscription: its 410 could not be recorded; retrying");
+                        tracing::warn!(%error, subscription = key, "push subscription: its 410 could not be recorded; retrying");
                     }
                 }
                 drop(changing);
@@ -387,11 +390,11 @@ impl Manager {
         });
     }
 
-    /// Records that the endpoint of the subscription `name` (identity `id`) answered 410 Gone,
-    /// unless it was changed or removed meanwhile.
-    async fn record_gone(&self, name: &str, id: &str) -> Result<(), StoreFailure> {
+    /// Records that the endpoint of the subscription kept at `key` (identity `id`) answered 410
+    /// Gone, unless it was changed or removed meanwhile.
+    async fn record_gone(&self, key: &str, id: &str) -> Result<(), StoreFailure> {
         let records = self.parts.store.load().await?;
-        let Some(mut record) = records.into_iter().find(|r| r.name == name && r.id == id) else {
+        let Some(mut record) = records.into_iter().find(|r| r.key() == key && r.id == id) else {
             return Ok(());
         };
         if !record.enabled {
@@ -441,10 +444,14 @@ impl Manager {
                 format!("`{name}` is defined in the config file: change it there"),
             )
         };
+        let in_config = self
+            .parts
+            .configured
+            .contains(&record::record_key(queue, name));
         match found {
-            Some(record) if for_delete || !self.parts.configured.contains(name) => Ok(record),
+            Some(record) if for_delete || !in_config => Ok(record),
             Some(_) => Err(configured()),
-            None if self.parts.configured.contains(name) => Err(configured()),
+            None if in_config => Err(configured()),
             None => Err(not_found(name)),
         }
     }
@@ -476,7 +483,17 @@ impl Manager {
 
     fn check(&self, settings: &Settings) -> Result<(), GatewayError> {
         check_settings(settings, self.parts.allow_private_networks)
-            .map_err(|(field, message)| refused(field, &message))
+            .map_err(|(field, message)| refused(field, &message))?;
+        let names_a_refused_host =
+            url::Url::parse(&settings.url).is_ok_and(|url| super::names_a_refused_host(&url));
+        if names_a_refused_host && !self.parts.allow_private_networks {
+            return Err(refused(
+                "url",
+                "names a host push may not reach (loopback, private, link-local and the like; \
+                 push.allow_private_networks allows them)",
+            ));
+        }
+        Ok(())
     }
 
     /// Writes `record` over `expected` with its audit line, then follows the change.
@@ -532,7 +549,7 @@ fn audit_line(
     }
 }
 
-/// The endpoint as the audit trail shows it (scheme, host and path).
+/// The endpoint as the audit trail (and so the log) shows it: scheme, host and port.
 fn shown(url: &str) -> String {
     url::Url::parse(url).map_or_else(|_| "(not a URL)".to_owned(), |url| describe_url(&url))
 }
@@ -550,10 +567,14 @@ impl SubscriptionAdmin for Arc<Manager> {
             return Err(refused("name", "must be 1 to 64 letters, digits, - and _"));
         }
         self.check(&settings)?;
-        if self.parts.configured.contains(name) {
+        if self
+            .parts
+            .configured
+            .contains(&record::record_key(queue, name))
+        {
             return Err(GatewayError::new(
                 ErrorKind::Conflict,
-                format!("a subscription named `{name}` is defined in the config file"),
+                format!("the queue's subscription `{name}` is defined in the config file"),
             ));
         }
         let gateway = self.gateway()?;
@@ -589,7 +610,7 @@ impl SubscriptionAdmin for Arc<Manager> {
             .map_err(|error| match error.kind {
                 ErrorKind::Conflict => GatewayError::new(
                     ErrorKind::Conflict,
-                    format!("a subscription named `{name}` exists"),
+                    format!("the queue has a subscription named `{name}`"),
                 ),
                 _ => error,
             })?;
@@ -708,7 +729,7 @@ impl SubscriptionAdmin for Arc<Manager> {
         let now = gateway.now();
         let detail = format!("endpoint {}", shown(&record.url));
         let audit = audit_line(now, actor, "deleted", &record, detail);
-        self.commit(Write::Remove(name), record.revision, audit)
+        self.commit(Write::Remove(&record.key()), record.revision, audit)
             .await
     }
 
@@ -717,7 +738,9 @@ impl SubscriptionAdmin for Arc<Manager> {
         let records = self.parts.store.load().await.map_err(store_error)?;
         Ok(records
             .iter()
-            .filter(|record| record.queue == queue && !self.parts.configured.contains(&record.name))
+            .filter(|record| {
+                record.queue == queue && !self.parts.configured.contains(&record.key())
+            })
             .map(|record| record.view(now))
             .collect())
     }
@@ -731,7 +754,7 @@ impl SubscriptionAdmin for Arc<Manager> {
             let audit = audit_line(gateway.now(), actor, "deleted_with_queue", record, detail);
             // A change meanwhile (it is gone already) is no failure.
             match self
-                .commit(Write::Remove(&record.name), record.revision, audit)
+                .commit(Write::Remove(&record.key()), record.revision, audit)
                 .await
             {
                 Ok(()) => {}

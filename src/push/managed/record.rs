@@ -44,6 +44,13 @@ pub struct PreviousSecret {
     pub until: DateTime<Utc>,
 }
 
+/// Where the store keeps the subscription `name` of `queue`: names are scoped by queue, so no
+/// tenant learns (or takes) another queue's names. Neither a queue's name nor a subscription's
+/// holds a `/`.
+pub fn record_key(queue: &str, name: &str) -> String {
+    format!("{queue}/{name}")
+}
+
 /// A subscription made through the API.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
@@ -103,6 +110,11 @@ impl std::fmt::Debug for Record {
 }
 
 impl Record {
+    /// Where the store keeps it ([`record_key`]).
+    pub fn key(&self) -> String {
+        record_key(&self.queue, &self.name)
+    }
+
     /// Its settings.
     pub fn settings(&self) -> Settings {
         Settings {
@@ -133,7 +145,7 @@ impl Record {
             name: self.name.clone(),
             queue: self.queue.clone(),
             endpoint: url::Url::parse(&self.url)
-                .map(|url| super::super::describe_url(&url))
+                .map(|url| super::super::url_without_query(&url))
                 .unwrap_or_default(),
             settings: self.settings(),
             enabled: self.enabled,

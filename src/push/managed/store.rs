@@ -101,7 +101,7 @@ pub struct StoreFailure(pub String);
 pub enum Write<'a> {
     /// Keep this record (its revision is the new one).
     Put(&'a Record),
-    /// Remove the record of this name.
+    /// Remove the record of this key ([`super::record::record_key`]).
     Remove(&'a str),
 }
 
@@ -111,7 +111,7 @@ pub trait RecordStore: Send + Sync + 'static {
     /// Every record.
     async fn load(&self) -> Result<Vec<Record>, StoreFailure>;
 
-    /// Writes `write` with its audit line if the record of that name is still at revision
+    /// Writes `write` with its audit line if the record of that key is still at revision
     /// `expected` (0: none) and the line finds room in its queue's trail (see [`Room`]).
     async fn write(
         &self,
@@ -216,7 +216,12 @@ impl DirectoryStore {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
             Err(error) => return Err(io(AUDIT_FILE, error)),
         }
-        let mut saved = saved;
+        let mut saved: Saved = saved;
+        // Kept by name before names were scoped by queue: keyed anew.
+        saved.records = std::mem::take(&mut saved.records)
+            .into_values()
+            .map(|record| (record.key(), record))
+            .collect();
         saved.next_seq = saved.next_seq.max(last_seq + 1);
         Ok(Self {
             dir: Some(dir.to_owned()),
@@ -237,16 +242,16 @@ impl DirectoryStore {
         room: Room,
     ) -> Result<Written, StoreFailure> {
         let _writing = writing.lock().unwrap_or_else(|p| p.into_inner());
-        let name = match write {
-            Write::Put(record) => record.name.as_str(),
-            Write::Remove(name) => name,
+        let key = match write {
+            Write::Put(record) => record.key(),
+            Write::Remove(key) => (*key).to_owned(),
         };
         let (next, line) = {
             let mut inner = inner.lock().unwrap_or_else(|p| p.into_inner());
             let current = inner
                 .saved
                 .records
-                .get(name)
+                .get(&key)
                 .map_or(0, |record| record.revision);
             if current != expected {
                 return Ok(Written::ChangedMeanwhile);
@@ -269,10 +274,10 @@ impl DirectoryStore {
             };
             match write {
                 Write::Put(record) => {
-                    next.records.insert(name.to_owned(), (*record).clone());
+                    next.records.insert(key, (*record).clone());
                 }
                 Write::Remove(_) => {
-                    next.records.remove(name);
+                    next.records.remove(&key);
                 }
             }
             (next, line)
@@ -336,14 +341,14 @@ impl RecordStore for DirectoryStore {
         let (writing, inner) = (Arc::clone(&self.writing), Arc::clone(&self.inner));
         let owned = match write {
             Write::Put(record) => Ok(record.clone()),
-            Write::Remove(name) => Err(name.to_owned()),
+            Write::Remove(key) => Err(key.to_owned()),
         };
         let audit = audit.clone();
         // File work off the async workers; one change at a time.
         tokio::task::spawn_blocking(move || {
             let write = match &owned {
                 Ok(record) => Write::Put(record),
-                Err(name) => Write::Remove(name),
+                Err(key) => Write::Remove(key),
             };
             Self::write_now(
                 dir.as_deref(),
@@ -488,7 +493,12 @@ mod tests {
         );
         assert_eq!(
             reopened
-                .write(Write::Remove("hook"), 8, &line("deleted"), Room::Always)
+                .write(
+                    Write::Remove("orders/hook"),
+                    8,
+                    &line("deleted"),
+                    Room::Always
+                )
                 .await
                 .unwrap(),
             Written::Done
@@ -506,6 +516,49 @@ mod tests {
                 .unwrap()
                 .is_empty()
         );
+    }
+
+    /// Names are scoped by queue: `hook` of `orders` and `hook` of `billing` are two records,
+    /// and a file that kept records by name alone is keyed by queue and name when reopened.
+    #[tokio::test]
+    async fn one_name_on_two_queues_is_two_records_and_old_files_are_keyed_anew() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = DirectoryStore::open(dir.path()).unwrap();
+        let orders = record("hook", 1);
+        let mut billing = record("hook", 1);
+        billing.queue = "billing".into();
+        for made in [&orders, &billing] {
+            assert_eq!(
+                store
+                    .write(Write::Put(made), 0, &line("created"), Room::Bounded)
+                    .await
+                    .unwrap(),
+                Written::Done
+            );
+        }
+        assert_eq!(store.load().await.unwrap().len(), 2);
+        drop(store);
+        let by_name = serde_json::json!({
+            "version": 9,
+            "next_seq": 3,
+            "records": { "hook": orders },
+        });
+        std::fs::write(dir.path().join(RECORDS_FILE), by_name.to_string()).unwrap();
+        let reopened = DirectoryStore::open(dir.path()).unwrap();
+        assert_eq!(
+            reopened
+                .write(
+                    Write::Remove("orders/hook"),
+                    1,
+                    &line("deleted"),
+                    Room::Always
+                )
+                .await
+                .unwrap(),
+            Written::Done,
+            "found under its queue and name"
+        );
+        assert!(reopened.load().await.unwrap().is_empty());
     }
 
     /// Each queue keeps its own trail: a full trail refuses a change that would push out a line
@@ -571,7 +624,7 @@ mod tests {
         assert_eq!(
             store
                 .write(
-                    Write::Remove("other"),
+                    Write::Remove("orders/other"),
                     full,
                     &on("orders", "deleted", day_later),
                     Room::Always

@@ -1,6 +1,7 @@
 //! The push subscriptions made through the API ([`RecordStore`]) on Redis or Valkey, shared by
-//! replicas: the records in one hash by name (`P{push}:subscriptions`, JSON with the secrets
-//! sealed), their revisions in another (`P{push}:revisions`), each queue's audit trail in a list
+//! replicas: the records in one hash by queue and name (`P{push}:subscriptions`, field
+//! `<queue>/<name>`, JSON with the secrets sealed), their revisions in another
+//! (`P{push}:revisions`), each queue's audit trail in a list
 //! of its own, newest first (`P{push}:audit:<queue>`, kept as [`crate::push::managed::store`]
 //! says), and the version every change bumps (`P{push}:version`), which replicas poll. Every key
 //! carries the `{push}` hash tag: one slot.
@@ -16,6 +17,7 @@ use redis::Script;
 pub struct RedisPushRecords {
     server: RedisServer,
     write: Script,
+    rekey: Script,
 }
 
 impl std::fmt::Debug for RedisPushRecords {
@@ -36,6 +38,7 @@ impl RedisPushRecords {
         Self {
             server,
             write: Script::new(include_str!("push_write.lua")),
+            rekey: Script::new(REKEY),
         }
     }
 
@@ -49,19 +52,43 @@ impl RedisPushRecords {
     }
 }
 
+/// Moves a record (and its revision) kept under its name alone, as before names were scoped by
+/// queue, to its field `<queue>/<name>`, unless one is there already.
+/// KEYS: 1 records, 2 revisions. ARGV: 1 the old field, 2 the new one.
+const REKEY: &str = r"
+if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 0 then
+  local record = redis.call('HGET', KEYS[1], ARGV[1])
+  local revision = redis.call('HGET', KEYS[2], ARGV[1])
+  if record then redis.call('HSET', KEYS[1], ARGV[2], record) end
+  if revision then redis.call('HSET', KEYS[2], ARGV[2], revision) end
+end
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+return 1
+";
+
 #[async_trait]
 impl RecordStore for RedisPushRecords {
     async fn load(&self) -> Result<Vec<Record>, StoreFailure> {
-        let mut values = redis::cmd("HVALS");
-        values.arg(self.key("subscriptions"));
-        let stored: Vec<String> = self.server.query(&values).await.map_err(failed)?;
-        stored
-            .iter()
-            .map(|json| {
-                serde_json::from_str(json)
-                    .map_err(|error| StoreFailure(format!("a damaged record: {error}")))
-            })
-            .collect()
+        let mut all = redis::cmd("HGETALL");
+        all.arg(self.key("subscriptions"));
+        let stored: Vec<(String, String)> = self.server.query(&all).await.map_err(failed)?;
+        let mut records = Vec::with_capacity(stored.len());
+        for (field, json) in stored {
+            let record: Record = serde_json::from_str(&json)
+                .map_err(|error| StoreFailure(format!("a damaged record: {error}")))?;
+            if field != record.key() {
+                let mut invocation = self.rekey.prepare_invoke();
+                invocation
+                    .key(self.key("subscriptions"))
+                    .key(self.key("revisions"))
+                    .arg(&field)
+                    .arg(record.key());
+                let _: i64 = self.server.invoke(invocation).await.map_err(failed)?;
+            }
+            records.push(record);
+        }
+        Ok(records)
     }
 
     async fn write(
@@ -71,13 +98,13 @@ impl RecordStore for RedisPushRecords {
         audit: &AuditLine,
         room: Room,
     ) -> Result<Written, StoreFailure> {
-        let (name, revision, json) = match write {
+        let (key, revision, json) = match write {
             Write::Put(record) => (
-                record.name.as_str(),
+                record.key(),
                 record.revision,
                 serde_json::to_string(record).map_err(failed)?,
             ),
-            Write::Remove(name) => (name, 0, String::new()),
+            Write::Remove(key) => (key.to_owned(), 0, String::new()),
         };
         let line = serde_json::to_string(audit).map_err(failed)?;
         let mut invocation = self.write.prepare_invoke();
@@ -87,7 +114,7 @@ impl RecordStore for RedisPushRecords {
             .key(self.key("version"))
             .key(self.trail_key(&audit.queue))
             .key(self.key("audit_seq"))
-            .arg(name)
+            .arg(key)
             .arg(expected)
             .arg(revision)
             .arg(json)

@@ -1,8 +1,8 @@
 -- A push subscription's change with its audit line, only over the revision it read, and only
 -- where its queue's trail has room.
--- KEYS: 1 records (hash name -> JSON), 2 revisions (hash name -> revision), 3 version,
+-- KEYS: 1 records (hash <queue>/<name> -> JSON), 2 revisions (hash <queue>/<name> -> revision), 3 version,
 --       4 the queue's audit trail (list, newest first, "<seq> <at ms> <JSON>"), 5 audit seq
--- ARGV: 1 name, 2 expected revision, 3 new revision ("0": remove), 4 record JSON,
+-- ARGV: 1 <queue>/<name>, 2 expected revision, 3 new revision ("0": remove), 4 record JSON,
 --       5 audit line JSON, 6 lines a trail keeps, 7 the line's time (ms), 8 how long a line is
 --       kept at least (ms), 9 "1" when the change is written whatever the trail holds
 -- Answers 1 written, 0 another change came first, or minus the oldest line's time (ms) when the

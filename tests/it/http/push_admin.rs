@@ -863,3 +863,274 @@ crate::on_kind!(
     RedisCluster,
     each_queue_keeps_its_own_trail_and_a_full_one_refuses_changes
 );
+
+/// Without `allow_private_networks`, a URL whose host is an address the delivery guard refuses
+/// (in any spelling, IPv6 forms carrying an IPv4 address included) or `localhost` is a 400 when
+/// made or changed: it could never deliver. Public hosts are taken.
+#[tokio::test]
+async fn a_url_naming_a_refused_address_is_refused_when_made() {
+    let (toml, admin_key, _) = keys();
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .config(&toml)
+        .start()
+        .await;
+    let admin = Admin::new(&gw, &admin_key, "orders");
+    for host in [
+        "127.0.0.1:18799",
+        "2130706433:18799",
+        "0x7f000001:18799",
+        "0177.0.0.1:18799",
+        "0:18799",
+        "[::]:18799",
+        "[::1]:18799",
+        "[::ffff:127.0.0.1]:18799",
+        "169.254.169.254",
+        "[fd00:ec2::254]",
+        "[::127.0.0.1]:18799",
+        "[::ffff:0:7f00:1]:18799",
+        "[64:ff9b:1::a9fe:a9fe]",
+        "[64:ff9b:1:7f00:0:100:808:808]",
+        "localhost:18799",
+        "api.localhost",
+    ] {
+        let url = format!("https://{host}/latest/");
+        let (code, body) = admin.create(json!({ "name": "hook", "url": url })).await;
+        assert_eq!(code, 400, "{url}: {body}");
+        let says = body["error"]["message"].as_str().unwrap();
+        assert!(
+            says.starts_with("url:") && says.contains("push.allow_private_networks"),
+            "{url}: {says}"
+        );
+    }
+    let (code, body) = admin
+        .create(json!({ "name": "hook", "url": "https://[64:ff9b:1::808:808]/hook" }))
+        .await;
+    assert_eq!(code, 201, "a public address behind NAT64: {body}");
+    let (code, body) = admin
+        .change("hook", json!({ "url": "https://[::a00:1]/hook" }))
+        .await;
+    assert_eq!(code, 400, "{body}");
+    let (code, body) = admin
+        .change("hook", json!({ "url": "https://hooks.example.com/hook" }))
+        .await;
+    assert_eq!(code, 200, "{body}");
+    gw.stop().await;
+}
+
+/// Capability URLs carry their secret in the path: a key that may only read sees the endpoint's
+/// scheme, host and port, as the audit trail (and so the log) does; its managers see the path,
+/// and nobody the query.
+#[tokio::test]
+async fn an_endpoint_s_path_is_shown_only_to_its_managers() {
+    let receiver = Receiver::start().await;
+    let (toml, admin_key, reader_key) = keys();
+    let gw = gateway(Kind::Embedded, &toml).await;
+    let admin = Admin::new(&gw, &admin_key, "orders");
+    let reader = Admin::new(&gw, &reader_key, "orders");
+    let url = format!("{}/T0001/B0002/XXSECRETPATHTOKEN?token=q1", receiver.url);
+    let (code, made) = admin.create(json!({ "name": "hook", "url": url })).await;
+    assert_eq!(code, 201, "{made}");
+    let without_query = url.split('?').next().unwrap();
+    assert_eq!(made["subscription"]["endpoint"], without_query, "{made}");
+    assert!(wait_for_board(&gw, "hook", true).await);
+    let origin = receiver.url.split("/hook").next().unwrap();
+    let read = reader.list().await;
+    let text = read.to_string();
+    assert!(
+        !text.contains("XXSECRETPATHTOKEN") && !text.contains("q1"),
+        "{text}"
+    );
+    let hook = &read["subscriptions"][0];
+    assert_eq!(hook["endpoint"], format!("{origin}/…"), "{read}");
+    assert_eq!(hook["managed"]["endpoint"], format!("{origin}/…"), "{read}");
+    let managed = admin.list().await;
+    let hook = &managed["subscriptions"][0];
+    assert_eq!(hook["endpoint"], without_query, "{managed}");
+    assert_eq!(hook["managed"]["endpoint"], without_query, "{managed}");
+    let (code, _) = admin
+        .change(
+            "hook",
+            json!({ "url": format!("{}/OTHERSECRET", receiver.url) }),
+        )
+        .await;
+    assert_eq!(code, 200);
+    let audit = admin
+        .audit()
+        .await
+        .iter()
+        .map(Value::to_string)
+        .collect::<String>();
+    assert!(
+        !audit.contains("SECRET") && !audit.contains("/hook") && audit.contains(origin),
+        "{audit}"
+    );
+    gw.stop().await;
+}
+
+/// Subscription names are scoped by queue: two tenants, each managing only its own queue, may
+/// both name a subscription `hook` (no 409 tells one of the other's names), each sees and
+/// deletes only its own, both deliver, and each has its own series.
+async fn subscription_names_are_scoped_by_queue(kind: Kind) {
+    let receiver = Receiver::start().await;
+    let (a, b) = (
+        sqs_gateway::credentials::api_keys::generate_key(),
+        sqs_gateway::credentials::api_keys::generate_key(),
+    );
+    let grant = |key: &sqs_gateway::credentials::api_keys::GeneratedKey, queue: &str| {
+        format!(
+            "[[basaltic.keys]]\nid = \"{}\"\nhash = \"{}\"\ngrants = {{ \"{}\" = [\"manage_queues\", \"receive\", \"delete\", \"read_metrics\", \"send\"] }}\n\n",
+            key.id,
+            key.hash,
+            sqs_gateway::core::alias::derived_basaltic_id(queue)
+        )
+    };
+    let gw = GatewayBuilder::new(kind)
+        .queue(QueueSpec::standard("orders"))
+        .queue(QueueSpec::standard("invoices"))
+        .config(&format!(
+            "[push]\nallow_private_networks = true\n\n[basaltic]\nall_queues = true\n\n{}{}",
+            grant(&a, "orders"),
+            grant(&b, "invoices")
+        ))
+        .start()
+        .await;
+    let tenant_a = Admin::new(&gw, &a.key, "orders");
+    let tenant_b = Admin::new(&gw, &b.key, "invoices");
+    let (code, body) = tenant_b
+        .create(json!({ "name": "hook", "url": receiver.url }))
+        .await;
+    assert_eq!(code, 201, "{body}");
+    let (code, body) = tenant_a
+        .create(json!({ "name": "hook", "url": receiver.url }))
+        .await;
+    assert_eq!(code, 201, "another queue's name is not taken: {body}");
+    let (code, body) = tenant_a
+        .create(json!({ "name": "hook", "url": receiver.url }))
+        .await;
+    assert_eq!(code, 409, "{body}");
+    assert_eq!(
+        body["error"]["message"], "the queue has a subscription named `hook`",
+        "{body}"
+    );
+    for (tenant, queue) in [(&tenant_a, "orders"), (&tenant_b, "invoices")] {
+        let listed = tenant.list().await;
+        let subscriptions = listed["subscriptions"].as_array().unwrap();
+        assert_eq!(subscriptions.len(), 1, "{queue}: {listed}");
+        assert_eq!(subscriptions[0]["name"], "hook");
+        assert_eq!(subscriptions[0]["source"], "api");
+    }
+    gw.send("orders", "for a").await;
+    gw.send("invoices", "for b").await;
+    let hits = receiver.wait_for(2, Duration::from_secs(20)).await;
+    assert_eq!(hits.len(), 2, "both deliver");
+    let series = |queue: &str| {
+        format!(
+            "sqsgw_push_deliveries_total{{queue=\"{queue}\",subscription=\"hook\",outcome=\"accepted\"}} 1"
+        )
+    };
+    let mut scrape = String::new();
+    for _ in 0..50 {
+        scrape = gw
+            .http
+            .get(format!("{}/metrics", gw.base))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        if scrape.contains(&series("orders")) && scrape.contains(&series("invoices")) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for queue in ["orders", "invoices"] {
+        assert!(scrape.contains(&series(queue)), "{queue}: {scrape}");
+    }
+    assert_eq!(tenant_a.delete("hook").await, 204);
+    assert!(wait_for_board(&gw, "hook", false).await, "orders' is gone");
+    let board = gw.gateway.push_board();
+    assert_eq!(
+        board.of_queue("invoices").len(),
+        1,
+        "the other queue's stays"
+    );
+    let listed = tenant_b.list().await;
+    assert_eq!(listed["subscriptions"][0]["name"], "hook", "{listed}");
+    assert_eq!(
+        tenant_b.audit().await.len(),
+        1,
+        "the other queue's trail is its own"
+    );
+    gw.stop().await;
+}
+
+crate::on_kind!(
+    names_on_embedded,
+    Embedded,
+    subscription_names_are_scoped_by_queue
+);
+crate::on_kind!(
+    names_on_redis,
+    Redis,
+    subscription_names_are_scoped_by_queue
+);
+
+/// A record kept under its name alone on Redis (as before names were scoped by queue) is moved
+/// to its queue and name when the store is read, and changes as any other.
+#[tokio::test]
+async fn a_record_kept_by_name_alone_on_redis_is_keyed_anew() {
+    if !crate::needs!(on Kind::Redis) {
+        return;
+    }
+    let receiver = Receiver::start().await;
+    let (toml, admin_key, _) = keys();
+    let gw = gateway(Kind::Redis, &toml).await;
+    let admin = Admin::new(&gw, &admin_key, "orders");
+    let (code, body) = admin
+        .create(json!({ "name": "hook", "url": receiver.url }))
+        .await;
+    assert_eq!(code, 201, "{body}");
+    let prefix = gw.state_prefix.clone().unwrap();
+    let (records, revisions) = (
+        format!("{prefix}{{push}}:subscriptions"),
+        format!("{prefix}{{push}}:revisions"),
+    );
+    let mut redis = redis::Client::open(crate::harness::redis_url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let fields = |redis: &mut redis::Connection, key: &str| -> Vec<String> {
+        redis::cmd("HKEYS").arg(key).query(redis).unwrap()
+    };
+    assert_eq!(fields(&mut redis, &records), ["orders/hook"]);
+    // As an older gateway kept it: under the name alone.
+    for key in [&records, &revisions] {
+        let value: String = redis::cmd("HGET")
+            .arg(key)
+            .arg("orders/hook")
+            .query(&mut redis)
+            .unwrap();
+        let _: i64 = redis::cmd("HDEL")
+            .arg(key)
+            .arg("orders/hook")
+            .query(&mut redis)
+            .unwrap();
+        let _: i64 = redis::cmd("HSET")
+            .arg(key)
+            .arg("hook")
+            .arg(value)
+            .query(&mut redis)
+            .unwrap();
+    }
+    let (code, body) = admin.change("hook", json!({ "max_concurrency": 3 })).await;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(fields(&mut redis, &records), ["orders/hook"]);
+    assert_eq!(fields(&mut redis, &revisions), ["orders/hook"]);
+    assert_eq!(
+        admin.list().await["subscriptions"][0]["managed"]["max_concurrency"],
+        3
+    );
+    gw.stop().await;
+}

@@ -20,7 +20,7 @@ pub(in crate::api::basaltic) enum PushBody {
 
 const SUBSCRIPTION_NAME: Field<Text> = Field::required(
     "name",
-    "1 to 64 letters, digits, `-` or `_`, unique in the gateway.",
+    "1 to 64 letters, digits, `-` or `_`, unique on the queue.",
     Text::word(1, 64, "-_").example("orders-hook"),
 );
 const URL_DOC: &str = "Where messages are posted: `https://` (plain `http://` and private \
