@@ -42,6 +42,9 @@ pub enum Failure {
     Transport(String),
     /// The command can't be made as given (no key, an unreadable request file): exit 2.
     Usage(String),
+    /// Standard output was closed by its reader (`| head -1`): the command stops there, quietly,
+    /// with the exit status of a tool stopped by SIGPIPE.
+    StdoutClosed,
 }
 
 impl std::fmt::Display for Failure {
@@ -53,6 +56,7 @@ impl std::fmt::Display for Failure {
                 message,
             } => write!(f, "{code}: {message} (HTTP {status})"),
             Failure::Transport(detail) | Failure::Usage(detail) => write!(f, "{detail}"),
+            Failure::StdoutClosed => write!(f, "standard output was closed"),
         }
     }
 }
@@ -61,6 +65,9 @@ impl Failure {
     /// Prints the failure (its controls escaped: the API's message may quote what a caller sent)
     /// and answers the exit code.
     pub fn exit(&self) -> ExitCode {
+        if let Failure::StdoutClosed = self {
+            return ExitCode::from(EXIT_STDOUT_CLOSED);
+        }
         eprintln!("error: {}", printable(&self.to_string()));
         match self {
             Failure::Usage(_) => ExitCode::from(EXIT_USAGE),
@@ -69,13 +76,86 @@ impl Failure {
     }
 }
 
+/// Exit code when standard output's reader went away: 128 + SIGPIPE, as a shell reports a tool
+/// the signal stopped.
+pub const EXIT_STDOUT_CLOSED: u8 = 141;
+
+/// Writes one line on standard output (flushed, so a closed pipe shows before anything that
+/// should follow what was printed, such as an acknowledgement). A reader that has gone is
+/// [`Failure::StdoutClosed`], never a panic as with `println!`.
+pub fn say(line: std::fmt::Arguments<'_>) -> Result<(), Failure> {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    let written = stdout
+        .write_fmt(line)
+        .and_then(|()| stdout.write_all(b"\n"))
+        .and_then(|()| stdout.flush());
+    match written {
+        Ok(()) => Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure::StdoutClosed),
+        Err(error) => Err(Failure::Transport(format!(
+            "cannot write to standard output: {error}"
+        ))),
+    }
+}
+
+/// `println!` for the command-line clients: [`say`] with `format!` arguments, answering its
+/// `Result`.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::client::say(format_args!($($arg)*))
+    };
+}
+
+/// Why a request got no answer, from the outermost error to its root cause (`error sending
+/// request: client error (Connect): invalid peer certificate: UnknownIssuer`), each told once.
+fn cause_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut told: Vec<String> = Vec::new();
+    let mut next = Some(error);
+    while let Some(error) = next {
+        let text = error.to_string();
+        if !told.iter().any(|earlier| earlier.contains(&text)) {
+            told.push(text);
+        }
+        next = error.source();
+    }
+    told.join(": ")
+}
+
+/// A PEM file's certificates, for a client that should trust a private CA besides the system's
+/// roots (`--cacert`; `SSL_CERT_FILE` replaces the system's roots instead).
+fn extra_roots(path: &Path) -> Result<Vec<reqwest::Certificate>, Failure> {
+    let pem = std::fs::read(path)
+        .map_err(|error| Failure::Usage(format!("--cacert {}: {error}", path.display())))?;
+    let roots = reqwest::Certificate::from_pem_bundle(&pem).map_err(|_| {
+        Failure::Usage(format!(
+            "--cacert {}: not a PEM file of certificates",
+            path.display()
+        ))
+    })?;
+    if roots.is_empty() {
+        return Err(Failure::Usage(format!(
+            "--cacert {}: no certificate in the file",
+            path.display()
+        )));
+    }
+    Ok(roots)
+}
+
 impl Client {
-    /// A client of the gateway at `endpoint` with the Bearer `key` (none: no `Authorization`).
-    pub fn new(endpoint: &str, key: Option<&str>) -> Result<Self, Failure> {
-        let http = reqwest::Client::builder()
-            .timeout(TIMEOUT)
+    /// A client of the gateway at `endpoint` with the Bearer `key` (none: no `Authorization`),
+    /// trusting the system's roots and those of the PEM file `cacert`.
+    pub fn new(endpoint: &str, key: Option<&str>, cacert: Option<&Path>) -> Result<Self, Failure> {
+        let mut builder = reqwest::Client::builder().timeout(TIMEOUT);
+        if let Some(path) = cacert {
+            for root in extra_roots(path)? {
+                builder = builder.add_root_certificate(root);
+            }
+        }
+        let http = builder
             .build()
-            .map_err(|error| Failure::Transport(error.to_string()))?;
+            .map_err(|error| Failure::Transport(cause_chain(&error)))?;
         Ok(Self {
             http,
             endpoint: endpoint.trim_end_matches('/').to_owned(),
@@ -105,14 +185,14 @@ impl Client {
             Failure::Transport(format!(
                 "cannot reach {}: {}",
                 without_userinfo(&self.endpoint),
-                error.without_url()
+                cause_chain(&error.without_url())
             ))
         })?;
         let status = response.status();
         let text = response
             .text()
             .await
-            .map_err(|error| Failure::Transport(error.to_string()))?;
+            .map_err(|error| Failure::Transport(cause_chain(&error.without_url())))?;
         let answer: Value = if text.is_empty() {
             Value::Null
         } else {

@@ -11,6 +11,7 @@ use clap::{Args, CommandFactory as _, Parser, Subcommand};
 use reqwest::Method;
 use serde_json::{Value, json};
 use sqs_gateway::client::{Client, Failure, Output, SecretSource, Shell, printable};
+use sqs_gateway::say;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -34,18 +35,30 @@ struct Cli {
     #[command(flatten)]
     settings: Settings,
     /// text for people, json for scripts.
-    #[arg(long, global = true, value_enum, default_value = "text")]
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value = "text",
+        help_heading = "Output"
+    )]
     output: Output,
     #[command(subcommand)]
     command: Command,
 }
 
-/// Where the gateway is and who calls it (flags beat the environment, which beats the file).
+/// Where the gateway is and who calls it (flags beat the environment, which beats the file):
+/// flags of every command, so `--help` shows them apart.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Connection (every command)")]
 struct Settings {
-    /// The gateway's base URL (default http://127.0.0.1:8787).
+    /// The gateway's base URL [default: http://127.0.0.1:8787].
     #[arg(long, global = true, env = "BASALTIC_ENDPOINT")]
     endpoint: Option<String>,
+    /// A PEM file of CA certificates to trust besides the system's (a gateway behind a private
+    /// CA). SSL_CERT_FILE=PATH instead replaces the system's roots.
+    #[arg(long, global = true, value_name = "PATH")]
+    cacert: Option<PathBuf>,
     /// The API key: set BASALTIC_API_KEY, use --api-key-file, or `api_key` in the config file.
     /// This flag puts the key where every local user can read it (the process list), and warns.
     #[arg(long, global = true, value_name = "KEY")]
@@ -106,6 +119,44 @@ enum Queue {
     Delete { queue_id: String },
     /// Delete every message of a queue, in flight included.
     Purge { queue_id: String },
+    /// Change a queue's settings: those given change, the others stay.
+    Update {
+        queue_id: String,
+        /// The settings as JSON (`{"visibility_timeout_seconds": 60, …}`), or `@PATH` for a
+        /// file holding them.
+        #[arg(long)]
+        settings: String,
+    },
+    /// The queue's sampled metrics, oldest first.
+    Metrics {
+        queue_id: String,
+        /// Only samples from this time on (RFC 3339).
+        #[arg(long)]
+        since: Option<String>,
+    },
+    /// Move a dead-letter queue's messages back to where they came from.
+    #[command(subcommand)]
+    Redrive(Redrive),
+}
+
+#[derive(Debug, Subcommand)]
+enum Redrive {
+    /// Start moving the dead-letter queue's messages back to the queues they were dead-lettered
+    /// from (or to `--destination`).
+    Start {
+        /// The dead-letter queue.
+        queue_id: String,
+        /// Another queue to move them to.
+        #[arg(long, value_name = "QUEUE_ID")]
+        destination: Option<String>,
+        /// At most this many a second (1–500).
+        #[arg(long, value_name = "N")]
+        max_per_second: Option<u32>,
+    },
+    /// The dead-letter queue's latest redrive tasks, newest first.
+    List { queue_id: String },
+    /// Stop the running redrive (what it moved stays moved).
+    Cancel { queue_id: String },
 }
 
 #[derive(Debug, Subcommand)]
@@ -254,7 +305,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 .into(),
         )
     })?;
-    let client = Client::new(&endpoint, Some(&key))?;
+    let client = Client::new(&endpoint, Some(&key), cli.settings.cacert.as_deref())?;
     let output = cli.output;
     let queue_path = |id: &str| format!("/v1/queues/{}", segment(id));
     match command {
@@ -268,24 +319,24 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 None => json!({ "name": name, "type": if fifo { "fifo" } else { "standard" } }),
             };
             let answer = client.call(Method::POST, "/v1/queues", Some(&body)).await?;
-            print_queue(output, &answer, &answer["result"]);
+            print_queue(output, &answer, &answer["result"])?;
         }
         Queue::List => {
             let answer = client.call(Method::GET, "/v1/queues", None).await?;
             if output == Output::Json {
-                println!("{answer}");
+                say!("{answer}")?;
             } else {
                 let queues = answer["queues"].as_array().cloned().unwrap_or_default();
                 if queues.is_empty() {
-                    println!("no queues");
+                    say!("no queues")?;
                 }
                 for queue in &queues {
-                    println!(
+                    say!(
                         "{}  {}  {}",
                         printable(queue["id"].as_str().unwrap_or("?")),
                         printable(queue["type"].as_str().unwrap_or("?")),
                         printable(queue["name"].as_str().unwrap_or("?"))
-                    );
+                    )?;
                 }
             }
         }
@@ -293,18 +344,70 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             let answer = client
                 .call(Method::GET, &queue_path(&queue_id), None)
                 .await?;
-            print_queue(output, &answer, &answer["result"]);
+            print_queue(output, &answer, &answer["result"])?;
         }
         Queue::Delete { queue_id } => {
             client
                 .call(Method::DELETE, &queue_path(&queue_id), None)
                 .await?;
-            done(output, "queue deleted");
+            done(output, "queue deleted")?;
         }
         Queue::Purge { queue_id } => {
             let path = format!("{}/purge", queue_path(&queue_id));
             client.call(Method::POST, &path, None).await?;
-            done(output, "queue purged");
+            done(output, "queue purged")?;
+        }
+        Queue::Update { queue_id, settings } => {
+            let settings = match settings.strip_prefix('@') {
+                Some(path) => read_json(Path::new(path))?,
+                None => serde_json::from_str::<Value>(&settings)
+                    .ok()
+                    .filter(Value::is_object)
+                    .ok_or_else(|| {
+                        Failure::Usage("--settings: not a JSON object (or @PATH)".into())
+                    })?,
+            };
+            let body = json!({ "settings": settings });
+            let answer = client
+                .call(Method::PATCH, &queue_path(&queue_id), Some(&body))
+                .await?;
+            print_queue(output, &answer, &answer["result"])?;
+        }
+        Queue::Metrics { queue_id, since } => {
+            let mut path = format!("{}/metrics", queue_path(&queue_id));
+            if let Some(since) = since {
+                path.push_str(&format!("?since={}", segment(&since)));
+            }
+            let answer = client.call(Method::GET, &path, None).await?;
+            print_metrics(output, &answer)?;
+        }
+        Queue::Redrive(command) => {
+            let answer = match command {
+                Redrive::Start {
+                    queue_id,
+                    destination,
+                    max_per_second,
+                } => {
+                    let mut body = json!({});
+                    if let Some(destination) = destination {
+                        body["destination_queue_id"] = json!(destination);
+                    }
+                    if let Some(rate) = max_per_second {
+                        body["max_messages_per_second"] = json!(rate);
+                    }
+                    let path = format!("{}/redrive", queue_path(&queue_id));
+                    client.call(Method::POST, &path, Some(&body)).await?
+                }
+                Redrive::List { queue_id } => {
+                    let path = format!("{}/redrive", queue_path(&queue_id));
+                    client.call(Method::GET, &path, None).await?
+                }
+                Redrive::Cancel { queue_id } => {
+                    let path = format!("{}/redrive/cancel", queue_path(&queue_id));
+                    client.call(Method::POST, &path, None).await?
+                }
+            };
+            print_tasks(output, &answer)?;
         }
         Queue::Message(message) => run_message(&client, output, message, queue_path).await?,
     }
@@ -330,12 +433,12 @@ async fn run_message(
             let path = format!("{}/messages", queue_path(&queue_id));
             let answer = client.call(Method::POST, &path, Some(&request)).await?;
             if output == Output::Json {
-                println!("{answer}");
+                say!("{answer}")?;
             } else {
-                println!(
+                say!(
                     "sent message {}",
                     printable(answer["result"]["message_id"].as_str().unwrap_or("?"))
-                );
+                )?;
             }
         }
         Message::Receive {
@@ -360,7 +463,7 @@ async fn run_message(
             }
             let path = format!("{}/messages/receive", queue_path(&queue_id));
             let answer = client.call(Method::POST, &path, Some(&request)).await?;
-            print_messages(output, &answer, true);
+            print_messages(output, &answer, true)?;
         }
         Message::Delete {
             queue_id,
@@ -372,7 +475,7 @@ async fn run_message(
                 segment(&receipt_handle)
             );
             client.call(Method::DELETE, &path, None).await?;
-            done(output, "message deleted");
+            done(output, "message deleted")?;
         }
         Message::Visibility {
             queue_id,
@@ -383,77 +486,158 @@ async fn run_message(
             let body =
                 json!({ "receipt_handle": receipt_handle, "visibility_timeout_seconds": timeout });
             client.call(Method::POST, &path, Some(&body)).await?;
-            done(output, "visibility changed");
+            done(output, "visibility changed")?;
         }
         Message::Inspect { queue_id, max } => {
             let path = format!("{}/messages?max_messages={max}", queue_path(&queue_id));
             let answer = client.call(Method::GET, &path, None).await?;
-            print_messages(output, &answer, false);
+            print_messages(output, &answer, false)?;
         }
     }
     Ok(())
 }
 
-fn done(output: Output, what: &str) {
+fn done(output: Output, what: &str) -> Result<(), Failure> {
     if output == Output::Json {
-        println!("{{}}");
+        say!("{{}}")
     } else {
-        println!("{what}");
+        say!("{what}")
     }
 }
 
-fn print_queue(output: Output, answer: &Value, queue: &Value) {
+fn print_queue(output: Output, answer: &Value, queue: &Value) -> Result<(), Failure> {
     if output == Output::Json {
-        println!("{answer}");
-        return;
+        return say!("{answer}");
     }
-    println!(
+    say!(
         "queue {}  {}  {}",
         printable(queue["id"].as_str().unwrap_or("?")),
         printable(queue["type"].as_str().unwrap_or("?")),
         printable(queue["name"].as_str().unwrap_or("?"))
-    );
-    println!("  settings: {}", printable(&queue["settings"].to_string()));
+    )?;
+    say!("  settings: {}", printable(&queue["settings"].to_string()))
 }
 
-fn print_messages(output: Output, answer: &Value, leased: bool) {
+/// A message as a receive (`leased`) or an inspect answered it: an inspect shows the message's
+/// state (`visible`, `in_flight`, `delayed`) and when it is visible again.
+fn print_messages(output: Output, answer: &Value, leased: bool) -> Result<(), Failure> {
     if output == Output::Json {
-        println!("{answer}");
-        return;
+        return say!("{answer}");
     }
     let messages = answer["messages"].as_array().cloned().unwrap_or_default();
     if messages.is_empty() {
-        println!("no messages");
+        say!("no messages")?;
     }
+    let text = |value: &Value| match value {
+        Value::String(text) => text.clone(),
+        Value::Null => "-".to_owned(),
+        other => other.to_string(),
+    };
     // Controls in what a producer sent are escaped: they would drive the terminal.
     for message in &messages {
-        println!(
-            "message {}  receive count {}",
+        let state = if leased {
+            String::new()
+        } else {
+            format!("  state {}", printable(&text(&message["state"])))
+        };
+        say!(
+            "message {}  receive count {}{state}",
             printable(message["message_id"].as_str().unwrap_or("?")),
             printable(&message["receive_count"].to_string())
-        );
-        println!(
+        )?;
+        say!(
             "  body: {}",
             printable(message["body"].as_str().unwrap_or(""))
-        );
+        )?;
         if let Some(attributes) = message["attributes"].as_object()
             && !attributes.is_empty()
         {
             // JSON escapes C0 controls but not C1 (U+0080–U+009F) nor the others.
-            println!(
+            say!(
                 "  attributes: {}",
                 printable(&Value::Object(attributes.clone()).to_string())
-            );
+            )?;
+        }
+        if leased || message.get("visible_at").is_some_and(|at| !at.is_null()) {
+            say!("  visible at: {}", printable(&text(&message["visible_at"])))?;
         }
         if leased {
-            println!(
-                "  visible at: {}",
-                printable(message["visible_at"].as_str().unwrap_or(""))
-            );
-            println!(
+            say!(
                 "  receipt handle: {}",
                 printable(message["receipt_handle"].as_str().unwrap_or(""))
-            );
+            )?;
         }
     }
+    Ok(())
+}
+
+/// The metrics samples, one line each, oldest first.
+fn print_metrics(output: Output, answer: &Value) -> Result<(), Failure> {
+    if output == Output::Json {
+        return say!("{answer}");
+    }
+    let samples = answer["samples"].as_array().cloned().unwrap_or_default();
+    say!(
+        "every {} s; {} samples",
+        printable(&answer["interval_seconds"].to_string()),
+        samples.len()
+    )?;
+    if samples.is_empty() {
+        return Ok(());
+    }
+    let columns = [
+        "visible",
+        "in_flight",
+        "delayed",
+        "oldest_message_age_seconds",
+        "sends",
+        "receives",
+        "repeated_receives",
+    ];
+    say!("at                    {}", columns.join("  "))?;
+    for sample in &samples {
+        let figures: Vec<String> = columns
+            .iter()
+            .map(|column| {
+                let figure = match &sample[*column] {
+                    Value::Null => "-".to_owned(),
+                    value => value.to_string(),
+                };
+                format!("{figure:>width$}", width = column.len())
+            })
+            .collect();
+        say!(
+            "{:<20}  {}",
+            printable(sample["at"].as_str().unwrap_or("?")),
+            printable(&figures.join("  "))
+        )?;
+    }
+    Ok(())
+}
+
+/// Redrive tasks (one, or the list), one line each.
+fn print_tasks(output: Output, answer: &Value) -> Result<(), Failure> {
+    if output == Output::Json {
+        return say!("{answer}");
+    }
+    let tasks = match answer["tasks"].as_array() {
+        Some(tasks) => tasks.clone(),
+        None => vec![answer["result"].clone()],
+    };
+    if tasks.is_empty() {
+        say!("no redrive tasks")?;
+    }
+    for task in &tasks {
+        let line: Vec<String> = task
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(field, value)| match value {
+                Value::String(text) => format!("{field} {text}"),
+                other => format!("{field} {other}"),
+            })
+            .collect();
+        say!("{}", printable(&line.join("  ")))?;
+    }
+    Ok(())
 }

@@ -8,6 +8,7 @@
 use clap::{Args, CommandFactory as _, Parser, Subcommand};
 use serde_json::{Value, json};
 use sqs_gateway::client::{Client, Failure, Output, SecretSource, Shell, printable};
+use sqs_gateway::say;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -29,14 +30,21 @@ struct Cli {
     #[command(flatten)]
     target: Target,
     /// text for people, json for scripts.
-    #[arg(long, global = true, value_enum, default_value = "text")]
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value = "text",
+        help_heading = "Output"
+    )]
     output: Output,
     #[command(subcommand)]
     command: Command,
 }
 
-/// Where the queue is, and the key.
+/// Where the queue is, and the key: flags of every command, so `--help` shows them apart.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Connection (every command; the key and ids for receive only)")]
 struct Target {
     /// The gateway's base URL.
     #[arg(
@@ -46,6 +54,10 @@ struct Target {
         default_value = "http://127.0.0.1:8787"
     )]
     endpoint: String,
+    /// A PEM file of CA certificates to trust besides the system's (a gateway behind a private
+    /// CA). SSL_CERT_FILE=PATH instead replaces the system's roots.
+    #[arg(long, global = true, value_name = "PATH")]
+    cacert: Option<PathBuf>,
     /// The API key (for receive): set EZGH_API_KEY, or use --api-key-file. This flag puts the key
     /// where every local user can read it (the process list), and warns.
     #[arg(long, global = true, value_name = "KEY")]
@@ -90,7 +102,8 @@ enum Queues {
         /// Seconds the messages stay hidden (0–43200).
         #[arg(long, value_parser = clap::value_parser!(u32).range(0..=43200))]
         visibility_timeout: Option<u32>,
-        /// Acknowledge the messages once printed.
+        /// Acknowledge the messages once printed (none of them when standard output closes
+        /// first, as with `| head -1`: they come back after their visibility timeout).
         #[arg(long)]
         ack: bool,
     },
@@ -148,7 +161,7 @@ async fn run(cli: Cli) -> Result<ExitCode, Failure> {
             let key = key.ok_or_else(|| {
                 Failure::Usage("EZGH_API_KEY (or --api-key-file) is not set".to_owned())
             })?;
-            let client = Client::new(&target.endpoint, Some(&key))?;
+            let client = Client::new(&target.endpoint, Some(&key), target.cacert.as_deref())?;
             let path = format!(
                 "/v1/organizations/{}/projects/{}/queues/{}/messages/receive",
                 segment(&required(&target.org, "ORG_ID (or --org)")?),
@@ -166,26 +179,35 @@ async fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 .call(reqwest::Method::POST, &path, Some(&body))
                 .await?;
             let messages = answer["messages"].as_array().cloned().unwrap_or_default();
-            print_messages(cli.output, &answer, &messages);
+            match print_messages(cli.output, &answer, &messages) {
+                Err(Failure::StdoutClosed) if ack && !messages.is_empty() => {
+                    eprintln!(
+                        "error: standard output closed before every message was printed: none \
+                         acknowledged (they come back once their visibility timeout ends)"
+                    );
+                    return Err(Failure::StdoutClosed);
+                }
+                printed => printed?,
+            }
             if ack && !messages.is_empty() {
                 let handles: Vec<Value> = messages
                     .iter()
                     .map(|message| message["receiptHandle"].clone())
                     .collect();
                 // The receipt routes read no credential: the key is not sent where not needed.
-                let acked = Client::new(&target.endpoint, None)?
+                let acked = Client::new(&target.endpoint, None, target.cacert.as_deref())?
                     .call(
                         reqwest::Method::POST,
                         "/v1/receipts/ack",
                         Some(&json!({ "receiptHandles": handles })),
                     )
                     .await?;
-                return Ok(report_results(cli.output, &acked, &handles, "acknowledged"));
+                return report_results(cli.output, &acked, &handles, "acknowledged");
             }
             Ok(ExitCode::SUCCESS)
         }
         Queues::Ack { handles } => {
-            let acked = Client::new(&target.endpoint, None)?
+            let acked = Client::new(&target.endpoint, None, target.cacert.as_deref())?
                 .call(
                     reqwest::Method::POST,
                     "/v1/receipts/ack",
@@ -193,7 +215,7 @@ async fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 )
                 .await?;
             let handles: Vec<Value> = handles.into_iter().map(Value::String).collect();
-            Ok(report_results(cli.output, &acked, &handles, "acknowledged"))
+            report_results(cli.output, &acked, &handles, "acknowledged")
         }
         Queues::ChangeVisibility {
             handles,
@@ -205,7 +227,7 @@ async fn run(cli: Cli) -> Result<ExitCode, Failure> {
                     json!({ "receiptHandle": handle, "visibilityTimeoutSeconds": visibility_timeout })
                 })
                 .collect();
-            let changed = Client::new(&target.endpoint, None)?
+            let changed = Client::new(&target.endpoint, None, target.cacert.as_deref())?
                 .call(
                     reqwest::Method::POST,
                     "/v1/receipts/visibility",
@@ -213,7 +235,7 @@ async fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 )
                 .await?;
             let handles: Vec<Value> = handles.into_iter().map(Value::String).collect();
-            Ok(report_results(cli.output, &changed, &handles, "changed"))
+            report_results(cli.output, &changed, &handles, "changed")
         }
     }
 }
@@ -225,68 +247,73 @@ fn segment(text: &str) -> String {
         .replace('+', "%20")
 }
 
-fn print_messages(output: Output, answer: &Value, messages: &[Value]) {
+fn print_messages(output: Output, answer: &Value, messages: &[Value]) -> Result<(), Failure> {
     if output == Output::Json {
-        println!("{answer}");
-        return;
+        return say!("{answer}");
     }
     if messages.is_empty() {
-        println!("no messages");
+        say!("no messages")?;
     }
     // Controls in what a producer sent are escaped: they would drive the terminal.
     for message in messages {
-        println!(
+        say!(
             "message {}  receive count {}",
             printable(message["messageId"].as_str().unwrap_or("?")),
             printable(&message["receiveCount"].to_string())
-        );
-        println!(
+        )?;
+        say!(
             "  body: {}",
             printable(message["body"].as_str().unwrap_or(""))
-        );
+        )?;
         if let Some(attributes) = message["attributes"].as_object()
             && !attributes.is_empty()
         {
             // JSON escapes C0 controls but not C1 (U+0080–U+009F) nor the others.
-            println!(
+            say!(
                 "  attributes: {}",
                 printable(&Value::Object(attributes.clone()).to_string())
-            );
+            )?;
         }
-        println!(
+        say!(
             "  receipt handle: {}",
             printable(message["receiptHandle"].as_str().unwrap_or(""))
-        );
+        )?;
     }
+    Ok(())
 }
 
 /// Prints `{"results": [...]}` per handle; exit 1 when any failed.
-fn report_results(output: Output, answer: &Value, handles: &[Value], done: &str) -> ExitCode {
+fn report_results(
+    output: Output,
+    answer: &Value,
+    handles: &[Value],
+    done: &str,
+) -> Result<ExitCode, Failure> {
     let results = answer["results"].as_array().cloned().unwrap_or_default();
     let failed = results
         .iter()
         .filter(|result| result["ok"] != json!(true))
         .count();
     if output == Output::Json {
-        println!("{answer}");
+        say!("{answer}")?;
     } else {
         for (handle, result) in handles.iter().zip(&results) {
             let handle = handle.as_str().unwrap_or("");
             let short: String = handle.chars().take(16).collect();
             let short = printable(&short);
             match result["error"].as_str() {
-                None => println!("{done} {short}…"),
-                Some(error) => println!("failed {short}…: {}", printable(error)),
+                None => say!("{done} {short}…")?,
+                Some(error) => say!("failed {short}…: {}", printable(error))?,
             }
         }
     }
     if failed == 0 {
-        ExitCode::SUCCESS
+        Ok(ExitCode::SUCCESS)
     } else {
         eprintln!(
             "error: {failed} of {} receipt handles failed",
             results.len()
         );
-        ExitCode::from(sqs_gateway::client::EXIT_REFUSED)
+        Ok(ExitCode::from(sqs_gateway::client::EXIT_REFUSED))
     }
 }

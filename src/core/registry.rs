@@ -23,6 +23,7 @@ use crate::core::model::{ResolvedQueue, valid_queue_name};
 use chrono::{DateTime, Utc};
 use moka::future::Cache;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -69,8 +70,9 @@ pub struct QueueRegistry {
     /// ezgh projects (organization, project) in which every queue id beyond the configured
     /// ones names the gateway queue of that name.
     open_projects: BTreeSet<(String, String)>,
-    /// Whether every queue every API reaches has a derived basaltic id.
-    basaltic_ids: bool,
+    /// Whether every queue every API reaches has a derived basaltic id (`basaltic.all_queues`,
+    /// which a config reload may change).
+    basaltic_ids: AtomicBool,
     /// Derived basaltic id -> queue, read from listings (see [`DERIVED_REREAD`]).
     derived: tokio::sync::Mutex<DerivedIds>,
     resolved: Cache<String, Arc<ResolvedQueue>>,
@@ -110,7 +112,7 @@ impl QueueRegistry {
             open,
             managed_prefixes: Vec::new(),
             open_projects: BTreeSet::new(),
-            basaltic_ids: false,
+            basaltic_ids: AtomicBool::new(false),
             derived: tokio::sync::Mutex::default(),
             resolved: Cache::builder().time_to_live(ttl).build(),
             dead_letter_sources: Cache::builder()
@@ -149,14 +151,20 @@ impl QueueRegistry {
     }
 
     /// Gives every queue every API reaches a basaltic id derived from its name.
-    pub fn with_basaltic_ids(mut self, derive: bool) -> Self {
-        self.basaltic_ids = derive;
+    pub fn with_basaltic_ids(self, derive: bool) -> Self {
+        self.set_basaltic_ids(derive);
         self
     }
 
     /// Whether basaltic names every queue other APIs reach (derived ids).
     pub fn derives_basaltic_ids(&self) -> bool {
-        self.basaltic_ids
+        self.basaltic_ids.load(Ordering::Relaxed)
+    }
+
+    /// Changes whether basaltic names every queue other APIs reach; answers whether that
+    /// changed anything. Derived ids are a function of the name, so what was cached stays true.
+    pub fn set_basaltic_ids(&self, derive: bool) -> bool {
+        self.basaltic_ids.swap(derive, Ordering::Relaxed) != derive
     }
 
     /// Whether `name` is a queue every API reaches under its own name: one this registry maps,
@@ -205,7 +213,7 @@ impl QueueRegistry {
 
     /// Derived basaltic id -> queue, for the queues of a listing that have one.
     fn derive_ids(&self, names: Vec<String>) -> HashMap<String, String> {
-        if !self.basaltic_ids {
+        if !self.derives_basaltic_ids() {
             return HashMap::new();
         }
         names
@@ -223,7 +231,7 @@ impl QueueRegistry {
     ) -> Result<Vec<(Alias, String)>, GatewayError> {
         let mut found: BTreeMap<Alias, String> = self.aliases_in(namespace).into_iter().collect();
         let derives = match namespace {
-            Namespace::Basaltic => self.basaltic_ids,
+            Namespace::Basaltic => self.derives_basaltic_ids(),
             Namespace::Ezgh => !self.open_projects.is_empty(),
             Namespace::Sombus => false,
         };
@@ -369,7 +377,7 @@ impl QueueRegistry {
     /// derived id is known at once (not only from the next listing).
     pub async fn created(&self, name: &str) {
         self.invalidate(name).await;
-        if self.basaltic_ids && self.reaches_by_name(name) {
+        if self.derives_basaltic_ids() && self.reaches_by_name(name) {
             self.derived
                 .lock()
                 .await
@@ -426,7 +434,9 @@ impl QueueRegistry {
             return Some(queue);
         }
         match (alias.namespace(), alias.path()) {
-            (Namespace::Basaltic, [id]) if self.basaltic_ids => self.queue_of_derived_id(id).await,
+            (Namespace::Basaltic, [id]) if self.derives_basaltic_ids() => {
+                self.queue_of_derived_id(id).await
+            }
             _ => None,
         }
     }
@@ -444,7 +454,7 @@ impl QueueRegistry {
         drop(table);
         if self.reaches_by_name(queue) {
             let derived: Vec<Alias> = match namespace {
-                Namespace::Basaltic if !self.basaltic_ids => Vec::new(),
+                Namespace::Basaltic if !self.derives_basaltic_ids() => Vec::new(),
                 Namespace::Basaltic => {
                     Alias::new(Namespace::Basaltic, [derived_basaltic_id(queue)])
                         .into_iter()

@@ -129,6 +129,17 @@ impl App {
         .with_open_projects(config.ezgh.open_projects())
         .with_basaltic_ids(config.basaltic.all_queues)
         .with_managed_prefix(crate::core::access::RESERVED_QUEUE_PREFIX);
+        if !config.basaltic.all_queues
+            && !config.basaltic.keys.is_empty()
+            && !config.queues.is_empty()
+        {
+            tracing::info!(
+                configured_queues = config.queues.len(),
+                "basaltic keys and the console see only the queues made through basaltic, not the \
+                 configured [queues.*]: set [basaltic] all_queues = true to show those (and the \
+                 queues made over the other APIs) too; a reload applies it, no restart"
+            );
+        }
         // One connection to the shared server for everything kept there.
         let redis = config
             .state
@@ -324,6 +335,7 @@ impl App {
             file,
             hangups,
             self.keys.clone(),
+            Arc::clone(&self.gateway),
             self.scrape.meters(),
             self.config_check,
         ));

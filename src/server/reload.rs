@@ -1,25 +1,28 @@
 //! Live key reload: keys are added and revoked in the config file, so the gateway
 //! re-reads the file it started with, on SIGHUP and when the file changes, and swaps in its ezgh
-//! API keys, basaltic keys, sombus admin keys and SQS credentials without a restart. A file that
-//! does not parse or validate as at start changes nothing (the old keys stay; logged, and read
-//! again on its next change); the rest of the config is read at start only, and a reload that
-//! finds it changed says which sections wait for a restart.
+//! API keys, basaltic keys (and `basaltic.all_queues`), sombus admin keys and SQS credentials
+//! without a restart. A file that does not parse or validate as at start changes nothing (the
+//! old keys stay; logged, and read again on its next change); the rest of the config is read at
+//! start only, and a reload that finds it changed says which sections wait for a restart.
 
 use crate::api::sqs::SqsKeys;
 use crate::config::{Config, ConfigError};
+use crate::core::Gateway;
 use crate::core::metrics::meters::Meters;
 use crate::credentials::admin_keys::AdminKeys;
 use crate::credentials::api_keys::ApiKeys;
 use crate::credentials::basaltic_keys::BasalticKeys;
 use crate::credentials::live::Live;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio_util::sync::CancellationToken;
 
-/// The config's parts a reload applies: `[[api_keys]]` whole, and one field of three sections.
-const LIVE_FIELDS: [(&str, Option<&str>); 4] = [
+/// The config's parts a reload applies: `[[api_keys]]` whole, and fields of three sections.
+const LIVE_FIELDS: [(&str, Option<&str>); 5] = [
     ("api_keys", None),
     ("basaltic", Some("keys")),
+    ("basaltic", Some("all_queues")),
     ("sombus", Some("admin_keys")),
     ("sqs_api", Some("credentials")),
 ];
@@ -184,6 +187,8 @@ pub(super) struct KeyReload {
     /// The sections the gateway started with (what every part but the keys runs with).
     started: toml::Table,
     keys: LiveKeys,
+    /// Where `basaltic.all_queues` is applied.
+    gateway: Arc<Gateway>,
     meters: Meters,
     check_every: Duration,
     hangups: Hangups,
@@ -196,6 +201,7 @@ impl KeyReload {
         file: ConfigFile,
         hangups: Hangups,
         keys: LiveKeys,
+        gateway: Arc<Gateway>,
         meters: Meters,
         check_every: Duration,
     ) -> Self {
@@ -204,6 +210,7 @@ impl KeyReload {
             file,
             started,
             keys,
+            gateway,
             meters,
             check_every,
             hangups,
@@ -249,11 +256,12 @@ impl KeyReload {
             tracing::debug!(path = %self.file.path.display(), "the config file was touched, not changed");
             return;
         }
-        let checked = Config::parse(&text).and_then(|config| KeySets::from_config(&config));
+        let checked = Config::parse(&text)
+            .and_then(|config| Ok((KeySets::from_config(&config)?, config.basaltic.all_queues)));
         let restart_needed = changed_sections(&self.started, &text);
         self.file.text = text;
-        let sets = match checked {
-            Ok(sets) => sets,
+        let (sets, all_queues) = match checked {
+            Ok(checked) => checked,
             Err(error) => return self.refuse(reason, &error),
         };
         let counts = (
@@ -263,6 +271,17 @@ impl KeyReload {
             sets.sqs.len(),
         );
         self.keys.replace(sets);
+        if self.gateway.set_basaltic_all_queues(all_queues) {
+            tracing::info!(
+                all_queues,
+                "basaltic.all_queues changed: basaltic keys (and the console) see {}",
+                if all_queues {
+                    "every queue the other APIs reach too"
+                } else {
+                    "only the queues made through basaltic"
+                }
+            );
+        }
         self.meters.config_reload(true);
         tracing::info!(
             reason,

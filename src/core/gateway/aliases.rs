@@ -39,6 +39,12 @@ impl Gateway {
         self.registry.derives_basaltic_ids() && self.registry.reaches_by_name(queue)
     }
 
+    /// Changes whether basaltic names every queue the other APIs reach (`basaltic.all_queues`,
+    /// on a config reload); answers whether that changed anything.
+    pub fn set_basaltic_all_queues(&self, all_queues: bool) -> bool {
+        self.registry.set_basaltic_ids(all_queues)
+    }
+
     /// The aliases of `queue` in `namespace` (configured and runtime, then derived).
     pub fn aliases_of(&self, queue: &str, namespace: Namespace) -> Vec<Alias> {
         self.registry.aliases_of(queue, namespace)

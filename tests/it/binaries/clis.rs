@@ -706,3 +706,305 @@ async fn control_characters_reach_the_terminal_escaped_and_json_exactly() {
     let exact: Value = serde_json::from_str(&exact.stdout).unwrap();
     assert_eq!(exact["messages"][0]["body"], BODY, "JSON stays exact");
 }
+
+/// A reader that closes its end at once, so the CLI's first write meets a closed pipe; the
+/// CLI's own exit status is printed after it.
+const CLOSED_PIPE: &str = "| { exec 0<&-; sleep 1; }; echo \"status ${PIPESTATUS[0]}\"";
+
+/// A closed standard output stops the CLIs quietly (no panic, the status of a tool stopped by
+/// SIGPIPE); `ezgh queues receive --ack` then acknowledges nothing, so the messages come back.
+#[tokio::test]
+async fn a_closed_pipe_stops_the_clis_without_a_panic_or_an_ack() {
+    let api = Basaltic::start(Kind::Embedded).await;
+    api.create(json!({ "name": "piped" })).await;
+    let gw = GatewayBuilder::new(Kind::Embedded)
+        .queue(QueueSpec::standard("orders"))
+        .start()
+        .await;
+    gw.send("orders", "first").await;
+    gw.send("orders", "second").await;
+    let dir = tempfile::tempdir().unwrap();
+    let env = [
+        ("EZGH_API_KEY", gw.key.as_str()),
+        ("ORG_ID", ORG),
+        ("PROJECT_ID", PROJECT),
+        ("QUEUE_ID", "orders"),
+        ("EZGH_ENDPOINT", gw.base.as_str()),
+    ];
+    let piped = shell(
+        dir.path(),
+        &format!(
+            "ezgh queues receive --max 10 --wait 1 --visibility-timeout 2 --ack {CLOSED_PIPE}"
+        ),
+        &env,
+    )
+    .await;
+    assert!(piped.stdout.contains("status 141"), "{}", piped.stdout);
+    assert!(!piped.stderr.contains("panicked"), "{}", piped.stderr);
+    assert!(
+        piped.stderr.contains("none acknowledged"),
+        "{}",
+        piped.stderr
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    let again = shell(
+        dir.path(),
+        "ezgh queues receive --max 10 --wait 2 --output json",
+        &env,
+    )
+    .await;
+    let again: Value = serde_json::from_str(&again.stdout).unwrap();
+    let counts: Vec<&Value> = again["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|message| &message["receiveCount"])
+        .collect();
+    assert_eq!(counts, [&json!(2), &json!(2)], "{again}");
+
+    let listed = shell(
+        dir.path(),
+        &format!("basaltic queue list {CLOSED_PIPE}"),
+        &[
+            ("BASALTIC_ENDPOINT", api.gw.base.as_str()),
+            ("BASALTIC_API_KEY", api.admin.as_str()),
+        ],
+    )
+    .await;
+    assert!(listed.stdout.contains("status 141"), "{}", listed.stdout);
+    assert_eq!(listed.stderr, "", "quietly");
+}
+
+/// A request that gets no answer says why (the refused connection, the certificate no root
+/// vouches for); `--cacert` (or `SSL_CERT_FILE`) trusts a private CA.
+#[tokio::test]
+async fn connection_failures_name_their_cause_and_cacert_trusts_a_private_ca() {
+    let dir = tempfile::tempdir().unwrap();
+    let refused = shell(
+        dir.path(),
+        "ezgh --endpoint http://127.0.0.1:1 queues receive --wait 0",
+        &[
+            ("EZGH_API_KEY", "sqsgw_x_y"),
+            ("ORG_ID", ORG),
+            ("PROJECT_ID", PROJECT),
+            ("QUEUE_ID", "orders"),
+        ],
+    )
+    .await;
+    assert_eq!(refused.code, Some(1));
+    assert!(
+        refused.stderr.contains("cannot reach http://127.0.0.1:1")
+            && refused.stderr.contains("Connection refused"),
+        "{}",
+        refused.stderr
+    );
+
+    let mut params = rcgen::CertificateParams::new(vec!["localhost".to_owned()]).unwrap();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "cli");
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = params.self_signed(&key).unwrap();
+    let cert_file = dir.path().join("ca.pem");
+    let key_file = dir.path().join("key.pem");
+    std::fs::write(&cert_file, cert.pem()).unwrap();
+    std::fs::write(&key_file, key.serialize_pem()).unwrap();
+    let api = Basaltic::start_configured(
+        Kind::Embedded,
+        "",
+        &format!(
+            "[server.tls]\ncertificate_file = \"{}\"\nprivate_key_file = \"{}\"\n",
+            cert_file.display(),
+            key_file.display()
+        ),
+    )
+    .await;
+    let https = api.gw.base.replace("http://127.0.0.1", "https://localhost");
+    let env = [
+        ("BASALTIC_ENDPOINT", https.as_str()),
+        ("BASALTIC_API_KEY", api.admin.as_str()),
+    ];
+    let untrusted = shell(dir.path(), "basaltic queue list", &env).await;
+    assert_eq!(untrusted.code, Some(1));
+    assert!(
+        untrusted.stderr.contains("certificate") && untrusted.stderr.contains("UnknownIssuer"),
+        "{}",
+        untrusted.stderr
+    );
+    let trusted = shell(dir.path(), "basaltic queue list --cacert ca.pem", &env).await;
+    assert_eq!(trusted.code, Some(0), "{}", trusted.stderr);
+    let ssl_cert_file = cert_file.display().to_string();
+    let by_env = shell(
+        dir.path(),
+        "basaltic queue list",
+        &[env[0], env[1], ("SSL_CERT_FILE", ssl_cert_file.as_str())],
+    )
+    .await;
+    assert_eq!(by_env.code, Some(0), "{}", by_env.stderr);
+    let bad = shell(dir.path(), "basaltic queue list --cacert key.pem", &env).await;
+    assert_eq!(bad.code, Some(2), "{}", bad.stderr);
+}
+
+/// The basaltic CLI's queue update, metrics and redrive commands, and an inspect that shows each
+/// message's state.
+#[tokio::test]
+async fn the_basaltic_cli_updates_reads_metrics_and_redrives() {
+    let api = Basaltic::start(Kind::Embedded).await;
+    let dead = api.create(json!({ "name": "cli-dead" })).await;
+    let work = api.create(json!({ "name": "cli-work" })).await;
+    let dir = tempfile::tempdir().unwrap();
+    let env = [
+        ("BASALTIC_ENDPOINT", api.gw.base.as_str()),
+        ("BASALTIC_API_KEY", api.admin.as_str()),
+    ];
+    let updated = shell(
+        dir.path(),
+        &format!(
+            "basaltic queue update {work} --settings '{{\"dead_letter_queue\": {{\"queue_id\": \"{dead}\", \"max_receive_count\": 1}}}}'"
+        ),
+        &env,
+    )
+    .await;
+    assert_eq!(updated.code, Some(0), "{}", updated.stderr);
+    assert!(
+        updated.stdout.contains(&dead) && updated.stdout.contains("max_receive_count"),
+        "{}",
+        updated.stdout
+    );
+    let not_json = shell(
+        dir.path(),
+        &format!("basaltic queue update {work} --settings nope"),
+        &env,
+    )
+    .await;
+    assert_eq!(not_json.code, Some(2), "{}", not_json.stderr);
+
+    api.send(&work, r#"{"body": "one"}"#).await;
+    assert_eq!(
+        api.receive(&work, r#"{"visibility_timeout_seconds": 1}"#)
+            .await
+            .len(),
+        1
+    );
+    let leased = shell(
+        dir.path(),
+        &format!("basaltic queue message inspect {work}"),
+        &env,
+    )
+    .await;
+    assert_eq!(leased.code, Some(0), "{}", leased.stderr);
+    assert!(
+        leased.stdout.contains("receive count 1  state in_flight"),
+        "{}",
+        leased.stdout
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    assert!(api.receive(&work, "{}").await.is_empty(), "dead-lettered");
+    let dead_lettered = shell(
+        dir.path(),
+        &format!("basaltic queue message inspect {dead}"),
+        &env,
+    )
+    .await;
+    assert!(
+        dead_lettered.stdout.contains("state visible")
+            && dead_lettered.stdout.contains("body: one"),
+        "{}",
+        dead_lettered.stdout
+    );
+
+    let started = shell(
+        dir.path(),
+        &format!("basaltic queue redrive start {dead} --max-per-second 10 --output json"),
+        &env,
+    )
+    .await;
+    assert_eq!(started.code, Some(0), "{}", started.stderr);
+    let started: Value = serde_json::from_str(&started.stdout).unwrap();
+    assert!(started["result"]["status"].is_string(), "{started}");
+    let mut back = Vec::new();
+    for _ in 0..50 {
+        back = api.receive(&work, "{}").await;
+        if !back.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    assert_eq!(back[0]["body"], "one", "moved back");
+    // The task ends once it has seen the queue empty.
+    let mut listed = String::new();
+    for _ in 0..50 {
+        let run = shell(
+            dir.path(),
+            &format!("basaltic queue redrive list {dead}"),
+            &env,
+        )
+        .await;
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        listed = run.stdout;
+        if listed.contains("status completed") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    assert!(
+        listed.contains("status completed") && listed.contains("moved 1"),
+        "{listed}"
+    );
+    let cancel = shell(
+        dir.path(),
+        &format!("basaltic queue redrive cancel {dead}"),
+        &env,
+    )
+    .await;
+    assert_eq!(cancel.code, Some(1), "none runs: {}", cancel.stdout);
+    assert!(cancel.stderr.contains("conflict"), "{}", cancel.stderr);
+
+    let metrics = shell(
+        dir.path(),
+        &format!("basaltic queue metrics {work} --output json"),
+        &env,
+    )
+    .await;
+    assert_eq!(metrics.code, Some(0), "{}", metrics.stderr);
+    let metrics: Value = serde_json::from_str(&metrics.stdout).unwrap();
+    assert!(metrics["samples"].is_array(), "{metrics}");
+    let text = shell(dir.path(), &format!("basaltic queue metrics {work}"), &env).await;
+    assert!(
+        text.stdout
+            .starts_with(&format!("every {} s; ", metrics["interval_seconds"])),
+        "{}",
+        text.stdout
+    );
+    let since = shell(
+        dir.path(),
+        &format!("basaltic queue metrics {work} --since yesterday"),
+        &env,
+    )
+    .await;
+    assert_eq!(since.code, Some(1), "{}", since.stderr);
+}
+
+/// `--help` shows the connection flags apart from a command's own.
+#[tokio::test]
+async fn help_groups_the_connection_flags_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    for line in [
+        "ezgh queues receive --help",
+        "basaltic queue message receive --help",
+    ] {
+        let help = shell(dir.path(), line, &[]).await;
+        assert_eq!(help.code, Some(0), "{}", help.stderr);
+        let (own, connection) = help
+            .stdout
+            .split_once("Connection (every command")
+            .unwrap_or_else(|| panic!("{line}: {}", help.stdout));
+        assert!(own.contains("--max"), "{line}: {}", help.stdout);
+        assert!(
+            connection.contains("--endpoint") && connection.contains("--cacert"),
+            "{line}: {}",
+            help.stdout
+        );
+        assert!(!connection.contains("--max "), "{line}: {}", help.stdout);
+    }
+}

@@ -59,6 +59,24 @@ impl Http {
         self.status(request)
     }
 
+    /// The names basaltic's `GET /v1/queues` lists to `key`.
+    fn basaltic_queue_names(&self, key: &str) -> Vec<String> {
+        let request = self
+            .client
+            .get(format!("{}/v1/queues", self.base))
+            .bearer_auth(key);
+        let listed: serde_json::Value = self
+            .runtime
+            .block_on(async { request.send().await?.json().await })
+            .unwrap();
+        listed["queues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|queue| queue["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
     /// The status of the sombus admin API's connection list of `workspace` with `key`.
     fn admin(&self, key: &str, workspace: &str) -> u16 {
         let request = self
@@ -495,5 +513,52 @@ fn a_sigv4_credential_added_or_changed_signs_after_sighup() {
     assert!(old.is_err(), "the old secret still signs: {old:?}");
     let removed = http.list_queues("AKIDSECOND", second_secret);
     assert!(removed.is_err(), "the removed key still signs: {removed:?}");
+    stop(gateway);
+}
+
+/// On a config of one's own, basaltic keys see only the queues made through basaltic, and the
+/// start-up log says what to set; `basaltic.all_queues` set in the file applies on the reload
+/// (the configured queue is listed), with no restart asked for.
+#[test]
+fn basaltic_all_queues_is_applied_by_a_reload() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gateway.toml");
+    let receipt = sqs_gateway::core::handle::Keyring::generate_key();
+    let key = generate_key();
+    std::fs::write(&path, config_text(1, &receipt, "", &[basaltic_entry(&key)])).unwrap();
+    let (gateway, http) = serve_config(&path);
+    assert!(http.basaltic_queue_names(&key.key).is_empty());
+    assert!(
+        gateway
+            .stderr()
+            .contains("set [basaltic] all_queues = true to show those"),
+        "{}",
+        gateway.stderr()
+    );
+    rewrite(
+        &path,
+        &config_text(
+            1,
+            &receipt,
+            "",
+            &[format!(
+                "[basaltic]\nall_queues = true\n\n{}",
+                basaltic_entry(&key)
+            )],
+        ),
+    );
+    eventually(&gateway, "the configured queue is listed", || {
+        http.basaltic_queue_names(&key.key) == ["orders"]
+    });
+    assert!(
+        gateway.stderr().contains("basaltic.all_queues changed"),
+        "{}",
+        gateway.stderr()
+    );
+    assert!(
+        !gateway.stderr().contains("need a restart"),
+        "{}",
+        gateway.stderr()
+    );
     stop(gateway);
 }
