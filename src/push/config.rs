@@ -212,10 +212,14 @@ impl PushConfig {
                     "must be 1 to 64 letters, digits, - and _",
                 ));
             }
-            if !names.insert(name.as_str()) {
+            // Names are scoped by queue: one name may serve several queues.
+            if !names.insert((subscription.queue.as_str(), name.as_str())) {
                 return Err(ConfigError::invalid(
                     field("name"),
-                    format!("`{name}` is listed twice"),
+                    format!(
+                        "`{name}` is listed twice for queue `{}`",
+                        subscription.queue
+                    ),
                 ));
             }
             if subscription.queue.is_empty() {

@@ -76,24 +76,25 @@ impl PerAddress {
     }
 
     /// Makes room for `newcomer` (already entered) when every slot is taken: tells the oldest
-    /// idle connection of the address holding the most to close, if that address holds more
-    /// connections than the newcomer's will. `false` when there is none to evict.
+    /// idle connection of the address holding the most to close (the next address down when
+    /// none of its connections is idle), among the addresses holding more connections than the
+    /// newcomer's will. `false` when there is none to evict.
     pub(super) fn evict_for(&self, newcomer: &AddressSlot) -> bool {
         let open = self.lock();
         let newcomers = open.get(&newcomer.address).map_or(0, Vec::len);
-        let most = open
+        let mut others: Vec<&Vec<Arc<Tenure>>> = open
             .iter()
             .filter(|(address, _)| **address != newcomer.address)
-            .max_by_key(|(_, held)| held.len());
-        let Some((_, held)) = most else {
-            return false;
-        };
-        // Evicting from an address that holds no more than the newcomer's would only move the
-        // imbalance: the shares even out instead.
-        if held.len() <= newcomers {
-            return false;
-        }
-        match held.iter().find(|tenure| tenure.idle()) {
+            .map(|(_, held)| held)
+            // Evicting from an address that holds no more than the newcomer's would only move
+            // the imbalance: the shares even out instead.
+            .filter(|held| held.len() > newcomers)
+            .collect();
+        others.sort_by_key(|held| std::cmp::Reverse(held.len()));
+        let victim = others
+            .into_iter()
+            .find_map(|held| held.iter().find(|tenure| tenure.idle()));
+        match victim {
             Some(victim) => {
                 victim.evicted.cancel();
                 true
@@ -225,6 +226,38 @@ mod tests {
         assert!(
             !table.evict_for(&crowd),
             "no other address holds more than the newcomer's (four)"
+        );
+    }
+
+    #[test]
+    fn an_address_keeping_every_connection_busy_leaves_the_next_one_down_to_evict() {
+        let table = PerAddress::new(10);
+        let busy: Vec<AddressSlot> = (0..3)
+            .map(|_| table.enter(ip("192.0.2.1")).unwrap())
+            .collect();
+        for slot in &busy {
+            slot.tenure().request_started();
+        }
+        let idle = table.enter(ip("192.0.2.2")).unwrap();
+        let idle_too = table.enter(ip("192.0.2.2")).unwrap();
+        let newcomer = table.enter(ip("192.0.2.3")).unwrap();
+        newcomer.tenure().request_started();
+        assert!(table.evict_for(&newcomer));
+        assert!(
+            busy.iter()
+                .all(|slot| !slot.tenure().evicted().is_cancelled())
+        );
+        assert!(
+            idle.tenure().evicted().is_cancelled(),
+            "the oldest idle connection of the next address down goes"
+        );
+        let another = table.enter(ip("192.0.2.4")).unwrap();
+        assert!(table.evict_for(&another));
+        assert!(idle_too.tenure().evicted().is_cancelled());
+        let last = table.enter(ip("192.0.2.5")).unwrap();
+        assert!(
+            !table.evict_for(&last),
+            "busy connections, and those already told to close, are not idle"
         );
     }
 }

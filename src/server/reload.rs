@@ -278,7 +278,8 @@ impl KeyReload {
                 if all_queues {
                     "every queue the other APIs reach too"
                 } else {
-                    "only the queues made through basaltic"
+                    "only the queues basaltic made under its reserved names (those it made under \
+                     their own names while all_queues was on are out of its reach until it is on again)"
                 }
             );
         }

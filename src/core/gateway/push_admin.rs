@@ -100,7 +100,8 @@ impl Gateway {
     }
 
     /// The push subscriptions of `queue` made at run time (none where none can be); a caller
-    /// that may not manage them sees each endpoint's scheme, host and port only.
+    /// that may not manage them (as [`Self::push_admin_for`] judges) sees each endpoint's
+    /// scheme, host and port only.
     pub async fn managed_push_subscriptions(
         &self,
         caller: &Caller,
@@ -111,10 +112,14 @@ impl Gateway {
             return Ok(Vec::new());
         };
         let mut managed = admin.list(queue).await?;
-        if self
-            .allowed(caller, Operation::ManageSubscriptions, queue)
-            .is_err()
-        {
+        let manages = [
+            Operation::ManageSubscriptions,
+            Operation::Receive,
+            Operation::Acknowledge,
+        ]
+        .into_iter()
+        .all(|operation| self.allowed(caller, operation, queue).is_ok());
+        if !manages {
             for one in &mut managed {
                 one.endpoint = crate::core::push::endpoint_for_readers(&one.endpoint);
             }

@@ -78,6 +78,13 @@ impl Sampling {
 }
 
 impl Gateway {
+    /// Whether `/metrics` may name `queue` (and what belongs to it): a queue of the gateway's
+    /// own naming, or any with `metrics.name_reserved_queues`; a tenant's reserved queue is
+    /// summed under [`RESERVED_DEPTH_LABEL`] otherwise, so an open scrape names no tenant.
+    pub fn names_in_metrics(&self, queue: &str) -> bool {
+        !queue.starts_with(RESERVED_QUEUE_PREFIX) || self.sampling.name_reserved
+    }
+
     /// Samples what gauges show: the ledger, the backend's disk store, and the depth of the
     /// queues [`Sampling`] chooses, read as [`Gateway::read_counts`] does, all by `until`; a
     /// queue the backend cannot count in time keeps its last value this time.
@@ -110,7 +117,7 @@ impl Gateway {
             let Some(Some(stats)) = stats else {
                 continue;
             };
-            if name.starts_with(RESERVED_QUEUE_PREFIX) && !self.sampling.name_reserved {
+            if !self.names_in_metrics(name) {
                 let sum = reserved.get_or_insert_with(QueueStats::default);
                 sum.visible += stats.visible;
                 sum.in_flight += stats.in_flight;

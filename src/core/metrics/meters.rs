@@ -397,11 +397,18 @@ impl Meters {
 
     /// One push subscription's series (labels `queue` and `subscription`: names are scoped by
     /// queue), registered now (each of `outcomes` at zero), so its deliveries register nothing.
-    /// The first [`PUSH_LABELLED_MOST`] subscriptions have series of their own; those after
-    /// share [`PUSH_OTHERS_LABEL`] (counters and latencies summed, no gauges), so making
-    /// subscriptions cannot grow the scrape without bound.
-    pub fn push(&self, queue: &str, subscription: &str, outcomes: &[&'static str]) -> PushMeters {
-        let own = {
+    /// The first [`PUSH_LABELLED_MOST`] subscriptions that may be `named` have series of their
+    /// own; those after, and those of queues the scrape may not name, share
+    /// [`PUSH_OTHERS_LABEL`] (counters and latencies summed, no gauges), so making
+    /// subscriptions cannot grow the scrape without bound nor name a tenant.
+    pub fn push(
+        &self,
+        queue: &str,
+        subscription: &str,
+        named: bool,
+        outcomes: &[&'static str],
+    ) -> PushMeters {
+        let own = named && {
             let mut labelled = self
                 .push_labelled
                 .lock()

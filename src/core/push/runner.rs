@@ -49,6 +49,7 @@ pub fn start(
         meters: gateway.meters().push(
             &subscription.queue,
             &subscription.name,
+            gateway.names_in_metrics(&subscription.queue),
             &super::Pushed::OUTCOMES,
         ),
         subscription: Arc::new(subscription),
@@ -121,6 +122,7 @@ impl Runner {
                 Err(error) => {
                     if let Some(count) = failing.due() {
                         tracing::warn!(
+                            queue = self.subscription.queue,
                             subscription = self.subscription.name,
                             error = %error.message,
                             count,
@@ -207,6 +209,7 @@ impl Posting {
             Pushed::Held => Ok(Vec::new()),
             Pushed::Gone => {
                 tracing::warn!(
+                    queue = subscription.queue,
                     subscription = subscription.name,
                     "push subscription disabled: its endpoint answered 410 Gone"
                 );
@@ -222,6 +225,7 @@ impl Posting {
             Pushed::TimedOut | Pushed::Unreachable | Pushed::Forbidden => {
                 if pushed == Pushed::Forbidden {
                     tracing::warn!(
+                        queue = subscription.queue,
                         subscription = subscription.name,
                         "push subscription: the endpoint's address is not one the gateway may reach (push.allow_private_networks)"
                     );
@@ -232,6 +236,7 @@ impl Posting {
         };
         if let Err(error) = settled {
             tracing::warn!(
+                queue = subscription.queue,
                 subscription = subscription.name,
                 error = %error.message,
                 "push subscription: a delivery could not be settled; it comes back when its lease ends"

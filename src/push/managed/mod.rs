@@ -322,6 +322,7 @@ impl Manager {
             }
             Err(because) => {
                 tracing::error!(
+                    queue = record.queue,
                     subscription = record.name,
                     because,
                     "push subscription made through the API cannot run"
@@ -481,12 +482,14 @@ impl Manager {
         Ok(())
     }
 
-    fn check(&self, settings: &Settings) -> Result<(), GatewayError> {
+    /// Checks `settings` as the config's are; a URL given now (`new_url`) must also not name a
+    /// host the guard refuses (one set before stays changeable: it can be disabled or fixed).
+    fn check(&self, settings: &Settings, new_url: bool) -> Result<(), GatewayError> {
         check_settings(settings, self.parts.allow_private_networks)
             .map_err(|(field, message)| refused(field, &message))?;
         let names_a_refused_host =
             url::Url::parse(&settings.url).is_ok_and(|url| super::names_a_refused_host(&url));
-        if names_a_refused_host && !self.parts.allow_private_networks {
+        if new_url && names_a_refused_host && !self.parts.allow_private_networks {
             return Err(refused(
                 "url",
                 "names a host push may not reach (loopback, private, link-local and the like; \
@@ -549,6 +552,22 @@ fn audit_line(
     }
 }
 
+/// `detail` with each endpoint in it as readers see it: lines written before paths were hidden
+/// carry them.
+fn detail_for_readers(detail: &str) -> String {
+    detail
+        .split("; ")
+        .map(|part| match part.split_once("endpoint ") {
+            Some((before, url)) if url::Url::parse(url).is_ok() => format!(
+                "{before}endpoint {}",
+                crate::core::push::endpoint_for_readers(url)
+            ),
+            _ => part.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// The endpoint as the audit trail (and so the log) shows it: scheme, host and port.
 fn shown(url: &str) -> String {
     url::Url::parse(url).map_or_else(|_| "(not a URL)".to_owned(), |url| describe_url(&url))
@@ -566,7 +585,7 @@ impl SubscriptionAdmin for Arc<Manager> {
         if !valid_name(name) {
             return Err(refused("name", "must be 1 to 64 letters, digits, - and _"));
         }
-        self.check(&settings)?;
+        self.check(&settings, true)?;
         if self
             .parts
             .configured
@@ -657,7 +676,7 @@ impl SubscriptionAdmin for Arc<Manager> {
         if let Some(hold) = change.hold_on_202 {
             settings.hold_on_202 = hold;
         }
-        self.check(&settings)?;
+        self.check(&settings, change.url.is_some())?;
         let now = gateway.now();
         record.set_settings(settings);
         match change.enabled {
@@ -777,6 +796,35 @@ impl SubscriptionAdmin for Arc<Manager> {
             .audit(queue, limit.clamp(1, MOST_AUDIT_PAGE + 1), before)
             .await
             .map_err(store_error)?;
-        Ok(lines.into_iter().map(AuditEntry::from).collect())
+        Ok(lines
+            .into_iter()
+            .map(|mut line| {
+                line.detail = detail_for_readers(&line.detail);
+                AuditEntry::from(line)
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::detail_for_readers;
+
+    #[test]
+    fn old_audit_lines_show_no_endpoint_path() {
+        assert_eq!(
+            detail_for_readers(
+                "changed url, timeout_seconds; endpoint https://hooks.slack.com/services/T1/B2/secret; enabled"
+            ),
+            "changed url, timeout_seconds; endpoint https://hooks.slack.com/…; enabled"
+        );
+        assert_eq!(
+            detail_for_readers("endpoint https://hooks.example.com/…"),
+            "endpoint https://hooks.example.com/…"
+        );
+        assert_eq!(
+            detail_for_readers("the replaced secret signs for 60 s"),
+            "the replaced secret signs for 60 s"
+        );
     }
 }

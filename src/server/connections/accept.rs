@@ -104,16 +104,28 @@ pub async fn serve(
                 shutdown: shutdown.clone(),
                 tenure: None,
             };
-            let (tls, open) = (tls.clone(), Arc::clone(&open));
+            let (tls, open, refusing) = (tls.clone(), Arc::clone(&open), Arc::clone(&refusing));
             connections.spawn(async move {
                 let (slot, permit) = match admitted {
                     Admitted::Now(slot, permit) => (slot, permit),
                     // The evicted connection gives its slot back as it closes; a newcomer that
-                    // does not get one in time is dropped.
+                    // does not get one in time is refused as when none could be evicted.
                     Admitted::AfterEviction(slot) => {
-                        match tokio::time::timeout(EVICTION_WAIT, open.acquire_owned()).await {
+                        // Waiting, it is no idle connection another newcomer could evict.
+                        let tenure = slot.tenure();
+                        tenure.request_started();
+                        let freed = tokio::time::timeout(EVICTION_WAIT, open.acquire_owned()).await;
+                        tenure.request_ended();
+                        match freed {
                             Ok(Ok(permit)) => (slot, permit),
-                            _ => return,
+                            _ => {
+                                drop(slot);
+                                if let Ok(permit) = refusing.try_acquire_owned() {
+                                    connection.refusing().start(stream, tls).await;
+                                    drop(permit);
+                                }
+                                return;
+                            }
                         }
                     }
                 };
@@ -131,16 +143,13 @@ pub async fn serve(
             let connection = Connection {
                 router: router.clone(),
                 edge: edge.clone(),
-                settings: ConnectionSettings {
-                    header_timeout: REFUSAL_TIMEOUT,
-                    idle_timeout: REFUSAL_TIMEOUT,
-                    ..settings
-                },
+                settings,
                 peer,
-                refuse: true,
+                refuse: false,
                 shutdown: shutdown.clone(),
                 tenure: None,
-            };
+            }
+            .refusing();
             let tls = tls.clone();
             connections.spawn(async move {
                 connection.start(stream, tls).await;
@@ -158,6 +167,23 @@ pub async fn serve(
     connections.close();
     connections.wait().await;
     Ok(())
+}
+
+impl Connection {
+    /// This connection as one refused for a limit: answered 503 in its dialect's shape, with
+    /// short timeouts, then closed.
+    fn refusing(self) -> Self {
+        Self {
+            settings: ConnectionSettings {
+                header_timeout: REFUSAL_TIMEOUT,
+                idle_timeout: REFUSAL_TIMEOUT,
+                ..self.settings
+            },
+            refuse: true,
+            tenure: None,
+            ..self
+        }
+    }
 }
 
 /// A connection let in: with its slots now, or once the idle connection evicted for it closed.

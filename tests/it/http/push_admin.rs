@@ -925,9 +925,17 @@ async fn a_url_naming_a_refused_address_is_refused_when_made() {
 async fn an_endpoint_s_path_is_shown_only_to_its_managers() {
     let receiver = Receiver::start().await;
     let (toml, admin_key, reader_key) = keys();
-    let gw = gateway(Kind::Embedded, &toml).await;
+    // May manage the queue but not consume it, so not manage its subscriptions.
+    let half = sqs_gateway::credentials::api_keys::generate_key();
+    let gw = gateway(
+        Kind::Embedded,
+        &format!(
+            "{toml}\n[[basaltic.keys]]\nid = \"{}\"\nhash = \"{}\"\ngrants = {{ \"*\" = [\"manage_queues\", \"read_metrics\"] }}\n",
+            half.id, half.hash
+        ),
+    )
+    .await;
     let admin = Admin::new(&gw, &admin_key, "orders");
-    let reader = Admin::new(&gw, &reader_key, "orders");
     let url = format!("{}/T0001/B0002/XXSECRETPATHTOKEN?token=q1", receiver.url);
     let (code, made) = admin.create(json!({ "name": "hook", "url": url })).await;
     assert_eq!(code, 201, "{made}");
@@ -935,15 +943,17 @@ async fn an_endpoint_s_path_is_shown_only_to_its_managers() {
     assert_eq!(made["subscription"]["endpoint"], without_query, "{made}");
     assert!(wait_for_board(&gw, "hook", true).await);
     let origin = receiver.url.split("/hook").next().unwrap();
-    let read = reader.list().await;
-    let text = read.to_string();
-    assert!(
-        !text.contains("XXSECRETPATHTOKEN") && !text.contains("q1"),
-        "{text}"
-    );
-    let hook = &read["subscriptions"][0];
-    assert_eq!(hook["endpoint"], format!("{origin}/…"), "{read}");
-    assert_eq!(hook["managed"]["endpoint"], format!("{origin}/…"), "{read}");
+    for key in [&reader_key, &half.key] {
+        let read = Admin::new(&gw, key, "orders").list().await;
+        let text = read.to_string();
+        assert!(
+            !text.contains("XXSECRETPATHTOKEN") && !text.contains("q1"),
+            "{text}"
+        );
+        let hook = &read["subscriptions"][0];
+        assert_eq!(hook["endpoint"], format!("{origin}/…"), "{read}");
+        assert_eq!(hook["managed"]["endpoint"], format!("{origin}/…"), "{read}");
+    }
     let managed = admin.list().await;
     let hook = &managed["subscriptions"][0];
     assert_eq!(hook["endpoint"], without_query, "{managed}");
@@ -1131,6 +1141,76 @@ async fn a_record_kept_by_name_alone_on_redis_is_keyed_anew() {
     assert_eq!(
         admin.list().await["subscriptions"][0]["managed"]["max_concurrency"],
         3
+    );
+    gw.stop().await;
+}
+
+/// A tenant's queue (made through basaltic, under a reserved name) is not named on the open
+/// `/metrics`, nor are its subscriptions: their series share `sqsgw_*`.
+#[tokio::test]
+async fn a_tenant_queue_s_subscriptions_are_not_named_on_metrics() {
+    let receiver = Receiver::start().await;
+    let (toml, admin_key, _) = keys();
+    let gw = gateway(
+        Kind::Embedded,
+        &toml.replace("all_queues = true", "all_queues = false"),
+    )
+    .await;
+    let made = gw
+        .http
+        .post(format!("{}/v1/queues", gw.base))
+        .bearer_auth(&admin_key)
+        .json(&json!({ "name": "tenant-orders" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(made.status().as_u16(), 201);
+    let made: Value = made.json().await.unwrap();
+    let base = format!(
+        "{}/v1/queues/{}",
+        gw.base,
+        made["result"]["id"].as_str().unwrap()
+    );
+    let admin = Admin {
+        gw: &gw,
+        key: admin_key.clone(),
+        base: base.clone(),
+    };
+    let (code, body) = admin
+        .create(json!({ "name": "tenant-hook", "url": receiver.url }))
+        .await;
+    assert_eq!(code, 201, "{body}");
+    let sent = gw
+        .http
+        .post(format!("{base}/messages"))
+        .bearer_auth(&admin_key)
+        .json(&json!({ "body": "for the tenant" }))
+        .send()
+        .await
+        .unwrap();
+    assert!(sent.status().is_success());
+    receiver.wait_for(1, Duration::from_secs(20)).await;
+    let shared = "sqsgw_push_deliveries_total{queue=\"sqsgw_*\",subscription=\"sqsgw_*\",outcome=\"accepted\"} 1";
+    let mut scrape = String::new();
+    for _ in 0..50 {
+        scrape = gw
+            .http
+            .get(format!("{}/metrics", gw.base))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        if scrape.contains(shared) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(scrape.contains(shared), "{scrape}");
+    assert!(
+        !scrape.contains("tenant-hook") && !scrape.contains("tenant-orders"),
+        "{scrape}"
     );
     gw.stop().await;
 }
