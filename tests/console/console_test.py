@@ -249,6 +249,9 @@ def t_signin_refused(page):
 
 
 def t_signin(page):
+    # Where a newcomer finds a key, and that the banner's consumer key is not one.
+    expect(tid(page, "signin-where")).to_contain_text("sqs-gateway-data/basaltic-key")
+    expect(tid(page, "signin-where")).to_contain_text("ezgh")
     tid(page, "signin-key").fill(ADMIN)
     tid(page, "signin-submit").click()
     expect(tid(page, "queue-table")).to_be_visible()

@@ -474,6 +474,8 @@ const EXIT_RUNTIME: u8 = 1;
 #[derive(Debug, Parser)]
 #[command(
     name = "sqs-gateway-bench",
+    // Run as `sqs-gateway bench`, the documented way: its usage says so.
+    bin_name = "sqs-gateway bench",
     version,
     about = "Measure what users feel over HTTP, against baselines of the same run: the SQS endpoint (aws-sdk-sqs) against LocalStack and the proxy's cost, ezgh receive+ack against a bare handler, idle long polls, the state in Redis, replicas, and backlogs (memory per million, reopen time); with the targets",
     args_conflicts_with_subcommands = true

@@ -469,6 +469,10 @@ function renderSignIn() {
     h('p', {}, 'Sign in with a basaltic API key. The console keeps it in this browser tab only ' +
       '(sessionStorage, gone when the tab closes) and sends it only to this gateway’s API; what you can ' +
       'do here is what the key may do.'),
+    h('p', { class: 'hint', testid: 'signin-where' }, 'A zero-config gateway keeps one with every permission ' +
+      'in sqs-gateway-data/basaltic-key; others are made with ' +
+      'sqs-gateway new-basaltic-key. The consumer API key the gateway prints on its first start is an ezgh ' +
+      'key, not a basaltic one.'),
     field('API key', input),
     h('div', { class: 'actions' }, submit));
   form.addEventListener('submit', async (event) => {

@@ -1007,4 +1007,11 @@ async fn help_groups_the_connection_flags_apart() {
         );
         assert!(!connection.contains("--max "), "{line}: {}", help.stdout);
     }
+    let bench = shell(dir.path(), "sqs-gateway bench --help", &[]).await;
+    assert_eq!(bench.code, Some(0), "{}", bench.stderr);
+    assert!(
+        bench.stdout.contains("Usage: sqs-gateway bench"),
+        "{}",
+        bench.stdout
+    );
 }

@@ -85,7 +85,9 @@ async fn samples(gw: &TestGateway, key: &str, id: &str) -> Vec<Value> {
     got.body["samples"].as_array().unwrap().clone()
 }
 
-/// Reads `gw` until its samples pass `check` (within 30 s).
+/// Reads `gw` until its samples pass `check` (within 120 s: the shared LocalStack holds every
+/// test's basaltic queues, and one count at a time reaches a given queue every few rounds on a
+/// loaded machine).
 async fn wait_until(
     gw: &TestGateway,
     key: &str,
@@ -94,7 +96,7 @@ async fn wait_until(
     check: impl Fn(&[Value]) -> bool,
 ) -> Vec<Value> {
     let mut last = Vec::new();
-    for _ in 0..150 {
+    for _ in 0..600 {
         last = samples(gw, key, id).await;
         if check(&last) {
             return last;
