@@ -25,8 +25,8 @@ pub enum BackendError {
     /// The backend cannot be reached, timed out, or is throttling.
     #[error("backend unavailable: {0}")]
     Unavailable(String),
-    /// A queue of that name exists with other settings.
-    #[error("queue exists with other attributes: {0}")]
+    /// A queue of that name exists with other settings; the text is SQS's, written for clients.
+    #[error("{0}")]
     AlreadyExists(String),
     /// The request breaks a rule the backend checks itself; the text is the adapter's own,
     /// written for clients (no backend answer quoted).
@@ -58,11 +58,10 @@ impl From<BackendError> for GatewayError {
             BackendError::Unavailable(_) => {
                 GatewayError::unavailable(DEFAULT_RETRY_AFTER).with_source(error)
             }
-            BackendError::AlreadyExists(_) => GatewayError::new(
-                ErrorKind::AlreadyExists,
-                "A queue already exists with the same name and different attributes",
-            )
-            .with_source(error),
+            // The backend's words: SQS's, naming the attribute that differs.
+            BackendError::AlreadyExists(message) => {
+                GatewayError::new(ErrorKind::AlreadyExists, message)
+            }
             BackendError::Invalid(message) => GatewayError::invalid_request(message),
             BackendError::Rejected(_) => GatewayError::invalid_request(
                 "the queue service refused the request; check its parameters",

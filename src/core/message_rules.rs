@@ -22,20 +22,41 @@ pub fn allowed_char(c: char) -> bool {
 /// queue's setting).
 pub fn check_message(message: &OutgoingMessage) -> Result<(), EntryError> {
     check_body(&message.body)?;
-    check_deduplication_id(message.deduplication_id.as_deref())?;
+    check_fifo_id("MessageGroupId", message.group_id.as_deref())?;
+    check_fifo_id(
+        "MessageDeduplicationId",
+        message.deduplication_id.as_deref(),
+    )?;
     check_attributes(&message.attributes)
 }
 
-/// SQS's rule for a deduplication id, when one is given: 1 to 128 characters, letters, digits and
-/// punctuation (printable ASCII, no spaces). The id is kept for 5 minutes per queue, so an
-/// unbounded one would be unbounded memory.
-fn check_deduplication_id(id: Option<&str>) -> Result<(), EntryError> {
+/// SQS's refusal of a FIFO message with no group id.
+pub const MISSING_GROUP_ID: &str = "The request must contain the parameter MessageGroupId.";
+
+/// SQS's refusal of a FIFO message with no deduplication id on a queue without content-based
+/// deduplication.
+pub const MISSING_DEDUPLICATION_ID: &str = "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly";
+
+/// SQS's rule for a group or deduplication id, when one is given: 1 to 128 characters, letters,
+/// digits and punctuation (printable ASCII, no spaces). A deduplication id is kept for 5 minutes
+/// per queue, so an unbounded one would be unbounded memory.
+pub fn check_fifo_id(parameter: &str, id: Option<&str>) -> Result<(), EntryError> {
     match id {
-        Some(id) if !valid_fifo_id(id) => Err(EntryError::invalid(
-            "MessageDeduplicationId must be 1 to 128 letters, digits or punctuation characters",
-        )),
+        Some(id) if !valid_fifo_id(id) => {
+            let shown: String = id.chars().take(128).collect();
+            Err(EntryError::invalid(format!(
+                "Value {shown} for parameter {parameter} is invalid. Reason: {parameter} can only include alphanumeric and punctuation characters. 1 to 128 in length."
+            )))
+        }
         _ => Ok(()),
     }
+}
+
+/// SQS's refusal of a message over the queue's maximum size, `max` bytes.
+pub fn too_long(max: usize) -> EntryError {
+    EntryError::invalid(format!(
+        "One or more parameters are invalid. Reason: Message must be shorter than {max} bytes."
+    ))
 }
 
 /// SQS's rule for a FIFO message's group and deduplication ids: 1 to 128 letters, digits or
@@ -83,7 +104,7 @@ pub fn check_body(body: &str) -> Result<(), EntryError> {
     if body.is_empty() {
         return Err(EntryError::new(
             EntryErrorKind::MissingParameter,
-            "the message body must not be empty",
+            "The request must contain the parameter MessageBody.",
         ));
     }
     match body.chars().find(|c| !allowed_char(*c)) {

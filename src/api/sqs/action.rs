@@ -61,6 +61,12 @@ impl SqsAction {
             .find(|action| action.name() == name)
     }
 
+    /// Whether a Query request may name the action at a queue's URL: as SQS, creating and
+    /// listing queues are the service endpoint's alone.
+    pub(super) fn valid_at_queue_url(self) -> bool {
+        !matches!(self, SqsAction::CreateQueue | SqsAction::ListQueues)
+    }
+
     /// What the action needs of the caller; `None` for the actions the gateway knows but does not
     /// serve (queue policies: access is the gateway's own grants).
     pub(super) fn operation(self) -> Option<Operation> {

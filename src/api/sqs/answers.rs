@@ -51,6 +51,8 @@ pub(super) struct QueueUrl {
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub(super) struct QueueUrls {
+    /// SQS leaves out an empty list.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub queue_urls: Vec<String>,
     /// Where the next page starts, when there is one and the caller asked for pages.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -121,6 +123,8 @@ pub(super) struct Failed {
 #[serde(rename_all = "PascalCase")]
 pub(super) struct BatchResult {
     pub successful: Vec<Successful>,
+    /// SQS leaves out an empty list.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failed: Vec<Failed>,
 }
 

@@ -57,7 +57,7 @@ impl SqsError {
     pub(super) fn missing_parameter(name: &str) -> Self {
         Self::sender(
             "MissingParameter",
-            format!("the request must contain the parameter {name}"),
+            format!("The request must contain the parameter {name}."),
         )
     }
 
@@ -149,10 +149,20 @@ impl From<GatewayError> for SqsError {
     }
 }
 
+/// The JSON 1.0 `__type` of an error code: SQS names two of its shapes apart from the code the
+/// Query protocol and `x-amzn-query-error` carry.
+fn json_type(code: &'static str) -> &'static str {
+    match code {
+        "InvalidParameterValue" => "InvalidParameterValueException",
+        "MissingParameter" => "MissingRequiredParameterException",
+        other => other,
+    }
+}
+
 impl IntoResponse for SqsError {
     fn into_response(self) -> Response {
         let body = serde_json::json!({
-            "__type": format!("com.amazonaws.sqs#{}", self.code),
+            "__type": format!("com.amazonaws.sqs#{}", json_type(self.code)),
             "message": self.message,
         });
         let mut response = (self.status, body.to_string()).into_response();

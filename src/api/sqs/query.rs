@@ -255,10 +255,16 @@ pub(super) fn render_answer(action: SqsAction, answer: &SqsAnswer, request_id: &
 /// Renders an error in the Query protocol's shape, with its Query code.
 pub(super) fn render_error(error: &SqsError, request_id: &str) -> String {
     let fault = if error.sender { "Sender" } else { "Receiver" };
+    // The Query protocol words a missing queue as SQS's XML API always has.
+    let message = if error.query_code == "AWS.SimpleQueueService.NonExistentQueue" {
+        "The specified queue does not exist for this wsdl version."
+    } else {
+        &error.message
+    };
     format!(
         "<?xml version=\"1.0\"?><ErrorResponse xmlns=\"{XMLNS}\"><Error><Type>{fault}</Type><Code>{}</Code><Message>{}</Message><Detail/></Error><RequestId>{}</RequestId></ErrorResponse>",
         escape(error.query_code),
-        escape(&error.message),
+        escape(message),
         escape(request_id)
     )
 }
@@ -604,7 +610,7 @@ mod tests {
             render_error(&SqsError::queue_does_not_exist(), "req-3"),
             format!(
                 "{HEAD}<ErrorResponse xmlns=\"http://queue.amazonaws.com/doc/2012-11-05/\"><Error><Type>Sender</Type>\
-                <Code>AWS.SimpleQueueService.NonExistentQueue</Code><Message>The specified queue does not exist.</Message>\
+                <Code>AWS.SimpleQueueService.NonExistentQueue</Code><Message>The specified queue does not exist for this wsdl version.</Message>\
                 <Detail/></Error><RequestId>req-3</RequestId></ErrorResponse>"
             )
         );

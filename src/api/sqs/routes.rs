@@ -182,6 +182,15 @@ async fn handle(
 ) -> Response {
     let request_id = uuid::Uuid::new_v4().to_string();
     let Some(protocol) = protocol_of(&headers, &uri) else {
+        // As SQS: a queue URL fetched as a page names no operation.
+        if method == Method::GET && queue_in_path(&uri).is_some() && uri.query().is_none() {
+            return (
+                StatusCode::NOT_FOUND,
+                [(header::CONTENT_TYPE, "text/xml")],
+                "<UnknownOperationException/>",
+            )
+                .into_response();
+        }
         let error = SqsError::sender(
             "InvalidAction",
             "Send AWS JSON 1.0 (X-Amz-Target: AmazonSQS.<Action>) or the Query protocol (form-encoded Action=...).",
@@ -299,12 +308,21 @@ async fn serve(
     let label = action.map_or("unknown", SqsAction::name);
     tracing::Span::current().record("action", label);
     state.gateway.meters().sqs_request(label, protocol_name);
-    let action = action.ok_or_else(|| {
-        SqsError::sender(
-            "UnknownOperationException",
-            "The action or operation requested is invalid.",
-        )
-    })?;
+    let at_queue = queue_in_path(&head.uri).is_some();
+    let action = match (action, query_params.is_some()) {
+        (Some(action), true) if at_queue && !action.valid_at_queue_url() => {
+            return Err(not_valid_here(&named));
+        }
+        (Some(action), _) => action,
+        // The Query protocol names an unknown action as not valid for the endpoint.
+        (None, true) => return Err(not_valid_here(&named)),
+        (None, false) => {
+            return Err(SqsError::sender(
+                "UnknownOperationException",
+                "The action or operation requested is invalid.",
+            ));
+        }
+    };
     let operation = action
         .operation()
         .ok_or_else(|| SqsOp::unsupported(action))?;
@@ -327,7 +345,7 @@ async fn serve(
             let mut request = query::shape(action, &params)?;
             // Query clients may address the queue by the URL path instead of a QueueUrl parameter.
             if !request.contains_key("QueueUrl")
-                && let Some(queue) = head.uri.path().strip_prefix(&format!("/{ACCOUNT}/"))
+                && let Some(queue) = queue_in_path(&head.uri)
             {
                 request.insert(
                     "QueueUrl".into(),
@@ -344,6 +362,22 @@ async fn serve(
     drop(body);
     let answer = context.dispatch(op).await?;
     Ok((action, answer))
+}
+
+/// The queue a request's path names (`/<account>/<queue>`), if it names one.
+fn queue_in_path(uri: &axum::http::Uri) -> Option<&str> {
+    uri.path()
+        .strip_prefix(&format!("/{ACCOUNT}/"))
+        .filter(|queue| !queue.is_empty())
+}
+
+/// SQS's refusal of a Query action the endpoint (the service's, or a queue's) does not serve.
+fn not_valid_here(action: &str) -> SqsError {
+    let shown: String = action.chars().take(64).collect();
+    SqsError::sender(
+        "InvalidAction",
+        format!("The action {shown} is not valid for this endpoint."),
+    )
 }
 
 /// Checks a request's signature as far as its head allows: `None` for an unsigned request where

@@ -125,6 +125,7 @@ pub(super) fn dead_letter_arn(attributes: &BTreeMap<String, String>) -> Option<S
 pub(super) fn queue_settings(
     attributes: &BTreeMap<String, String>,
     creating: bool,
+    fifo: bool,
 ) -> Result<QueueSettings, SqsError> {
     let mut settings = QueueSettings::default();
     let number = |key: &str, value: &str| {
@@ -144,13 +145,19 @@ pub(super) fn queue_settings(
             }
             "MessageRetentionPeriod" => settings.retention_seconds = Some(number(key, value)?),
             "MaximumMessageSize" => settings.max_message_bytes = Some(number(key, value)?),
-            "ContentBasedDeduplication" => {
+            "ContentBasedDeduplication" if fifo => {
                 settings.content_based_deduplication = Some(value.eq_ignore_ascii_case("true"))
             }
-            // As SQS: only `true`, only at creation, and only with a `.fifo` name (the name's
-            // own rule is checked by CreateQueue).
-            "FifoQueue" if creating && value.eq_ignore_ascii_case("true") => {}
-            "FifoQueue" if creating && value.eq_ignore_ascii_case("false") => {
+            // As SQS: FifoQueue=true only on a .fifo queue (the name's own rule is checked by
+            // CreateQueue), and a queue's type never changes.
+            "FifoQueue" | "ContentBasedDeduplication" if !fifo => {
+                return Err(SqsError::sender(
+                    "InvalidAttributeName",
+                    format!("Unknown Attribute {key}."),
+                ));
+            }
+            "FifoQueue" if value.eq_ignore_ascii_case("true") => {}
+            "FifoQueue" if creating => {
                 return Err(SqsError::sender(
                     "InvalidAttributeName",
                     "Unknown Attribute FifoQueue.",
@@ -159,7 +166,13 @@ pub(super) fn queue_settings(
             "FifoQueue" => {
                 return Err(SqsError::sender(
                     "InvalidAttributeValue",
-                    "FifoQueue is set at creation, to true, on a .fifo queue.",
+                    "Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported.",
+                ));
+            }
+            "DeduplicationScope" | "FifoThroughputLimit" if !fifo => {
+                return Err(SqsError::sender(
+                    "InvalidAttributeName",
+                    format!("You can specify the {key} only when FifoQueue is set to true."),
                 ));
             }
             "RedrivePolicy" => {
@@ -331,7 +344,10 @@ pub(super) fn check_batch<'a>(
     if ids.len() > MAX_BATCH as usize {
         return Err(SqsError::batch(
             "TooManyEntriesInBatchRequest",
-            format!("Maximum number of entries per request are {MAX_BATCH}."),
+            format!(
+                "Maximum number of entries per request are {MAX_BATCH}. You have sent {}.",
+                ids.len()
+            ),
         ));
     }
     let mut seen = HashSet::new();
@@ -346,7 +362,7 @@ pub(super) fn check_batch<'a>(
         if !valid {
             return Err(SqsError::batch(
                 "InvalidBatchEntryId",
-                "A batch entry id can only contain alphanumeric characters, hyphens and underscores, at most 80 long.",
+                "A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.",
             ));
         }
         if !seen.insert(id.to_owned()) {
@@ -370,6 +386,10 @@ pub(super) fn ranged(
     match value {
         None => Ok(None),
         Some(value) if (min..=max).contains(&value) => Ok(u32::try_from(value).ok()),
+        // SQS words its long-poll bound apart from the others.
+        Some(value) if name == "WaitTimeSeconds" => Err(SqsError::invalid_parameter(format!(
+            "Value {value} for parameter {name} is invalid. Reason: Must be >= {min} and <= {max}, if provided."
+        ))),
         Some(value) => Err(SqsError::invalid_parameter(format!(
             "Value {value} for parameter {name} is invalid. Reason: Must be between {min} and {max}, if provided."
         ))),

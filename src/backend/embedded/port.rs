@@ -217,9 +217,9 @@ impl Backend for EmbeddedBackend {
                 let existing = Arc::clone(existing);
                 drop(queues);
                 let queue = lock(&existing.queue);
-                if !queue.settings.same_behaviour(&settings) {
+                if let Some(attribute) = queue.settings.differing_attribute(requested) {
                     return Err(BackendError::AlreadyExists(format!(
-                        "`{name}` exists with other attributes"
+                        "A queue already exists with the same name and a different value for attribute {attribute}"
                     )));
                 }
                 return Ok(resolved(name, &queue));

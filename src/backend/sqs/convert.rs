@@ -132,6 +132,9 @@ pub(super) fn is_throttling(code: &str) -> bool {
 }
 
 /// Maps an SDK error to the backend's vocabulary. The text is internal (logged, never rendered).
+/// How SQS's answer to CreateQueue on a name taken with other attributes begins.
+const ALREADY_EXISTS: &str = "A queue already exists with the same name";
+
 pub(super) fn map_error<E, R>(error: SdkError<E, R>) -> BackendError
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
@@ -154,7 +157,13 @@ where
             if is_queue_missing(code) {
                 BackendError::QueueNotFound
             } else if matches!(code, "QueueAlreadyExists" | "QueueNameExists") {
-                BackendError::AlreadyExists(detail)
+                // SQS's words name the attribute that differs; they quote nothing else.
+                let message = service
+                    .err()
+                    .message()
+                    .filter(|message| message.starts_with(ALREADY_EXISTS))
+                    .unwrap_or(ALREADY_EXISTS);
+                BackendError::AlreadyExists(message.to_owned())
             } else if is_throttling(code) {
                 BackendError::Unavailable(detail)
             } else {

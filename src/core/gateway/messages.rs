@@ -61,9 +61,7 @@ impl Gateway {
                 message_rules::check_message(message)?;
                 let size = message_rules::size(&message.body, &message.attributes);
                 if size > max_bytes {
-                    return Err(EntryError::invalid(format!(
-                        "the message is {size} bytes, over the queue's maximum of {max_bytes}"
-                    )));
+                    return Err(message_rules::too_long(max_bytes));
                 }
                 Ok(())
             })

@@ -969,3 +969,54 @@ fn receive_at_most(max: u32) -> BackendReceive {
 fn backend_arn(queue: &str) -> String {
     format!("arn:aws:sqs:us-east-1:000000000000:{queue}")
 }
+
+/// As SQS: a purge forgets the queue's deduplication ids, in memory and in the store, so the same
+/// id sent after a purge (and after a restart that follows it) is a new message.
+#[tokio::test]
+async fn a_purge_forgets_deduplication_ids_across_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(SkewClock::default());
+    let (ordered, first) = {
+        let backend = EmbeddedBackend::open(dir.path(), clock.clone()).unwrap();
+        let ordered = backend
+            .create_queue("purged.fifo", &QueueSettings::default())
+            .await
+            .unwrap()
+            .url;
+        let first = backend
+            .send_batch(&ordered, &[fifo("one", "g", "d1")])
+            .await
+            .unwrap()
+            .remove(0)
+            .unwrap()
+            .message_id;
+        backend.purge(&ordered).await.unwrap();
+        let after = backend
+            .send_batch(&ordered, &[fifo("two", "g", "d1")])
+            .await
+            .unwrap()
+            .remove(0)
+            .unwrap()
+            .message_id;
+        assert_ne!(after, first, "the purge forgot d1");
+        backend.purge(&ordered).await.unwrap();
+        (ordered, first)
+    };
+    let backend = EmbeddedBackend::open(dir.path(), clock.clone()).unwrap();
+    let sent = backend
+        .send_batch(&ordered, &[fifo("three", "g", "d1")])
+        .await
+        .unwrap()
+        .remove(0)
+        .unwrap()
+        .message_id;
+    assert_ne!(sent, first);
+    let bodies: Vec<String> = backend
+        .receive(&ordered, &receive(10, 30))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.body)
+        .collect();
+    assert_eq!(bodies, ["three"], "after the restart too");
+}

@@ -434,7 +434,7 @@ async fn created_queue_names_follow_the_sqs_rule() {
         assert!(
             refused.body["__type"]
                 .as_str()
-                .is_some_and(|code| code.ends_with("InvalidParameterValue")),
+                .is_some_and(|code| code.ends_with("InvalidParameterValueException")),
             "{name}: {}",
             refused.text
         );

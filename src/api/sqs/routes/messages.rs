@@ -1,6 +1,8 @@
 //! The SQS actions on messages: send, receive, delete and visibility, one and in batches.
 
 use super::*;
+use crate::core::message_rules;
+use crate::core::model::OutgoingMessage;
 
 impl Context<'_> {
     pub(super) async fn send_message(
@@ -42,6 +44,7 @@ impl Context<'_> {
         }
         let messages: Vec<_> = accepted.iter().map(|(_, m)| m.clone()).collect();
         wire::check_batch_length(&messages)?;
+        self.check_fifo_batch(&queue, &messages).await?;
         let sent = if messages.is_empty() {
             Vec::new()
         } else {
@@ -63,6 +66,35 @@ impl Context<'_> {
             }
         }
         Ok(SqsAnswer::Batch(result))
+    }
+
+    /// As SQS: a FIFO batch with an entry that has no group id, or no deduplication id on a queue
+    /// without content-based deduplication, is refused whole (a single send is refused alone).
+    async fn check_fifo_batch(
+        &self,
+        queue: &str,
+        messages: &[OutgoingMessage],
+    ) -> Result<(), SqsError> {
+        let lacking = |id: fn(&OutgoingMessage) -> bool| messages.iter().any(|m| !id(m));
+        let no_group = lacking(|m| m.group_id.is_some());
+        let no_dedup = lacking(|m| m.deduplication_id.is_some());
+        if !no_group && !no_dedup {
+            return Ok(());
+        }
+        let resolved = self.gateway().resolve_queue(&self.caller, queue).await?;
+        let attributes = &resolved.attributes;
+        if !attributes.fifo {
+            return Ok(());
+        }
+        if no_group {
+            return Err(SqsError::invalid_parameter(message_rules::MISSING_GROUP_ID));
+        }
+        if no_dedup && !attributes.content_based_deduplication {
+            return Err(SqsError::invalid_parameter(
+                message_rules::MISSING_DEDUPLICATION_ID,
+            ));
+        }
+        Ok(())
     }
 
     pub(super) async fn receive_message(

@@ -156,7 +156,7 @@ impl Context<'_> {
                 "The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length.",
             ));
         }
-        let settings = wire::queue_settings(&request.attributes, true)?;
+        let settings = wire::queue_settings(&request.attributes, true, fifo)?;
         // Refused before the queue exists, not after.
         crate::core::alias::check_client_tags(request.tags.keys())?;
         self.check_dead_letter_target(&name, &request.attributes)
@@ -177,7 +177,7 @@ impl Context<'_> {
         request: wire::SetQueueAttributes,
     ) -> Result<SqsAnswer, SqsError> {
         let queue = self.queue_of(request.queue_url.as_deref())?;
-        let settings = wire::queue_settings(&request.attributes, false)?;
+        let settings = wire::queue_settings(&request.attributes, false, queue.ends_with(".fifo"))?;
         self.check_dead_letter_target(&queue, &request.attributes)
             .await?;
         self.gateway()
@@ -242,6 +242,19 @@ impl Context<'_> {
         request: wire::GetQueueAttributes,
     ) -> Result<SqsAnswer, SqsError> {
         let queue = self.queue_of(request.queue_url.as_deref())?;
+        if let Some(unknown) = request
+            .attribute_names
+            .iter()
+            .find(|name| !QUEUE_ATTRIBUTE_NAMES.contains(&name.as_str()))
+        {
+            return Err(SqsError::sender(
+                "InvalidAttributeName",
+                format!(
+                    "Unknown Attribute {}.",
+                    unknown.chars().take(64).collect::<String>()
+                ),
+            ));
+        }
         let (resolved, stats) = self.gateway().queue_stats(&self.caller, &queue).await?;
         let attributes = &resolved.attributes;
         let mut all = BTreeMap::new();
@@ -323,3 +336,29 @@ impl Context<'_> {
         }))
     }
 }
+
+/// The queue attribute names SQS knows (GetQueueAttributes refuses any other).
+const QUEUE_ATTRIBUTE_NAMES: &[&str] = &[
+    "All",
+    "Policy",
+    "VisibilityTimeout",
+    "MaximumMessageSize",
+    "MessageRetentionPeriod",
+    "ApproximateNumberOfMessages",
+    "ApproximateNumberOfMessagesNotVisible",
+    "CreatedTimestamp",
+    "LastModifiedTimestamp",
+    "QueueArn",
+    "ApproximateNumberOfMessagesDelayed",
+    "DelaySeconds",
+    "ReceiveMessageWaitTimeSeconds",
+    "RedrivePolicy",
+    "FifoQueue",
+    "ContentBasedDeduplication",
+    "KmsMasterKeyId",
+    "KmsDataKeyReusePeriodSeconds",
+    "DeduplicationScope",
+    "FifoThroughputLimit",
+    "RedriveAllowPolicy",
+    "SqsManagedSseEnabled",
+];

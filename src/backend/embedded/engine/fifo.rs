@@ -100,6 +100,12 @@ impl Deduplication {
         self.records.insert(key, record);
     }
 
+    /// Forgets every record (the queue was purged).
+    pub(super) fn clear(&mut self) {
+        self.records.clear();
+        self.expiry.clear();
+    }
+
     /// Remembers the records read back from the store, in any order.
     pub(super) fn restore(&mut self, mut records: Vec<(String, Dedup)>) {
         records.sort_by_key(|(_, dedup)| dedup.expires_at);

@@ -288,28 +288,28 @@ impl Queue {
         self.expire(now, journal);
         let size = crate::core::message_rules::check_stored(&message)?;
         if size > self.settings.max_message_bytes as usize {
-            return Err(EntryError::invalid(format!(
-                "the message is {size} bytes, over the queue's maximum of {}",
-                self.settings.max_message_bytes
-            )));
+            return Err(crate::core::message_rules::too_long(
+                self.settings.max_message_bytes as usize,
+            ));
         }
         let delay = if self.settings.fifo {
-            if message.delay_seconds.is_some() {
-                return Err(EntryError::invalid(
-                    "FIFO queues take no per-message DelaySeconds; set it on the queue",
-                ));
+            // As SQS: a FIFO message takes the queue's delay; `0` is the same as none.
+            match message.delay_seconds {
+                None | Some(0) => self.settings.delay_seconds,
+                Some(delay) => {
+                    return Err(not_for_this_queue_type("DelaySeconds", &delay.to_string()));
+                }
             }
-            self.settings.delay_seconds
         } else {
-            if message.group_id.is_some() || message.deduplication_id.is_some() {
-                return Err(EntryError::invalid(
-                    "MessageGroupId and MessageDeduplicationId are for FIFO queues only",
-                ));
+            // A group id on a standard queue is a fair queue's tenant (kept and answered); a
+            // deduplication id is FIFO's alone.
+            if let Some(id) = &message.deduplication_id {
+                return Err(not_for_this_queue_type("MessageDeduplicationId", id));
             }
             match message.delay_seconds {
                 Some(delay) if delay > MAX_DELAY_SECONDS => {
                     return Err(EntryError::invalid(format!(
-                        "DelaySeconds must be from 0 to {MAX_DELAY_SECONDS}"
+                        "Value {delay} for parameter DelaySeconds is invalid. Reason: Must be between 0 and {MAX_DELAY_SECONDS}, if provided."
                     )));
                 }
                 Some(delay) => delay,
@@ -319,12 +319,13 @@ impl Queue {
 
         let dedup_key = if self.settings.fifo {
             let group = message.group_id.as_deref().unwrap_or_default();
-            if !crate::core::message_rules::valid_fifo_id(group) {
+            if group.is_empty() {
                 return Err(EntryError::new(
                     EntryErrorKind::MissingParameter,
-                    "FIFO messages need a MessageGroupId of 1 to 128 printable characters",
+                    crate::core::message_rules::MISSING_GROUP_ID,
                 ));
             }
+            crate::core::message_rules::check_fifo_id("MessageGroupId", Some(group))?;
             let key = match (
                 &message.deduplication_id,
                 self.settings.content_based_deduplication,
@@ -333,7 +334,7 @@ impl Queue {
                 (None, true) => hex::encode(Sha256::digest(message.body.as_bytes())),
                 (None, false) => {
                     return Err(EntryError::invalid(
-                        "the queue has no ContentBasedDeduplication: give a MessageDeduplicationId",
+                        crate::core::message_rules::MISSING_DEDUPLICATION_ID,
                     ));
                 }
             };
@@ -743,7 +744,7 @@ impl Queue {
         EntryOutcome::Ok
     }
 
-    /// Deletes every message, in flight too; deduplication history stays.
+    /// Deletes every message, in flight too, and forgets the deduplication ids (as SQS does).
     pub fn purge(&mut self, journal: &mut Vec<Op>) {
         for message in std::mem::take(&mut self.messages).into_values() {
             self.drop_held(&message.held);
@@ -754,6 +755,7 @@ impl Queue {
         self.by_age.clear();
         self.groups.clear();
         self.attempts.clear();
+        self.dedup.clear();
         journal.push(Op::Purge {
             queue: Arc::clone(&self.journal_name),
         });
@@ -788,6 +790,14 @@ impl Queue {
                 .map(|(sent_at, _)| u64::try_from((now - sent_at).max(0) / 1000).unwrap_or(0)),
         }
     }
+}
+
+/// SQS's refusal of a parameter the queue's type does not take.
+fn not_for_this_queue_type(parameter: &str, value: &str) -> EntryError {
+    let shown: String = value.chars().take(128).collect();
+    EntryError::invalid(format!(
+        "Value {shown} for parameter {parameter} is invalid. Reason: The request include parameter that is not valid for this queue type."
+    ))
 }
 
 impl Drop for Queue {

@@ -113,6 +113,44 @@ impl Settings {
         })
     }
 
+    /// The first attribute `requested` gives with a value other than these settings' (by SQS's
+    /// name), if any: as SQS, CreateQueue on an existing queue compares only what it is given.
+    pub fn differing_attribute(&self, requested: &QueueSettings) -> Option<&'static str> {
+        let differs = |given: Option<u32>, kept: u32| given.is_some_and(|given| given != kept);
+        if differs(requested.delay_seconds, self.delay_seconds) {
+            return Some("DelaySeconds");
+        }
+        if differs(requested.max_message_bytes, self.max_message_bytes) {
+            return Some("MaximumMessageSize");
+        }
+        if differs(requested.retention_seconds, self.retention_seconds) {
+            return Some("MessageRetentionPeriod");
+        }
+        if differs(requested.receive_wait_seconds, self.receive_wait_seconds) {
+            return Some("ReceiveMessageWaitTimeSeconds");
+        }
+        if differs(
+            requested.visibility_timeout_seconds,
+            self.visibility_timeout_seconds,
+        ) {
+            return Some("VisibilityTimeout");
+        }
+        if requested
+            .content_based_deduplication
+            .is_some_and(|given| given != self.content_based_deduplication)
+        {
+            return Some("ContentBasedDeduplication");
+        }
+        if requested
+            .dead_letter
+            .as_ref()
+            .is_some_and(|given| Some(given) != self.dead_letter.as_ref())
+        {
+            return Some("RedrivePolicy");
+        }
+        None
+    }
+
     /// Whether two settings behave the same (tags and timestamps aside).
     pub fn same_behaviour(&self, other: &Self) -> bool {
         let strip = |settings: &Self| Self {

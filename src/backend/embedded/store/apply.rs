@@ -67,17 +67,7 @@ pub(super) fn apply(txn: &WriteTransaction, records: &[Record]) -> Result<(), St
                 queues.remove(name.as_str()).map_err(StoreError::from)?;
                 sequences.remove(name.as_str()).map_err(StoreError::from)?;
                 remove_messages(&mut bodies, &mut states, name)?;
-                let keys: Vec<String> = dedup
-                    .range((name.as_str(), "")..=(name.as_str(), "\u{10FFFF}"))
-                    .map_err(StoreError::from)?
-                    .filter_map(Result::ok)
-                    .map(|(key, _)| key.value().1.to_owned())
-                    .collect();
-                for key in keys {
-                    dedup
-                        .remove((name.as_str(), key.as_str()))
-                        .map_err(StoreError::from)?;
-                }
+                remove_deduplication(&mut dedup, name)?;
             }
             Record::PutSeq { queue, next } => {
                 next_seqs.insert(queue, *next);
@@ -142,11 +132,34 @@ pub(super) fn apply(txn: &WriteTransaction, records: &[Record]) -> Result<(), St
                     .remove((queue.as_str(), key.as_str()))
                     .map_err(StoreError::from)?;
             }
-            Record::Purge { queue } => remove_messages(&mut bodies, &mut states, queue)?,
+            // As SQS: a purge also forgets the queue's deduplication ids.
+            Record::Purge { queue } => {
+                remove_messages(&mut bodies, &mut states, queue)?;
+                remove_deduplication(&mut dedup, queue)?;
+            }
         }
     }
     for (queue, next) in next_seqs {
         sequences.insert(queue, next).map_err(StoreError::from)?;
+    }
+    Ok(())
+}
+
+/// Removes every deduplication record of `queue`.
+fn remove_deduplication(
+    dedup: &mut redb::Table<'_, (&str, &str), &[u8]>,
+    queue: &str,
+) -> Result<(), StoreError> {
+    let keys: Vec<String> = dedup
+        .range((queue, "")..=(queue, "\u{10FFFF}"))
+        .map_err(StoreError::from)?
+        .filter_map(Result::ok)
+        .map(|(key, _)| key.value().1.to_owned())
+        .collect();
+    for key in keys {
+        dedup
+            .remove((queue, key.as_str()))
+            .map_err(StoreError::from)?;
     }
     Ok(())
 }

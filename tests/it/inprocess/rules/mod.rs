@@ -28,6 +28,7 @@ mod openapi;
 mod sigv4;
 mod sombus;
 mod sqs;
+mod sqs_fidelity;
 mod sqs_permissions;
 
 #[allow(unused_imports)]

@@ -1,0 +1,284 @@
+//! The SQS endpoint behaves as AWS's recorded answers show, on both backends: CreateQueue compares
+//! only the attributes it is given, FIFO sends take `DelaySeconds=0` and refuse a batch lacking
+//! ids whole, a purge forgets FIFO deduplication ids, and a standard queue takes a group id (a
+//! fair queue's tenant).
+
+use crate::harness::*;
+use aws_sdk_sqs::error::ProvideErrorMetadata;
+use aws_sdk_sqs::types::{
+    MessageSystemAttributeName, QueueAttributeName, SendMessageBatchRequestEntry,
+};
+
+/// A gateway that may create queues, its client, and a name no other test uses.
+async fn managing(kind: Kind) -> (TestGateway, aws_sdk_sqs::Client, String) {
+    let gw = GatewayBuilder::new(kind)
+        .config("[sqs_api]\nmanage_queues = true\n")
+        .start()
+        .await;
+    let client = gw.sqs_client(SQS_KEY_ID, SQS_SECRET);
+    let name = format!("fidelity-{:08x}", rand::random::<u32>());
+    (gw, client, name)
+}
+
+/// A new FIFO queue named `{name}.fifo`, with content-based deduplication or not.
+async fn fifo_queue(client: &aws_sdk_sqs::Client, name: &str, content_based: bool) -> String {
+    client
+        .create_queue()
+        .queue_name(format!("{name}.fifo"))
+        .attributes(QueueAttributeName::FifoQueue, "true")
+        .attributes(
+            QueueAttributeName::ContentBasedDeduplication,
+            content_based.to_string(),
+        )
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap()
+}
+
+/// The bodies one receive of up to 10 gets.
+async fn bodies(client: &aws_sdk_sqs::Client, url: &str) -> Vec<String> {
+    client
+        .receive_message()
+        .queue_url(url)
+        .max_number_of_messages(10)
+        .wait_time_seconds(1)
+        .send()
+        .await
+        .unwrap()
+        .messages()
+        .iter()
+        .filter_map(|m| m.body().map(str::to_owned))
+        .collect()
+}
+
+/// CreateQueue on an existing name answers its URL when the attributes it is given match (none,
+/// or some), and names the first one that differs when one does: an application that "creates"
+/// its queue at start-up to learn the URL works whatever else the queue was set up with.
+async fn create_queue_compares_only_the_attributes_given(kind: Kind) {
+    let (gw, client, name) = managing(kind).await;
+    let url = client
+        .create_queue()
+        .queue_name(&name)
+        .attributes(QueueAttributeName::DelaySeconds, "5")
+        .attributes(QueueAttributeName::VisibilityTimeout, "45")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let bare = client
+        .create_queue()
+        .queue_name(&name)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        bare.queue_url(),
+        Some(url.as_str()),
+        "no attributes: the URL"
+    );
+    let subset = client
+        .create_queue()
+        .queue_name(&name)
+        .attributes(QueueAttributeName::VisibilityTimeout, "45")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(subset.queue_url(), Some(url.as_str()), "a matching subset");
+    let error = client
+        .create_queue()
+        .queue_name(&name)
+        .attributes(QueueAttributeName::DelaySeconds, "7")
+        .send()
+        .await
+        .expect_err("another DelaySeconds")
+        .into_service_error();
+    assert!(error.is_queue_name_exists(), "{error:?}");
+    assert_eq!(
+        error.message(),
+        Some(
+            "A queue already exists with the same name and a different value for attribute DelaySeconds"
+        )
+    );
+    let kept = client
+        .get_queue_attributes()
+        .queue_url(&url)
+        .attribute_names(QueueAttributeName::DelaySeconds)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        kept.attributes().unwrap()[&QueueAttributeName::DelaySeconds],
+        "5",
+        "the refused create changed nothing"
+    );
+    client.delete_queue().queue_url(&url).send().await.unwrap();
+    gw.stop().await;
+}
+
+/// A FIFO send takes `DelaySeconds=0` (the queue's delay applies) and refuses any other; a FIFO
+/// batch with an entry lacking a group id, or a deduplication id on a queue without content-based
+/// deduplication, is refused whole and sends nothing.
+async fn fifo_sends_as_sqs(kind: Kind) {
+    let (gw, client, name) = managing(kind).await;
+    let url = fifo_queue(&client, &name, false).await;
+    client
+        .send_message()
+        .queue_url(&url)
+        .message_body("zero")
+        .delay_seconds(0)
+        .message_group_id("g")
+        .message_deduplication_id("d0")
+        .send()
+        .await
+        .expect("DelaySeconds=0 on a FIFO queue");
+    let delayed = client
+        .send_message()
+        .queue_url(&url)
+        .message_body("two")
+        .delay_seconds(2)
+        .message_group_id("g")
+        .message_deduplication_id("d2")
+        .send()
+        .await
+        .expect_err("a per-message delay on a FIFO queue");
+    assert_eq!(delayed.code(), Some("InvalidParameterValue"));
+    let entry = |id: &str, group: Option<&str>, dedup: Option<&str>| {
+        SendMessageBatchRequestEntry::builder()
+            .id(id)
+            .message_body(id)
+            .set_message_group_id(group.map(str::to_owned))
+            .set_message_deduplication_id(dedup.map(str::to_owned))
+            .build()
+            .unwrap()
+    };
+    let no_group = client
+        .send_message_batch()
+        .queue_url(&url)
+        .entries(entry("a", Some("g"), Some("da")))
+        .entries(entry("b", None, Some("db")))
+        .send()
+        .await
+        .expect_err("an entry without a group id");
+    assert_eq!(no_group.code(), Some("InvalidParameterValue"));
+    assert_eq!(
+        no_group.message(),
+        Some("The request must contain the parameter MessageGroupId.")
+    );
+    let no_dedup = client
+        .send_message_batch()
+        .queue_url(&url)
+        .entries(entry("c", Some("g"), Some("dc")))
+        .entries(entry("d", Some("g"), None))
+        .send()
+        .await
+        .expect_err("an entry without a deduplication id");
+    assert_eq!(no_dedup.code(), Some("InvalidParameterValue"));
+    assert_eq!(
+        no_dedup.message(),
+        Some(
+            "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly"
+        )
+    );
+    assert_eq!(
+        bodies(&client, &url).await,
+        ["zero"],
+        "the refused batches sent nothing"
+    );
+    client.delete_queue().queue_url(&url).send().await.unwrap();
+    gw.stop().await;
+}
+
+/// A purge forgets a FIFO queue's deduplication ids: the same id sent after it is a new message.
+async fn a_purge_forgets_fifo_deduplication_ids(kind: Kind) {
+    let (gw, client, name) = managing(kind).await;
+    let url = fifo_queue(&client, &name, false).await;
+    let send = |body: &'static str| {
+        client
+            .send_message()
+            .queue_url(&url)
+            .message_body(body)
+            .message_group_id("g")
+            .message_deduplication_id("same")
+            .send()
+    };
+    let first = send("before").await.unwrap();
+    client.purge_queue().queue_url(&url).send().await.unwrap();
+    let second = send("after").await.unwrap();
+    assert_ne!(second.message_id(), first.message_id());
+    assert_eq!(bodies(&client, &url).await, ["after"]);
+    client.delete_queue().queue_url(&url).send().await.unwrap();
+    gw.stop().await;
+}
+
+/// A standard queue takes a `MessageGroupId` (a fair queue's tenant) and answers it on receive;
+/// a malformed one is refused in SQS's words.
+async fn standard_queues_take_a_group_id(kind: Kind) {
+    let (gw, client, name) = managing(kind).await;
+    let url = client
+        .create_queue()
+        .queue_name(&name)
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    client
+        .send_message()
+        .queue_url(&url)
+        .message_body("fair")
+        .message_group_id("tenant-1")
+        .send()
+        .await
+        .expect("a group id on a standard queue");
+    let refused = client
+        .send_message()
+        .queue_url(&url)
+        .message_body("unfair")
+        .message_group_id("group 123")
+        .send()
+        .await
+        .expect_err("a group id with a space");
+    assert_eq!(refused.code(), Some("InvalidParameterValue"));
+    assert_eq!(
+        refused.message(),
+        Some(
+            "Value group 123 for parameter MessageGroupId is invalid. Reason: MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length."
+        )
+    );
+    let received = client
+        .receive_message()
+        .queue_url(&url)
+        .message_system_attribute_names(MessageSystemAttributeName::All)
+        .wait_time_seconds(1)
+        .send()
+        .await
+        .unwrap();
+    let message = &received.messages()[0];
+    assert_eq!(message.body(), Some("fair"));
+    assert_eq!(
+        message.attributes().unwrap()[&MessageSystemAttributeName::MessageGroupId],
+        "tenant-1"
+    );
+    client.delete_queue().queue_url(&url).send().await.unwrap();
+    gw.stop().await;
+}
+
+crate::on_kind!(
+    on_localstack,
+    LocalStack,
+    create_queue_compares_only_the_attributes_given,
+    fifo_sends_as_sqs,
+    a_purge_forgets_fifo_deduplication_ids,
+    standard_queues_take_a_group_id
+);
+crate::on_kind!(
+    on_embedded,
+    Embedded,
+    create_queue_compares_only_the_attributes_given,
+    fifo_sends_as_sqs,
+    a_purge_forgets_fifo_deduplication_ids,
+    standard_queues_take_a_group_id
+);
