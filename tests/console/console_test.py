@@ -250,6 +250,7 @@ def t_signin_refused(page):
 
 def t_signin(page):
     # Where a newcomer finds a key, and that the banner's consumer key is not one.
+    goto(page, "")
     expect(tid(page, "signin-where")).to_contain_text("sqs-gateway-data/basaltic-key")
     expect(tid(page, "signin-where")).to_contain_text("ezgh")
     tid(page, "signin-key").fill(ADMIN)
@@ -398,6 +399,7 @@ def t_inspect_unsupported(page):
 def t_paging(page):
     queue = state["page"]
     sent = [send_api(queue, f"page message {n}") for n in range(12)]
+    state["page_filled"] = True
     open_queue(page, queue, "messages")
     expect(tid(page, "message")).to_have_count(10)
     expect(tid(page, "messages-prev")).to_be_disabled()
@@ -489,7 +491,8 @@ def t_receive(page):
 
 def t_metrics(page):
     queue = state["page"]
-    if BACKEND != "embedded":
+    # The paging test (embedded only) sent them; else, or when it did not run, they are sent here.
+    if not state.get("page_filled"):
         for n in range(12):
             send_api(queue, f"page message {n}")
     def sampled():
