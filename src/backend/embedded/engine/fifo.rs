@@ -178,15 +178,12 @@ impl Attempts {
     }
 }
 
-/// A FIFO queue's message groups: each group's messages in queue order, every group by its first
-/// message, and each group's deliveries in flight (a group with one in flight is blocked). Each
-/// group's id is held once, shared with its messages ([`Groups::join`]).
+/// A FIFO queue's message groups: each group's messages in queue order, and every group by its
+/// first message. Each group's id is held once, shared with its messages ([`Groups::join`]).
 #[derive(Debug, Default)]
 pub(super) struct Groups {
-    /// In-flight deliveries per group.
-    in_flight: HashMap<Arc<str>, usize>,
     /// Each group's messages in queue order, so a receive steps from group to group instead of
-    /// scanning every message (a blocked group's backlog costs nothing).
+    /// scanning every message (a held group's backlog costs nothing).
     members: HashMap<Arc<str>, BTreeSet<u64>>,
     /// Every group by its first message, in queue order.
     heads: BTreeSet<(u64, Arc<str>)>,
@@ -230,95 +227,46 @@ impl Groups {
         }
     }
 
-    /// A delivery of `group` went in flight: the group is blocked until none is.
-    pub(super) fn start_delivery(&mut self, group: &Arc<str>) {
-        match self.in_flight.get_mut(group) {
-            Some(count) => *count += 1,
-            None => {
-                self.in_flight.insert(Arc::clone(group), 1);
-            }
-        }
-    }
-
-    /// A delivery of `group` is in flight no more.
-    pub(super) fn end_delivery(&mut self, group: &str) {
-        if let Some(count) = self.in_flight.get_mut(group) {
-            *count -= 1;
-            if *count == 0 {
-                self.in_flight.remove(group);
-            }
-        }
-    }
-
     /// Forgets every group (the queue was purged).
     pub(super) fn clear(&mut self) {
-        self.in_flight.clear();
         self.members.clear();
         self.heads.clear();
     }
 
-    /// The messages a receive may take, in order, up to `max`: never passing a group's earlier
-    /// message and never from a blocked group; `visible` says whether a message may be taken now.
-    ///
-    /// A merge over the groups' own orders: the next candidate is the lowest of the next group
-    /// head and the next message of the groups already being taken from; a group stops at its
-    /// first message that is not visible. Groups with a message in flight are skipped whole.
+    /// The messages a receive may take, up to `max`, as SQS takes them: group by group (the group
+    /// of the oldest message first), each group's messages in order up to its first one that is
+    /// not visible (in flight or delayed), so a group is never passed and a receive gathers as
+    /// many of one group's messages as it can before the next group's. A message of a group whose
+    /// later messages are in flight is taken again once its own visibility ends. `visible` says
+    /// whether a message may be taken now; with `one_per_group`, one message a group.
     pub(super) fn candidates(
         &self,
         max: usize,
         one_per_group: bool,
         visible: impl Fn(u64) -> bool,
     ) -> Vec<u64> {
-        use std::cmp::Reverse;
-        use std::collections::BinaryHeap;
         let mut taken = Vec::new();
-        let mut heads = self
-            .heads
-            .iter()
-            .filter(|(_, group)| !self.in_flight.contains_key(group))
-            .peekable();
-        // Groups being taken from, by their next message.
-        let mut next: BinaryHeap<Reverse<(u64, &str)>> = BinaryHeap::new();
-        while taken.len() < max {
-            let from_heads = match (heads.peek(), next.peek()) {
-                (Some((head, _)), Some(Reverse((seq, _)))) => head < seq,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (None, None) => break,
-            };
-            let (seq, group) = if from_heads {
-                let Some((head, group)) = heads.next() else {
-                    break;
-                };
-                (*head, &**group)
-            } else {
-                let Some(Reverse(entry)) = next.pop() else {
-                    break;
-                };
-                entry
-            };
-            if !visible(seq) {
+        if max == 0 {
+            return taken;
+        }
+        for (_, group) in &self.heads {
+            let Some(members) = self.members.get(group) else {
                 continue;
-            }
-            taken.push(seq);
-            if one_per_group {
-                continue;
-            }
-            if let Some(&after) = self
-                .members
-                .get(group)
-                .and_then(|members| members.range(seq + 1..).next())
-            {
-                next.push(Reverse((after, group)));
+            };
+            for &seq in members {
+                if !visible(seq) {
+                    break;
+                }
+                taken.push(seq);
+                if taken.len() >= max {
+                    return taken;
+                }
+                if one_per_group {
+                    break;
+                }
             }
         }
         taken
-    }
-
-    /// The groups with a delivery in flight.
-    #[cfg(test)]
-    pub(super) fn blocked(&self) -> impl Iterator<Item = &str> {
-        self.in_flight.keys().map(|group| &**group)
     }
 
     /// How many groups have messages.
@@ -404,9 +352,6 @@ mod tests {
         let first = groups.join(1, &Arc::from("g"));
         let second = groups.join(2, &Arc::from("g"));
         assert!(Arc::ptr_eq(&first, &second));
-        groups.start_delivery(&second);
-        assert_eq!(groups.blocked().collect::<Vec<_>>(), ["g"]);
-        groups.end_delivery(&first);
         groups.quit(1, &first);
         groups.quit(2, &second);
         assert_eq!(groups.count(), 0);

@@ -107,9 +107,6 @@ impl Queue {
             self.join_group(seq, &mut message);
             if state.receipt.is_some() && state.visible_at > now {
                 self.in_flight.insert((state.visible_at, seq));
-                if let Some(group) = &message.group_id {
-                    self.groups.start_delivery(group);
-                }
             }
             restored.push((seq, message));
         }
@@ -199,37 +196,22 @@ impl Queue {
         self.schedule.insert((message.state.visible_at, seq));
         if message.state.receipt.is_some() && message.state.visible_at > now {
             self.in_flight.insert((message.state.visible_at, seq));
-            if let Some(group) = &message.group_id {
-                self.groups.start_delivery(group);
-            }
         }
     }
 
     fn unindex(&mut self, seq: u64, message: &Message) {
         self.schedule.remove(&(message.state.visible_at, seq));
-        if self.in_flight.remove(&(message.state.visible_at, seq)) {
-            self.leave_group(message);
-        }
-    }
-
-    /// FIFO: a delivery of the message's group is in flight no more.
-    fn leave_group(&mut self, message: &Message) {
-        if let Some(group) = &message.group_id {
-            self.groups.end_delivery(group);
-        }
+        self.in_flight.remove(&(message.state.visible_at, seq));
     }
 
     /// Applies the passage of time: in-flight deliveries whose timeout ended become visible,
     /// messages past retention are deleted, and old dedup and attempt records are dropped.
     pub fn expire(&mut self, now: i64, journal: &mut Vec<Op>) {
-        while let Some(&(deadline, seq)) = self.in_flight.first() {
+        while let Some(&(deadline, _)) = self.in_flight.first() {
             if deadline > now {
                 break;
             }
             self.in_flight.pop_first();
-            if let Some(message) = self.messages.get(&seq).cloned() {
-                self.leave_group(&message);
-            }
         }
         let retention_ms = i64::from(self.settings.retention_seconds) * 1000;
         while let Some(&(sent_at, seq)) = self.by_age.first() {
@@ -645,8 +627,8 @@ impl Queue {
         received
     }
 
-    /// FIFO: the messages a receive may take, in order, never passing a group's earlier message
-    /// and never from a group with a message in flight (see [`Groups::candidates`]).
+    /// FIFO: the messages a receive may take, group by group, never passing a group's message
+    /// that is not visible (see [`Groups::candidates`]).
     fn fifo_candidates(&self, max: usize, one_per_group: bool, now: i64) -> Vec<u64> {
         let visible = |seq: u64| {
             self.messages

@@ -344,8 +344,12 @@ fn the_in_flight_limit_stops_receives_with_over_limit() {
     assert_eq!(receive(&mut q, 10, 600, T0 + 600_000).delivered.len(), 10);
 }
 
+/// As SQS: a receive gathers one group's messages before the next group's (the group of the
+/// oldest message first), a group is never passed (its first message not visible holds the rest),
+/// and a message whose own visibility ended is taken again though later ones of its group are
+/// still in flight.
 #[test]
-fn fifo_holds_a_group_while_any_message_is_in_flight_and_keeps_order() {
+fn fifo_gathers_groups_and_never_passes_a_held_message() {
     let mut q = queue("q.fifo", QueueSettings::default());
     for (body, group) in [
         ("a1", "a"),
@@ -358,14 +362,16 @@ fn fifo_holds_a_group_while_any_message_is_in_flight_and_keeps_order() {
             .unwrap();
     }
     let first = receive(&mut q, 2, 30, T0);
-    assert_eq!(bodies(&first), ["a1", "b1"]);
-    // a and b are held; c is not.
-    assert_eq!(bodies(&receive(&mut q, 10, 600, T0)), ["c1"]);
-    let a1 = &first.delivered[0];
-    q.delete(a1.seq, a1.receipt, &mut Vec::new());
-    assert_eq!(bodies(&receive(&mut q, 10, 600, T0)), ["a2"]);
-    // b1 times out: b is free again, in order.
-    assert_eq!(bodies(&receive(&mut q, 10, 30, T0 + 30_000)), ["b1", "b2"]);
+    assert_eq!(bodies(&first), ["a1", "a2"], "one group first");
+    assert_eq!(bodies(&receive(&mut q, 10, 600, T0)), ["b1", "b2", "c1"]);
+    assert!(bodies(&receive(&mut q, 10, 600, T0)).is_empty());
+    // a2 is kept in flight longer; a1's visibility ends: a1 comes back, a2 holds the group.
+    let a2 = &first.delivered[1];
+    assert_eq!(
+        q.change_visibility(a2.seq, a2.receipt, 600, T0, &mut Vec::new()),
+        EntryOutcome::Ok
+    );
+    assert_eq!(bodies(&receive(&mut q, 10, 30, T0 + 30_000)), ["a1"]);
     let seqs: Vec<u64> = first.delivered.iter().map(|d| d.seq).collect();
     assert!(seqs[0] < seqs[1]);
     assert_eq!(sequence_number(7), "00000000000000000007");
@@ -603,21 +609,26 @@ fn purge_removes_in_flight_messages_too_and_peek_changes_nothing() {
     assert_eq!(q.stats(T0), QueueStats::default());
 }
 
+/// The FIFO candidates by a scan of every message: groups in the order of their first message,
+/// each group's messages in order up to the first one not visible.
 fn scanned_fifo_candidates(queue: &Queue, max: usize, now: i64) -> Vec<u64> {
-    let mut blocked: BTreeSet<&str> = queue.groups.blocked().collect();
-    let mut taken = Vec::new();
-    for (seq, message) in &queue.messages {
-        if taken.len() >= max {
-            break;
-        }
+    let mut groups: Vec<&str> = Vec::new();
+    for message in queue.messages.values() {
         let group = message.group_id.as_deref().unwrap_or_default();
-        if blocked.contains(group) {
-            continue;
+        if !groups.contains(&group) {
+            groups.push(group);
         }
-        if message.state.visible_at <= now {
+    }
+    let mut taken = Vec::new();
+    for group in groups {
+        for (seq, message) in &queue.messages {
+            if message.group_id.as_deref().unwrap_or_default() != group {
+                continue;
+            }
+            if message.state.visible_at > now || taken.len() >= max {
+                break;
+            }
             taken.push(*seq);
-        } else {
-            blocked.insert(group);
         }
     }
     taken
@@ -681,7 +692,7 @@ fn a_blocked_groups_backlog_is_not_scanned() {
     }
     q.send(grouped("b", "cold", "c0"), T0, &mut journal)
         .unwrap();
-    // The hot group's first message goes in flight: the group is blocked.
+    // The hot group's first message goes in flight: the group is held.
     let first = q.receive(1, 30, None, false, T0, &mut journal);
     assert_eq!(first.delivered.len(), 1);
     let next = q.receive(10, 30, None, false, T0, &mut journal);
