@@ -173,7 +173,7 @@ pub fn check_sqs_names(attributes: &BTreeMap<String, MessageAttribute>) -> Resul
     match attributes.keys().find(|name| !sqs_name(name)) {
         None => Ok(()),
         Some(name) => Err(EntryError::invalid(format!(
-            "The message attribute name '{}' is invalid: names are 1 to {MAX_NAME} characters of A-Z, a-z, 0-9, '_', '-' and '.', and do not start or end with '.' or hold '..'.",
+            "The message attribute name '{}' is invalid: names are 1 to {MAX_NAME} bytes of letters, digits, '_', '-' and '.', and do not start or end with '.' or hold '..'.",
             name.chars().take(64).collect::<String>()
         ))),
     }
@@ -411,7 +411,14 @@ mod tests {
 
     #[test]
     fn sqs_names_follow_sqs() {
-        for good in ["a", "order.id", "x-y_z", &"n".repeat(256)] {
+        // Letters and digits of any script, as AWS takes them (`attr.1øßä`).
+        for good in [
+            "a",
+            "order.id",
+            "x-y_z",
+            "attr.1\u{f8}\u{df}\u{e4}",
+            &"n".repeat(256),
+        ] {
             assert!(sqs_name(good), "{good}");
         }
         for bad in [
@@ -420,7 +427,8 @@ mod tests {
             "a.",
             "a..b",
             "a b",
-            "\u{e9}",
+            "a\u{a7}",
+            "a!b",
             "a:b",
             "a/b",
             &"n".repeat(257),

@@ -183,7 +183,7 @@ async fn handle(
     let request_id = uuid::Uuid::new_v4().to_string();
     let Some(protocol) = protocol_of(&headers, &uri) else {
         // As SQS: a queue URL fetched as a page names no operation.
-        if method == Method::GET && queue_in_path(&uri).is_some() && uri.query().is_none() {
+        if method == Method::GET && queue_in_path(&uri).is_some() {
             return (
                 StatusCode::NOT_FOUND,
                 [(header::CONTENT_TYPE, "text/xml")],

@@ -471,15 +471,16 @@ pub(super) fn attributes_json(
         .collect()
 }
 
-/// Whether `name` is selected by a MessageAttributeNames list (`All`, `.*`, a name, or `prefix.*`).
+/// Whether `name` is selected by a MessageAttributeNames list, as SQS selects: `All`, `*` and
+/// `.*` select every name, `prefix.*` every name starting with `prefix` (`Hel.*` selects `Hello`
+/// and `Help.Me`), any other entry the name itself.
 pub(super) fn attribute_selected(name: &str, selection: &[String]) -> bool {
     selection.iter().any(|wanted| {
-        wanted == "All"
-            || wanted == ".*"
+        matches!(wanted.as_str(), "All" | "*" | ".*")
             || wanted == name
             || wanted
                 .strip_suffix(".*")
-                .is_some_and(|prefix| name.starts_with(&format!("{prefix}.")))
+                .is_some_and(|prefix| name.starts_with(prefix))
     })
 }
 
@@ -521,9 +522,12 @@ mod tests {
     fn attribute_selection_follows_sqs() {
         let all = vec!["All".to_owned()];
         assert!(attribute_selected("x", &all));
-        let prefix = vec!["order.*".to_owned()];
-        assert!(attribute_selected("order.id", &prefix));
-        assert!(!attribute_selected("orders", &prefix));
+        assert!(attribute_selected("x", &["*".to_owned()]));
+        let prefix = vec!["Hel.*".to_owned()];
+        assert!(attribute_selected("Hello", &prefix));
+        assert!(attribute_selected("Help.Me", &prefix));
+        assert!(!attribute_selected("General", &prefix));
+        assert!(!attribute_selected("Help", &["Hel".to_owned()]));
         assert!(!attribute_selected("x", &[]));
     }
 }

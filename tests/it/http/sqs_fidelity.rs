@@ -1,7 +1,7 @@
 //! The SQS endpoint behaves as AWS's recorded answers show, on both backends: CreateQueue compares
 //! only the attributes it is given, FIFO sends take `DelaySeconds=0` and refuse a batch lacking
-//! ids whole, a purge forgets FIFO deduplication ids, and a standard queue takes a group id (a
-//! fair queue's tenant).
+//! ids whole, a purge forgets FIFO deduplication ids, a standard queue takes a group id (a fair
+//! queue's tenant), and a FIFO receive gathers one group's messages first.
 
 use crate::harness::*;
 use aws_sdk_sqs::error::ProvideErrorMetadata;
@@ -266,13 +266,41 @@ async fn standard_queues_take_a_group_id(kind: Kind) {
     gw.stop().await;
 }
 
+/// A FIFO receive gathers one group's messages before the next group's, each group in order.
+async fn fifo_receives_gather_a_group_first(kind: Kind) {
+    let (gw, client, name) = managing(kind).await;
+    let url = fifo_queue(&client, &name, true).await;
+    for (body, group) in [
+        ("g1-m1", "g1"),
+        ("g2-m1", "g2"),
+        ("g1-m2", "g1"),
+        ("g1-m3", "g1"),
+    ] {
+        client
+            .send_message()
+            .queue_url(&url)
+            .message_body(body)
+            .message_group_id(group)
+            .send()
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        bodies(&client, &url).await,
+        ["g1-m1", "g1-m2", "g1-m3", "g2-m1"]
+    );
+    client.delete_queue().queue_url(&url).send().await.unwrap();
+    gw.stop().await;
+}
+
 crate::on_kind!(
     on_localstack,
     LocalStack,
     create_queue_compares_only_the_attributes_given,
     fifo_sends_as_sqs,
     a_purge_forgets_fifo_deduplication_ids,
-    standard_queues_take_a_group_id
+    standard_queues_take_a_group_id,
+    fifo_receives_gather_a_group_first
 );
 crate::on_kind!(
     on_embedded,
@@ -280,5 +308,6 @@ crate::on_kind!(
     create_queue_compares_only_the_attributes_given,
     fifo_sends_as_sqs,
     a_purge_forgets_fifo_deduplication_ids,
-    standard_queues_take_a_group_id
+    standard_queues_take_a_group_id,
+    fifo_receives_gather_a_group_first
 );

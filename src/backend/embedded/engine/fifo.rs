@@ -178,63 +178,78 @@ impl Attempts {
     }
 }
 
-/// A FIFO queue's message groups: each group's messages in queue order, and every group by its
-/// first message. Each group's id is held once, shared with its messages ([`Groups::join`]).
+/// A FIFO queue's message groups: each group's messages in queue order, and the groups in the
+/// order a receive serves them: by when each came into the queue or was last taken from, so a
+/// group a receive just took from waits behind the groups it passed (as SQS serves them). Each
+/// group's id is held once, shared with its messages ([`Groups::join`]).
 #[derive(Debug, Default)]
 pub(super) struct Groups {
     /// Each group's messages in queue order, so a receive steps from group to group instead of
     /// scanning every message (a held group's backlog costs nothing).
     members: HashMap<Arc<str>, BTreeSet<u64>>,
-    /// Every group by its first message, in queue order.
-    heads: BTreeSet<(u64, Arc<str>)>,
+    /// Every group by its turn.
+    order: BTreeSet<(u64, Arc<str>)>,
+    /// Each group's turn in `order`.
+    turns: HashMap<Arc<str>, u64>,
+    /// The next turn to hand out.
+    next_turn: u64,
 }
 
 impl Groups {
     /// Files `seq` under `group`; answers the group's id as the queue holds it, for the message
-    /// to keep instead of its own copy.
+    /// to keep instead of its own copy. A new group takes the last turn.
     pub(super) fn join(&mut self, seq: u64, group: &Arc<str>) -> Arc<str> {
         let entry = self.members.entry(Arc::clone(group));
         let shared = Arc::clone(entry.key());
         let members = entry.or_default();
-        let old_head = members.first().copied();
+        let new = members.is_empty();
         members.insert(seq);
-        if old_head.is_none_or(|head| seq < head) {
-            if let Some(head) = old_head {
-                self.heads.remove(&(head, Arc::clone(&shared)));
-            }
-            self.heads.insert((seq, Arc::clone(&shared)));
+        if new {
+            self.take_last_turn(&shared);
         }
         shared
     }
 
-    /// Takes `seq` out of `group`.
+    /// Takes `seq` out of `group`; a group left without messages is forgotten.
     pub(super) fn quit(&mut self, seq: u64, group: &Arc<str>) {
         let Some(members) = self.members.get_mut(group) else {
             return;
         };
-        let was_head = members.first() == Some(&seq);
         members.remove(&seq);
-        if was_head {
-            self.heads.remove(&(seq, Arc::clone(group)));
-            match members.first() {
-                Some(&next) => {
-                    self.heads.insert((next, Arc::clone(group)));
-                }
-                None => {
-                    self.members.remove(group);
-                }
+        if members.is_empty() {
+            self.members.remove(group);
+            if let Some(turn) = self.turns.remove(group) {
+                self.order.remove(&(turn, Arc::clone(group)));
             }
         }
+    }
+
+    /// A receive took messages of `group`: it waits behind every other group now.
+    pub(super) fn taken(&mut self, group: &Arc<str>) {
+        if self.members.contains_key(group) {
+            self.take_last_turn(group);
+        }
+    }
+
+    fn take_last_turn(&mut self, group: &Arc<str>) {
+        if let Some(turn) = self.turns.get(group) {
+            self.order.remove(&(*turn, Arc::clone(group)));
+        }
+        let turn = self.next_turn;
+        self.next_turn += 1;
+        self.order.insert((turn, Arc::clone(group)));
+        self.turns.insert(Arc::clone(group), turn);
     }
 
     /// Forgets every group (the queue was purged).
     pub(super) fn clear(&mut self) {
         self.members.clear();
-        self.heads.clear();
+        self.order.clear();
+        self.turns.clear();
     }
 
-    /// The messages a receive may take, up to `max`, as SQS takes them: group by group (the group
-    /// of the oldest message first), each group's messages in order up to its first one that is
+    /// The messages a receive may take, up to `max`, as SQS takes them: group by group in their
+    /// turns (see [`Groups`]), each group's messages in order up to its first one that is
     /// not visible (in flight or delayed), so a group is never passed and a receive gathers as
     /// many of one group's messages as it can before the next group's. A message of a group whose
     /// later messages are in flight is taken again once its own visibility ends. `visible` says
@@ -249,7 +264,7 @@ impl Groups {
         if max == 0 {
             return taken;
         }
-        for (_, group) in &self.heads {
+        for (_, group) in &self.order {
             let Some(members) = self.members.get(group) else {
                 continue;
             };
@@ -272,13 +287,16 @@ impl Groups {
     /// How many groups have messages.
     #[cfg(test)]
     pub(super) fn count(&self) -> usize {
-        self.heads.len()
+        self.order.len()
     }
 }
 
-/// FIFO sequence numbers: 20 digits, increasing.
+/// Where FIFO sequence numbers start: SQS's are large 20-digit numbers, never zero-padded.
+const SEQUENCE_BASE: u64 = 10_000_000_000_000_000_000;
+
+/// FIFO sequence numbers: 20 digits, increasing, as SQS writes them.
 pub fn sequence_number(seq: u64) -> String {
-    format!("{seq:020}")
+    SEQUENCE_BASE.saturating_add(seq).to_string()
 }
 
 #[cfg(test)]

@@ -616,6 +616,13 @@ impl Queue {
                 message: updated,
             });
         }
+        if self.settings.fifo {
+            for delivered in &received.delivered {
+                if let Some(group) = &delivered.message.group_id {
+                    self.groups.taken(group);
+                }
+            }
+        }
         // Only an attempt that got messages is worth replaying; an empty one stays retryable.
         if self.settings.fifo
             && !received.delivered.is_empty()
