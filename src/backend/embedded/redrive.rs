@@ -81,7 +81,7 @@ impl EmbeddedBackend {
                 .any(|task| task.status() == RedriveStatus::Running)
             {
                 return Err(BackendError::Invalid(
-                    "A message move task is already running on this queue.".into(),
+                    "There is already a task running. Only one active task is allowed for a source queue arn at a given time.".into(),
                 ));
             }
             list.push_front(Arc::clone(&task));

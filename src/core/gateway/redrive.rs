@@ -9,8 +9,9 @@ use crate::core::operation::Operation;
 
 impl Gateway {
     /// Starts moving the messages of the dead-letter queue `source` to `destination`, or each
-    /// back to the queue it came from; answers the task's handle (the gateway's: it names the
-    /// source queue, so only callers with redrive there can cancel it).
+    /// back to the queue it came from; answers the task's handle, as SQS forms it (base64 of its
+    /// task id and the source queue's ARN), which names the source queue: only callers with
+    /// redrive there can cancel it.
     pub async fn start_redrive(
         &self,
         caller: &Caller,
@@ -31,8 +32,7 @@ impl Gateway {
             .backend
             .start_redrive(&source_arn, destination_arn.as_deref(), max_per_second)
             .await;
-        let handle = self.settle(source, answer).await?;
-        Ok(redrive_handle::wrap(source, &handle))
+        self.settle(source, answer).await
     }
     /// The latest redrive tasks of the dead-letter queue `source`, newest first, at most `max`.
     pub async fn list_redrives(
@@ -44,42 +44,39 @@ impl Gateway {
         self.admit(caller, Operation::Redrive, source)?;
         let source_arn = self.arn_of(source).await?;
         let answer = self.backend.list_redrives(&source_arn, max).await;
-        let tasks = self.settle(source, answer).await?;
-        Ok(tasks
-            .into_iter()
-            .map(|task| RedriveTask {
-                handle: task
-                    .handle
-                    .as_deref()
-                    .map(|handle| redrive_handle::wrap(source, handle)),
-                ..task
-            })
-            .collect())
+        self.settle(source, answer).await
     }
-    /// Stops a running redrive task by the handle the gateway gave; answers how many messages it
-    /// had moved.
+    /// Stops a running redrive task by its handle; answers how many messages it had moved. The
+    /// handle's source queue must be one of this gateway's the caller may redrive, and the task
+    /// one of that queue's running ones: a handle cannot reach another queue's task.
     pub async fn cancel_redrive(&self, caller: &Caller, handle: &str) -> Result<u64, GatewayError> {
         Operation::Redrive.record();
-        let not_running = || {
-            GatewayError::new(
-                ErrorKind::ResourceNotFound,
-                "no running message move task has this handle",
-            )
-        };
-        let (source, backend_handle) = redrive_handle::unwrap(handle).ok_or_else(not_running)?;
+        let source_arn = task_handle::source_arn(handle).ok_or_else(|| {
+            GatewayError::invalid_request("Value for parameter TaskHandle is invalid.")
+        })?;
+        let source = self
+            .registry
+            .name_of_arn(&source_arn)
+            .await
+            .ok_or_else(|| {
+                GatewayError::new(
+                    ErrorKind::ResourceNotFound,
+                    "The resource that you specified for the SourceArn parameter doesn't exist.",
+                )
+            })?;
         self.allowed(caller, Operation::Redrive, &source)?;
-        // The backend's handle must be one of this queue's running tasks: a handle that names a
-        // queue the caller may redrive cannot carry another queue's task.
-        let source_arn = self.arn_of(&source).await?;
         let answer = self.backend.list_redrives(&source_arn, 10).await;
         let running = self.settle(&source, answer).await?;
         if !running
             .iter()
-            .any(|task| task.handle.as_deref() == Some(backend_handle.as_str()))
+            .any(|task| task.handle.as_deref() == Some(handle))
         {
-            return Err(not_running());
+            return Err(GatewayError::new(
+                ErrorKind::ResourceNotFound,
+                "Task does not exist.",
+            ));
         }
-        let answer = self.backend.cancel_redrive(&backend_handle).await;
+        let answer = self.backend.cancel_redrive(handle).await;
         self.settle(&source, answer).await
     }
     async fn arn_of(&self, queue: &str) -> Result<String, GatewayError> {
@@ -98,29 +95,47 @@ impl Gateway {
     }
 }
 
-/// The redrive task handles the gateway hands out: the source queue's gateway name beside the
-/// backend's own handle, as base64url of a small JSON object.
-mod redrive_handle {
+/// Message move task handles as SQS forms them (and both backends hand them out): base64 of a
+/// JSON object with the task's id and the source queue's ARN.
+mod task_handle {
     use base64::Engine as _;
-    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::engine::general_purpose::STANDARD;
 
-    #[derive(serde::Serialize, serde::Deserialize)]
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
     struct Handle {
-        queue: String,
-        task: String,
+        task_id: String,
+        source_arn: String,
     }
 
-    pub(super) fn wrap(queue: &str, task: &str) -> String {
-        let handle = Handle {
-            queue: queue.to_owned(),
-            task: task.to_owned(),
-        };
-        URL_SAFE_NO_PAD.encode(serde_json::to_vec(&handle).unwrap_or_default())
-    }
-
-    pub(super) fn unwrap(handle: &str) -> Option<(String, String)> {
-        let bytes = URL_SAFE_NO_PAD.decode(handle).ok()?;
+    /// The source queue's ARN a handle names; `None` for a handle not shaped as SQS shapes them.
+    pub(super) fn source_arn(handle: &str) -> Option<String> {
+        let bytes = STANDARD.decode(handle).ok()?;
         let handle: Handle = serde_json::from_slice(&bytes).ok()?;
-        Some((handle.queue, handle.task))
+        (!handle.task_id.is_empty()).then_some(handle.source_arn)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn handles_name_their_source_queue() {
+            let handle = STANDARD.encode(
+                br#"{"taskId":"0b5e2c1a-7f3d-4e61-9a0c-2d8f6b7e4a13","sourceArn":"arn:aws:sqs:us-east-1:000000000000:dlq"}"#,
+            );
+            assert_eq!(
+                source_arn(&handle).as_deref(),
+                Some("arn:aws:sqs:us-east-1:000000000000:dlq")
+            );
+            for bad in [
+                "",
+                "not base64!",
+                &STANDARD.encode(b"{}"),
+                &STANDARD.encode(b"[1]"),
+            ] {
+                assert_eq!(source_arn(bad), None, "{bad}");
+            }
+        }
     }
 }

@@ -112,14 +112,47 @@ async fn a_move_task_returns_dead_letters_to_their_source(kind: Kind) {
         .await
         .unwrap_err();
     assert_eq!(unknown.code(), Some("ResourceNotFoundException"));
-    // Not a handle of this gateway.
+    // Not a handle as SQS shapes them; one naming a queue the gateway does not know; one naming
+    // this dead-letter queue and a task it does not run.
     let bogus = client
         .cancel_message_move_task()
         .task_handle("bm90IGEgaGFuZGxl")
         .send()
         .await
         .unwrap_err();
-    assert_eq!(bogus.code(), Some("ResourceNotFoundException"));
+    assert_eq!(bogus.code(), Some("InvalidParameterValue"));
+    assert_eq!(
+        bogus.message(),
+        Some("Value for parameter TaskHandle is invalid.")
+    );
+    let shaped = |source_arn: &str| {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(
+            serde_json::json!({ "taskId": "0b5e2c1a-7f3d-4e61-9a0c-2d8f6b7e4a13", "sourceArn": source_arn })
+                .to_string(),
+        )
+    };
+    let elsewhere = client
+        .cancel_message_move_task()
+        .task_handle(shaped(
+            "arn:aws:sqs:us-east-1:000000000000:no-such-queue-anywhere",
+        ))
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(elsewhere.code(), Some("ResourceNotFoundException"));
+    assert_eq!(
+        elsewhere.message(),
+        Some("The resource that you specified for the SourceArn parameter doesn't exist.")
+    );
+    let no_task = client
+        .cancel_message_move_task()
+        .task_handle(shaped(&dlq_arn))
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(no_task.code(), Some("ResourceNotFoundException"));
+    assert_eq!(no_task.message(), Some("Task does not exist."));
     gw.stop().await;
 }
 
@@ -147,6 +180,18 @@ async fn a_running_move_task_can_be_cancelled() {
         .unwrap()
         .task_handle
         .unwrap();
+    // Shaped as SQS shapes its handles: base64 of the task id and the source queue's ARN.
+    let decoded: serde_json::Value = {
+        use base64::Engine as _;
+        serde_json::from_slice(
+            &base64::engine::general_purpose::STANDARD
+                .decode(&handle)
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    assert_eq!(decoded["sourceArn"], dlq_arn.as_str());
+    assert!(uuid::Uuid::parse_str(decoded["taskId"].as_str().unwrap()).is_ok());
     let second = client
         .start_message_move_task()
         .source_arn(&dlq_arn)

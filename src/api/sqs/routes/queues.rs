@@ -5,10 +5,21 @@ use super::*;
 use serde_json::json;
 
 impl Context<'_> {
-    /// The gateway queue a redrive names by ARN.
-    pub(super) async fn queue_of_arn(&self, arn: Option<&str>) -> Result<String, SqsError> {
-        let arn = arn.ok_or_else(|| SqsError::missing_parameter("SourceArn"))?;
-        Ok(self.gateway().queue_named_by_arn(arn).await?)
+    /// The gateway queue a redrive names by ARN in `parameter`, refused in SQS's words.
+    async fn queue_of_arn(&self, arn: Option<&str>, parameter: &str) -> Result<String, SqsError> {
+        let arn = arn.ok_or_else(|| SqsError::missing_parameter(parameter))?;
+        self.gateway()
+            .queue_named_by_arn(arn)
+            .await
+            .map_err(|error| match error.kind {
+                crate::core::ErrorKind::ResourceNotFound => SqsError::from(GatewayError::new(
+                    crate::core::ErrorKind::ResourceNotFound,
+                    format!(
+                        "The resource that you specified for the {parameter} parameter doesn't exist."
+                    ),
+                )),
+                _ => SqsError::from(error),
+            })
     }
 
     pub(super) async fn start_move_task(
@@ -21,9 +32,11 @@ impl Context<'_> {
             1,
             i64::from(limits::MAX_MOVE_RATE),
         )?;
-        let source = self.queue_of_arn(request.source_arn.as_deref()).await?;
+        let source = self
+            .queue_of_arn(request.source_arn.as_deref(), "SourceArn")
+            .await?;
         let destination = match request.destination_arn.as_deref() {
-            Some(arn) => Some(self.gateway().queue_named_by_arn(arn).await?),
+            Some(arn) => Some(self.queue_of_arn(Some(arn), "DestinationArn").await?),
             None => None,
         };
         let handle = self
@@ -40,7 +53,9 @@ impl Context<'_> {
         request: wire::ListMessageMoveTasks,
     ) -> Result<SqsAnswer, SqsError> {
         let max = wire::ranged(request.max_results, "MaxResults", 1, 10)?.unwrap_or(1);
-        let source = self.queue_of_arn(request.source_arn.as_deref()).await?;
+        let source = self
+            .queue_of_arn(request.source_arn.as_deref(), "SourceArn")
+            .await?;
         let tasks = self
             .gateway()
             .list_redrives(&self.caller, &source, max as usize)
