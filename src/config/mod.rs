@@ -303,6 +303,7 @@ impl QueueConfig {
                     self.max_receive_count.unwrap_or(5),
                 )
             }),
+            remove_dead_letter: false,
         }
     }
 }

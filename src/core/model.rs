@@ -321,6 +321,8 @@ pub struct QueueSettings {
     pub content_based_deduplication: Option<bool>,
     /// Name of the dead-letter queue and the receives after which messages move there.
     pub dead_letter: Option<(String, u32)>,
+    /// A change that takes the dead-letter queue away (SQS's `RedrivePolicy` set to `""`).
+    pub remove_dead_letter: bool,
 }
 
 /// A move of messages out of a dead-letter queue (back to their sources, or to a destination), as

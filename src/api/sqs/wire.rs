@@ -175,6 +175,8 @@ pub(super) fn queue_settings(
                     format!("You can specify the {key} only when FifoQueue is set to true."),
                 ));
             }
+            // As SQS: an empty policy takes the dead-letter queue away.
+            "RedrivePolicy" if value.is_empty() => settings.remove_dead_letter = !creating,
             "RedrivePolicy" => {
                 let (arn, count) = redrive_policy(value)?;
                 let queue = arn.rsplit(':').next().unwrap_or_default();

@@ -129,6 +129,9 @@ impl SqsBackend {
             QueueAttributeName::ContentBasedDeduplication,
             settings.content_based_deduplication.map(|v| v.to_string()),
         );
+        if settings.remove_dead_letter {
+            set(QueueAttributeName::RedrivePolicy, Some(String::new()));
+        }
         if let Some((target, max_receive_count)) = &settings.dead_letter {
             let target = self.resolve(target).await?;
             let arn = target

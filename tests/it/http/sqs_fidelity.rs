@@ -1,7 +1,8 @@
 //! The SQS endpoint behaves as AWS's recorded answers show, on both backends: CreateQueue compares
 //! only the attributes it is given, FIFO sends take `DelaySeconds=0` and refuse a batch lacking
 //! ids whole, a purge forgets FIFO deduplication ids, a standard queue takes a group id (a fair
-//! queue's tenant), and a FIFO receive gathers one group's messages first.
+//! queue's tenant), a FIFO receive gathers one group's messages first, and an empty
+//! `RedrivePolicy` takes the dead-letter queue away.
 
 use crate::harness::*;
 use aws_sdk_sqs::error::ProvideErrorMetadata;
@@ -293,6 +294,64 @@ async fn fifo_receives_gather_a_group_first(kind: Kind) {
     gw.stop().await;
 }
 
+/// SetQueueAttributes with an empty `RedrivePolicy` takes the dead-letter queue away.
+async fn an_empty_redrive_policy_removes_it(kind: Kind) {
+    let (gw, client, name) = managing(kind).await;
+    let dlq = client
+        .create_queue()
+        .queue_name(format!("{name}-dlq"))
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let dlq_arn = client
+        .get_queue_attributes()
+        .queue_url(&dlq)
+        .attribute_names(QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .unwrap()
+        .attributes()
+        .unwrap()[&QueueAttributeName::QueueArn]
+        .clone();
+    let policy = serde_json::json!({ "deadLetterTargetArn": dlq_arn, "maxReceiveCount": 3 });
+    let url = client
+        .create_queue()
+        .queue_name(&name)
+        .attributes(QueueAttributeName::RedrivePolicy, policy.to_string())
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let redrive = || async {
+        client
+            .get_queue_attributes()
+            .queue_url(&url)
+            .attribute_names(QueueAttributeName::All)
+            .send()
+            .await
+            .unwrap()
+            .attributes()
+            .unwrap()
+            .get(&QueueAttributeName::RedrivePolicy)
+            .cloned()
+    };
+    assert!(redrive().await.unwrap().contains(&dlq_arn));
+    client
+        .set_queue_attributes()
+        .queue_url(&url)
+        .attributes(QueueAttributeName::RedrivePolicy, "")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(redrive().await, None, "the policy is gone");
+    client.delete_queue().queue_url(&url).send().await.unwrap();
+    client.delete_queue().queue_url(&dlq).send().await.unwrap();
+    gw.stop().await;
+}
+
 crate::on_kind!(
     on_localstack,
     LocalStack,
@@ -300,7 +359,8 @@ crate::on_kind!(
     fifo_sends_as_sqs,
     a_purge_forgets_fifo_deduplication_ids,
     standard_queues_take_a_group_id,
-    fifo_receives_gather_a_group_first
+    fifo_receives_gather_a_group_first,
+    an_empty_redrive_policy_removes_it
 );
 crate::on_kind!(
     on_embedded,
@@ -309,5 +369,6 @@ crate::on_kind!(
     fifo_sends_as_sqs,
     a_purge_forgets_fifo_deduplication_ids,
     standard_queues_take_a_group_id,
-    fifo_receives_gather_a_group_first
+    fifo_receives_gather_a_group_first,
+    an_empty_redrive_policy_removes_it
 );

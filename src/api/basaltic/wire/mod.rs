@@ -73,6 +73,7 @@ impl Settings {
             max_message_bytes: self.max_message_bytes,
             content_based_deduplication: self.content_based_deduplication,
             dead_letter,
+            remove_dead_letter: false,
         }
     }
 }

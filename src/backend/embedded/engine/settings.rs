@@ -177,10 +177,15 @@ impl Settings {
             content_based_deduplication: changes
                 .content_based_deduplication
                 .or(Some(self.content_based_deduplication)),
-            dead_letter: changes
-                .dead_letter
-                .clone()
-                .or_else(|| self.dead_letter.clone()),
+            dead_letter: if changes.remove_dead_letter {
+                None
+            } else {
+                changes
+                    .dead_letter
+                    .clone()
+                    .or_else(|| self.dead_letter.clone())
+            },
+            remove_dead_letter: false,
         };
         let mut settings = Self::new(name, &merged)?;
         settings.tags = self.tags.clone();
