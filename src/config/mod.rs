@@ -304,6 +304,8 @@ impl QueueConfig {
                 )
             }),
             remove_dead_letter: false,
+            per_group_deduplication: None,
+            per_group_throughput: None,
         }
     }
 }

@@ -28,9 +28,11 @@ pub struct QueueAttributes {
     pub created_timestamp: Option<u64>,
     /// When its settings last changed, in seconds since the epoch (if the backend says).
     pub last_modified_timestamp: Option<u64>,
-    /// FIFO: deduplication and throughput per message group (SQS's high-throughput mode:
-    /// `DeduplicationScope` `messageGroup`, `FifoThroughputLimit` `perMessageGroupId`) rather
-    /// than per queue.
+    /// FIFO: deduplication ids are kept per message group (`DeduplicationScope` `messageGroup`)
+    /// rather than per queue.
+    pub per_group_deduplication: bool,
+    /// FIFO: throughput per message group (`FifoThroughputLimit` `perMessageGroupId`; with
+    /// per-group deduplication, SQS's high-throughput mode) rather than per queue.
     pub per_group_throughput: bool,
     /// The backend encrypts the queue's messages at rest with keys it manages
     /// (`SqsManagedSseEnabled`).
@@ -323,6 +325,10 @@ pub struct QueueSettings {
     pub dead_letter: Option<(String, u32)>,
     /// A change that takes the dead-letter queue away (SQS's `RedrivePolicy` set to `""`).
     pub remove_dead_letter: bool,
+    /// FIFO: deduplication ids kept per message group (`DeduplicationScope`).
+    pub per_group_deduplication: Option<bool>,
+    /// FIFO: throughput per message group (`FifoThroughputLimit`).
+    pub per_group_throughput: Option<bool>,
 }
 
 /// A move of messages out of a dead-letter queue (back to their sources, or to a destination), as

@@ -121,6 +121,14 @@ pub(super) fn dead_letter_arn(attributes: &BTreeMap<String, String>) -> Option<S
     redrive_policy(policy).ok().map(|(arn, _)| arn)
 }
 
+/// SQS's refusal of a queue attribute's value.
+fn invalid_value(key: &str) -> SqsError {
+    SqsError::sender(
+        "InvalidAttributeValue",
+        format!("Invalid value for the parameter {key}."),
+    )
+}
+
 /// Queue attributes (as CreateQueue and SetQueueAttributes carry them) as settings.
 pub(super) fn queue_settings(
     attributes: &BTreeMap<String, String>,
@@ -175,6 +183,20 @@ pub(super) fn queue_settings(
                     format!("You can specify the {key} only when FifoQueue is set to true."),
                 ));
             }
+            "DeduplicationScope" => {
+                settings.per_group_deduplication = Some(match value.as_str() {
+                    "messageGroup" => true,
+                    "queue" => false,
+                    _ => return Err(invalid_value(key)),
+                })
+            }
+            "FifoThroughputLimit" => {
+                settings.per_group_throughput = Some(match value.as_str() {
+                    "perMessageGroupId" => true,
+                    "perQueue" => false,
+                    _ => return Err(invalid_value(key)),
+                })
+            }
             // As SQS: an empty policy takes the dead-letter queue away.
             "RedrivePolicy" if value.is_empty() => settings.remove_dead_letter = !creating,
             "RedrivePolicy" => {
@@ -186,8 +208,6 @@ pub(super) fn queue_settings(
             | "KmsMasterKeyId"
             | "KmsDataKeyReusePeriodSeconds"
             | "SqsManagedSseEnabled"
-            | "DeduplicationScope"
-            | "FifoThroughputLimit"
             | "RedriveAllowPolicy" => {}
             _ => {
                 return Err(SqsError::sender(

@@ -101,7 +101,8 @@ pub(super) fn resolved(name: &str, queue: &Queue) -> ResolvedQueue {
             content_based_deduplication: settings.content_based_deduplication,
             created_timestamp: Some(settings.created_at),
             last_modified_timestamp: Some(settings.modified_at),
-            per_group_throughput: false,
+            per_group_deduplication: settings.per_group_deduplication,
+            per_group_throughput: settings.per_group_throughput,
             // The engine's store is plain files: encrypt the disk if that is needed.
             managed_encryption: false,
         },

@@ -204,6 +204,9 @@ pub(super) fn parse_queue_attributes(
         last_modified_timestamp: raw
             .get(&QueueAttributeName::LastModifiedTimestamp)
             .and_then(|value| value.parse().ok()),
+        per_group_deduplication: raw
+            .get(&QueueAttributeName::DeduplicationScope)
+            .is_some_and(|value| value == "messageGroup"),
         per_group_throughput: raw
             .get(&QueueAttributeName::FifoThroughputLimit)
             .is_some_and(|value| value == "perMessageGroupId"),

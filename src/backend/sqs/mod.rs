@@ -129,6 +129,23 @@ impl SqsBackend {
             QueueAttributeName::ContentBasedDeduplication,
             settings.content_based_deduplication.map(|v| v.to_string()),
         );
+        set(
+            QueueAttributeName::DeduplicationScope,
+            settings
+                .per_group_deduplication
+                .map(|group| if group { "messageGroup" } else { "queue" }.to_owned()),
+        );
+        set(
+            QueueAttributeName::FifoThroughputLimit,
+            settings.per_group_throughput.map(|group| {
+                if group {
+                    "perMessageGroupId"
+                } else {
+                    "perQueue"
+                }
+                .to_owned()
+            }),
+        );
         if settings.remove_dead_letter {
             set(QueueAttributeName::RedrivePolicy, Some(String::new()));
         }

@@ -1020,3 +1020,52 @@ async fn a_purge_forgets_deduplication_ids_across_a_restart() {
         .collect();
     assert_eq!(bodies, ["three"], "after the restart too");
 }
+
+/// A FIFO queue's deduplication scope and throughput limit survive a restart, and so do the
+/// deduplication ids kept per group under them.
+#[tokio::test]
+async fn per_group_deduplication_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(SkewClock::default());
+    let settings = QueueSettings {
+        per_group_deduplication: Some(true),
+        per_group_throughput: Some(true),
+        ..Default::default()
+    };
+    let url = {
+        let backend = EmbeddedBackend::open(dir.path(), clock.clone()).unwrap();
+        let url = backend
+            .create_queue("fast.fifo", &settings)
+            .await
+            .unwrap()
+            .url;
+        backend
+            .send_batch(&url, &[fifo("g1", "g1", "same")])
+            .await
+            .unwrap();
+        url
+    };
+    let backend = EmbeddedBackend::open(dir.path(), clock.clone()).unwrap();
+    let resolved = backend.resolve("fast.fifo").await.unwrap();
+    assert!(resolved.attributes.per_group_deduplication);
+    assert!(resolved.attributes.per_group_throughput);
+    for (body, group) in [("g1 again", "g1"), ("g2", "g2")] {
+        backend
+            .send_batch(&url, &[fifo(body, group, "same")])
+            .await
+            .unwrap();
+    }
+    let mut bodies: Vec<String> = backend
+        .receive(&url, &receive(10, 30))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.body)
+        .collect();
+    bodies.sort();
+    assert_eq!(
+        bodies,
+        ["g1", "g2"],
+        "g1's id is remembered, g2's is its own"
+    );
+}

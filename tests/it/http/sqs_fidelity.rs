@@ -1,8 +1,8 @@
 //! The SQS endpoint behaves as AWS's recorded answers show, on both backends: CreateQueue compares
 //! only the attributes it is given, FIFO sends take `DelaySeconds=0` and refuse a batch lacking
 //! ids whole, a purge forgets FIFO deduplication ids, a standard queue takes a group id (a fair
-//! queue's tenant), a FIFO receive gathers one group's messages first, and an empty
-//! `RedrivePolicy` takes the dead-letter queue away.
+//! queue's tenant), a FIFO receive gathers one group's messages first, an empty `RedrivePolicy`
+//! takes the dead-letter queue away, and high-throughput FIFO keeps deduplication ids per group.
 
 use crate::harness::*;
 use aws_sdk_sqs::error::ProvideErrorMetadata;
@@ -352,6 +352,77 @@ async fn an_empty_redrive_policy_removes_it(kind: Kind) {
     gw.stop().await;
 }
 
+/// High-throughput FIFO: with `DeduplicationScope=messageGroup` the same deduplication id in
+/// another group is another message; both settings are answered and may change after creation.
+async fn fifo_deduplication_per_message_group(kind: Kind) {
+    let (gw, client, name) = managing(kind).await;
+    let url = client
+        .create_queue()
+        .queue_name(format!("{name}.fifo"))
+        .attributes(QueueAttributeName::FifoQueue, "true")
+        .attributes(QueueAttributeName::DeduplicationScope, "messageGroup")
+        .attributes(QueueAttributeName::FifoThroughputLimit, "perMessageGroupId")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let settings = || async {
+        let answer = client
+            .get_queue_attributes()
+            .queue_url(&url)
+            .attribute_names(QueueAttributeName::All)
+            .send()
+            .await
+            .unwrap();
+        let attributes = answer.attributes().unwrap();
+        (
+            attributes[&QueueAttributeName::DeduplicationScope].clone(),
+            attributes[&QueueAttributeName::FifoThroughputLimit].clone(),
+        )
+    };
+    assert_eq!(
+        settings().await,
+        ("messageGroup".to_owned(), "perMessageGroupId".to_owned())
+    );
+    for (body, group) in [("one", "g1"), ("two", "g2"), ("again", "g1")] {
+        client
+            .send_message()
+            .queue_url(&url)
+            .message_body(body)
+            .message_group_id(group)
+            .message_deduplication_id("same")
+            .send()
+            .await
+            .unwrap();
+    }
+    let mut got = bodies(&client, &url).await;
+    got.sort();
+    assert_eq!(got, ["one", "two"], "one message a group");
+    client
+        .set_queue_attributes()
+        .queue_url(&url)
+        .attributes(QueueAttributeName::DeduplicationScope, "queue")
+        .attributes(QueueAttributeName::FifoThroughputLimit, "perQueue")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        settings().await,
+        ("queue".to_owned(), "perQueue".to_owned())
+    );
+    let refused = client
+        .set_queue_attributes()
+        .queue_url(&url)
+        .attributes(QueueAttributeName::DeduplicationScope, "everywhere")
+        .send()
+        .await
+        .expect_err("not a scope");
+    assert_eq!(refused.code(), Some("InvalidAttributeValue"));
+    client.delete_queue().queue_url(&url).send().await.unwrap();
+    gw.stop().await;
+}
+
 crate::on_kind!(
     on_localstack,
     LocalStack,
@@ -360,7 +431,8 @@ crate::on_kind!(
     a_purge_forgets_fifo_deduplication_ids,
     standard_queues_take_a_group_id,
     fifo_receives_gather_a_group_first,
-    an_empty_redrive_policy_removes_it
+    an_empty_redrive_policy_removes_it,
+    fifo_deduplication_per_message_group
 );
 crate::on_kind!(
     on_embedded,
@@ -370,5 +442,6 @@ crate::on_kind!(
     a_purge_forgets_fifo_deduplication_ids,
     standard_queues_take_a_group_id,
     fifo_receives_gather_a_group_first,
-    an_empty_redrive_policy_removes_it
+    an_empty_redrive_policy_removes_it,
+    fifo_deduplication_per_message_group
 );

@@ -74,6 +74,8 @@ impl Settings {
             content_based_deduplication: self.content_based_deduplication,
             dead_letter,
             remove_dead_letter: false,
+            per_group_deduplication: None,
+            per_group_throughput: None,
         }
     }
 }

@@ -322,10 +322,15 @@ impl Context<'_> {
                 "ContentBasedDeduplication",
                 attributes.content_based_deduplication.to_string(),
             );
-            let (scope, limit) = if attributes.per_group_throughput {
-                ("messageGroup", "perMessageGroupId")
+            let scope = if attributes.per_group_deduplication {
+                "messageGroup"
             } else {
-                ("queue", "perQueue")
+                "queue"
+            };
+            let limit = if attributes.per_group_throughput {
+                "perMessageGroupId"
+            } else {
+                "perQueue"
             };
             all.insert("DeduplicationScope", scope.into());
             all.insert("FifoThroughputLimit", limit.into());

@@ -308,7 +308,7 @@ impl Queue {
                 ));
             }
             crate::core::message_rules::check_fifo_id("MessageGroupId", Some(group))?;
-            let key = match (
+            let id = match (
                 &message.deduplication_id,
                 self.settings.content_based_deduplication,
             ) {
@@ -320,13 +320,20 @@ impl Queue {
                     ));
                 }
             };
+            // Per message group, the same id in another group is another message. A NUL joins
+            // them: ids and groups are printable, so no two pairs make one key.
+            let key = if self.settings.per_group_deduplication {
+                format!("{group}\u{0}{id}")
+            } else {
+                id.clone()
+            };
             if let Some(previous) = self.dedup.get(&key) {
                 return Ok(SentMessage {
                     message_id: previous.message_id,
                     sequence_number: Some(sequence_number(previous.seq)),
                 });
             }
-            Some(key)
+            Some((key, id))
         } else {
             None
         };
@@ -338,7 +345,7 @@ impl Queue {
             sent_at: now,
             group_id: message.group_id,
             dead_letter_source_arn: None,
-            deduplication_id: dedup_key.clone(),
+            deduplication_id: dedup_key.as_ref().map(|(_, id)| id.clone()),
         });
         let state = State {
             receive_count: 0,
@@ -352,7 +359,7 @@ impl Queue {
             message_id,
             sequence_number: self.settings.fifo.then(|| sequence_number(seq)),
         };
-        if let Some(key) = dedup_key {
+        if let Some((key, _)) = dedup_key {
             let dedup = Dedup {
                 expires_at: now + FIFO_WINDOW_MS,
                 message_id: sent.message_id.clone(),

@@ -34,6 +34,13 @@ pub struct Settings {
     /// Last settings change, seconds since the epoch.
     #[serde(default)]
     pub modified_at: u64,
+    /// FIFO: deduplication ids kept per message group (`DeduplicationScope` `messageGroup`).
+    #[serde(default)]
+    pub per_group_deduplication: bool,
+    /// FIFO: throughput per message group (`FifoThroughputLimit` `perMessageGroupId`); the
+    /// engine has no per-queue throughput limit to lift, so this is kept and answered.
+    #[serde(default)]
+    pub per_group_throughput: bool,
 }
 
 impl Settings {
@@ -54,6 +61,13 @@ impl Settings {
         let content_based_deduplication = requested.content_based_deduplication.unwrap_or(false);
         if content_based_deduplication && !fifo {
             return Err("ContentBasedDeduplication is for FIFO queues only".into());
+        }
+        let per_group_deduplication = requested.per_group_deduplication.unwrap_or(false);
+        let per_group_throughput = requested.per_group_throughput.unwrap_or(false);
+        if (per_group_deduplication || per_group_throughput) && !fifo {
+            return Err(
+                "DeduplicationScope and FifoThroughputLimit are for FIFO queues only".into(),
+            );
         }
         if let Some((target, count)) = &requested.dead_letter {
             if target.ends_with(".fifo") != fifo {
@@ -110,6 +124,8 @@ impl Settings {
             tags: BTreeMap::new(),
             created_at: 0,
             modified_at: 0,
+            per_group_deduplication,
+            per_group_throughput,
         })
     }
 
@@ -147,6 +163,18 @@ impl Settings {
             .is_some_and(|given| Some(given) != self.dead_letter.as_ref())
         {
             return Some("RedrivePolicy");
+        }
+        if requested
+            .per_group_deduplication
+            .is_some_and(|given| given != self.per_group_deduplication)
+        {
+            return Some("DeduplicationScope");
+        }
+        if requested
+            .per_group_throughput
+            .is_some_and(|given| given != self.per_group_throughput)
+        {
+            return Some("FifoThroughputLimit");
         }
         None
     }
@@ -186,6 +214,12 @@ impl Settings {
                     .or_else(|| self.dead_letter.clone())
             },
             remove_dead_letter: false,
+            per_group_deduplication: changes
+                .per_group_deduplication
+                .or(Some(self.per_group_deduplication)),
+            per_group_throughput: changes
+                .per_group_throughput
+                .or(Some(self.per_group_throughput)),
         };
         let mut settings = Self::new(name, &merged)?;
         settings.tags = self.tags.clone();
