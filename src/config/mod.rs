@@ -306,6 +306,7 @@ impl QueueConfig {
             remove_dead_letter: false,
             per_group_deduplication: None,
             per_group_throughput: None,
+            kept: Default::default(),
         }
     }
 }

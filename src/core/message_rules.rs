@@ -43,7 +43,7 @@ pub const MISSING_DEDUPLICATION_ID: &str = "The queue should either have Content
 pub fn check_fifo_id(parameter: &str, id: Option<&str>) -> Result<(), EntryError> {
     match id {
         Some(id) if !valid_fifo_id(id) => {
-            let shown: String = id.chars().take(128).collect();
+            let shown: String = id.chars().take(1024).collect();
             Err(EntryError::invalid(format!(
                 "Value {shown} for parameter {parameter} is invalid. Reason: {parameter} can only include alphanumeric and punctuation characters. 1 to 128 in length."
             )))

@@ -37,7 +37,20 @@ pub struct QueueAttributes {
     /// The backend encrypts the queue's messages at rest with keys it manages
     /// (`SqsManagedSseEnabled`).
     pub managed_encryption: bool,
+    /// The attributes of [`KEPT_ATTRIBUTES`] the queue was given, answered as given.
+    pub kept: BTreeMap<String, String>,
 }
+
+/// SQS queue attributes the gateway stores and answers as they were given without acting on
+/// them: access is the gateway's grants (`Policy`, `RedriveAllowPolicy`), and the embedded
+/// engine encrypts nothing (`SqsManagedSseEnabled` and the KMS settings).
+pub const KEPT_ATTRIBUTES: [&str; 5] = [
+    "Policy",
+    "RedriveAllowPolicy",
+    "KmsMasterKeyId",
+    "KmsDataKeyReusePeriodSeconds",
+    "SqsManagedSseEnabled",
+];
 
 /// A queue's dead-letter settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -329,6 +342,8 @@ pub struct QueueSettings {
     pub per_group_deduplication: Option<bool>,
     /// FIFO: throughput per message group (`FifoThroughputLimit`).
     pub per_group_throughput: Option<bool>,
+    /// Attributes of [`KEPT_ATTRIBUTES`] to keep; an empty value takes one away.
+    pub kept: BTreeMap<String, String>,
 }
 
 /// A move of messages out of a dead-letter queue (back to their sources, or to a destination), as

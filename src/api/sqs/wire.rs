@@ -121,6 +121,32 @@ pub(super) fn dead_letter_arn(attributes: &BTreeMap<String, String>) -> Option<S
     redrive_policy(policy).ok().map(|(arn, _)| arn)
 }
 
+/// The largest value of a kept attribute (SQS's queue policies are at most 20 KiB).
+const MAX_KEPT_BYTES: usize = 20 * 1024;
+
+/// A kept attribute's value as SQS checks it; empty takes the attribute away.
+fn check_kept(key: &str, value: &str) -> Result<(), SqsError> {
+    if value.is_empty() {
+        return Ok(());
+    }
+    let valid = value.len() <= MAX_KEPT_BYTES
+        && match key {
+            "Policy" | "RedriveAllowPolicy" => {
+                serde_json::from_str::<serde_json::Value>(value).is_ok_and(|v| v.is_object())
+            }
+            "KmsDataKeyReusePeriodSeconds" => value
+                .parse::<u32>()
+                .is_ok_and(|seconds| (60..=86_400).contains(&seconds)),
+            "SqsManagedSseEnabled" => matches!(value, "true" | "false"),
+            _ => value.chars().all(|c| c.is_ascii_graphic()),
+        };
+    if valid {
+        Ok(())
+    } else {
+        Err(invalid_value(key))
+    }
+}
+
 /// SQS's refusal of a queue attribute's value.
 fn invalid_value(key: &str) -> SqsError {
     SqsError::sender(
@@ -205,10 +231,13 @@ pub(super) fn queue_settings(
                 settings.dead_letter = Some((queue.to_owned(), count));
             }
             "Policy"
+            | "RedriveAllowPolicy"
             | "KmsMasterKeyId"
             | "KmsDataKeyReusePeriodSeconds"
-            | "SqsManagedSseEnabled"
-            | "RedriveAllowPolicy" => {}
+            | "SqsManagedSseEnabled" => {
+                check_kept(key, value)?;
+                settings.kept.insert(key.clone(), value.clone());
+            }
             _ => {
                 return Err(SqsError::sender(
                     "InvalidAttributeName",

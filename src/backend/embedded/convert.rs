@@ -105,6 +105,7 @@ pub(super) fn resolved(name: &str, queue: &Queue) -> ResolvedQueue {
             per_group_throughput: settings.per_group_throughput,
             // The engine's store is plain files: encrypt the disk if that is needed.
             managed_encryption: false,
+            kept: settings.kept.clone(),
         },
     }
 }

@@ -213,6 +213,16 @@ pub(super) fn parse_queue_attributes(
         managed_encryption: raw
             .get(&QueueAttributeName::SqsManagedSseEnabled)
             .is_some_and(|value| value == "true"),
+        // SQS acts on these; the queue's access policy is the backend's infrastructure and stays
+        // unanswered.
+        kept: [
+            QueueAttributeName::RedriveAllowPolicy,
+            QueueAttributeName::KmsMasterKeyId,
+            QueueAttributeName::KmsDataKeyReusePeriodSeconds,
+        ]
+        .into_iter()
+        .filter_map(|name| Some((name.as_str().to_owned(), raw.get(&name)?.clone())))
+        .collect(),
     }
 }
 

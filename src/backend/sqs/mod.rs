@@ -146,6 +146,13 @@ impl SqsBackend {
                 .to_owned()
             }),
         );
+        // A gateway key never writes the backend queue's access policy: access is the gateway's
+        // grants. The other kept attributes SQS acts on as it would without the gateway.
+        for (name, value) in &settings.kept {
+            if name != "Policy" {
+                set(QueueAttributeName::from(name.as_str()), Some(value.clone()));
+            }
+        }
         if settings.remove_dead_letter {
             set(QueueAttributeName::RedrivePolicy, Some(String::new()));
         }

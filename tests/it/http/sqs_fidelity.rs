@@ -2,7 +2,8 @@
 //! only the attributes it is given, FIFO sends take `DelaySeconds=0` and refuse a batch lacking
 //! ids whole, a purge forgets FIFO deduplication ids, a standard queue takes a group id (a fair
 //! queue's tenant), a FIFO receive gathers one group's messages first, an empty `RedrivePolicy`
-//! takes the dead-letter queue away, and high-throughput FIFO keeps deduplication ids per group.
+//! takes the dead-letter queue away, high-throughput FIFO keeps deduplication ids per group, and
+//! access and encryption attributes are kept as given.
 
 use crate::harness::*;
 use aws_sdk_sqs::error::ProvideErrorMetadata;
@@ -423,6 +424,91 @@ async fn fifo_deduplication_per_message_group(kind: Kind) {
     gw.stop().await;
 }
 
+/// Access and encryption attributes are kept and answered as given (`Policy` on the embedded
+/// engine only: a gateway key never writes the backend queue's access policy), an empty value
+/// takes one away, and malformed values are refused.
+async fn access_and_encryption_attributes_are_kept(kind: Kind) {
+    let (gw, client, name) = managing(kind).await;
+    let url = client
+        .create_queue()
+        .queue_name(&name)
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let policy = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"sqs:SendMessage","Resource":"*"}]}"#;
+    client
+        .set_queue_attributes()
+        .queue_url(&url)
+        .attributes(QueueAttributeName::KmsMasterKeyId, "testKeyId")
+        .attributes(QueueAttributeName::KmsDataKeyReusePeriodSeconds, "6000")
+        .attributes(QueueAttributeName::SqsManagedSseEnabled, "false")
+        .attributes(QueueAttributeName::Policy, policy)
+        .send()
+        .await
+        .unwrap();
+    let all = || async {
+        client
+            .get_queue_attributes()
+            .queue_url(&url)
+            .attribute_names(QueueAttributeName::All)
+            .send()
+            .await
+            .unwrap()
+            .attributes()
+            .cloned()
+            .unwrap_or_default()
+    };
+    let attributes = all().await;
+    assert_eq!(attributes[&QueueAttributeName::KmsMasterKeyId], "testKeyId");
+    assert_eq!(
+        attributes[&QueueAttributeName::KmsDataKeyReusePeriodSeconds],
+        "6000"
+    );
+    assert_eq!(
+        attributes[&QueueAttributeName::SqsManagedSseEnabled],
+        "false"
+    );
+    let kept_policy = attributes.get(&QueueAttributeName::Policy);
+    if kind == Kind::Embedded {
+        assert_eq!(kept_policy.map(String::as_str), Some(policy));
+        client
+            .set_queue_attributes()
+            .queue_url(&url)
+            .attributes(QueueAttributeName::Policy, "")
+            .send()
+            .await
+            .unwrap();
+        assert!(!all().await.contains_key(&QueueAttributeName::Policy));
+    } else {
+        assert_eq!(
+            kept_policy, None,
+            "the backend's access policy is not the gateway's"
+        );
+    }
+    for (attribute, value) in [
+        (QueueAttributeName::KmsDataKeyReusePeriodSeconds, "10"),
+        (QueueAttributeName::Policy, "not a policy"),
+        (QueueAttributeName::SqsManagedSseEnabled, "maybe"),
+    ] {
+        let refused = client
+            .set_queue_attributes()
+            .queue_url(&url)
+            .attributes(attribute.clone(), value)
+            .send()
+            .await
+            .expect_err("a malformed value");
+        assert_eq!(
+            refused.code(),
+            Some("InvalidAttributeValue"),
+            "{attribute:?}"
+        );
+    }
+    client.delete_queue().queue_url(&url).send().await.unwrap();
+    gw.stop().await;
+}
+
 crate::on_kind!(
     on_localstack,
     LocalStack,
@@ -432,7 +518,8 @@ crate::on_kind!(
     standard_queues_take_a_group_id,
     fifo_receives_gather_a_group_first,
     an_empty_redrive_policy_removes_it,
-    fifo_deduplication_per_message_group
+    fifo_deduplication_per_message_group,
+    access_and_encryption_attributes_are_kept
 );
 crate::on_kind!(
     on_embedded,
@@ -443,5 +530,6 @@ crate::on_kind!(
     standard_queues_take_a_group_id,
     fifo_receives_gather_a_group_first,
     an_empty_redrive_policy_removes_it,
-    fifo_deduplication_per_message_group
+    fifo_deduplication_per_message_group,
+    access_and_encryption_attributes_are_kept
 );

@@ -76,6 +76,7 @@ impl Settings {
             remove_dead_letter: false,
             per_group_deduplication: None,
             per_group_throughput: None,
+            kept: Default::default(),
         }
     }
 }

@@ -339,6 +339,11 @@ impl Context<'_> {
             "SqsManagedSseEnabled",
             attributes.managed_encryption.to_string(),
         );
+        for (name, value) in &attributes.kept {
+            if let Some(known) = QUEUE_ATTRIBUTE_NAMES.iter().find(|known| **known == name) {
+                all.insert(known, value.clone());
+            }
+        }
         if let Some(redrive) = &attributes.redrive {
             all.insert(
                 "RedrivePolicy",

@@ -291,8 +291,10 @@ impl Groups {
     }
 }
 
-/// Where FIFO sequence numbers start: SQS's are large 20-digit numbers, never zero-padded.
-const SEQUENCE_BASE: u64 = 10_000_000_000_000_000_000;
+/// Where FIFO sequence numbers start: SQS's are large 20-digit numbers, never zero-padded (nor
+/// holding the account's twelve zeros, which tools that mask account ids would rewrite); from
+/// here they stay 20 digits for 7.3 × 10^18 messages.
+const SEQUENCE_BASE: u64 = 11_111_111_111_111_111_111;
 
 /// FIFO sequence numbers: 20 digits, increasing, as SQS writes them.
 pub fn sequence_number(seq: u64) -> String {

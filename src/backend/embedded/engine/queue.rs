@@ -790,7 +790,7 @@ impl Queue {
 
 /// SQS's refusal of a parameter the queue's type does not take.
 fn not_for_this_queue_type(parameter: &str, value: &str) -> EntryError {
-    let shown: String = value.chars().take(128).collect();
+    let shown: String = value.chars().take(1024).collect();
     EntryError::invalid(format!(
         "Value {shown} for parameter {parameter} is invalid. Reason: The request include parameter that is not valid for this queue type."
     ))

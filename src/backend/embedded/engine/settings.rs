@@ -41,6 +41,9 @@ pub struct Settings {
     /// engine has no per-queue throughput limit to lift, so this is kept and answered.
     #[serde(default)]
     pub per_group_throughput: bool,
+    /// The attributes kept and answered as given ([`crate::core::model::KEPT_ATTRIBUTES`]).
+    #[serde(default)]
+    pub kept: BTreeMap<String, String>,
 }
 
 impl Settings {
@@ -126,6 +129,12 @@ impl Settings {
             modified_at: 0,
             per_group_deduplication,
             per_group_throughput,
+            kept: requested
+                .kept
+                .iter()
+                .filter(|(_, value)| !value.is_empty())
+                .map(|(name, value)| (name.clone(), value.clone()))
+                .collect(),
         })
     }
 
@@ -176,7 +185,14 @@ impl Settings {
         {
             return Some("FifoThroughputLimit");
         }
-        None
+        crate::core::model::KEPT_ATTRIBUTES
+            .into_iter()
+            .find(|name| {
+                requested
+                    .kept
+                    .get(*name)
+                    .is_some_and(|given| self.kept.get(*name).map_or("", String::as_str) != given)
+            })
     }
 
     /// Whether two settings behave the same (tags and timestamps aside).
@@ -220,6 +236,13 @@ impl Settings {
             per_group_throughput: changes
                 .per_group_throughput
                 .or(Some(self.per_group_throughput)),
+            kept: {
+                let mut kept = self.kept.clone();
+                for (name, value) in &changes.kept {
+                    kept.insert(name.clone(), value.clone());
+                }
+                kept
+            },
         };
         let mut settings = Self::new(name, &merged)?;
         settings.tags = self.tags.clone();

@@ -394,7 +394,7 @@ fn fifo_gathers_groups_and_never_passes_a_held_message() {
         ["g3-m1", "g1-m1", "g1-m2", "g2-m1", "g2-m2"]
     );
     assert!(seqs[0] < seqs[1]);
-    assert_eq!(sequence_number(7), "10000000000000000007");
+    assert_eq!(sequence_number(7), "11111111111111111118");
 }
 
 #[test]
