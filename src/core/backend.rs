@@ -3,8 +3,8 @@
 
 use crate::core::error::{ErrorKind, GatewayError};
 use crate::core::model::{
-    BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, PeekedMessage,
-    QueueSettings, QueueStats, RedriveTask, ResolvedQueue, SentMessage, StoreCounts,
+    BackendMessage, BackendReceive, EntryError, EntryOutcome, ExpiredFifoHandles, OutgoingMessage,
+    PeekedMessage, QueueSettings, QueueStats, RedriveTask, ResolvedQueue, SentMessage, StoreCounts,
 };
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -95,11 +95,13 @@ pub trait Backend: Send + Sync + 'static {
         request: &BackendReceive,
     ) -> Result<Vec<BackendMessage>, BackendError>;
 
-    /// Deletes the deliveries with these backend handles.
+    /// Deletes the deliveries with these backend handles; `expired` says what an expired FIFO
+    /// delivery's handle does (SQS itself always refuses it).
     async fn delete_batch(
         &self,
         queue_url: &str,
         backend_handles: &[&str],
+        expired: ExpiredFifoHandles,
     ) -> Result<Vec<EntryOutcome>, BackendError>;
 
     /// Sets the visibility timeout, in seconds from now, of these deliveries.

@@ -154,6 +154,9 @@ pub enum EntryOutcome {
     Gone,
     /// The message is not in flight any more (only for visibility changes).
     NotInFlight,
+    /// A FIFO delivery whose visibility timeout ended, asked to be deleted by a caller that
+    /// refuses such handles as SQS does ([`ExpiredFifoHandles::Refuse`]); nothing changed.
+    Expired,
     /// Any other per-entry failure; the text is internal.
     Failed(String),
 }
@@ -167,6 +170,19 @@ pub enum HandleOutcome {
     Stale,
     /// Not a receipt handle, or altered.
     Invalid,
+    /// A FIFO handle whose visibility timeout ended, which SQS refuses to delete with (only
+    /// under [`ExpiredFifoHandles::Refuse`]); nothing changed.
+    Expired,
+}
+
+/// What a delete does with the handle of a FIFO delivery whose visibility timeout ended while no
+/// receive took the message again: the REST dialects' documents let it delete, SQS refuses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExpiredFifoHandles {
+    /// It deletes the message.
+    Delete,
+    /// It is refused (`Expired`), as SQS refuses it.
+    Refuse,
 }
 
 /// Why a message is in a dead-letter queue, shown to consumers.

@@ -55,7 +55,7 @@ impl Results {
     fn settle(&mut self, id: &str, outcome: &HandleOutcome) {
         match outcome {
             HandleOutcome::Ok => self.succeed(id, None),
-            HandleOutcome::Stale => self.fail(
+            HandleOutcome::Stale | HandleOutcome::Expired => self.fail(
                 id,
                 BatchFailureCode::ReceiptHandleStale,
                 "the receipt is not the current one: nothing changed",

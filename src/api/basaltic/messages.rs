@@ -136,7 +136,7 @@ pub(super) async fn receive(
 fn settled(outcomes: &[HandleOutcome]) -> Result<StatusCode, BasalticError> {
     match outcomes.first() {
         Some(HandleOutcome::Ok) => Ok(StatusCode::NO_CONTENT),
-        Some(HandleOutcome::Stale) => Err(BasalticError::coded(
+        Some(HandleOutcome::Stale | HandleOutcome::Expired) => Err(BasalticError::coded(
             StatusCode::CONFLICT,
             super::error::RECEIPT_HANDLE_STALE,
             "the receipt is not the current one (the message was received again, released, or \

@@ -406,7 +406,7 @@ impl ResultsResponse {
             .iter()
             .map(|outcome| match outcome {
                 HandleOutcome::Ok => HandleResult::Done { ok: true },
-                HandleOutcome::Stale => HandleResult::Failed {
+                HandleOutcome::Stale | HandleOutcome::Expired => HandleResult::Failed {
                     error: HandleError::ReceiptHandleStale,
                 },
                 HandleOutcome::Invalid => HandleResult::Failed {

@@ -379,7 +379,7 @@ fn sort_handles(
     let mut failed = Vec::new();
     for (handle, outcome) in handles.into_iter().zip(outcomes) {
         match outcome {
-            HandleOutcome::Ok | HandleOutcome::Stale => done.push(handle),
+            HandleOutcome::Ok | HandleOutcome::Stale | HandleOutcome::Expired => done.push(handle),
             HandleOutcome::Invalid => failed.push(FailedHandle {
                 receipt_handle: handle,
                 code: HandleFailure::ReceiptHandleIsInvalid,

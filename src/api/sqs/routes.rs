@@ -521,6 +521,13 @@ fn failed(id: String, error: &SqsError) -> Failed {
     }
 }
 
+/// SQS's refusal of an expired FIFO handle (it quotes the handle; handles stay out of errors).
+fn receipt_handle_expired() -> SqsError {
+    SqsError::invalid_parameter(
+        "Value for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.",
+    )
+}
+
 fn receipt_handle_invalid() -> SqsError {
     SqsError::sender(
         "ReceiptHandleIsInvalid",

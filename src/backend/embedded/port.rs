@@ -8,8 +8,8 @@ use super::engine::{Held, Op, Queue, Settings};
 use super::slot::{lock, read, slot};
 use crate::core::backend::{Backend, BackendError};
 use crate::core::model::{
-    BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, PeekedMessage,
-    QueueSettings, QueueStats, RedriveTask, ResolvedQueue, SentMessage, StoreCounts,
+    BackendMessage, BackendReceive, EntryError, EntryOutcome, ExpiredFifoHandles, OutgoingMessage,
+    PeekedMessage, QueueSettings, QueueStats, RedriveTask, ResolvedQueue, SentMessage, StoreCounts,
 };
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -99,12 +99,19 @@ impl Backend for EmbeddedBackend {
         &self,
         queue_url: &str,
         backend_handles: &[&str],
+        expired: ExpiredFifoHandles,
     ) -> Result<Vec<EntryOutcome>, BackendError> {
         // (Waking pollers matters here too: a deleted FIFO message may unblock its group.)
-        self.apply(queue_url, |queue, _, journal| {
+        self.apply(queue_url, |queue, now, journal| {
             backend_handles
                 .iter()
                 .map(|handle| match parse_handle(handle) {
+                    Some((seq, receipt))
+                        if expired == ExpiredFifoHandles::Refuse
+                            && queue.fifo_delivery_expired(seq, receipt, now) =>
+                    {
+                        EntryOutcome::Expired
+                    }
                     Some((seq, receipt)) => queue.delete(seq, receipt, journal),
                     None => EntryOutcome::Gone,
                 })

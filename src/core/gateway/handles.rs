@@ -10,8 +10,8 @@ use crate::core::access::Action;
 use crate::core::access::Caller;
 use crate::core::backend::BackendError;
 use crate::core::handle::HandleClaims;
-use crate::core::model::EntryOutcome;
 use crate::core::model::HandleOutcome;
+use crate::core::model::{EntryOutcome, ExpiredFifoHandles};
 use crate::core::operation::Operation;
 use crate::core::state::DeliveryKey;
 use crate::core::state::ledger::Standing;
@@ -78,9 +78,22 @@ impl Gateway {
         handles: &[String],
         expected_queue: Option<&str>,
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
+        self.acknowledge_by(caller, handles, expected_queue, ExpiredFifoHandles::Delete)
+            .await
+    }
+    /// [`Gateway::acknowledge`], saying what the handle of an expired FIFO delivery does (the SQS
+    /// endpoint refuses it, as SQS does: [`HandleOutcome::Expired`]).
+    pub async fn acknowledge_by(
+        self: &Arc<Self>,
+        caller: &Caller,
+        handles: &[String],
+        expected_queue: Option<&str>,
+        expired: ExpiredFifoHandles,
+    ) -> Result<Vec<HandleOutcome>, GatewayError> {
         self.admit_handles(caller, Operation::Acknowledge, expected_queue)?;
         let opened = self.open_handles(handles.iter().map(String::as_str));
-        self.apply_acknowledge(caller, opened, expected_queue).await
+        self.apply_acknowledge(caller, opened, expected_queue, expired)
+            .await
     }
     /// [`Gateway::acknowledge`] of handles opened with [`Gateway::open_handles`].
     pub async fn acknowledge_opened(
@@ -90,13 +103,15 @@ impl Gateway {
         expected_queue: Option<&str>,
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
         self.admit_handles(caller, Operation::Acknowledge, expected_queue)?;
-        self.apply_acknowledge(caller, opened, expected_queue).await
+        self.apply_acknowledge(caller, opened, expected_queue, ExpiredFifoHandles::Delete)
+            .await
     }
     async fn apply_acknowledge(
         self: &Arc<Self>,
         caller: &Caller,
         opened: OpenedHandles,
         expected_queue: Option<&str>,
+        expired: ExpiredFifoHandles,
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
         let mut outcomes = vec![HandleOutcome::Stale; opened.0.len()];
         let entries = opened.0.into_iter().map(|claims| (claims, ()));
@@ -110,7 +125,7 @@ impl Gateway {
             )
             .await?;
         let gateway = Arc::clone(self);
-        let work = async move { gateway.apply_acks(by_queue, outcomes).await };
+        let work = async move { gateway.apply_acks(by_queue, outcomes, expired).await };
         // Nobody is left to tell the outcomes to.
         Finishing::new(&self.tasks, work, |_| async {}).await
     }
@@ -118,6 +133,7 @@ impl Gateway {
         &self,
         by_queue: BTreeMap<String, Vec<(usize, HandleClaims, ())>>,
         mut outcomes: Vec<HandleOutcome>,
+        expired: ExpiredFifoHandles,
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
         let mut first_error = None;
         for (queue, entries) in by_queue {
@@ -127,7 +143,9 @@ impl Gateway {
                 .collect();
             let result = self
                 .batch_on_backend(&queue, |url| async move {
-                    self.backend.delete_batch(&url, &backend_handles).await
+                    self.backend
+                        .delete_batch(&url, &backend_handles, expired)
+                        .await
                 })
                 .await;
             match result {
@@ -140,6 +158,11 @@ impl Gateway {
                                 outcomes[*index] = HandleOutcome::Ok;
                             }
                             EntryOutcome::Gone | EntryOutcome::NotInFlight => ended.push(claims),
+                            // The message stays for the next receive; this delivery is over.
+                            EntryOutcome::Expired => {
+                                ended.push(claims);
+                                outcomes[*index] = HandleOutcome::Expired;
+                            }
                             EntryOutcome::Failed(detail) => {
                                 aborted.push(claims);
                                 first_error.get_or_insert_with(|| entry_failure(detail));
@@ -240,7 +263,9 @@ impl Gateway {
                             // Already visible: a release asked for exactly that; an extension
                             // cannot apply, but the handle may still acknowledge.
                             EntryOutcome::NotInFlight if *timeout == 0 => HandleOutcome::Ok,
-                            EntryOutcome::NotInFlight => HandleOutcome::Stale,
+                            EntryOutcome::NotInFlight | EntryOutcome::Expired => {
+                                HandleOutcome::Stale
+                            }
                             EntryOutcome::Gone => {
                                 gone.push(claims);
                                 HandleOutcome::Stale

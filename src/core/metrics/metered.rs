@@ -4,8 +4,8 @@
 use crate::core::backend::{Backend, BackendError};
 use crate::core::metrics::meters::Meters;
 use crate::core::model::{
-    BackendMessage, BackendReceive, EntryError, EntryOutcome, OutgoingMessage, PeekedMessage,
-    QueueSettings, QueueStats, RedriveTask, ResolvedQueue, SentMessage, StoreCounts,
+    BackendMessage, BackendReceive, EntryError, EntryOutcome, ExpiredFifoHandles, OutgoingMessage,
+    PeekedMessage, QueueSettings, QueueStats, RedriveTask, ResolvedQueue, SentMessage, StoreCounts,
 };
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -61,10 +61,11 @@ impl Backend for MeteredBackend {
         &self,
         queue_url: &str,
         backend_handles: &[&str],
+        expired: ExpiredFifoHandles,
     ) -> Result<Vec<EntryOutcome>, BackendError> {
         self.timed(
             "delete_batch",
-            self.inner.delete_batch(queue_url, backend_handles),
+            self.inner.delete_batch(queue_url, backend_handles, expired),
         )
         .await
     }

@@ -4,7 +4,9 @@ use chrono::Duration as ChronoDuration;
 use sqs_gateway::backend::embedded::EmbeddedBackend;
 use sqs_gateway::core::backend::Backend;
 use sqs_gateway::core::clock::{Clock as _, SkewClock};
-use sqs_gateway::core::model::{BackendReceive, EntryOutcome, OutgoingMessage, QueueSettings};
+use sqs_gateway::core::model::{
+    BackendReceive, EntryOutcome, ExpiredFifoHandles, OutgoingMessage, QueueSettings,
+};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -128,7 +130,10 @@ async fn a_restart_keeps_messages_receive_counts_in_flight_deadlines_fifo_order_
     // An acknowledged message stays gone after a restart.
     let handle = back[0].backend_handle.clone();
     assert_eq!(
-        backend.delete_batch(&standard, &[&handle]).await.unwrap(),
+        backend
+            .delete_batch(&standard, &[&handle], ExpiredFifoHandles::Delete)
+            .await
+            .unwrap(),
         [EntryOutcome::Ok]
     );
     drop(backend);
@@ -207,7 +212,10 @@ async fn a_store_written_before_the_journal_opens_with_everything_it_held() {
     // From here on the journal: a delete and a send, then a reopen.
     let handle = back[0].backend_handle.clone();
     assert_eq!(
-        backend.delete_batch(&orders, &[&handle]).await.unwrap(),
+        backend
+            .delete_batch(&orders, &[&handle], ExpiredFifoHandles::Delete)
+            .await
+            .unwrap(),
         [EntryOutcome::Ok]
     );
     backend

@@ -3,7 +3,8 @@
 //! ids whole, a purge forgets FIFO deduplication ids, a standard queue takes a group id (a fair
 //! queue's tenant), a FIFO receive gathers one group's messages first, an empty `RedrivePolicy`
 //! takes the dead-letter queue away, high-throughput FIFO keeps deduplication ids per group, and
-//! access and encryption attributes are kept as given.
+//! access and encryption attributes are kept as given, and an expired FIFO handle does not
+//! delete.
 
 use crate::harness::*;
 use aws_sdk_sqs::error::ProvideErrorMetadata;
@@ -518,6 +519,92 @@ async fn access_and_encryption_attributes_are_kept(kind: Kind) {
     gw.stop().await;
 }
 
+/// A FIFO handle whose visibility timeout ended is refused by DeleteMessage, as SQS refuses it
+/// (`InvalidParameterValue`), and the message stays for the next receive; one extended in time
+/// still deletes.
+async fn an_expired_fifo_handle_does_not_delete(kind: Kind) {
+    let (gw, client, name) = managing(kind).await;
+    let url = client
+        .create_queue()
+        .queue_name(format!("{name}.fifo"))
+        .attributes(QueueAttributeName::FifoQueue, "true")
+        .attributes(QueueAttributeName::ContentBasedDeduplication, "true")
+        .attributes(QueueAttributeName::VisibilityTimeout, "1")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let send_and_take = |body: &'static str| {
+        let (client, url) = (client.clone(), url.clone());
+        async move {
+            client
+                .send_message()
+                .queue_url(&url)
+                .message_body(body)
+                .message_group_id("g")
+                .send()
+                .await
+                .unwrap();
+            let received = client
+                .receive_message()
+                .queue_url(&url)
+                .wait_time_seconds(1)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(received.messages()[0].body(), Some(body));
+            received.messages()[0].receipt_handle().unwrap().to_owned()
+        }
+    };
+    let late = send_and_take("late").await;
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+    let refused = client
+        .delete_message()
+        .queue_url(&url)
+        .receipt_handle(&late)
+        .send()
+        .await
+        .expect_err("an expired FIFO handle");
+    assert_eq!(refused.code(), Some("InvalidParameterValue"));
+    assert!(
+        refused
+            .message()
+            .is_some_and(|m| m.contains("The receipt handle has expired.")),
+        "{:?}",
+        refused.message()
+    );
+    let again = client
+        .receive_message()
+        .queue_url(&url)
+        .visibility_timeout(5)
+        .wait_time_seconds(1)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.messages()[0].body(), Some("late"), "still there");
+    let current = again.messages()[0].receipt_handle().unwrap().to_owned();
+    client
+        .change_message_visibility()
+        .queue_url(&url)
+        .receipt_handle(&current)
+        .visibility_timeout(10)
+        .send()
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+    client
+        .delete_message()
+        .queue_url(&url)
+        .receipt_handle(&current)
+        .send()
+        .await
+        .expect("a handle still in time deletes");
+    assert!(bodies(&client, &url).await.is_empty());
+    client.delete_queue().queue_url(&url).send().await.unwrap();
+    gw.stop().await;
+}
+
 crate::on_kind!(
     on_localstack,
     LocalStack,
@@ -528,7 +615,8 @@ crate::on_kind!(
     fifo_receives_gather_a_group_first,
     an_empty_redrive_policy_removes_it,
     fifo_deduplication_per_message_group,
-    access_and_encryption_attributes_are_kept
+    access_and_encryption_attributes_are_kept,
+    an_expired_fifo_handle_does_not_delete
 );
 crate::on_kind!(
     on_embedded,
@@ -540,5 +628,6 @@ crate::on_kind!(
     fifo_receives_gather_a_group_first,
     an_empty_redrive_policy_removes_it,
     fifo_deduplication_per_message_group,
-    access_and_encryption_attributes_are_kept
+    access_and_encryption_attributes_are_kept,
+    an_expired_fifo_handle_does_not_delete
 );

@@ -145,9 +145,10 @@ impl Backend for FakeBackend {
         &self,
         url: &str,
         handles: &[&str],
+        expired: sqs_gateway::core::model::ExpiredFifoHandles,
     ) -> Result<Vec<EntryOutcome>, BackendError> {
         self.fault()?;
-        self.engine.delete_batch(url, handles).await
+        self.engine.delete_batch(url, handles, expired).await
     }
     async fn change_visibility_batch(
         &self,

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::core::message_rules;
-use crate::core::model::OutgoingMessage;
+use crate::core::model::{ExpiredFifoHandles, OutgoingMessage};
 
 impl Context<'_> {
     pub(super) async fn send_message(
@@ -204,12 +204,18 @@ impl Context<'_> {
         // A handle of another queue is invalid here (as on SQS), and deletes nothing anywhere.
         match self
             .gateway()
-            .acknowledge(&self.caller, &[handle], Some(&queue))
+            .acknowledge_by(
+                &self.caller,
+                &[handle],
+                Some(&queue),
+                ExpiredFifoHandles::Refuse,
+            )
             .await?
             .first()
         {
             // As SQS: deleting with an outdated handle succeeds (and deletes nothing).
             Some(HandleOutcome::Ok | HandleOutcome::Stale) => Ok(SqsAnswer::nothing()),
+            Some(HandleOutcome::Expired) => Err(receipt_handle_expired()),
             _ => Err(receipt_handle_invalid()),
         }
     }
@@ -286,7 +292,12 @@ impl Context<'_> {
         let outcomes = if action == HandleAction::Delete {
             let just_handles: Vec<String> = handles.iter().map(|(_, h, _)| h.clone()).collect();
             self.gateway()
-                .acknowledge(&self.caller, &just_handles, Some(&queue))
+                .acknowledge_by(
+                    &self.caller,
+                    &just_handles,
+                    Some(&queue),
+                    ExpiredFifoHandles::Refuse,
+                )
                 .await?
         } else {
             let entries: Vec<(String, u32)> =
@@ -308,6 +319,9 @@ impl Context<'_> {
                 }
                 (HandleOutcome::Invalid, _) => {
                     result.failed.push(failed(id, &receipt_handle_invalid()))
+                }
+                (HandleOutcome::Expired, _) => {
+                    result.failed.push(failed(id, &receipt_handle_expired()))
                 }
             }
         }

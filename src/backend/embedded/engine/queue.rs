@@ -660,6 +660,15 @@ impl Queue {
             .map(|(visible_at, _)| *visible_at)
     }
 
+    /// FIFO: whether `(seq, receipt)` is the message's current delivery and its visibility timeout
+    /// ended (no receive took the message since).
+    pub fn fifo_delivery_expired(&self, seq: u64, receipt: u64, now: i64) -> bool {
+        self.settings.fifo
+            && self.messages.get(&seq).is_some_and(|message| {
+                message.state.is_delivery(receipt) && message.state.visible_at <= now
+            })
+    }
+
     /// Deletes the delivery `(seq, receipt)`: only the current delivery of a message can.
     pub fn delete(&mut self, seq: u64, receipt: u64, journal: &mut Vec<Op>) -> EntryOutcome {
         match self.messages.get(&seq) {
