@@ -23,21 +23,43 @@ async fn managing(kind: Kind) -> (TestGateway, aws_sdk_sqs::Client, String) {
     (gw, client, name)
 }
 
-/// A new FIFO queue named `{name}.fifo`, with content-based deduplication or not.
-async fn fifo_queue(client: &aws_sdk_sqs::Client, name: &str, content_based: bool) -> String {
+/// A new queue `name` with `attributes`; its URL.
+async fn create(
+    client: &aws_sdk_sqs::Client,
+    name: &str,
+    attributes: &[(QueueAttributeName, &str)],
+) -> String {
     client
         .create_queue()
-        .queue_name(format!("{name}.fifo"))
-        .attributes(QueueAttributeName::FifoQueue, "true")
-        .attributes(
-            QueueAttributeName::ContentBasedDeduplication,
-            content_based.to_string(),
-        )
+        .queue_name(name)
+        .set_attributes(Some(
+            attributes
+                .iter()
+                .map(|(attribute, value)| (attribute.clone(), (*value).to_owned()))
+                .collect(),
+        ))
         .send()
         .await
         .unwrap()
         .queue_url
         .unwrap()
+}
+
+/// A new FIFO queue named `{name}.fifo`, with content-based deduplication or not.
+async fn fifo_queue(client: &aws_sdk_sqs::Client, name: &str, content_based: bool) -> String {
+    let content_based = content_based.to_string();
+    create(
+        client,
+        &format!("{name}.fifo"),
+        &[
+            (QueueAttributeName::FifoQueue, "true"),
+            (
+                QueueAttributeName::ContentBasedDeduplication,
+                &content_based,
+            ),
+        ],
+    )
+    .await
 }
 
 /// The bodies one receive of up to 10 gets.
@@ -61,16 +83,15 @@ async fn bodies(client: &aws_sdk_sqs::Client, url: &str) -> Vec<String> {
 /// its queue at start-up to learn the URL works whatever else the queue was set up with.
 async fn create_queue_compares_only_the_attributes_given(kind: Kind) {
     let (gw, client, name) = managing(kind).await;
-    let url = client
-        .create_queue()
-        .queue_name(&name)
-        .attributes(QueueAttributeName::DelaySeconds, "5")
-        .attributes(QueueAttributeName::VisibilityTimeout, "45")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create(
+        &client,
+        &name,
+        &[
+            (QueueAttributeName::DelaySeconds, "5"),
+            (QueueAttributeName::VisibilityTimeout, "45"),
+        ],
+    )
+    .await;
     let bare = client
         .create_queue()
         .queue_name(&name)
@@ -220,14 +241,7 @@ async fn a_purge_forgets_fifo_deduplication_ids(kind: Kind) {
 /// a malformed one is refused in SQS's words.
 async fn standard_queues_take_a_group_id(kind: Kind) {
     let (gw, client, name) = managing(kind).await;
-    let url = client
-        .create_queue()
-        .queue_name(&name)
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create(&client, &name, &[]).await;
     client
         .send_message()
         .queue_url(&url)
@@ -299,14 +313,7 @@ async fn fifo_receives_gather_a_group_first(kind: Kind) {
 /// SetQueueAttributes with an empty `RedrivePolicy` takes the dead-letter queue away.
 async fn an_empty_redrive_policy_removes_it(kind: Kind) {
     let (gw, client, name) = managing(kind).await;
-    let dlq = client
-        .create_queue()
-        .queue_name(format!("{name}-dlq"))
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let dlq = create(&client, &format!("{name}-dlq"), &[]).await;
     let dlq_arn = client
         .get_queue_attributes()
         .queue_url(&dlq)
@@ -318,15 +325,12 @@ async fn an_empty_redrive_policy_removes_it(kind: Kind) {
         .unwrap()[&QueueAttributeName::QueueArn]
         .clone();
     let policy = serde_json::json!({ "deadLetterTargetArn": dlq_arn, "maxReceiveCount": 3 });
-    let url = client
-        .create_queue()
-        .queue_name(&name)
-        .attributes(QueueAttributeName::RedrivePolicy, policy.to_string())
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create(
+        &client,
+        &name,
+        &[(QueueAttributeName::RedrivePolicy, &policy.to_string())],
+    )
+    .await;
     let redrive = || async {
         client
             .get_queue_attributes()
@@ -358,17 +362,16 @@ async fn an_empty_redrive_policy_removes_it(kind: Kind) {
 /// another group is another message; both settings are answered and may change after creation.
 async fn fifo_deduplication_per_message_group(kind: Kind) {
     let (gw, client, name) = managing(kind).await;
-    let url = client
-        .create_queue()
-        .queue_name(format!("{name}.fifo"))
-        .attributes(QueueAttributeName::FifoQueue, "true")
-        .attributes(QueueAttributeName::DeduplicationScope, "messageGroup")
-        .attributes(QueueAttributeName::FifoThroughputLimit, "perMessageGroupId")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create(
+        &client,
+        &format!("{name}.fifo"),
+        &[
+            (QueueAttributeName::FifoQueue, "true"),
+            (QueueAttributeName::DeduplicationScope, "messageGroup"),
+            (QueueAttributeName::FifoThroughputLimit, "perMessageGroupId"),
+        ],
+    )
+    .await;
     let settings = || async {
         let answer = client
             .get_queue_attributes()
@@ -439,14 +442,7 @@ async fn fifo_deduplication_per_message_group(kind: Kind) {
 /// takes one away, and malformed values are refused.
 async fn access_and_encryption_attributes_are_kept(kind: Kind) {
     let (gw, client, name) = managing(kind).await;
-    let url = client
-        .create_queue()
-        .queue_name(&name)
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create(&client, &name, &[]).await;
     let policy = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"sqs:SendMessage","Resource":"*"}]}"#;
     client
         .set_queue_attributes()
@@ -524,17 +520,16 @@ async fn access_and_encryption_attributes_are_kept(kind: Kind) {
 /// still deletes.
 async fn an_expired_fifo_handle_does_not_delete(kind: Kind) {
     let (gw, client, name) = managing(kind).await;
-    let url = client
-        .create_queue()
-        .queue_name(format!("{name}.fifo"))
-        .attributes(QueueAttributeName::FifoQueue, "true")
-        .attributes(QueueAttributeName::ContentBasedDeduplication, "true")
-        .attributes(QueueAttributeName::VisibilityTimeout, "1")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let url = create(
+        &client,
+        &format!("{name}.fifo"),
+        &[
+            (QueueAttributeName::FifoQueue, "true"),
+            (QueueAttributeName::ContentBasedDeduplication, "true"),
+            (QueueAttributeName::VisibilityTimeout, "1"),
+        ],
+    )
+    .await;
     let send_and_take = |body: &'static str| {
         let (client, url) = (client.clone(), url.clone());
         async move {
