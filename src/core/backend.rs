@@ -3,8 +3,9 @@
 
 use crate::core::error::{ErrorKind, GatewayError};
 use crate::core::model::{
-    BackendMessage, BackendReceive, EntryError, EntryOutcome, ExpiredFifoHandles, OutgoingMessage,
-    PeekedMessage, QueueSettings, QueueStats, RedriveTask, ResolvedQueue, SentMessage, StoreCounts,
+    BackendMessage, BackendReceive, EntryError, EntryOutcome, ExpiredFifoHandles,
+    ExpiredVisibility, OutgoingMessage, PeekedMessage, QueueSettings, QueueStats, RedriveTask,
+    ResolvedQueue, SentMessage, StoreCounts,
 };
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -104,11 +105,13 @@ pub trait Backend: Send + Sync + 'static {
         expired: ExpiredFifoHandles,
     ) -> Result<Vec<EntryOutcome>, BackendError>;
 
-    /// Sets the visibility timeout, in seconds from now, of these deliveries.
+    /// Sets the visibility timeout, in seconds from now, of these deliveries; `expired` says what a
+    /// delivery whose timeout ended does (SQS itself always applies the change).
     async fn change_visibility_batch(
         &self,
         queue_url: &str,
         entries: &[(&str, u32)],
+        expired: ExpiredVisibility,
     ) -> Result<Vec<EntryOutcome>, BackendError>;
 
     /// Gives back deliveries that no client got (their receive was abandoned): visible again at

@@ -175,6 +175,17 @@ pub enum HandleOutcome {
     Expired,
 }
 
+/// What a visibility change does with a delivery whose visibility timeout ended while no receive
+/// took the message again: the REST dialects' documents refuse to extend an ended lease (stale),
+/// SQS hides the message again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExpiredVisibility {
+    /// It is refused (`NotInFlight`), unless the change makes the message visible at once.
+    Refuse,
+    /// It applies, as SQS applies it.
+    Change,
+}
+
 /// What a delete does with the handle of a FIFO delivery whose visibility timeout ended while no
 /// receive took the message again: the REST dialects' documents let it delete, SQS refuses it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,8 +8,9 @@ use super::engine::{Held, Op, Queue, Settings};
 use super::slot::{lock, read, slot};
 use crate::core::backend::{Backend, BackendError};
 use crate::core::model::{
-    BackendMessage, BackendReceive, EntryError, EntryOutcome, ExpiredFifoHandles, OutgoingMessage,
-    PeekedMessage, QueueSettings, QueueStats, RedriveTask, ResolvedQueue, SentMessage, StoreCounts,
+    BackendMessage, BackendReceive, EntryError, EntryOutcome, ExpiredFifoHandles,
+    ExpiredVisibility, OutgoingMessage, PeekedMessage, QueueSettings, QueueStats, RedriveTask,
+    ResolvedQueue, SentMessage, StoreCounts,
 };
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -124,13 +125,14 @@ impl Backend for EmbeddedBackend {
         &self,
         queue_url: &str,
         entries: &[(&str, u32)],
+        expired: ExpiredVisibility,
     ) -> Result<Vec<EntryOutcome>, BackendError> {
         self.apply(queue_url, |queue, now, journal| {
             entries
                 .iter()
                 .map(|(handle, seconds)| match parse_handle(handle) {
                     Some((seq, receipt)) => {
-                        queue.change_visibility(seq, receipt, *seconds, now, journal)
+                        queue.change_visibility(seq, receipt, *seconds, expired, now, journal)
                     }
                     None => EntryOutcome::Gone,
                 })

@@ -10,8 +10,9 @@ use convert::*;
 use crate::core::backend::{Backend, BackendError};
 use crate::core::model::{
     AttributeValue, BackendMessage, BackendReceive, EntryError, EntryErrorKind, EntryOutcome,
-    ExpiredFifoHandles, MessageAttribute, OutgoingMessage, QueueAttributes, QueueSettings,
-    QueueStats, RedrivePolicy, RedriveStatus, RedriveTask, ResolvedQueue, SentMessage,
+    ExpiredFifoHandles, ExpiredVisibility, MessageAttribute, OutgoingMessage, QueueAttributes,
+    QueueSettings, QueueStats, RedrivePolicy, RedriveStatus, RedriveTask, ResolvedQueue,
+    SentMessage,
 };
 use async_trait::async_trait;
 use aws_config::meta::region::RegionProviderChain;
@@ -340,6 +341,8 @@ impl Backend for SqsBackend {
         &self,
         queue_url: &str,
         entries: &[(&str, u32)],
+        // SQS applies a change to an expired delivery whatever the caller's rule.
+        _expired: ExpiredVisibility,
     ) -> Result<Vec<EntryOutcome>, BackendError> {
         let request_entries = indexed(entries, |id, (handle, timeout)| {
             ChangeMessageVisibilityBatchRequestEntry::builder()

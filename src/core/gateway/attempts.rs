@@ -8,7 +8,9 @@ use super::clamp_visibility;
 use crate::core::GatewayError;
 use crate::core::access::Principal;
 use crate::core::handle::SealedHandle;
-use crate::core::model::{BackendMessage, Delivery, EntryOutcome, ResolvedQueue};
+use crate::core::model::{
+    BackendMessage, Delivery, EntryOutcome, ExpiredVisibility, ResolvedQueue,
+};
 use crate::core::state::DeliveryKey;
 use crate::core::state::ledger::Standing;
 use chrono::Duration as ChronoDuration;
@@ -59,7 +61,7 @@ impl Gateway {
             .collect();
         let answer = self
             .backend
-            .change_visibility_batch(&resolved.url, &entries)
+            .change_visibility_batch(&resolved.url, &entries, ExpiredVisibility::Refuse)
             .await;
         let outcomes = self.settle(queue, answer).await?;
         Ok(current

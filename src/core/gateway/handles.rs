@@ -11,7 +11,7 @@ use crate::core::access::Caller;
 use crate::core::backend::BackendError;
 use crate::core::handle::HandleClaims;
 use crate::core::model::HandleOutcome;
-use crate::core::model::{EntryOutcome, ExpiredFifoHandles};
+use crate::core::model::{EntryOutcome, ExpiredFifoHandles, ExpiredVisibility};
 use crate::core::operation::Operation;
 use crate::core::state::DeliveryKey;
 use crate::core::state::ledger::Standing;
@@ -198,6 +198,18 @@ impl Gateway {
         entries: &[(String, u32)],
         expected_queue: Option<&str>,
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
+        self.change_visibility_by(caller, entries, expected_queue, ExpiredVisibility::Refuse)
+            .await
+    }
+    /// [`Gateway::change_visibility`], saying what a delivery whose timeout ended does (the SQS
+    /// endpoint hides it again, as SQS does; the REST dialects refuse to extend an ended lease).
+    pub async fn change_visibility_by(
+        self: &Arc<Self>,
+        caller: &Caller,
+        entries: &[(String, u32)],
+        expected_queue: Option<&str>,
+        expired: ExpiredVisibility,
+    ) -> Result<Vec<HandleOutcome>, GatewayError> {
         self.admit_handles(caller, Operation::ChangeVisibility, expected_queue)?;
         let mut outcomes = vec![HandleOutcome::Stale; entries.len()];
         let requested = entries
@@ -218,7 +230,7 @@ impl Gateway {
             *seconds = clamp_visibility(*seconds, claims.received_at, now);
         }
         let gateway = Arc::clone(self);
-        let work = async move { gateway.apply_visibility(by_queue, outcomes).await };
+        let work = async move { gateway.apply_visibility(by_queue, outcomes, expired).await };
         // Nobody is left to tell the outcomes to.
         Finishing::new(&self.tasks, work, |_| async {}).await
     }
@@ -240,6 +252,7 @@ impl Gateway {
         &self,
         by_queue: BTreeMap<String, Vec<(usize, HandleClaims, u32)>>,
         mut outcomes: Vec<HandleOutcome>,
+        expired: ExpiredVisibility,
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
         let mut first_error = None;
         for (queue, entries) in by_queue {
@@ -250,7 +263,7 @@ impl Gateway {
             let result = self
                 .batch_on_backend(&queue, |url| async move {
                     self.backend
-                        .change_visibility_batch(&url, &backend_entries)
+                        .change_visibility_batch(&url, &backend_entries, expired)
                         .await
                 })
                 .await;

@@ -19,6 +19,7 @@ use crate::core::model::BackendReceive;
 use crate::core::model::Delivery;
 use crate::core::model::EntryError;
 use crate::core::model::EntryOutcome;
+use crate::core::model::ExpiredVisibility;
 use crate::core::model::OutgoingMessage;
 use crate::core::model::PeekedMessage;
 use crate::core::model::ResolvedQueue;
@@ -510,7 +511,7 @@ impl Gateway {
             .collect();
         let outcomes = match self
             .backend
-            .change_visibility_batch(&resolved.url, &entries)
+            .change_visibility_batch(&resolved.url, &entries, ExpiredVisibility::Refuse)
             .await
         {
             Ok(outcomes) => outcomes,
@@ -593,7 +594,10 @@ async fn release(backend: &dyn Backend, url: &str, held: &[Held]) {
             .iter()
             .map(|held| (held.message.backend_handle.as_str(), 0))
             .collect();
-        match backend.change_visibility_batch(url, &entries).await {
+        match backend
+            .change_visibility_batch(url, &entries, ExpiredVisibility::Refuse)
+            .await
+        {
             Ok(_) => tracing::info!(
                 count = chunk.len(),
                 "released messages of an abandoned receive"

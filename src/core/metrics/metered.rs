@@ -4,8 +4,9 @@
 use crate::core::backend::{Backend, BackendError};
 use crate::core::metrics::meters::Meters;
 use crate::core::model::{
-    BackendMessage, BackendReceive, EntryError, EntryOutcome, ExpiredFifoHandles, OutgoingMessage,
-    PeekedMessage, QueueSettings, QueueStats, RedriveTask, ResolvedQueue, SentMessage, StoreCounts,
+    BackendMessage, BackendReceive, EntryError, EntryOutcome, ExpiredFifoHandles,
+    ExpiredVisibility, OutgoingMessage, PeekedMessage, QueueSettings, QueueStats, RedriveTask,
+    ResolvedQueue, SentMessage, StoreCounts,
 };
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -74,10 +75,12 @@ impl Backend for MeteredBackend {
         &self,
         queue_url: &str,
         entries: &[(&str, u32)],
+        expired: ExpiredVisibility,
     ) -> Result<Vec<EntryOutcome>, BackendError> {
         self.timed(
             "change_visibility_batch",
-            self.inner.change_visibility_batch(queue_url, entries),
+            self.inner
+                .change_visibility_batch(queue_url, entries, expired),
         )
         .await
     }

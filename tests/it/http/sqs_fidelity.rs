@@ -3,8 +3,8 @@
 //! ids whole, a purge forgets FIFO deduplication ids, a standard queue takes a group id (a fair
 //! queue's tenant), a FIFO receive gathers one group's messages first, an empty `RedrivePolicy`
 //! takes the dead-letter queue away, high-throughput FIFO keeps deduplication ids per group, and
-//! access and encryption attributes are kept as given, and an expired FIFO handle does not
-//! delete.
+//! access and encryption attributes are kept as given, an expired FIFO handle does not delete,
+//! and an expired handle still changes visibility.
 
 use crate::harness::*;
 use aws_sdk_sqs::error::ProvideErrorMetadata;
@@ -600,6 +600,52 @@ async fn an_expired_fifo_handle_does_not_delete(kind: Kind) {
     gw.stop().await;
 }
 
+/// A handle whose visibility timeout ended, while no receive took the message again, still
+/// changes its visibility (as on SQS): the message is hidden again.
+async fn an_expired_handle_still_changes_visibility(kind: Kind) {
+    let (gw, client, name) = managing(kind).await;
+    let url = create(
+        &client,
+        &name,
+        &[(QueueAttributeName::VisibilityTimeout, "1")],
+    )
+    .await;
+    client
+        .send_message()
+        .queue_url(&url)
+        .message_body("late")
+        .send()
+        .await
+        .unwrap();
+    let received = client
+        .receive_message()
+        .queue_url(&url)
+        .wait_time_seconds(1)
+        .send()
+        .await
+        .unwrap();
+    let handle = received.messages()[0].receipt_handle().unwrap().to_owned();
+    tokio::time::sleep(std::time::Duration::from_millis(2_000)).await;
+    client
+        .change_message_visibility()
+        .queue_url(&url)
+        .receipt_handle(&handle)
+        .visibility_timeout(30)
+        .send()
+        .await
+        .expect("an expired, current handle changes visibility");
+    assert!(bodies(&client, &url).await.is_empty(), "hidden again");
+    client
+        .delete_message()
+        .queue_url(&url)
+        .receipt_handle(&handle)
+        .send()
+        .await
+        .unwrap();
+    client.delete_queue().queue_url(&url).send().await.unwrap();
+    gw.stop().await;
+}
+
 crate::on_kind!(
     on_localstack,
     LocalStack,
@@ -611,7 +657,8 @@ crate::on_kind!(
     an_empty_redrive_policy_removes_it,
     fifo_deduplication_per_message_group,
     access_and_encryption_attributes_are_kept,
-    an_expired_fifo_handle_does_not_delete
+    an_expired_fifo_handle_does_not_delete,
+    an_expired_handle_still_changes_visibility
 );
 crate::on_kind!(
     on_embedded,
@@ -624,5 +671,6 @@ crate::on_kind!(
     an_empty_redrive_policy_removes_it,
     fifo_deduplication_per_message_group,
     access_and_encryption_attributes_are_kept,
-    an_expired_fifo_handle_does_not_delete
+    an_expired_fifo_handle_does_not_delete,
+    an_expired_handle_still_changes_visibility
 );

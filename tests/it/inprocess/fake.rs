@@ -154,9 +154,12 @@ impl Backend for FakeBackend {
         &self,
         url: &str,
         entries: &[(&str, u32)],
+        expired: sqs_gateway::core::model::ExpiredVisibility,
     ) -> Result<Vec<EntryOutcome>, BackendError> {
         self.fault()?;
-        self.engine.change_visibility_batch(url, entries).await
+        self.engine
+            .change_visibility_batch(url, entries, expired)
+            .await
     }
     async fn send_batch(
         &self,

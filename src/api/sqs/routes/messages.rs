@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::core::message_rules;
-use crate::core::model::{ExpiredFifoHandles, OutgoingMessage};
+use crate::core::model::{ExpiredFifoHandles, ExpiredVisibility, OutgoingMessage};
 
 impl Context<'_> {
     pub(super) async fn send_message(
@@ -238,7 +238,12 @@ impl Context<'_> {
         .ok_or_else(|| SqsError::missing_parameter("VisibilityTimeout"))?;
         match self
             .gateway()
-            .change_visibility(&self.caller, &[(handle, timeout)], Some(&queue))
+            .change_visibility_by(
+                &self.caller,
+                &[(handle, timeout)],
+                Some(&queue),
+                ExpiredVisibility::Change,
+            )
             .await?
             .first()
         {
@@ -303,7 +308,12 @@ impl Context<'_> {
             let entries: Vec<(String, u32)> =
                 handles.iter().map(|(_, h, t)| (h.clone(), *t)).collect();
             self.gateway()
-                .change_visibility(&self.caller, &entries, Some(&queue))
+                .change_visibility_by(
+                    &self.caller,
+                    &entries,
+                    Some(&queue),
+                    ExpiredVisibility::Change,
+                )
                 .await?
         };
         for ((id, _, _), outcome) in handles.into_iter().zip(outcomes) {

@@ -8,7 +8,8 @@ use super::message::{Message, Moving, State, first_receive_time};
 use super::receive::{Delivered, InFlightLimits, Received, Take};
 use super::settings::Settings;
 use crate::core::model::{
-    EntryError, EntryErrorKind, EntryOutcome, OutgoingMessage, QueueStats, SentMessage,
+    EntryError, EntryErrorKind, EntryOutcome, ExpiredVisibility, OutgoingMessage, QueueStats,
+    SentMessage,
 };
 use crate::core::sqs_limits::MAX_DELAY_SECONDS;
 use sha2::{Digest, Sha256};
@@ -680,17 +681,20 @@ impl Queue {
         }
     }
 
-    /// Sets the delivery's visibility timeout to `seconds` from now.
+    /// Sets the delivery's visibility timeout to `seconds` from now. A delivery whose timeout
+    /// ended (no receive took the message since) is changed, hidden again, as SQS does, or
+    /// refused (`NotInFlight`), as `expired` says.
     pub fn change_visibility(
         &mut self,
         seq: u64,
         receipt: u64,
         seconds: u32,
+        expired: ExpiredVisibility,
         now: i64,
         journal: &mut Vec<Op>,
     ) -> EntryOutcome {
         self.change_delivery(seq, receipt, now, journal, |state| {
-            if state.visible_at <= now {
+            if state.visible_at <= now && expired == ExpiredVisibility::Refuse {
                 return Err(EntryOutcome::NotInFlight);
             }
             state.visible_at = now + i64::from(seconds) * 1000;

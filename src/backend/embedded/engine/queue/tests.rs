@@ -96,16 +96,38 @@ fn visibility_hides_a_delivery_until_it_ends_and_counts_receives() {
     assert_ne!(first.delivered[0].receipt, second.delivered[0].receipt);
 }
 
+/// The REST dialects' rule for a visibility change of a delivery whose timeout ended.
+const REFUSE: ExpiredVisibility = ExpiredVisibility::Refuse;
+
 #[test]
 fn only_the_current_delivery_deletes_and_a_handle_outlives_its_timeout() {
     let mut q = queue("q", QueueSettings::default());
     q.send(text("a"), T0, &mut Vec::new()).unwrap();
     let first = receive(&mut q, 1, 10, T0).delivered.remove(0);
-    // The timeout ended but nobody received it again: the handle still works.
+    // The timeout ended but nobody received it again: the handle still works; the REST
+    // dialects' rule refuses to extend it, SQS's hides the message again.
     let mut journal = Vec::new();
     assert_eq!(
-        q.change_visibility(first.seq, first.receipt, 5, T0 + 20_000, &mut journal),
+        q.change_visibility(
+            first.seq,
+            first.receipt,
+            5,
+            REFUSE,
+            T0 + 20_000,
+            &mut journal
+        ),
         EntryOutcome::NotInFlight
+    );
+    assert_eq!(
+        q.change_visibility(
+            first.seq,
+            first.receipt,
+            0,
+            ExpiredVisibility::Change,
+            T0 + 20_000,
+            &mut journal
+        ),
+        EntryOutcome::Ok
     );
     let second = receive(&mut q, 1, 10, T0 + 20_000).delivered.remove(0);
     assert_eq!(
@@ -135,12 +157,12 @@ fn release_and_extend_change_the_deadline_from_now() {
     let d = receive(&mut q, 1, 30, T0).delivered.remove(0);
     let mut journal = Vec::new();
     assert_eq!(
-        q.change_visibility(d.seq, d.receipt, 100, T0 + 10_000, &mut journal),
+        q.change_visibility(d.seq, d.receipt, 100, REFUSE, T0 + 10_000, &mut journal),
         EntryOutcome::Ok
     );
     assert!(receive(&mut q, 1, 30, T0 + 109_999).delivered.is_empty());
     assert_eq!(
-        q.change_visibility(d.seq, d.receipt, 0, T0 + 50_000, &mut journal),
+        q.change_visibility(d.seq, d.receipt, 0, REFUSE, T0 + 50_000, &mut journal),
         EntryOutcome::Ok
     );
     assert_eq!(bodies(&receive(&mut q, 1, 30, T0 + 50_000)), ["a"]);
@@ -368,7 +390,7 @@ fn fifo_gathers_groups_and_never_passes_a_held_message() {
     // a2 is kept in flight longer; a1's visibility ends: a1 comes back, a2 holds the group.
     let a2 = &first.delivered[1];
     assert_eq!(
-        q.change_visibility(a2.seq, a2.receipt, 600, T0, &mut Vec::new()),
+        q.change_visibility(a2.seq, a2.receipt, 600, REFUSE, T0, &mut Vec::new()),
         EntryOutcome::Ok
     );
     assert_eq!(bodies(&receive(&mut q, 10, 30, T0 + 30_000)), ["a1"]);
@@ -728,7 +750,14 @@ fn fifo_candidates_keep_the_group_rules_through_random_histories() {
                 }
                 7 if !handles.is_empty() => {
                     let (seq, receipt) = handles[rng.random_range(0..handles.len())];
-                    q.change_visibility(seq, receipt, rng.random_range(0..3), now, &mut journal);
+                    q.change_visibility(
+                        seq,
+                        receipt,
+                        rng.random_range(0..3),
+                        REFUSE,
+                        now,
+                        &mut journal,
+                    );
                 }
                 8 if rng.random_range(0..20) == 0 => q.purge(&mut journal),
                 _ => now += rng.random_range(0..1500),
