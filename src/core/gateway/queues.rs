@@ -24,6 +24,18 @@ impl Gateway {
         self.admit(caller, Operation::ResolveQueue, queue)?;
         self.registry.get(queue).await
     }
+    /// The queue `queue` as the backend has it, for a caller about to do `operation` there: that
+    /// operation's own permission admits it (a producer need not inspect the queue), and nothing
+    /// is counted (the operation counts itself).
+    pub async fn queue_for(
+        &self,
+        caller: &Caller,
+        operation: Operation,
+        queue: &str,
+    ) -> Result<Arc<ResolvedQueue>, GatewayError> {
+        self.allowed(caller, operation, queue)?;
+        self.registry.get(queue).await
+    }
     /// Gateway names of the queues starting with `prefix` that the caller may inspect.
     pub async fn list_queues(
         &self,

@@ -81,7 +81,10 @@ impl Context<'_> {
         if !no_group && !no_dedup {
             return Ok(());
         }
-        let resolved = self.gateway().resolve_queue(&self.caller, queue).await?;
+        let resolved = self
+            .gateway()
+            .queue_for(&self.caller, Operation::Send, queue)
+            .await?;
         let attributes = &resolved.attributes;
         if !attributes.fifo {
             return Ok(());

@@ -192,7 +192,14 @@ impl Context<'_> {
         request: wire::SetQueueAttributes,
     ) -> Result<SqsAnswer, SqsError> {
         let queue = self.queue_of(request.queue_url.as_deref())?;
-        let settings = wire::queue_settings(&request.attributes, false, queue.ends_with(".fifo"))?;
+        // FIFO by the backend queue (a gateway name need not end in `.fifo`).
+        let fifo = self
+            .gateway()
+            .queue_for(&self.caller, Operation::SetQueueSettings, &queue)
+            .await?
+            .attributes
+            .fifo;
+        let settings = wire::queue_settings(&request.attributes, false, fifo)?;
         self.check_dead_letter_target(&queue, &request.attributes)
             .await?;
         self.gateway()

@@ -59,3 +59,34 @@ async fn sqs_a_key_calls_exactly_the_actions_it_names() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// A key that may only send batches sends them: the endpoint's look at the queue (for SQS's FIFO
+/// batch rules) asks nothing of the key beyond the send itself.
+#[tokio::test(start_paused = true)]
+async fn sqs_a_batch_only_key_sends_batches() {
+    let clock = Arc::new(TokioClock::at_start());
+    let service = InProcess::over(&config(), Arc::clone(&clock), String::new()).await;
+    let index = SQS_ACTIONS
+        .iter()
+        .position(|(action, _)| *action == "SendMessageBatch")
+        .unwrap();
+    let key_id = format!("AKIDONLY{index:02}");
+    let secret = "only-SendMessageBatch-secret-0123456789";
+    let signer = Signer {
+        key_id: &key_id,
+        secret,
+        region: "us-east-1",
+        at: now_of(&clock),
+    };
+    let body = json!({
+        "QueueUrl": "http://gateway.test/000000000000/orders",
+        "Entries": [{ "Id": "a", "MessageBody": "from a producer" }],
+    })
+    .to_string();
+    let reply = service
+        .call(signer.sign("SendMessageBatch", body.as_bytes()))
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    assert_eq!(reply.body["Successful"].as_array().map(Vec::len), Some(1));
+    assert_eq!(depth(&service).await.visible, 1);
+}
