@@ -154,8 +154,8 @@ pub enum EntryOutcome {
     Gone,
     /// The message is not in flight any more (only for visibility changes).
     NotInFlight,
-    /// A FIFO delivery whose visibility timeout ended, asked to be deleted by a caller that
-    /// refuses such handles as SQS does ([`ExpiredFifoHandles::Refuse`]); nothing changed.
+    /// A FIFO delivery whose visibility timeout ended, whose handle the delete refused (SQS
+    /// always does; the embedded engine under [`ExpiredFifoHandles::Refuse`]); nothing changed.
     Expired,
     /// Any other per-entry failure; the text is internal.
     Failed(String),
