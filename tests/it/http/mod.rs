@@ -30,6 +30,7 @@ mod sombus_openapi;
 mod sombus_store;
 pub mod sqs_api;
 mod sqs_fidelity;
+mod sqs_fidelity_messages;
 mod sqs_observed;
 mod state_outage;
 mod state_stall;

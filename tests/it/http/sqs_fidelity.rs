@@ -13,7 +13,7 @@ use aws_sdk_sqs::types::{
 };
 
 /// A gateway that may create queues, its client, and a name no other test uses.
-async fn managing(kind: Kind) -> (TestGateway, aws_sdk_sqs::Client, String) {
+pub(super) async fn managing(kind: Kind) -> (TestGateway, aws_sdk_sqs::Client, String) {
     let gw = GatewayBuilder::new(kind)
         .config("[sqs_api]\nmanage_queues = true\n")
         .start()
@@ -24,7 +24,7 @@ async fn managing(kind: Kind) -> (TestGateway, aws_sdk_sqs::Client, String) {
 }
 
 /// A new queue `name` with `attributes`; its URL.
-async fn create(
+pub(super) async fn create(
     client: &aws_sdk_sqs::Client,
     name: &str,
     attributes: &[(QueueAttributeName, &str)],
@@ -63,7 +63,7 @@ async fn fifo_queue(client: &aws_sdk_sqs::Client, name: &str, content_based: boo
 }
 
 /// The bodies one receive of up to 10 gets.
-async fn bodies(client: &aws_sdk_sqs::Client, url: &str) -> Vec<String> {
+pub(super) async fn bodies(client: &aws_sdk_sqs::Client, url: &str) -> Vec<String> {
     client
         .receive_message()
         .queue_url(url)

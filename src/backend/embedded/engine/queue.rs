@@ -36,8 +36,13 @@ pub struct Queue {
     /// Its settings.
     pub settings: Settings,
     messages: BTreeMap<u64, Message>,
-    /// Every message by (visible_at, seq).
-    schedule: BTreeSet<(i64, u64)>,
+    /// Messages not yet taken as visible, by (visible_at, seq): [`Queue::expire`] moves those
+    /// whose time came to `ready`.
+    hidden: BTreeSet<(i64, u64)>,
+    /// Visible messages by sequence number: a receive takes them in send order, so a message
+    /// whose visibility timeout ended goes back before the messages sent after it (SQS's best
+    /// effort).
+    ready: BTreeSet<u64>,
     /// In-flight deliveries by (deadline, seq).
     in_flight: BTreeSet<(i64, u64)>,
     /// Every message by (sent_at, seq): retention and the oldest age without a scan (messages
@@ -71,7 +76,8 @@ impl Queue {
             arn: format!("arn:aws:sqs:{REGION}:{ACCOUNT}:{name}"),
             settings,
             messages: BTreeMap::new(),
-            schedule: BTreeSet::new(),
+            hidden: BTreeSet::new(),
+            ready: BTreeSet::new(),
             in_flight: BTreeSet::new(),
             by_age: BTreeSet::new(),
             groups: Groups::default(),
@@ -92,7 +98,8 @@ impl Queue {
         now: i64,
     ) {
         debug_assert!(self.messages.is_empty(), "restore into an empty queue");
-        let mut schedule = Vec::with_capacity(messages.len());
+        let mut hidden = Vec::with_capacity(messages.len());
+        let mut ready = Vec::with_capacity(messages.len());
         let mut by_age = Vec::with_capacity(messages.len());
         let mut restored = Vec::with_capacity(messages.len());
         for (seq, state, sent_at, group_id) in messages {
@@ -103,7 +110,11 @@ impl Queue {
                 held: Held::Stored,
             };
             self.next_seq = self.next_seq.max(seq + 1);
-            schedule.push((state.visible_at, seq));
+            if state.visible_at <= now {
+                ready.push(seq);
+            } else {
+                hidden.push((state.visible_at, seq));
+            }
             by_age.push((sent_at, seq));
             self.join_group(seq, &mut message);
             if state.receipt.is_some() && state.visible_at > now {
@@ -112,10 +123,12 @@ impl Queue {
             restored.push((seq, message));
         }
         restored.sort_unstable_by_key(|(seq, _)| *seq);
-        schedule.sort_unstable();
+        hidden.sort_unstable();
+        ready.sort_unstable();
         by_age.sort_unstable();
         self.messages = restored.into_iter().collect();
-        self.schedule = schedule.into_iter().collect();
+        self.hidden = hidden.into_iter().collect();
+        self.ready = ready.into_iter().collect();
         self.by_age = by_age.into_iter().collect();
     }
 
@@ -194,20 +207,32 @@ impl Queue {
     }
 
     fn index(&mut self, seq: u64, message: &Message, now: i64) {
-        self.schedule.insert((message.state.visible_at, seq));
+        if message.state.visible_at <= now {
+            self.ready.insert(seq);
+        } else {
+            self.hidden.insert((message.state.visible_at, seq));
+        }
         if message.state.receipt.is_some() && message.state.visible_at > now {
             self.in_flight.insert((message.state.visible_at, seq));
         }
     }
 
     fn unindex(&mut self, seq: u64, message: &Message) {
-        self.schedule.remove(&(message.state.visible_at, seq));
+        self.hidden.remove(&(message.state.visible_at, seq));
+        self.ready.remove(&seq);
         self.in_flight.remove(&(message.state.visible_at, seq));
     }
 
     /// Applies the passage of time: in-flight deliveries whose timeout ended become visible,
     /// messages past retention are deleted, and old dedup and attempt records are dropped.
     pub fn expire(&mut self, now: i64, journal: &mut Vec<Op>) {
+        while let Some(&(visible_at, seq)) = self.hidden.first() {
+            if visible_at > now {
+                break;
+            }
+            self.hidden.pop_first();
+            self.ready.insert(seq);
+        }
         while let Some(&(deadline, _)) = self.in_flight.first() {
             if deadline > now {
                 break;
@@ -392,10 +417,9 @@ impl Queue {
 
     /// The first message visible now (not delayed, not in flight), in queue order.
     pub fn first_visible(&self, now: i64) -> Option<(u64, &Message)> {
-        self.schedule
-            .iter()
-            .take_while(|(visible_at, _)| *visible_at <= now)
-            .find_map(|(_, seq)| self.messages.get(seq).map(|message| (*seq, message)))
+        let due = self.hidden.range(..(now + 1, 0)).map(|(_, seq)| *seq).min();
+        let seq = self.ready.first().copied().into_iter().chain(due).min()?;
+        self.messages.get(&seq).map(|message| (seq, message))
     }
 
     /// Takes a message out for a move elsewhere (a redrive); the destination's
@@ -582,12 +606,8 @@ impl Queue {
         let candidates = if self.settings.fifo {
             self.fifo_candidates(max.min(room), take.one_per_group, now)
         } else {
-            self.schedule
-                .iter()
-                .take_while(|(visible_at, _)| *visible_at <= now)
-                .take(max.min(room))
-                .map(|(_, seq)| *seq)
-                .collect()
+            // `expire` above made every visible message ready.
+            self.ready.iter().take(max.min(room)).copied().collect()
         };
         let max_receives = self
             .settings
@@ -655,7 +675,7 @@ impl Queue {
 
     /// The time the next hidden message becomes visible, if any.
     pub fn next_visible_at(&self, now: i64) -> Option<i64> {
-        self.schedule
+        self.hidden
             .range((now + 1, 0)..)
             .next()
             .map(|(visible_at, _)| *visible_at)
@@ -759,7 +779,8 @@ impl Queue {
             self.drop_held(&message.held);
         }
         self.unsettled.clear();
-        self.schedule.clear();
+        self.hidden.clear();
+        self.ready.clear();
         self.in_flight.clear();
         self.by_age.clear();
         self.groups.clear();
@@ -786,7 +807,7 @@ impl Queue {
 
     /// Counts by state.
     pub fn stats(&self, now: i64) -> QueueStats {
-        let visible = self.schedule.range(..(now + 1, 0)).count() as u64;
+        let visible = (self.ready.len() + self.hidden.range(..(now + 1, 0)).count()) as u64;
         let in_flight = self.in_flight.range((now + 1, 0)..).count() as u64;
         let total = self.messages.len() as u64;
         QueueStats {

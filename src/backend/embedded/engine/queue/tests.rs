@@ -829,3 +829,20 @@ fn messages_of_a_group_share_its_id() {
         .collect();
     assert!(Arc::ptr_eq(&group_ids[0], &group_ids[2]));
 }
+
+#[test]
+fn a_message_whose_visibility_ended_goes_back_before_messages_sent_after_it() {
+    let mut q = queue("q", QueueSettings::default());
+    q.send(text("first"), T0, &mut Vec::new()).unwrap();
+    assert_eq!(bodies(&receive(&mut q, 1, 3, T0)), ["first"]);
+    q.send(text("second"), T0 + 1_500, &mut Vec::new()).unwrap();
+    assert_eq!(
+        q.first_visible(T0 + 4_500)
+            .map(|(_, m)| m.body().body.clone()),
+        Some("first".to_owned())
+    );
+    assert_eq!(bodies(&receive(&mut q, 1, 3, T0 + 4_500)), ["first"]);
+    assert_eq!(bodies(&receive(&mut q, 1, 3, T0 + 4_600)), ["second"]);
+    let stats = q.stats(T0 + 4_700);
+    assert_eq!((stats.visible, stats.in_flight), (0, 2));
+}
