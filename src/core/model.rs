@@ -131,6 +131,9 @@ pub struct BackendMessage {
     pub dead_letter_source_arn: Option<String>,
     /// FIFO only: the message's deduplication id.
     pub deduplication_id: Option<String>,
+    /// The trace context it carries, as SQS's `AWSTraceHeader` system attribute (X-Ray form).
+    #[serde(default)]
+    pub trace_header: Option<String>,
 }
 
 impl std::fmt::Debug for BackendMessage {
@@ -249,6 +252,9 @@ pub struct OutgoingMessage {
     pub group_id: Option<String>,
     /// FIFO only: required unless the queue deduplicates by content.
     pub deduplication_id: Option<String>,
+    /// The trace context it carries (SQS's `AWSTraceHeader` system attribute): outside the
+    /// attribute count and the size limit, as on SQS.
+    pub trace_header: Option<String>,
 }
 
 /// What a successful send answers.

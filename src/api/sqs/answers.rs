@@ -86,6 +86,11 @@ pub(super) struct Sent {
         skip_serializing_if = "Option::is_none"
     )]
     pub md5_of_message_attributes: Option<String>,
+    #[serde(
+        rename = "MD5OfMessageSystemAttributes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub md5_of_message_system_attributes: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sequence_number: Option<String>,
 }
@@ -104,6 +109,11 @@ pub(super) struct Successful {
         skip_serializing_if = "Option::is_none"
     )]
     pub md5_of_message_attributes: Option<String>,
+    #[serde(
+        rename = "MD5OfMessageSystemAttributes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub md5_of_message_system_attributes: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sequence_number: Option<String>,
 }

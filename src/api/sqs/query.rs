@@ -294,6 +294,10 @@ fn result(action: SqsAction, answer: &SqsAnswer, out: &mut Xml) {
                 "MD5OfMessageAttributes",
                 sent.md5_of_message_attributes.as_deref(),
             );
+            out.optional(
+                "MD5OfMessageSystemAttributes",
+                sent.md5_of_message_system_attributes.as_deref(),
+            );
             out.optional("SequenceNumber", sent.sequence_number.as_deref());
         }
         SqsAnswer::Batch(batch) => {
@@ -306,6 +310,10 @@ fn result(action: SqsAction, answer: &SqsAnswer, out: &mut Xml) {
                 out.optional(
                     "MD5OfMessageAttributes",
                     success.md5_of_message_attributes.as_deref(),
+                );
+                out.optional(
+                    "MD5OfMessageSystemAttributes",
+                    success.md5_of_message_system_attributes.as_deref(),
                 );
                 out.optional("SequenceNumber", success.sequence_number.as_deref());
                 out.close(&entry);

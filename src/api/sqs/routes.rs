@@ -338,6 +338,7 @@ async fn serve(
         caller,
         base_url,
         operation,
+        trace_header: request_trace_header(&head.headers),
     };
     let input = match query_params {
         None => Input::Json(&body),
@@ -362,6 +363,14 @@ async fn serve(
     drop(body);
     let answer = context.dispatch(op).await?;
     Ok((action, answer))
+}
+
+/// The request's `X-Amzn-Trace-Id`, when it is a printable header of at most 1 KiB (an X-Ray
+/// header is about 100 bytes; anything else is not a trace header and is left out).
+fn request_trace_header(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get("x-amzn-trace-id")?.to_str().ok()?.trim();
+    let printable = value.bytes().all(|b| (0x20..0x7f).contains(&b));
+    (!value.is_empty() && value.len() <= 1024 && printable).then(|| value.to_owned())
 }
 
 /// The queue a request's path names (`/<account>/<queue>`), if it names one.
@@ -438,6 +447,9 @@ struct Context<'a> {
     base_url: String,
     /// What the action needs of the caller on the queue it names.
     operation: Operation,
+    /// The request's `X-Amzn-Trace-Id`: the trace header of the messages it sends that carry
+    /// none of their own.
+    trace_header: Option<String>,
 }
 
 impl Context<'_> {

@@ -271,6 +271,8 @@ pub(super) struct SendEntry {
     pub message_attributes: BTreeMap<String, AttributeJson>,
     pub message_deduplication_id: Option<String>,
     pub message_group_id: Option<String>,
+    #[serde(default, deserialize_with = "names_once")]
+    pub message_system_attributes: BTreeMap<String, AttributeJson>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -447,8 +449,45 @@ pub(super) fn ranged(
     }
 }
 
-/// Turns a wire entry into a message to send.
-pub(super) fn outgoing(entry: SendEntry) -> Result<OutgoingMessage, SqsError> {
+/// The one message system attribute SQS takes.
+pub(super) const TRACE_HEADER: &str = "AWSTraceHeader";
+
+/// The trace header an entry's system attributes carry (SQS takes `AWSTraceHeader`, a string,
+/// and no other name).
+fn trace_header(
+    system_attributes: BTreeMap<String, AttributeJson>,
+) -> Result<Option<String>, SqsError> {
+    let mut trace_header = None;
+    for (name, attribute) in system_attributes {
+        if name != TRACE_HEADER {
+            let shown: String = name.chars().take(64).collect();
+            return Err(SqsError::invalid_parameter(format!(
+                "Message system attribute name '{shown}' is invalid."
+            )));
+        }
+        if attribute.data_type != "String" {
+            return Err(SqsError::invalid_parameter(format!(
+                "The message system attribute '{TRACE_HEADER}' must be of type 'String'."
+            )));
+        }
+        match attribute.string_value {
+            Some(value) if !value.is_empty() => trace_header = Some(value),
+            _ => {
+                return Err(SqsError::invalid_parameter(format!(
+                    "The message system attribute '{TRACE_HEADER}' must contain a non-empty value of message system attribute type 'String'."
+                )));
+            }
+        }
+    }
+    Ok(trace_header)
+}
+
+/// Turns a wire entry into a message to send; `request_trace` is the request's own
+/// `X-Amzn-Trace-Id`, which the entry's `AWSTraceHeader` overrides.
+pub(super) fn outgoing(
+    entry: SendEntry,
+    request_trace: Option<&str>,
+) -> Result<OutgoingMessage, SqsError> {
     let body = entry
         .message_body
         .ok_or_else(|| SqsError::missing_parameter("MessageBody"))?;
@@ -496,6 +535,8 @@ pub(super) fn outgoing(entry: SendEntry) -> Result<OutgoingMessage, SqsError> {
         )?,
         group_id: entry.message_group_id,
         deduplication_id: entry.message_deduplication_id,
+        trace_header: trace_header(entry.message_system_attributes)?
+            .or_else(|| request_trace.map(str::to_owned)),
     })
 }
 
@@ -541,6 +582,21 @@ pub(super) fn digests(message: &OutgoingMessage) -> (String, Option<String>) {
         md5::of_body(&message.body),
         md5::of_attributes(&message.attributes),
     )
+}
+
+/// The MD5 of the system attributes an entry carries itself (a trace header taken from the
+/// request's `X-Amzn-Trace-Id` has none), as SQS answers `MD5OfMessageSystemAttributes`.
+pub(super) fn system_digest(entry: &SendEntry) -> Option<String> {
+    let value = entry
+        .message_system_attributes
+        .get(TRACE_HEADER)?
+        .string_value
+        .clone()?;
+    let attribute = MessageAttribute {
+        data_type: "String".into(),
+        value: AttributeValue::Text(value),
+    };
+    md5::of_attributes(&BTreeMap::from([(TRACE_HEADER.to_owned(), attribute)]))
 }
 
 #[cfg(test)]

@@ -56,6 +56,7 @@ pub(super) fn to_backend_message(
         group_id: message.group_id.as_deref().map(str::to_owned),
         dead_letter_source_arn: body.dead_letter_source_arn.clone(),
         deduplication_id: body.deduplication_id.clone(),
+        trace_header: body.trace_header.clone(),
     }
 }
 

@@ -16,7 +16,7 @@ use std::num::{NonZeroI64, NonZeroU64};
 /// small count; never 0xFF.
 const MARKER: u8 = 0xFF;
 /// The versions written today, per record.
-const BODY_VERSION: u8 = 1;
+const BODY_VERSION: u8 = 2;
 const STATE_VERSION: u8 = 2;
 const DEDUP_VERSION: u8 = 1;
 
@@ -89,6 +89,15 @@ struct BodyV1 {
     group_id: Option<String>,
     dead_letter_source_arn: Option<String>,
     deduplication_id: Option<String>,
+}
+
+/// A message's unchanging part, version 2: version 1's fields, then the trace header (written
+/// only for a message that has one, so a store without trace headers stays readable by a release
+/// that reads version 1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct BodyV2 {
+    v1: BodyV1,
+    trace_header: Option<String>,
 }
 
 /// A message attribute, version 1.
@@ -176,6 +185,14 @@ struct BodyV1Out<'a> {
     deduplication_id: Option<&'a str>,
 }
 
+/// What [`BodyV2`] writes, borrowed.
+#[derive(Serialize)]
+#[serde(rename = "BodyV2")]
+struct BodyV2Out<'a> {
+    v1: BodyV1Out<'a>,
+    trace_header: Option<&'a str>,
+}
+
 /// A body's attributes, written as [`BodyV1`]'s map of [`AttributeV1`].
 struct AttributesV1Out<'a>(&'a BTreeMap<String, MessageAttribute>);
 
@@ -226,25 +243,39 @@ pub(super) fn encode_body(body: &Body) -> Result<Vec<u8>, RecordError> {
         + optional(&body.group_id)
         + optional(&body.dead_letter_source_arn)
         + optional(&body.deduplication_id)
+        + optional(&body.trace_header)
         + 24;
-    encode(
-        BODY_VERSION,
-        &BodyV1Out {
-            id: &body.id,
-            body: &body.body,
-            attributes: AttributesV1Out(&body.attributes),
-            sent_at: body.sent_at,
-            group_id: body.group_id.as_deref(),
-            dead_letter_source_arn: body.dead_letter_source_arn.as_deref(),
-            deduplication_id: body.deduplication_id.as_deref(),
-        },
-        size_hint,
-    )
+    let v1 = BodyV1Out {
+        id: &body.id,
+        body: &body.body,
+        attributes: AttributesV1Out(&body.attributes),
+        sent_at: body.sent_at,
+        group_id: body.group_id.as_deref(),
+        dead_letter_source_arn: body.dead_letter_source_arn.as_deref(),
+        deduplication_id: body.deduplication_id.as_deref(),
+    };
+    match &body.trace_header {
+        None => encode(1, &v1, size_hint),
+        Some(trace_header) => encode(
+            BODY_VERSION,
+            &BodyV2Out {
+                v1,
+                trace_header: Some(trace_header),
+            },
+            size_hint,
+        ),
+    }
 }
 
 /// A body read back.
 pub(super) fn decode_body(bytes: &[u8]) -> Result<Body, RecordError> {
-    let stored: BodyV1 = decode("message", bytes, BODY_VERSION)?;
+    let (version, payload) = versioned("message", bytes, BODY_VERSION)?;
+    let (stored, trace_header) = if version < 2 {
+        (parse::<BodyV1>("message", payload)?, None)
+    } else {
+        let stored: BodyV2 = parse("message", payload)?;
+        (stored.v1, stored.trace_header)
+    };
     Ok(Body {
         id: stored.id,
         body: stored.body,
@@ -264,6 +295,7 @@ pub(super) fn decode_body(bytes: &[u8]) -> Result<Body, RecordError> {
         group_id: stored.group_id,
         dead_letter_source_arn: stored.dead_letter_source_arn,
         deduplication_id: stored.deduplication_id,
+        trace_header,
     })
 }
 
@@ -355,6 +387,7 @@ mod tests {
             group_id: Some("g".into()),
             dead_letter_source_arn: None,
             deduplication_id: Some("d".into()),
+            trace_header: None,
         }
     }
 
@@ -375,6 +408,21 @@ mod tests {
     fn bodies_written_by_this_release_read_back() {
         assert_eq!(encode_body(&body()).unwrap(), hex(BODY_V1));
         assert_eq!(decode_body(&hex(BODY_V1)).unwrap(), body());
+    }
+
+    #[test]
+    fn a_body_with_a_trace_header_is_version_2_and_reads_back() {
+        let traced = Body {
+            trace_header: Some("Root=1-5759e988-bd862e3fe1be46a994272793".into()),
+            ..body()
+        };
+        let v1_fields = &hex(BODY_V1)[2..];
+        let mut expected = vec![0xff, 0x02];
+        expected.extend_from_slice(v1_fields);
+        expected.extend_from_slice(&hex("01 28"));
+        expected.extend_from_slice(b"Root=1-5759e988-bd862e3fe1be46a994272793");
+        assert_eq!(encode_body(&traced).unwrap(), expected);
+        assert_eq!(decode_body(&expected).unwrap(), traced);
     }
 
     #[test]

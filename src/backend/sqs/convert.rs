@@ -300,5 +300,8 @@ pub(super) fn parse_message(message: Message) -> Result<BackendMessage, BackendE
         deduplication_id: system
             .get(&MessageSystemAttributeName::MessageDeduplicationId)
             .cloned(),
+        trace_header: system
+            .get(&MessageSystemAttributeName::AwsTraceHeader)
+            .cloned(),
     })
 }

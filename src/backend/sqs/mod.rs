@@ -402,6 +402,7 @@ impl Backend for SqsBackend {
                     .set_delay_seconds(message.delay_seconds.map(to_i32))
                     .set_message_group_id(message.group_id.clone())
                     .set_message_deduplication_id(message.deduplication_id.clone())
+                    .set_message_system_attributes(trace_header_attribute(message)?)
                     .build()
                     .map_err(|e| BackendError::Other(e.to_string()))
             })
@@ -686,3 +687,32 @@ impl Backend for SqsBackend {
 
 #[cfg(test)]
 mod tests;
+
+/// The message's trace header as SQS's `AWSTraceHeader` system attribute, when it has one.
+fn trace_header_attribute(
+    message: &OutgoingMessage,
+) -> Result<
+    Option<
+        std::collections::HashMap<
+            aws_sdk_sqs::types::MessageSystemAttributeNameForSends,
+            aws_sdk_sqs::types::MessageSystemAttributeValue,
+        >,
+    >,
+    BackendError,
+> {
+    let Some(trace_header) = &message.trace_header else {
+        return Ok(None);
+    };
+    let value = aws_sdk_sqs::types::MessageSystemAttributeValue::builder()
+        .data_type("String")
+        .string_value(trace_header)
+        .build()
+        .map_err(|e| BackendError::Other(e.to_string()))?;
+    Ok(Some(
+        [(
+            aws_sdk_sqs::types::MessageSystemAttributeNameForSends::AwsTraceHeader,
+            value,
+        )]
+        .into(),
+    ))
+}

@@ -108,6 +108,7 @@ mod tests {
                 sequence_number: None,
                 dead_letter_source_arn: None,
                 deduplication_id: None,
+                trace_header: None,
             },
             lease_ends,
         }

@@ -533,10 +533,9 @@ async fn a_redrive_while_one_is_under_way_is_a_conflict() {
     let messages: Vec<OutgoingMessage> = (0..5)
         .map(|n| OutgoingMessage {
             body: format!("{{\"n\": {n}}}"),
-            attributes: Default::default(),
-            delay_seconds: None,
             group_id: Some(format!("story-{n}")),
             deduplication_id: Some(format!("dead-{n}")),
+            ..Default::default()
         })
         .collect();
     let sent = bus

@@ -182,6 +182,7 @@ fn send_of(
         delay_seconds,
         group_id,
         deduplication_id,
+        trace_header: None,
     })
 }
 

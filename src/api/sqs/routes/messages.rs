@@ -10,7 +10,8 @@ impl Context<'_> {
         request: wire::SendMessage,
     ) -> Result<SqsAnswer, SqsError> {
         let queue = self.queue_of(request.queue_url.as_deref())?;
-        let message = wire::outgoing(request.entry)?;
+        let system_md5 = wire::system_digest(&request.entry);
+        let message = wire::outgoing(request.entry, self.trace_header.as_deref())?;
         let (body_md5, attributes_md5) = wire::digests(&message);
         let mut results = self
             .gateway()
@@ -24,6 +25,7 @@ impl Context<'_> {
             message_id: sent.message_id,
             md5_of_message_body: body_md5,
             md5_of_message_attributes: attributes_md5,
+            md5_of_message_system_attributes: system_md5,
             sequence_number: sent.sequence_number,
         }))
     }
@@ -37,12 +39,13 @@ impl Context<'_> {
         let mut result = BatchResult::default();
         let mut accepted = Vec::new();
         for (id, entry) in ids.into_iter().zip(request.entries) {
-            match wire::outgoing(entry) {
-                Ok(message) => accepted.push((id, message)),
+            let system_md5 = wire::system_digest(&entry);
+            match wire::outgoing(entry, self.trace_header.as_deref()) {
+                Ok(message) => accepted.push((id, message, system_md5)),
                 Err(error) => result.failed.push(failed(id, &error)),
             }
         }
-        let messages: Vec<_> = accepted.iter().map(|(_, m)| m.clone()).collect();
+        let messages: Vec<_> = accepted.iter().map(|(_, m, _)| m.clone()).collect();
         wire::check_batch_length(&messages)?;
         self.check_fifo_batch(&queue, &messages).await?;
         let sent = if messages.is_empty() {
@@ -50,7 +53,7 @@ impl Context<'_> {
         } else {
             self.gateway().send(&self.caller, &queue, &messages).await?
         };
-        for ((id, message), outcome) in accepted.into_iter().zip(sent) {
+        for ((id, message, system_md5), outcome) in accepted.into_iter().zip(sent) {
             match outcome {
                 Ok(sent) => {
                     let (body_md5, attributes_md5) = wire::digests(&message);
@@ -59,6 +62,7 @@ impl Context<'_> {
                         message_id: Some(sent.message_id),
                         md5_of_message_body: Some(body_md5),
                         md5_of_message_attributes: attributes_md5,
+                        md5_of_message_system_attributes: system_md5,
                         sequence_number: sent.sequence_number,
                     });
                 }
@@ -173,6 +177,7 @@ impl Context<'_> {
                     "DeadLetterQueueSourceArn",
                     message.dead_letter_source_arn.clone(),
                 );
+                add(wire::TRACE_HEADER, message.trace_header.clone());
                 let selected: BTreeMap<_, _> = message
                     .attributes
                     .iter()

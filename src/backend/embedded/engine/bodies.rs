@@ -24,6 +24,8 @@ pub struct Body {
     pub dead_letter_source_arn: Option<String>,
     /// FIFO: the deduplication id (given, or the body's SHA-256).
     pub deduplication_id: Option<String>,
+    /// The trace header it carries (SQS's `AWSTraceHeader`).
+    pub trace_header: Option<String>,
 }
 
 /// A message's body as its queue holds it: in memory while it is cached or not yet on disk,
@@ -126,4 +128,5 @@ fn footprint(body: &Body) -> usize {
         + body.group_id.as_ref().map_or(0, String::len)
         + body.deduplication_id.as_ref().map_or(0, String::len)
         + body.dead_letter_source_arn.as_ref().map_or(0, String::len)
+        + body.trace_header.as_ref().map_or(0, String::len)
 }

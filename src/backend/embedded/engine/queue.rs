@@ -372,6 +372,7 @@ impl Queue {
             group_id: message.group_id,
             dead_letter_source_arn: None,
             deduplication_id: dedup_key.as_ref().map(|(_, id)| id.clone()),
+            trace_header: message.trace_header,
         });
         let state = State {
             receive_count: 0,

@@ -419,6 +419,7 @@ mod tests {
             group_id: None,
             dead_letter_source_arn: None,
             deduplication_id: None,
+            trace_header: None,
         };
         vec![
             Op::PutQueue {
@@ -766,6 +767,7 @@ mod tests {
                     group_id: Some("g".into()),
                     dead_letter_source_arn: None,
                     deduplication_id: Some("d".into()),
+                    trace_header: None,
                 };
                 let mut bodies = txn.open_table(BODIES).unwrap();
                 let encoded = records::encode_body(&body).unwrap();

@@ -157,6 +157,7 @@ mod tests {
             group_id: Some("g".into()),
             dead_letter_source_arn: None,
             deduplication_id: Some("d".into()),
+            trace_header: None,
         };
         let state = State {
             receive_count: 2,

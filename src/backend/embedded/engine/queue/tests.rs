@@ -269,6 +269,7 @@ fn a_moved_message_expires_by_its_own_send_time_not_its_place() {
                 group_id: None,
                 dead_letter_source_arn: None,
                 deduplication_id: None,
+                trace_header: None,
             })),
         },
     };
