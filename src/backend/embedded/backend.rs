@@ -304,8 +304,11 @@ impl EmbeddedBackend {
     ) -> Result<(Vec<Delivered>, usize, Option<i64>, i64, Commit), BackendError> {
         let now = self.now();
         let mut journal = Vec::new();
+        // A queue may be its own dead-letter queue (as on SQS): one lock.
+        let own_dead_letter = target.is_some_and(|target| std::ptr::eq(target, slot));
         let (mut source, mut target) = match target {
             None => (lock(&slot.queue), None),
+            Some(_) if own_dead_letter => (lock(&slot.queue), None),
             Some(target) => {
                 let source_name = lock(&slot.queue).name.clone();
                 let target_name = lock(&target.queue).name.clone();
@@ -321,7 +324,7 @@ impl EmbeddedBackend {
         if source.deleted {
             return Err(BackendError::QueueNotFound);
         }
-        let target_ready = target.as_ref().is_some_and(|target| !target.deleted);
+        let target_ready = own_dead_letter || target.as_ref().is_some_and(|target| !target.deleted);
         let received = source.receive_within(
             Take {
                 max: request.max_messages as usize,
@@ -338,10 +341,11 @@ impl EmbeddedBackend {
             return Err(BackendError::OverLimit);
         }
         let moved = received.dead_lettered.len();
-        if let Some(target) = target.as_mut() {
-            let arn = source.arn.clone();
-            for message in received.dead_lettered {
-                target.accept_dead_letter(message, &arn, now, &mut journal);
+        let arn = source.arn.clone();
+        for message in received.dead_lettered {
+            match target.as_mut() {
+                Some(target) => target.accept_dead_letter(message, &arn, now, &mut journal),
+                None => source.accept_own_dead_letter(message, now, &mut journal),
             }
         }
         let next_visible_at = source.next_visible_at(now);

@@ -1,13 +1,14 @@
 //! The SQS endpoint's message rules as AWS's recorded answers show them, on both backends: a
 //! message whose visibility timeout ended is received again before the messages sent after it,
 //! and a message keeps the trace header it was sent with (`AWSTraceHeader`, or the request's
-//! `X-Amzn-Trace-Id`) for the receives that ask for it.
+//! `X-Amzn-Trace-Id`) for the receives that ask for it, and a queue may be its own dead-letter
+//! queue.
 
 use super::sqs_fidelity::{bodies, create, managing};
 use crate::harness::*;
 use aws_sdk_sqs::types::{
     MessageAttributeValue, MessageSystemAttributeName, MessageSystemAttributeNameForSends,
-    MessageSystemAttributeValue, SendMessageBatchRequestEntry,
+    MessageSystemAttributeValue, QueueAttributeName, SendMessageBatchRequestEntry,
 };
 use reqwest::StatusCode;
 use std::collections::BTreeMap;
@@ -264,15 +265,80 @@ async fn the_trace_header_travels_with_the_message(kind: Kind) {
     gw.stop().await;
 }
 
+/// A queue may be its own dead-letter queue, as on SQS: a message past its max receive count
+/// goes back to the queue (on the embedded engine with a new receive count and its own queue as
+/// the source), never lost.
+async fn a_queue_may_be_its_own_dead_letter_queue(kind: Kind) {
+    let (gw, client, name) = managing(kind).await;
+    let url = create(&client, &name, &[]).await;
+    let arn = client
+        .get_queue_attributes()
+        .queue_url(&url)
+        .attribute_names(QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .unwrap()
+        .attributes()
+        .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
+        .unwrap();
+    let policy = format!(r#"{{"deadLetterTargetArn":"{arn}","maxReceiveCount":"1"}}"#);
+    client
+        .set_queue_attributes()
+        .queue_url(&url)
+        .attributes(QueueAttributeName::RedrivePolicy, &policy)
+        .send()
+        .await
+        .expect("a queue may be its own dead-letter queue");
+    client
+        .send_message()
+        .queue_url(&url)
+        .message_body("circling")
+        .send()
+        .await
+        .unwrap();
+    let mut deliveries = Vec::new();
+    for _ in 0..6 {
+        let answer = client
+            .receive_message()
+            .queue_url(&url)
+            .visibility_timeout(0)
+            .wait_time_seconds(1)
+            .message_system_attribute_names(MessageSystemAttributeName::All)
+            .send()
+            .await
+            .unwrap();
+        deliveries.extend(answer.messages().iter().map(|m| {
+            let attribute = |name| m.attributes().and_then(|a| a.get(&name)).cloned();
+            (
+                attribute(MessageSystemAttributeName::ApproximateReceiveCount),
+                attribute(MessageSystemAttributeName::DeadLetterQueueSourceArn),
+            )
+        }));
+    }
+    assert!(deliveries.len() >= 3, "never lost: {deliveries:?}");
+    if kind == Kind::Embedded {
+        assert_eq!(deliveries[0], (Some("1".into()), None));
+        assert_eq!(
+            deliveries[1],
+            (Some("1".into()), Some(arn.clone())),
+            "moved to itself, its count started again"
+        );
+    }
+    client.delete_queue().queue_url(&url).send().await.unwrap();
+    gw.stop().await;
+}
+
 crate::on_kind!(
     on_localstack,
     LocalStack,
     a_message_back_from_flight_comes_before_later_sends,
-    the_trace_header_travels_with_the_message
+    the_trace_header_travels_with_the_message,
+    a_queue_may_be_its_own_dead_letter_queue
 );
 crate::on_kind!(
     on_embedded,
     Embedded,
     a_message_back_from_flight_comes_before_later_sends,
-    the_trace_header_travels_with_the_message
+    the_trace_header_travels_with_the_message,
+    a_queue_may_be_its_own_dead_letter_queue
 );

@@ -416,6 +416,20 @@ impl Queue {
         self.append_moved(moving, Some(source_arn.to_owned()), state, now, journal);
     }
 
+    /// Takes back a message of its own past its max receive count, when the queue is its own
+    /// dead-letter queue: at its end, with a new delivery history (else every receive would move
+    /// it again and none deliver it).
+    pub fn accept_own_dead_letter(&mut self, moving: Moving, now: i64, journal: &mut Vec<Op>) {
+        let state = State {
+            receive_count: 0,
+            first_received_at: None,
+            visible_at: now,
+            receipt: None,
+        };
+        let arn = self.arn.clone();
+        self.append_moved(moving, Some(arn), state, now, journal);
+    }
+
     /// The first message visible now (not delayed, not in flight), in queue order.
     pub fn first_visible(&self, now: i64) -> Option<(u64, &Message)> {
         let due = self.hidden.range(..(now + 1, 0)).map(|(_, seq)| *seq).min();

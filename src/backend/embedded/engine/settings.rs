@@ -78,9 +78,6 @@ impl Settings {
                     "a dead-letter queue must be of the same type (standard or FIFO)".into(),
                 );
             }
-            if target == name {
-                return Err("a queue cannot be its own dead-letter queue".into());
-            }
             if !(1..=1000).contains(count) {
                 return Err("maxReceiveCount must be from 1 to 1000".into());
             }
