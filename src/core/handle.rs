@@ -323,6 +323,19 @@ impl Keyring {
     }
 }
 
+/// Whether `text` has the shape of a sealed handle (its encoding, a known version, room for a
+/// nonce and a tag), whatever its key and contents: text without that shape is no handle at all,
+/// so an error may quote it back to its sender where a handle is never quoted.
+pub fn shaped_like_a_handle(text: &str) -> bool {
+    text.len() <= MAX_ENCODED_LEN
+        && decode(text).is_some_and(|raw| {
+            raw.first()
+                .copied()
+                .and_then(Version::from_byte)
+                .is_some_and(|version| raw.len() >= HEADER_LEN + version.nonce_len() + TAG_LEN)
+        })
+}
+
 /// A handle's bytes from its canonical spelling in the standard alphabet (padded) or the URL-safe
 /// one (unpadded); a string in neither, or with unused bits set, is none.
 fn decode(handle: &str) -> Option<Vec<u8>> {
@@ -545,6 +558,21 @@ mod tests {
         let ring = Keyring::new(vec![(1, key(7))]).unwrap();
         for input in ["", "AQAAAH8…", "not base64 !", "AAAA", &"A".repeat(10_000)] {
             assert_eq!(ring.open(input), Err(InvalidHandle), "{input:.20}");
+        }
+    }
+
+    #[test]
+    fn a_handle_keeps_its_shape_when_altered_and_garbage_has_none() {
+        let ring = Keyring::new(vec![(1, key(7))]).unwrap();
+        let sealed = ring.seal(claims().to_seal());
+        let mut altered = sealed.expose().to_owned();
+        altered.replace_range(10..11, if &altered[10..11] == "A" { "B" } else { "A" });
+        assert_eq!(ring.open(&altered), Err(InvalidHandle));
+        for handle in [sealed.expose(), altered.as_str()] {
+            assert!(shaped_like_a_handle(handle));
+        }
+        for garbage in ["garbage", "", "AAAA", "not base64 !", &"A".repeat(10_000)] {
+            assert!(!shaped_like_a_handle(garbage), "{garbage:.20}");
         }
     }
 

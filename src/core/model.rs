@@ -185,7 +185,8 @@ pub enum HandleOutcome {
 pub enum ExpiredVisibility {
     /// It is refused (`NotInFlight`), unless the change makes the message visible at once.
     Refuse,
-    /// It applies, as SQS applies it.
+    /// It applies, as SQS applies it; and, as on SQS, the handle of an earlier delivery of the
+    /// message changes the current delivery's visibility.
     Change,
 }
 

@@ -540,19 +540,28 @@ fn receipt_handle_expired() -> SqsError {
     )
 }
 
-fn receipt_handle_invalid() -> SqsError {
-    SqsError::sender(
-        "ReceiptHandleIsInvalid",
-        "The input receipt handle is invalid.",
-    )
+/// SQS's refusal of a receipt handle that is not one. It quotes the input, as SQS does, only when
+/// the input does not even have a sealed handle's shape (no handle is ever quoted) and is short,
+/// printable text.
+fn receipt_handle_invalid(given: &str) -> SqsError {
+    let quotable = !crate::core::handle::shaped_like_a_handle(given)
+        && !given.is_empty()
+        && given.len() <= 128
+        && given
+            .bytes()
+            .all(|b| (0x20..0x7f).contains(&b) && b != b'"');
+    let message = if quotable {
+        format!("The input receipt handle \"{given}\" is not a valid receipt handle.")
+    } else {
+        "The input receipt handle is not a valid receipt handle.".to_owned()
+    };
+    SqsError::sender("ReceiptHandleIsInvalid", message)
 }
 
-fn message_not_in_flight() -> SqsError {
-    SqsError {
-        query_code: "AWS.SimpleQueueService.MessageNotInflight",
-        ..SqsError::sender(
-            "MessageNotInflight",
-            "The message referred to isn't in flight.",
-        )
-    }
+/// SQS's refusal of a visibility change for a message deleted or received again since (SQS
+/// quotes the handle; handles stay out of errors).
+fn message_gone_for_visibility() -> SqsError {
+    SqsError::invalid_parameter(
+        "Value for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change.",
+    )
 }

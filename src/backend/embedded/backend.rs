@@ -430,6 +430,9 @@ impl EmbeddedBackend {
             .map(|delivery| (delivery.seq, &delivery.message.held))
             .collect();
         let bodies = self.bodies_of(queue, &wanted).await?;
+        let fifo = self
+            .slot(queue)
+            .is_ok_and(|slot| lock(&slot.queue).settings.fifo);
         Ok(deliveries
             .iter()
             .zip(bodies)
@@ -438,6 +441,7 @@ impl EmbeddedBackend {
                 Some(to_backend_message(
                     delivery.seq,
                     delivery.receipt,
+                    fifo,
                     &delivery.message,
                     &body,
                 ))

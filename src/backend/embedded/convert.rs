@@ -31,10 +31,12 @@ fn time(ms: i64) -> Option<DateTime<Utc>> {
     Utc.timestamp_millis_opt(ms).single()
 }
 
-/// A message as the core receives it.
+/// A message as the core receives it; only a FIFO queue's messages have a sequence number (a
+/// standard queue's message may have a group id too).
 pub(super) fn to_backend_message(
     seq: u64,
     receipt: u64,
+    fifo: bool,
     message: &Message,
     body: &Body,
 ) -> BackendMessage {
@@ -49,10 +51,7 @@ pub(super) fn to_backend_message(
             .first_received_at
             .and_then(|at| time(at.get())),
         receive_count: message.state.receive_count,
-        sequence_number: message
-            .group_id
-            .as_ref()
-            .map(|_| engine::sequence_number(seq)),
+        sequence_number: fifo.then(|| engine::sequence_number(seq)),
         group_id: message.group_id.as_deref().map(str::to_owned),
         dead_letter_source_arn: body.dead_letter_source_arn.clone(),
         deduplication_id: body.deduplication_id.clone(),
@@ -61,7 +60,13 @@ pub(super) fn to_backend_message(
 }
 
 /// A message read without a lease at `now`: where it is, and a handle that names no delivery.
-pub(super) fn peeked_message(seq: u64, now: i64, message: &Message, body: &Body) -> PeekedMessage {
+pub(super) fn peeked_message(
+    seq: u64,
+    now: i64,
+    fifo: bool,
+    message: &Message,
+    body: &Body,
+) -> PeekedMessage {
     let state = &message.state;
     PeekedMessage {
         position: seq,
@@ -71,7 +76,7 @@ pub(super) fn peeked_message(seq: u64, now: i64, message: &Message, body: &Body)
             (true, false) => MessageState::Delayed,
         },
         visible_at: time(state.visible_at),
-        message: to_backend_message(0, 0, message, body),
+        message: to_backend_message(0, 0, fifo, message, body),
     }
 }
 

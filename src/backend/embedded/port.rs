@@ -398,7 +398,10 @@ impl Backend for EmbeddedBackend {
     ) -> Result<Vec<PeekedMessage>, BackendError> {
         let slot = self.slot(queue_url)?;
         let now = self.now();
-        let peeked = lock(&slot.queue).peek(after, max);
+        let (peeked, fifo) = {
+            let queue = lock(&slot.queue);
+            (queue.peek(after, max), queue.settings.fifo)
+        };
         let wanted: Vec<(u64, &Held)> = peeked
             .iter()
             .map(|(seq, message)| (*seq, &message.held))
@@ -409,7 +412,7 @@ impl Backend for EmbeddedBackend {
             .zip(bodies)
             .filter_map(|((seq, message), body)| {
                 let body = body?;
-                Some(peeked_message(*seq, now, message, &body))
+                Some(peeked_message(*seq, now, fifo, message, &body))
             })
             .collect())
     }

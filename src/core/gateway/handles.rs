@@ -122,6 +122,7 @@ impl Gateway {
                 entries,
                 expected_queue,
                 &mut outcomes,
+                false,
             )
             .await?;
         let gateway = Arc::clone(self);
@@ -222,6 +223,9 @@ impl Gateway {
                 requested,
                 expected_queue,
                 &mut outcomes,
+                // As on SQS, an earlier delivery's handle changes the current delivery's
+                // visibility (an acknowledged message's the backend finds gone).
+                expired == ExpiredVisibility::Change,
             )
             .await?;
         // Clamped now: the 12 hours count from each delivery's receive.
@@ -305,7 +309,9 @@ impl Gateway {
     /// Takes each entry's opened handle (`None`: not one of ours) and asks the ledger whether it
     /// may act (an acknowledgement claims it, once): those that may, grouped by queue with their
     /// index and `extra`. A handle that is not one of ours (or not for this caller and queue) is
-    /// `Invalid` in `outcomes`; one that may not act keeps the outcome it has (stale).
+    /// `Invalid` in `outcomes`; one that may not act keeps the outcome it has (stale). With
+    /// `stale_acts`, a handle the ledger calls stale goes to the backend too, which acts on the
+    /// message's current delivery if it still has one.
     async fn admitted<T>(
         &self,
         caller: &Caller,
@@ -313,6 +319,7 @@ impl Gateway {
         entries: impl Iterator<Item = (Option<HandleClaims>, T)>,
         expected_queue: Option<&str>,
         outcomes: &mut [HandleOutcome],
+        stale_acts: bool,
     ) -> Result<BTreeMap<String, Vec<(usize, HandleClaims, T)>>, GatewayError> {
         let mut candidates = Vec::new();
         for (index, (claims, extra)) in entries.enumerate() {
@@ -346,7 +353,7 @@ impl Gateway {
         };
         let mut by_queue: BTreeMap<String, Vec<(usize, HandleClaims, T)>> = BTreeMap::new();
         for (candidate, standing) in candidates.into_iter().zip(standings) {
-            if self.may_act(standing, &candidate.1) {
+            if (stale_acts && standing == Standing::Stale) || self.may_act(standing, &candidate.1) {
                 by_queue
                     .entry(candidate.1.queue.clone())
                     .or_default()

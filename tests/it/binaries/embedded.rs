@@ -738,8 +738,10 @@ async fn sigkill_under_send_receive_delete_keeps_answered_sends_and_deletes() {
     assert!(back.is_empty(), "{} answered deletes came back", back.len());
     drop(backend);
 
-    // The gateway again: a handle from before the kill works or is stale, never ok without
-    // acting; an answered delete's handle finds nothing to act on.
+    // The gateway again: a handle from before the kill still acts (its message is deleted), an
+    // answered delete's handle finds nothing to act on. (A handle whose receive the kill lost is
+    // an earlier delivery's now: as on SQS, it changes the current delivery's visibility and its
+    // delete succeeds without deleting.)
     let mut gateway = tokio::process::Command::new(env!("CARGO_BIN_EXE_sqs-gateway"))
         .args(["serve", "--config"])
         .arg(&config)
@@ -778,32 +780,21 @@ async fn sigkill_under_send_receive_delete_keeps_answered_sends_and_deletes() {
         .map(|(id, handle)| (id.clone(), handle.clone()))
         .take(100)
         .collect();
-    let mut worked = Vec::new();
-    for (id, handle) in &in_flight {
-        match extend(handle.clone()).await {
-            Ok(_) => worked.push((id.clone(), handle.clone())),
-            Err(error) => {
-                let code = error.into_service_error().meta().code().map(str::to_owned);
-                assert_eq!(
-                    code.as_deref(),
-                    Some("AWS.SimpleQueueService.MessageNotInflight")
-                );
-            }
-        }
-    }
-    assert!(
-        !worked.is_empty(),
-        "handles from before the kill still act ({} tried)",
-        in_flight.len()
-    );
     let deleted_handles: Vec<String> = deleted_handles.lock().unwrap().clone();
     for handle in deleted_handles.iter().take(100) {
-        assert!(
-            extend(handle.clone()).await.is_err(),
-            "an answered delete's handle acts after the kill"
+        let refused = extend(handle.clone()).await.unwrap_err();
+        let code = refused
+            .into_service_error()
+            .meta()
+            .code()
+            .map(str::to_owned);
+        assert_eq!(
+            code.as_deref(),
+            Some("InvalidParameterValue"),
+            "an answered delete's handle finds its message gone after the kill"
         );
     }
-    for (_, handle) in &worked {
+    for (_, handle) in &in_flight {
         client
             .delete_message()
             .queue_url(&url)
@@ -824,12 +815,15 @@ async fn sigkill_under_send_receive_delete_keeps_answered_sends_and_deletes() {
         .into_iter()
         .map(|m| m.message.message_id)
         .collect();
-    for (id, _) in &worked {
-        assert!(
-            !stored.contains(id),
-            "a delete answered ok left {id} stored"
-        );
-    }
+    let acted = in_flight
+        .iter()
+        .filter(|(id, _)| !stored.contains(id))
+        .count();
+    assert!(
+        acted > 0,
+        "handles from before the kill still act (none of {} deleted)",
+        in_flight.len()
+    );
 }
 
 /// With no room to cache bodies, every body lives on disk only once its send is answered: receives,

@@ -237,8 +237,8 @@ async fn a_purge_forgets_fifo_deduplication_ids(kind: Kind) {
     gw.stop().await;
 }
 
-/// A standard queue takes a `MessageGroupId` (a fair queue's tenant) and answers it on receive;
-/// a malformed one is refused in SQS's words.
+/// A standard queue takes a `MessageGroupId` (a fair queue's tenant) and answers it on receive,
+/// without a sequence number; a malformed one is refused in SQS's words.
 async fn standard_queues_take_a_group_id(kind: Kind) {
     let (gw, client, name) = managing(kind).await;
     let url = create(&client, &name, &[]).await;
@@ -278,6 +278,13 @@ async fn standard_queues_take_a_group_id(kind: Kind) {
     assert_eq!(
         message.attributes().unwrap()[&MessageSystemAttributeName::MessageGroupId],
         "tenant-1"
+    );
+    assert!(
+        !message
+            .attributes()
+            .unwrap()
+            .contains_key(&MessageSystemAttributeName::SequenceNumber),
+        "sequence numbers are FIFO's"
     );
     client.delete_queue().queue_url(&url).send().await.unwrap();
     gw.stop().await;

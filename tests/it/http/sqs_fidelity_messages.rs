@@ -1,8 +1,8 @@
 //! The SQS endpoint's message rules as AWS's recorded answers show them, on both backends: a
 //! message whose visibility timeout ended is received again before the messages sent after it,
 //! and a message keeps the trace header it was sent with (`AWSTraceHeader`, or the request's
-//! `X-Amzn-Trace-Id`) for the receives that ask for it, and a queue may be its own dead-letter
-//! queue.
+//! `X-Amzn-Trace-Id`) for the receives that ask for it, a queue may be its own dead-letter
+//! queue, and receipt handles act and are refused as on SQS.
 
 use super::sqs_fidelity::{bodies, create, managing};
 use crate::harness::*;
@@ -328,17 +328,99 @@ async fn a_queue_may_be_its_own_dead_letter_queue(kind: Kind) {
     gw.stop().await;
 }
 
+/// As on SQS: an earlier delivery's handle changes the current delivery's visibility; a deleted
+/// message's handle is refused `InvalidParameterValue` (not quoted); text that is no handle at all
+/// is quoted back in `ReceiptHandleIsInvalid`, a handle's shape never is.
+async fn handles_act_and_are_refused_as_on_sqs(kind: Kind) {
+    use aws_sdk_sqs::error::ProvideErrorMetadata;
+    let (gw, client, name) = managing(kind).await;
+    let url = create(&client, &name, &[]).await;
+    client
+        .send_message()
+        .queue_url(&url)
+        .message_body("twice")
+        .send()
+        .await
+        .unwrap();
+    let receive = |visibility: i32| {
+        client
+            .receive_message()
+            .queue_url(&url)
+            .visibility_timeout(visibility)
+            .wait_time_seconds(2)
+            .send()
+    };
+    let first = receive(0).await.unwrap();
+    let earlier = first.messages()[0].receipt_handle().unwrap().to_owned();
+    let second = receive(30).await.unwrap();
+    let current = second.messages()[0].receipt_handle().unwrap().to_owned();
+    let change = |handle: String| {
+        client
+            .change_message_visibility()
+            .queue_url(&url)
+            .receipt_handle(handle)
+            .visibility_timeout(0)
+            .send()
+    };
+    change(earlier.clone())
+        .await
+        .expect("an earlier delivery's handle changes the current visibility");
+    let third = receive(30).await.unwrap();
+    assert_eq!(third.messages().len(), 1, "visible again");
+    let latest = third.messages()[0].receipt_handle().unwrap().to_owned();
+    client
+        .delete_message()
+        .queue_url(&url)
+        .receipt_handle(&latest)
+        .send()
+        .await
+        .unwrap();
+    let gone = change(latest.clone()).await.unwrap_err();
+    assert_eq!(gone.code(), Some("InvalidParameterValue"), "{gone:?}");
+    let shown = gone.message().unwrap_or_default();
+    assert!(shown.contains("Message does not exist"), "{shown}");
+    assert!(!shown.contains(&latest), "a handle is never quoted");
+    let delete = |handle: String| {
+        client
+            .delete_message()
+            .queue_url(&url)
+            .receipt_handle(handle)
+            .send()
+    };
+    let garbage = delete("garbage".into()).await.unwrap_err();
+    assert_eq!(garbage.code(), Some("ReceiptHandleIsInvalid"));
+    assert_eq!(
+        garbage.message(),
+        Some("The input receipt handle \"garbage\" is not a valid receipt handle.")
+    );
+    let mut altered = current.clone();
+    let flipped = if altered.starts_with('A') { "B" } else { "A" };
+    altered.replace_range(0..1, flipped);
+    let refused = delete(altered.clone()).await.unwrap_err();
+    assert_eq!(refused.code(), Some("ReceiptHandleIsInvalid"));
+    assert!(
+        !refused
+            .message()
+            .unwrap_or_default()
+            .contains(&altered[..20])
+    );
+    client.delete_queue().queue_url(&url).send().await.unwrap();
+    gw.stop().await;
+}
+
 crate::on_kind!(
     on_localstack,
     LocalStack,
     a_message_back_from_flight_comes_before_later_sends,
     the_trace_header_travels_with_the_message,
-    a_queue_may_be_its_own_dead_letter_queue
+    a_queue_may_be_its_own_dead_letter_queue,
+    handles_act_and_are_refused_as_on_sqs
 );
 crate::on_kind!(
     on_embedded,
     Embedded,
     a_message_back_from_flight_comes_before_later_sends,
     the_trace_header_travels_with_the_message,
-    a_queue_may_be_its_own_dead_letter_queue
+    a_queue_may_be_its_own_dead_letter_queue,
+    handles_act_and_are_refused_as_on_sqs
 );

@@ -214,7 +214,7 @@ impl Context<'_> {
             .gateway()
             .acknowledge_by(
                 &self.caller,
-                &[handle],
+                std::slice::from_ref(&handle),
                 Some(&queue),
                 ExpiredFifoHandles::Refuse,
             )
@@ -224,7 +224,7 @@ impl Context<'_> {
             // As SQS: deleting with an outdated handle succeeds (and deletes nothing).
             Some(HandleOutcome::Ok | HandleOutcome::Stale) => Ok(SqsAnswer::nothing()),
             Some(HandleOutcome::Expired) => Err(receipt_handle_expired()),
-            _ => Err(receipt_handle_invalid()),
+            _ => Err(receipt_handle_invalid(&handle)),
         }
     }
 
@@ -248,7 +248,7 @@ impl Context<'_> {
             .gateway()
             .change_visibility_by(
                 &self.caller,
-                &[(handle, timeout)],
+                &[(handle.clone(), timeout)],
                 Some(&queue),
                 ExpiredVisibility::Change,
             )
@@ -256,8 +256,8 @@ impl Context<'_> {
             .first()
         {
             Some(HandleOutcome::Ok) => Ok(SqsAnswer::nothing()),
-            Some(HandleOutcome::Stale) => Err(message_not_in_flight()),
-            _ => Err(receipt_handle_invalid()),
+            Some(HandleOutcome::Stale) => Err(message_gone_for_visibility()),
+            _ => Err(receipt_handle_invalid(&handle)),
         }
     }
 
@@ -324,7 +324,7 @@ impl Context<'_> {
                 )
                 .await?
         };
-        for ((id, _, _), outcome) in handles.into_iter().zip(outcomes) {
+        for ((id, handle, _), outcome) in handles.into_iter().zip(outcomes) {
             match (outcome, action) {
                 (HandleOutcome::Ok, _) | (HandleOutcome::Stale, HandleAction::Delete) => {
                     result.successful.push(Successful {
@@ -332,12 +332,12 @@ impl Context<'_> {
                         ..Default::default()
                     })
                 }
-                (HandleOutcome::Stale, _) => {
-                    result.failed.push(failed(id, &message_not_in_flight()))
-                }
-                (HandleOutcome::Invalid, _) => {
-                    result.failed.push(failed(id, &receipt_handle_invalid()))
-                }
+                (HandleOutcome::Stale, _) => result
+                    .failed
+                    .push(failed(id, &message_gone_for_visibility())),
+                (HandleOutcome::Invalid, _) => result
+                    .failed
+                    .push(failed(id, &receipt_handle_invalid(&handle))),
                 (HandleOutcome::Expired, _) => {
                     result.failed.push(failed(id, &receipt_handle_expired()))
                 }

@@ -718,7 +718,8 @@ impl Queue {
 
     /// Sets the delivery's visibility timeout to `seconds` from now. A delivery whose timeout
     /// ended (no receive took the message since) is changed, hidden again, as SQS does, or
-    /// refused (`NotInFlight`), as `expired` says.
+    /// refused (`NotInFlight`), as `expired` says; under [`ExpiredVisibility::Change`] an earlier
+    /// delivery's handle changes the current delivery's visibility, as on SQS.
     pub fn change_visibility(
         &mut self,
         seq: u64,
@@ -728,6 +729,12 @@ impl Queue {
         now: i64,
         journal: &mut Vec<Op>,
     ) -> EntryOutcome {
+        let receipt = match (expired, self.messages.get(&seq)) {
+            (ExpiredVisibility::Change, Some(message)) => {
+                message.state.receipt.map_or(receipt, NonZeroU64::get)
+            }
+            _ => receipt,
+        };
         self.change_delivery(seq, receipt, now, journal, |state| {
             if state.visible_at <= now && expired == ExpiredVisibility::Refuse {
                 return Err(EntryOutcome::NotInFlight);

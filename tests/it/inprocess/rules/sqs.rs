@@ -493,10 +493,10 @@ async fn sqs_message_attributes_and_bodies_follow_sqs_rules() {
     assert!(fine.body["MD5OfMessageAttributes"].is_string());
 }
 
-/// Outdated handles: DeleteMessage succeeds and deletes nothing (as on SQS), ChangeMessageVisibility
-/// is `MessageNotInflight`; the current handle still acts.
+/// Outdated handles, as on SQS: DeleteMessage succeeds and deletes nothing, ChangeMessageVisibility
+/// changes the current delivery's visibility (in both protocols); the current handle still acts.
 #[tokio::test(start_paused = true)]
-async fn sqs_an_outdated_handle_deletes_nothing_and_is_not_in_flight() {
+async fn sqs_an_outdated_handle_deletes_nothing_and_changes_the_current_visibility() {
     let service = InProcess::start().await;
     service.send("twice received").await;
     let first = service
@@ -517,17 +517,13 @@ async fn sqs_an_outdated_handle_deletes_nothing_and_is_not_in_flight() {
             json!({ "ReceiptHandle": old, "VisibilityTimeout": 0 }),
         )
         .await;
-    assert_eq!(change.status, StatusCode::BAD_REQUEST);
-    assert_eq!(sqs_code(&change), "MessageNotInflight");
-    assert_eq!(
-        change.header("x-amzn-query-error").as_deref(),
-        Some("AWS.SimpleQueueService.MessageNotInflight;Sender")
-    );
+    assert_eq!(change.status, StatusCode::OK, "{}", change.text);
+    assert_eq!(depth(&service).await.in_flight, 0, "released");
     let deleted = service
         .sqs("DeleteMessage", json!({ "ReceiptHandle": old }))
         .await;
     assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.text);
-    assert_eq!(depth(&service).await.in_flight, 1, "nothing was deleted");
+    assert_eq!(depth(&service).await.visible, 1, "nothing was deleted");
     let xml = query(
         &service,
         &format!(
@@ -536,7 +532,12 @@ async fn sqs_an_outdated_handle_deletes_nothing_and_is_not_in_flight() {
         ),
     )
     .await;
-    assert_eq!(xml_code(&xml), "AWS.SimpleQueueService.MessageNotInflight");
+    assert!(
+        xml.text.contains("<ChangeMessageVisibilityResponse"),
+        "{}",
+        xml.text
+    );
+    assert_eq!(depth(&service).await.in_flight, 1, "hidden again");
     let deleted = service
         .sqs("DeleteMessage", json!({ "ReceiptHandle": current }))
         .await;
@@ -597,8 +598,8 @@ async fn sqs_altered_handles_and_handles_of_another_queue_are_invalid() {
 }
 
 /// DeleteMessageBatch and ChangeMessageVisibilityBatch answer per entry: an invalid handle
-/// fails, an outdated one deletes nothing (successful) but is not in flight for a visibility
-/// change, an entry without a handle or out of range fails on its own.
+/// fails, an outdated one deletes nothing (successful) and changes the current delivery's
+/// visibility (as on SQS), an entry without a handle or out of range fails on its own.
 #[tokio::test(start_paused = true)]
 async fn sqs_handle_batches_answer_each_entry() {
     let service = InProcess::start().await;
@@ -650,15 +651,18 @@ async fn sqs_handle_batches_answer_each_entry() {
         )
         .await;
     assert_eq!(visibility.status, StatusCode::OK, "{}", visibility.text);
-    assert!(successful(&visibility).is_empty(), "{}", visibility.text);
-    assert_eq!(failed_code(&visibility, "old"), "MessageNotInflight");
+    assert_eq!(successful(&visibility), ["old"], "{}", visibility.text);
     assert_eq!(failed_code(&visibility, "long"), "InvalidParameterValue");
     assert_eq!(failed_code(&visibility, "bare"), "MissingParameter");
     assert_eq!(
         failed_code(&visibility, "altered"),
         "ReceiptHandleIsInvalid"
     );
-    assert_eq!(depth(&service).await.in_flight, 2, "nothing was released");
+    assert_eq!(
+        depth(&service).await.in_flight,
+        1,
+        "the old handle released its message's current delivery, nothing else"
+    );
 
     let delete = service
         .sqs(
