@@ -364,6 +364,14 @@ impl Config {
     /// Checks what types alone cannot: references, secrets, bounds.
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.push.validate()?;
+        if let BackendConfig::Sqs(sqs) = &self.backend
+            && !(1..=64).contains(&sqs.fan_in_calls_in_flight)
+        {
+            return Err(ConfigError::invalid(
+                "backend.fan_in_calls_in_flight",
+                "must be 1 to 64",
+            ));
+        }
         if self.server.shutdown_grace_seconds > 600 {
             return Err(ConfigError::invalid(
                 "server.shutdown_grace_seconds",

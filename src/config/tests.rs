@@ -76,6 +76,8 @@ fn a_minimal_config_parses_with_defaults() {
             endpoint_url: Some("http://127.0.0.1:4566".into()),
             region: None,
             connect_timeout_seconds: 3,
+            fan_in: true,
+            fan_in_calls_in_flight: 4,
         })
     );
 }

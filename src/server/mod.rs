@@ -101,7 +101,7 @@ impl App {
         let backend: Arc<dyn Backend> = match overrides.backend {
             Some(backend) => backend,
             None => match &config.backend {
-                BackendConfig::Sqs(sqs) => Arc::new(SqsBackend::from_config(sqs).await),
+                BackendConfig::Sqs(sqs) => Arc::new(SqsBackend::from_config(sqs, &meters).await),
                 BackendConfig::Embedded(embedded) => {
                     let backend = EmbeddedBackend::from_config(embedded, Arc::clone(&clock))
                         .map_err(|error| BuildError::Backend(error.to_string()))?;

@@ -425,6 +425,8 @@ pub struct GatewayBuilder {
     given_state: Option<Arc<dyn sqs_gateway::core::state::StateStore>>,
     /// The receipt-handle key, instead of a new one (a restart of an earlier gateway).
     given_receipt_key: Option<String>,
+    /// Over SQS, acknowledgements and visibility changes coalesce per queue (the default).
+    sqs_fan_in: bool,
 }
 
 /// What a second replica shares with the first.
@@ -450,7 +452,14 @@ impl GatewayBuilder {
             state_extra: String::new(),
             given_state: None,
             given_receipt_key: None,
+            sqs_fan_in: true,
         }
+    }
+
+    /// Over SQS, whether acknowledgements and visibility changes coalesce (`backend.fan_in`).
+    pub fn sqs_fan_in(mut self, on: bool) -> Self {
+        self.sqs_fan_in = on;
+        self
     }
 
     /// The core keeps its state in `state` (a test's store that fails on demand, say).
@@ -704,9 +713,14 @@ impl GatewayBuilder {
         let clock = Arc::new(SkewClock::default());
         let backend: Option<Arc<dyn Backend>> = match (shared_backend, self.kind) {
             (Some(shared), _) => Some(shared),
-            (None, Kind::LocalStack | Kind::Redis | Kind::RedisCluster) => Some(Arc::new(
-                SqsBackend::from_sdk_config(&sdk_config(&self.endpoint)),
-            )),
+            (None, Kind::LocalStack | Kind::Redis | Kind::RedisCluster) => {
+                let backend = SqsBackend::from_sdk_config(&sdk_config(&self.endpoint));
+                Some(Arc::new(if self.sqs_fan_in {
+                    backend.with_fan_in(4, &sqs_gateway::core::metrics::meters::Meters::default())
+                } else {
+                    backend
+                }))
+            }
             (None, Kind::Embedded) => None,
         };
         let app = App::build(

@@ -21,6 +21,7 @@ mod harness;
 mod http;
 mod inprocess;
 mod packaging;
+mod sqs_call_counter;
 
 /// Whether the calling test may go on: false (and a `SKIPPED` line) when a server it needs does
 /// not answer, outside the test command; under it, a failure. `needs!(on kind)` for a backend

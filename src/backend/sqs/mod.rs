@@ -1,5 +1,6 @@
 //! The production backend: Amazon SQS (or LocalStack) through aws-sdk-sqs.
 
+mod batcher;
 mod convert;
 mod keep_alive;
 
@@ -8,6 +9,7 @@ pub use keep_alive::AskKeepAlive;
 use convert::*;
 
 use crate::core::backend::{Backend, BackendError};
+use crate::core::metrics::meters::Meters;
 use crate::core::model::{
     AttributeValue, BackendMessage, BackendReceive, EntryError, EntryErrorKind, EntryOutcome,
     ExpiredFifoHandles, ExpiredVisibility, MessageAttribute, OutgoingMessage, QueueAttributes,
@@ -24,13 +26,15 @@ use aws_sdk_sqs::types::{
     ChangeMessageVisibilityBatchRequestEntry, DeleteMessageBatchRequestEntry, Message,
     MessageSystemAttributeName, QueueAttributeName, SendMessageBatchRequestEntry,
 };
+use batcher::{Batcher, Call, CallShape};
 use chrono::{DateTime, TimeZone, Utc};
 use serde::Deserialize;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Where and how to reach SQS; credentials come from aws-config's default chain.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SqsConfig {
     /// Endpoint override, e.g. `http://127.0.0.1:4566` for LocalStack. Default: the region's SQS.
@@ -40,17 +44,59 @@ pub struct SqsConfig {
     /// Seconds to wait for a TCP connection before the backend counts as unavailable.
     #[serde(default = "default_connect_timeout")]
     pub connect_timeout_seconds: u64,
+    /// Acknowledgements and visibility changes of many requests on one queue go to SQS together,
+    /// up to ten an SQS batch call; off: each request makes its own call.
+    #[serde(default = "default_fan_in")]
+    pub fan_in: bool,
+    /// Batch calls one queue may have in flight at once when `fan_in` is on (1..=64): a second
+    /// starts only while a full batch waits.
+    #[serde(default = "default_fan_in_calls")]
+    pub fan_in_calls_in_flight: usize,
+}
+
+impl Default for SqsConfig {
+    fn default() -> Self {
+        Self {
+            endpoint_url: None,
+            region: None,
+            connect_timeout_seconds: default_connect_timeout(),
+            fan_in: default_fan_in(),
+            fan_in_calls_in_flight: default_fan_in_calls(),
+        }
+    }
 }
 
 fn default_connect_timeout() -> u64 {
     3
 }
 
+fn default_fan_in() -> bool {
+    true
+}
+
+fn default_fan_in_calls() -> usize {
+    4
+}
+
 /// Amazon SQS or an SQS-compatible service.
 #[derive(Debug, Clone)]
 pub struct SqsBackend {
     client: Client,
+    /// Coalesces acknowledgements (`None`: fan-in is off).
+    deletes: Option<Arc<Batcher<String, EntryOutcome>>>,
+    /// Coalesces visibility changes (`None`: fan-in is off).
+    visibility: Option<Arc<Batcher<(String, u32), EntryOutcome>>>,
+    /// Coalesces sends (`None`: fan-in is off).
+    sends: Option<Arc<Batcher<OutgoingMessage, SendOutcome>>>,
 }
+
+/// One send's outcome, as a batch answers it.
+type SendOutcome = Result<SentMessage, EntryError>;
+
+/// The most message bytes one coalesced `SendMessageBatch` carries: SQS's bound on a batch's
+/// payload before August 2025 (older SQS-compatible services keep it), so requests that each fit
+/// never make a call SQS refuses for its size together; a request heavier alone goes alone.
+const COALESCED_SEND_BYTES: usize = 256 * 1024;
 
 /// The slack added to a long poll before a call counts as hung.
 const ATTEMPT_SLACK: Duration = Duration::from_secs(10);
@@ -60,8 +106,9 @@ const OPERATION_TIMEOUT: Duration = Duration::from_secs(45);
 const MAX_WAIT: Duration = Duration::from_secs(crate::core::sqs_limits::MAX_WAIT_SECONDS as u64);
 
 impl SqsBackend {
-    /// Loads the AWS configuration from the environment (credentials chain, region) and the config.
-    pub async fn from_config(config: &SqsConfig) -> Self {
+    /// Loads the AWS configuration from the environment (credentials chain, region) and the config;
+    /// coalesced calls count in `meters`.
+    pub async fn from_config(config: &SqsConfig, meters: &Meters) -> Self {
         let region = RegionProviderChain::first_try(config.region.clone().map(Region::new))
             .or_default_provider()
             .or_else(Region::from_static("us-east-1"));
@@ -71,7 +118,40 @@ impl SqsBackend {
         if let Some(endpoint) = &config.endpoint_url {
             loader = loader.endpoint_url(endpoint);
         }
-        Self::from_sdk_config(&loader.load().await)
+        let backend = Self::from_sdk_config(&loader.load().await);
+        if config.fan_in {
+            backend.with_fan_in(config.fan_in_calls_in_flight, meters)
+        } else {
+            backend
+        }
+    }
+
+    /// The same backend, coalescing acknowledgements and visibility changes per queue with up to
+    /// `calls_in_flight` batch calls at once on each.
+    pub fn with_fan_in(self, calls_in_flight: usize, meters: &Meters) -> Self {
+        let observe = |call: &'static str| -> batcher::Observe {
+            let meters = meters.clone();
+            Arc::new(move |shape: CallShape| {
+                meters.sqs_batch(call, shape.requests, shape.entries);
+            })
+        };
+        Self {
+            deletes: Some(Arc::new(Batcher::new(
+                calls_in_flight,
+                observe("DeleteMessageBatch"),
+            ))),
+            visibility: Some(Arc::new(Batcher::new(
+                calls_in_flight,
+                observe("ChangeMessageVisibilityBatch"),
+            ))),
+            sends: Some(Arc::new(Batcher::weighed(
+                calls_in_flight,
+                observe("SendMessageBatch"),
+                message_bytes,
+                COALESCED_SEND_BYTES,
+            ))),
+            ..self
+        }
     }
 
     /// Uses an already loaded AWS configuration (tests pass static LocalStack credentials here).
@@ -83,6 +163,9 @@ impl SqsBackend {
         builder = builder.interceptor(keep_alive::AskKeepAlive);
         Self {
             client: Client::from_conf(builder.build()),
+            deletes: None,
+            visibility: None,
+            sends: None,
         }
     }
 }
@@ -296,45 +379,17 @@ impl Backend for SqsBackend {
         // that one still deletes cannot be kept over SQS.
         _expired: ExpiredFifoHandles,
     ) -> Result<Vec<EntryOutcome>, BackendError> {
-        let entries = indexed(backend_handles, |id, handle| {
-            DeleteMessageBatchRequestEntry::builder()
-                .id(id)
-                .receipt_handle(*handle)
-                .build()
-        })?;
-        let answer = self
-            .client
-            .delete_message_batch()
-            .queue_url(queue_url)
-            .set_entries(Some(entries))
-            .send()
-            .await
-            .map_err(map_error)?;
-        let expired: Vec<String> = answer
-            .failed
-            .iter()
-            .filter(|entry| {
-                entry
-                    .message
-                    .as_deref()
-                    .is_some_and(|message| message.contains("receipt handle has expired"))
-            })
-            .map(|entry| entry.id.clone())
-            .collect();
-        let mut outcomes = answered(
-            backend_handles.len(),
-            answer.successful.into_iter().map(|entry| entry.id),
-            answer
-                .failed
-                .into_iter()
-                .map(|entry| (entry.id, entry.code)),
-        );
-        for id in expired {
-            if let Some(outcome) = id.parse::<usize>().ok().and_then(|at| outcomes.get_mut(at)) {
-                *outcome = EntryOutcome::Expired;
+        let handles: Vec<String> = backend_handles.iter().map(|h| (*h).to_owned()).collect();
+        let (client, url) = (self.client.clone(), queue_url.to_owned());
+        match &self.deletes {
+            None => delete_now(client, url, handles).await,
+            Some(batcher) => {
+                let call: Call<String, EntryOutcome> = Arc::new(move |handles| {
+                    Box::pin(delete_now(client.clone(), url.clone(), handles))
+                });
+                batcher.submit(queue_url, handles, call).await
             }
         }
-        Ok(outcomes)
     }
 
     async fn change_visibility_batch(
@@ -344,106 +399,37 @@ impl Backend for SqsBackend {
         // SQS applies a change to an expired delivery whatever the caller's rule.
         _expired: ExpiredVisibility,
     ) -> Result<Vec<EntryOutcome>, BackendError> {
-        let request_entries = indexed(entries, |id, (handle, timeout)| {
-            ChangeMessageVisibilityBatchRequestEntry::builder()
-                .id(id)
-                .receipt_handle(*handle)
-                .visibility_timeout(to_i32(*timeout))
-                .build()
-        })?;
-        let answer = self
-            .client
-            .change_message_visibility_batch()
-            .queue_url(queue_url)
-            .set_entries(Some(request_entries))
-            .send()
-            .await
-            .map_err(map_error)?;
-        Ok(answered(
-            entries.len(),
-            answer.successful.into_iter().map(|entry| entry.id),
-            answer
-                .failed
-                .into_iter()
-                .map(|entry| (entry.id, entry.code)),
-        ))
+        let entries: Vec<(String, u32)> = entries
+            .iter()
+            .map(|(handle, timeout)| ((*handle).to_owned(), *timeout))
+            .collect();
+        let (client, url) = (self.client.clone(), queue_url.to_owned());
+        match &self.visibility {
+            None => change_visibility_now(client, url, entries).await,
+            Some(batcher) => {
+                let call: Call<(String, u32), EntryOutcome> = Arc::new(move |entries| {
+                    Box::pin(change_visibility_now(client.clone(), url.clone(), entries))
+                });
+                batcher.submit(queue_url, entries, call).await
+            }
+        }
     }
 
     async fn send_batch(
         &self,
         queue_url: &str,
         messages: &[OutgoingMessage],
-    ) -> Result<Vec<Result<SentMessage, EntryError>>, BackendError> {
-        let entries = messages
-            .iter()
-            .enumerate()
-            .map(|(index, message)| {
-                let attributes = message
-                    .attributes
-                    .iter()
-                    .map(|(name, attribute)| {
-                        let value = aws_sdk_sqs::types::MessageAttributeValue::builder()
-                            .data_type(&attribute.data_type);
-                        let value = match &attribute.value {
-                            AttributeValue::Text(text) => value.string_value(text),
-                            AttributeValue::Bytes(bytes) => value
-                                .binary_value(aws_sdk_sqs::primitives::Blob::new(bytes.clone())),
-                        };
-                        value
-                            .build()
-                            .map(|value| (name.clone(), value))
-                            .map_err(|e| BackendError::Other(e.to_string()))
-                    })
-                    .collect::<Result<std::collections::HashMap<_, _>, _>>()?;
-                SendMessageBatchRequestEntry::builder()
-                    .id(index.to_string())
-                    .message_body(&message.body)
-                    .set_message_attributes((!attributes.is_empty()).then_some(attributes))
-                    .set_delay_seconds(message.delay_seconds.map(to_i32))
-                    .set_message_group_id(message.group_id.clone())
-                    .set_message_deduplication_id(message.deduplication_id.clone())
-                    .set_message_system_attributes(trace_header_attribute(message)?)
-                    .build()
-                    .map_err(|e| BackendError::Other(e.to_string()))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let answer = self
-            .client
-            .send_message_batch()
-            .queue_url(queue_url)
-            .set_entries(Some(entries))
-            .send()
-            .await
-            .map_err(map_error)?;
-        let mut results: Vec<Result<SentMessage, EntryError>> = (0..messages.len())
-            .map(|_| Err(EntryError::invalid("the batch answer omitted this entry")))
-            .collect();
-        for sent in answer.successful {
-            if let Some(slot) = sent
-                .id
-                .parse::<usize>()
-                .ok()
-                .and_then(|i| results.get_mut(i))
-            {
-                *slot = Ok(SentMessage {
-                    message_id: sent.message_id,
-                    sequence_number: sent.sequence_number,
+    ) -> Result<Vec<SendOutcome>, BackendError> {
+        let (client, url) = (self.client.clone(), queue_url.to_owned());
+        match &self.sends {
+            None => send_now(client, url, messages.to_vec()).await,
+            Some(batcher) => {
+                let call: Call<OutgoingMessage, SendOutcome> = Arc::new(move |messages| {
+                    Box::pin(send_now(client.clone(), url.clone(), messages))
                 });
+                batcher.submit(queue_url, messages.to_vec(), call).await
             }
         }
-        for failed in answer.failed {
-            if let Some(slot) = failed
-                .id
-                .parse::<usize>()
-                .ok()
-                .and_then(|i| results.get_mut(i))
-            {
-                // SQS's own text stays in the log; the client gets the kind and our words.
-                tracing::debug!(code = %failed.code, "SQS refused a batch entry");
-                *slot = Err(entry_error(&failed.code));
-            }
-        }
-        Ok(results)
     }
 
     async fn purge(&self, queue_url: &str) -> Result<(), BackendError> {
@@ -715,4 +701,163 @@ fn trace_header_attribute(
         )]
         .into(),
     ))
+}
+
+/// One `DeleteMessageBatch` call: an outcome per handle, in order.
+async fn delete_now(
+    client: Client,
+    queue_url: String,
+    handles: Vec<String>,
+) -> Result<Vec<EntryOutcome>, BackendError> {
+    let entries = indexed(&handles, |id, handle| {
+        DeleteMessageBatchRequestEntry::builder()
+            .id(id)
+            .receipt_handle(handle)
+            .build()
+    })?;
+    let answer = client
+        .delete_message_batch()
+        .queue_url(queue_url)
+        .set_entries(Some(entries))
+        .send()
+        .await
+        .map_err(map_error)?;
+    let expired: Vec<String> = answer
+        .failed
+        .iter()
+        .filter(|entry| {
+            entry
+                .message
+                .as_deref()
+                .is_some_and(|message| message.contains("receipt handle has expired"))
+        })
+        .map(|entry| entry.id.clone())
+        .collect();
+    let mut outcomes = answered(
+        handles.len(),
+        answer.successful.into_iter().map(|entry| entry.id),
+        answer
+            .failed
+            .into_iter()
+            .map(|entry| (entry.id, entry.code)),
+    );
+    for id in expired {
+        if let Some(outcome) = id.parse::<usize>().ok().and_then(|at| outcomes.get_mut(at)) {
+            *outcome = EntryOutcome::Expired;
+        }
+    }
+    Ok(outcomes)
+}
+
+/// One `ChangeMessageVisibilityBatch` call: an outcome per entry, in order.
+async fn change_visibility_now(
+    client: Client,
+    queue_url: String,
+    entries: Vec<(String, u32)>,
+) -> Result<Vec<EntryOutcome>, BackendError> {
+    let request_entries = indexed(&entries, |id, (handle, timeout)| {
+        ChangeMessageVisibilityBatchRequestEntry::builder()
+            .id(id)
+            .receipt_handle(handle)
+            .visibility_timeout(to_i32(*timeout))
+            .build()
+    })?;
+    let answer = client
+        .change_message_visibility_batch()
+        .queue_url(queue_url)
+        .set_entries(Some(request_entries))
+        .send()
+        .await
+        .map_err(map_error)?;
+    Ok(answered(
+        entries.len(),
+        answer.successful.into_iter().map(|entry| entry.id),
+        answer
+            .failed
+            .into_iter()
+            .map(|entry| (entry.id, entry.code)),
+    ))
+}
+
+/// What a message weighs in a batch's payload, as SQS counts it.
+fn message_bytes(message: &OutgoingMessage) -> usize {
+    crate::core::message_rules::size(&message.body, &message.attributes)
+}
+
+/// One `SendMessageBatch` call: an outcome per message, in order.
+async fn send_now(
+    client: Client,
+    queue_url: String,
+    messages: Vec<OutgoingMessage>,
+) -> Result<Vec<SendOutcome>, BackendError> {
+    let entries = messages
+        .iter()
+        .enumerate()
+        .map(|(index, message)| {
+            let attributes = message
+                .attributes
+                .iter()
+                .map(|(name, attribute)| {
+                    let value = aws_sdk_sqs::types::MessageAttributeValue::builder()
+                        .data_type(&attribute.data_type);
+                    let value = match &attribute.value {
+                        AttributeValue::Text(text) => value.string_value(text),
+                        AttributeValue::Bytes(bytes) => {
+                            value.binary_value(aws_sdk_sqs::primitives::Blob::new(bytes.clone()))
+                        }
+                    };
+                    value
+                        .build()
+                        .map(|value| (name.clone(), value))
+                        .map_err(|e| BackendError::Other(e.to_string()))
+                })
+                .collect::<Result<std::collections::HashMap<_, _>, _>>()?;
+            SendMessageBatchRequestEntry::builder()
+                .id(index.to_string())
+                .message_body(&message.body)
+                .set_message_attributes((!attributes.is_empty()).then_some(attributes))
+                .set_delay_seconds(message.delay_seconds.map(to_i32))
+                .set_message_group_id(message.group_id.clone())
+                .set_message_deduplication_id(message.deduplication_id.clone())
+                .set_message_system_attributes(trace_header_attribute(message)?)
+                .build()
+                .map_err(|e| BackendError::Other(e.to_string()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let answer = client
+        .send_message_batch()
+        .queue_url(queue_url)
+        .set_entries(Some(entries))
+        .send()
+        .await
+        .map_err(map_error)?;
+    let mut results: Vec<SendOutcome> = (0..messages.len())
+        .map(|_| Err(EntryError::invalid("the batch answer omitted this entry")))
+        .collect();
+    for sent in answer.successful {
+        if let Some(slot) = sent
+            .id
+            .parse::<usize>()
+            .ok()
+            .and_then(|i| results.get_mut(i))
+        {
+            *slot = Ok(SentMessage {
+                message_id: sent.message_id,
+                sequence_number: sent.sequence_number,
+            });
+        }
+    }
+    for failed in answer.failed {
+        if let Some(slot) = failed
+            .id
+            .parse::<usize>()
+            .ok()
+            .and_then(|i| results.get_mut(i))
+        {
+            // SQS's own text stays in the log; the client gets the kind and our words.
+            tracing::debug!(code = %failed.code, "SQS refused a batch entry");
+            *slot = Err(entry_error(&failed.code));
+        }
+    }
+    Ok(results)
 }

@@ -25,6 +25,12 @@ pub const BACKEND_SECONDS: &str = "sqsgw_backend_call_duration_seconds";
 pub const LONG_POLLS: &str = "sqsgw_long_polls_waiting";
 /// Requests of the SQS endpoint, by action (as the client named it) and wire protocol.
 pub const SQS_REQUESTS: &str = "sqsgw_sqs_requests_total";
+/// Batch calls the sqs backend made toward SQS from coalesced requests, by call.
+pub const SQS_BATCH_CALLS: &str = "sqsgw_sqs_batch_calls_total";
+/// Entries those calls carried, by call (entries per call = this over the calls).
+pub const SQS_BATCH_ENTRIES: &str = "sqsgw_sqs_batch_entries_total";
+/// Gateway requests those calls served, by call (requests per call = this over the calls).
+pub const SQS_BATCH_REQUESTS: &str = "sqsgw_sqs_batch_requests_total";
 /// Receives whose client went away before the answer, by what became of them.
 pub const ABANDONED_RECEIVES: &str = "sqsgw_abandoned_receives_total";
 /// Deliveries the ledger holds now.
@@ -165,6 +171,21 @@ impl Meters {
             REQUESTS,
             None,
             "HTTP requests answered, by dialect, operation and status.",
+        );
+        describe(
+            SQS_BATCH_CALLS,
+            None,
+            "Batch calls toward SQS made of coalesced gateway requests, by call.",
+        );
+        describe(
+            SQS_BATCH_ENTRIES,
+            None,
+            "Entries the coalesced batch calls toward SQS carried, by call.",
+        );
+        describe(
+            SQS_BATCH_REQUESTS,
+            None,
+            "Gateway requests the coalesced batch calls toward SQS served, by call.",
         );
         describe(
             BACKEND_CALLS,
@@ -350,6 +371,17 @@ impl Meters {
         });
         calls.increment(1);
         seconds.record(elapsed.as_secs_f64());
+    }
+
+    /// One batch call the sqs backend made toward SQS for `requests` coalesced requests carrying
+    /// `entries` entries (`call`: `DeleteMessageBatch`, `ChangeMessageVisibilityBatch`).
+    pub fn sqs_batch(&self, call: &'static str, requests: usize, entries: usize) {
+        let label = || vec![Label::from_static_parts("call", call)];
+        self.counter(SQS_BATCH_CALLS, label()).increment(1);
+        self.counter(SQS_BATCH_ENTRIES, label())
+            .increment(entries as u64);
+        self.counter(SQS_BATCH_REQUESTS, label())
+            .increment(requests as u64);
     }
 
     /// A receive starts waiting; the gauge goes down when the guard drops.

@@ -29,6 +29,7 @@ mod sombus_hardening;
 mod sombus_openapi;
 mod sombus_store;
 pub mod sqs_api;
+mod sqs_fan_in;
 mod sqs_fidelity;
 mod sqs_fidelity_messages;
 mod sqs_observed;

@@ -1,0 +1,375 @@
+//! Write coalescing toward SQS: the sends, acknowledgements and visibility changes that many
+//! requests make on one queue go out together, up to ten entries (and, for sends, a bound on their
+//! bytes) an SQS batch call, with group-commit timing (a
+//! call goes at once when none is in flight; what arrives while calls are in flight waits for the
+//! next one), so the SQS requests a gateway makes follow the messages it moves, not the requests.
+//!
+//! A request's entries stay in one call (never split, never reordered), so it gets its own
+//! per-entry outcomes, and a failed call answers each request in it with the call's error, exactly
+//! as when each request made its own call.
+
+use crate::core::backend::BackendError;
+use futures_util::future::BoxFuture;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::oneshot;
+
+/// The most entries one SQS batch call takes.
+pub(super) const BATCH_ENTRIES: usize = 10;
+
+/// One SQS batch call on a queue: its entries in, one outcome each out, in order.
+pub(super) type Call<E, R> =
+    Arc<dyn Fn(Vec<E>) -> BoxFuture<'static, Result<Vec<R>, BackendError>> + Send + Sync>;
+
+type Reply<R> = oneshot::Sender<Result<Vec<R>, BackendError>>;
+
+/// The queues' lanes, by queue.
+type Lanes<E, R> = Arc<Mutex<HashMap<String, Arc<Lane<E, R>>>>>;
+
+/// Told of every call made.
+pub(super) type Observe = Arc<dyn Fn(CallShape) + Send + Sync>;
+
+/// What one batch call carried: its requests and their entries, and how many calls were made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct CallShape {
+    /// Requests served by the call.
+    pub requests: usize,
+    /// Entries the call carried.
+    pub entries: usize,
+}
+
+/// Gathers one kind of batch call's entries per queue.
+pub(super) struct Batcher<E, R> {
+    lanes: Lanes<E, R>,
+    /// Calls one queue may have in flight at once: a second starts only once a full batch waits.
+    max_in_flight: usize,
+    /// What an entry weighs, and the most one call carries (a request heavier alone goes alone).
+    weight: fn(&E) -> usize,
+    max_weight: usize,
+    /// Told of every call made.
+    observe: Observe,
+}
+
+impl<E, R> std::fmt::Debug for Batcher<E, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Batcher")
+            .field("max_in_flight", &self.max_in_flight)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Lane<E, R> {
+    state: Mutex<LaneState<E, R>>,
+}
+
+struct LaneState<E, R> {
+    in_flight: usize,
+    /// Requests in arrival order, each with its weight.
+    waiting: VecDeque<(Vec<E>, usize, Reply<R>)>,
+    waiting_entries: usize,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl<E: Send + 'static, R: Send + 'static> Batcher<E, R> {
+    /// A batcher letting each queue have up to `max_in_flight` calls at once (at least one).
+    pub(super) fn new(max_in_flight: usize, observe: Observe) -> Self {
+        Self::weighed(max_in_flight, observe, |_| 0, usize::MAX)
+    }
+
+    /// [`Batcher::new`], a call carrying at most `max_weight` of entries weighed by `weight`.
+    pub(super) fn weighed(
+        max_in_flight: usize,
+        observe: Observe,
+        weight: fn(&E) -> usize,
+        max_weight: usize,
+    ) -> Self {
+        Self {
+            lanes: Arc::new(Mutex::new(HashMap::new())),
+            max_in_flight: max_in_flight.max(1),
+            weight,
+            max_weight,
+            observe,
+        }
+    }
+
+    /// Makes `entries` part of a batch call on the queue `key` (with `call`, which carries the
+    /// queue's URL); their outcomes, in order, once that call answered.
+    pub(super) async fn submit(
+        &self,
+        key: &str,
+        entries: Vec<E>,
+        call: Call<E, R>,
+    ) -> Result<Vec<R>, BackendError> {
+        let lane = {
+            let mut lanes = lock(&self.lanes);
+            Arc::clone(lanes.entry(key.to_owned()).or_insert_with(|| {
+                Arc::new(Lane {
+                    state: Mutex::new(LaneState {
+                        in_flight: 0,
+                        waiting: VecDeque::new(),
+                        waiting_entries: 0,
+                    }),
+                })
+            }))
+        };
+        let (reply, answer) = oneshot::channel();
+        let weight = entries.iter().map(self.weight).sum();
+        let start = {
+            let mut state = lock(&lane.state);
+            state.waiting_entries += entries.len();
+            state.waiting.push_back((entries, weight, reply));
+            let start = state.in_flight == 0
+                || (state.in_flight < self.max_in_flight && state.waiting_entries >= BATCH_ENTRIES);
+            if start {
+                state.in_flight += 1;
+            }
+            start
+        };
+        if start {
+            let drain = Drain {
+                lane,
+                lanes: Arc::clone(&self.lanes),
+                key: key.to_owned(),
+                max_weight: self.max_weight,
+                observe: Arc::clone(&self.observe),
+            };
+            tokio::spawn(drain.run(call));
+        }
+        answer.await.unwrap_or_else(|_| {
+            Err(BackendError::Unavailable(
+                "a batched SQS call ended without an answer".into(),
+            ))
+        })
+    }
+}
+
+/// One of a queue's calls in flight: it carries what waits, call after call, until nothing does.
+struct Drain<E, R> {
+    lane: Arc<Lane<E, R>>,
+    lanes: Lanes<E, R>,
+    key: String,
+    max_weight: usize,
+    observe: Observe,
+}
+
+impl<E: Send + 'static, R: Send + 'static> Drain<E, R> {
+    async fn run(self, call: Call<E, R>) {
+        while let Some(batch) = self.next_batch() {
+            let sizes: Vec<usize> = batch.iter().map(|(entries, _)| entries.len()).collect();
+            let (entries, replies): (Vec<Vec<E>>, Vec<Reply<R>>) = batch.into_iter().unzip();
+            let entries: Vec<E> = entries.into_iter().flatten().collect();
+            (self.observe)(CallShape {
+                requests: replies.len(),
+                entries: entries.len(),
+            });
+            match call(entries).await {
+                Ok(outcomes) => {
+                    let mut outcomes = outcomes.into_iter();
+                    for (size, reply) in sizes.into_iter().zip(replies) {
+                        let own: Vec<R> = outcomes.by_ref().take(size).collect();
+                        // A request whose caller left has nobody to tell.
+                        let _ = reply.send(Ok(own));
+                    }
+                }
+                Err(error) => {
+                    for reply in replies {
+                        let _ = reply.send(Err(error.clone()));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The requests of the next call (whole requests in arrival order, up to ten entries and the
+    /// weight bound, at least one request), or `None` when nothing waits: this call in flight then
+    /// ends.
+    fn next_batch(&self) -> Option<Vec<(Vec<E>, Reply<R>)>> {
+        let mut state = lock(&self.lane.state);
+        let mut batch = Vec::new();
+        let (mut entries, mut weight) = (0, 0usize);
+        while let Some((next, next_weight, _)) = state.waiting.front() {
+            let too_many = entries + next.len() > BATCH_ENTRIES;
+            let too_heavy = weight.saturating_add(*next_weight) > self.max_weight;
+            if !batch.is_empty() && (too_many || too_heavy) {
+                break;
+            }
+            let (next, next_weight, reply) = state.waiting.pop_front().expect("a front exists");
+            entries += next.len();
+            weight = weight.saturating_add(next_weight);
+            batch.push((next, reply));
+        }
+        state.waiting_entries -= entries;
+        if batch.is_empty() {
+            state.in_flight -= 1;
+            if state.in_flight == 0 {
+                drop(state);
+                self.forget_if_idle();
+            }
+            return None;
+        }
+        Some(batch)
+    }
+
+    /// Drops an idle queue's lane, so queues that come and go leave nothing behind (a request
+    /// that took the lane meanwhile starts its own call on it).
+    fn forget_if_idle(&self) {
+        let mut lanes = lock(&self.lanes);
+        let idle = {
+            let state = lock(&self.lane.state);
+            state.in_flight == 0 && state.waiting.is_empty()
+        };
+        if idle
+            && lanes
+                .get(&self.key)
+                .is_some_and(|lane| Arc::ptr_eq(lane, &self.lane))
+        {
+            lanes.remove(&self.key);
+        }
+    }
+}
+
+impl<E, R> Drop for Drain<E, R> {
+    /// A call that panicked answers its waiting requests `Unavailable` (their replies drop) and
+    /// frees its place, so the queue's lane never stays busy.
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let mut state = lock(&self.lane.state);
+            state.in_flight = state.in_flight.saturating_sub(1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::sync::Notify;
+
+    fn recorder() -> (Arc<Mutex<Vec<CallShape>>>, Observe) {
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&calls);
+        (calls, Arc::new(move |shape| lock(&seen).push(shape)))
+    }
+
+    /// A call that waits for `gate` before answering each entry doubled.
+    fn gated(gate: Arc<Notify>, made: Arc<AtomicUsize>) -> Call<u32, u32> {
+        Arc::new(move |entries: Vec<u32>| {
+            let gate = Arc::clone(&gate);
+            made.fetch_add(1, Ordering::SeqCst);
+            Box::pin(async move {
+                gate.notified().await;
+                Ok(entries.into_iter().map(|e| e * 2).collect())
+            })
+        })
+    }
+
+    #[tokio::test]
+    async fn the_first_goes_at_once_and_the_rest_gather_while_it_is_in_flight() {
+        let (calls, observe) = recorder();
+        let batcher = Arc::new(Batcher::new(1, observe));
+        let gate = Arc::new(Notify::new());
+        let made = Arc::new(AtomicUsize::new(0));
+        let call = gated(Arc::clone(&gate), Arc::clone(&made));
+        let first = tokio::spawn({
+            let (batcher, call) = (Arc::clone(&batcher), Arc::clone(&call));
+            async move { batcher.submit("q", vec![1], call).await }
+        });
+        while made.load(Ordering::SeqCst) == 0 {
+            tokio::task::yield_now().await;
+        }
+        let mut later = Vec::new();
+        for n in 2..=13u32 {
+            let (batcher, call) = (Arc::clone(&batcher), Arc::clone(&call));
+            later.push(tokio::spawn(async move {
+                batcher.submit("q", vec![n], call).await
+            }));
+        }
+        tokio::task::yield_now().await;
+        assert_eq!(
+            made.load(Ordering::SeqCst),
+            1,
+            "one call in flight at a time"
+        );
+        for _ in 0..3 {
+            gate.notify_one();
+            tokio::task::yield_now().await;
+        }
+        // Each caller gets its own outcome.
+        assert_eq!(first.await.unwrap().unwrap(), [2]);
+        for (n, task) in (2..=13u32).zip(later) {
+            loop {
+                if task.is_finished() {
+                    break;
+                }
+                gate.notify_one();
+                tokio::task::yield_now().await;
+            }
+            assert_eq!(task.await.unwrap().unwrap(), [n * 2]);
+        }
+        let shapes: Vec<usize> = lock(&calls).iter().map(|c| c.entries).collect();
+        assert_eq!(shapes, [1, 10, 2], "twelve waiting went out as 10 and 2");
+    }
+
+    #[tokio::test]
+    async fn a_request_stays_whole_and_a_failed_call_fails_each_request_in_it() {
+        let (calls, observe) = recorder();
+        let batcher = Arc::new(Batcher::new(1, observe));
+        let gate = Arc::new(Notify::new());
+        let calls_made = Arc::new(AtomicUsize::new(0));
+        let failing: Call<u32, u32> = {
+            let (gate, calls_made) = (Arc::clone(&gate), Arc::clone(&calls_made));
+            Arc::new(move |entries: Vec<u32>| {
+                let gate = Arc::clone(&gate);
+                let n = calls_made.fetch_add(1, Ordering::SeqCst);
+                Box::pin(async move {
+                    gate.notified().await;
+                    if n == 1 {
+                        Err(BackendError::Unavailable("throttled".into()))
+                    } else {
+                        Ok(entries)
+                    }
+                })
+            })
+        };
+        let submit = |entries: Vec<u32>| {
+            let (batcher, call) = (Arc::clone(&batcher), Arc::clone(&failing));
+            tokio::spawn(async move { batcher.submit("q", entries, call).await })
+        };
+        let first = submit(vec![0]);
+        while calls_made.load(Ordering::SeqCst) == 0 {
+            tokio::task::yield_now().await;
+        }
+        let six = submit((1..=6).collect());
+        let five = submit((7..=11).collect());
+        let two = submit(vec![12, 13]);
+        tokio::task::yield_now().await;
+        while !(first.is_finished() && six.is_finished() && five.is_finished() && two.is_finished())
+        {
+            gate.notify_one();
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(first.await.unwrap().unwrap(), [0]);
+        // Six went alone (five more would pass ten), in the call that failed; five and two
+        // went together, in order, in the next.
+        assert!(matches!(
+            six.await.unwrap(),
+            Err(BackendError::Unavailable(_))
+        ));
+        assert_eq!(five.await.unwrap().unwrap(), (7..=11).collect::<Vec<_>>());
+        assert_eq!(two.await.unwrap().unwrap(), [12, 13]);
+        let shapes: Vec<(usize, usize)> = lock(&calls)
+            .iter()
+            .map(|c| (c.requests, c.entries))
+            .collect();
+        assert_eq!(shapes, [(1, 1), (1, 6), (2, 7)]);
+        assert!(
+            lock(&batcher.lanes).is_empty(),
+            "an idle queue leaves nothing"
+        );
+    }
+}
