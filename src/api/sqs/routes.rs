@@ -370,7 +370,8 @@ async fn serve(
 fn request_trace_header(headers: &HeaderMap) -> Option<String> {
     let value = headers.get("x-amzn-trace-id")?.to_str().ok()?.trim();
     let printable = value.bytes().all(|b| (0x20..0x7f).contains(&b));
-    (!value.is_empty() && value.len() <= 1024 && printable).then(|| value.to_owned())
+    (!value.is_empty() && value.len() <= wire::MAX_TRACE_HEADER && printable)
+        .then(|| value.to_owned())
 }
 
 /// The queue a request's path names (`/<account>/<queue>`), if it names one.

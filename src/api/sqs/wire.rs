@@ -452,6 +452,10 @@ pub(super) fn ranged(
 /// The one message system attribute SQS takes.
 pub(super) const TRACE_HEADER: &str = "AWSTraceHeader";
 
+/// The longest trace header a message carries (an X-Ray header is about 100 bytes): it counts
+/// neither in the attribute count nor in the size limit, so it must not carry data.
+pub(super) const MAX_TRACE_HEADER: usize = 1024;
+
 /// The trace header an entry's system attributes carry (SQS takes `AWSTraceHeader`, a string,
 /// and no other name).
 fn trace_header(
@@ -471,6 +475,11 @@ fn trace_header(
             )));
         }
         match attribute.string_value {
+            Some(value) if value.len() > MAX_TRACE_HEADER => {
+                return Err(SqsError::invalid_parameter(format!(
+                    "The message system attribute '{TRACE_HEADER}' is longer than {MAX_TRACE_HEADER} bytes."
+                )));
+            }
             Some(value) if !value.is_empty() => trace_header = Some(value),
             _ => {
                 return Err(SqsError::invalid_parameter(format!(

@@ -44,8 +44,8 @@ pub struct SqsConfig {
     /// Seconds to wait for a TCP connection before the backend counts as unavailable.
     #[serde(default = "default_connect_timeout")]
     pub connect_timeout_seconds: u64,
-    /// Acknowledgements and visibility changes of many requests on one queue go to SQS together,
-    /// up to ten an SQS batch call; off: each request makes its own call.
+    /// Sends, acknowledgements and visibility changes of many requests on one queue go to SQS
+    /// together, up to ten an SQS batch call; off: each request makes its own call.
     #[serde(default = "default_fan_in")]
     pub fan_in: bool,
     /// Batch calls one queue may have in flight at once when `fan_in` is on (1..=64): a second
@@ -126,8 +126,8 @@ impl SqsBackend {
         }
     }
 
-    /// The same backend, coalescing acknowledgements and visibility changes per queue with up to
-    /// `calls_in_flight` batch calls at once on each.
+    /// The same backend, coalescing sends, acknowledgements and visibility changes per queue with
+    /// up to `calls_in_flight` batch calls at once on each.
     pub fn with_fan_in(self, calls_in_flight: usize, meters: &Meters) -> Self {
         let observe = |call: &'static str| -> batcher::Observe {
             let meters = meters.clone();

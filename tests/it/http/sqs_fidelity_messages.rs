@@ -109,7 +109,7 @@ async fn received_attributes(
 /// A trace header sent as the `AWSTraceHeader` system attribute (both protocols, single and
 /// batch sends) or as the request's `X-Amzn-Trace-Id` (the attribute wins) comes back with the
 /// message when a receive asks for it, and only then; it changes no attribute digest, and the
-/// send answers its own digest; no other system attribute name is taken.
+/// send answers its own digest; no other system attribute name is taken, nor a header over 1 KiB.
 async fn the_trace_header_travels_with_the_message(kind: Kind) {
     let gw = GatewayBuilder::new(kind)
         .config("[sqs_api]\nmanage_queues = true\nallow_unsigned = true\n")
@@ -227,6 +227,19 @@ async fn the_trace_header_travels_with_the_message(kind: Kind) {
             .await
             .unwrap()
             .contains("<Code>InvalidParameterValue</Code>")
+    );
+
+    let too_long = client
+        .send_message()
+        .queue_url(&url)
+        .message_body("too long")
+        .set_message_system_attributes(Some(trace_attribute(&"x".repeat(1025))))
+        .send()
+        .await
+        .expect_err("a trace header carries no data");
+    assert_eq!(
+        aws_sdk_sqs::error::ProvideErrorMetadata::code(&too_long),
+        Some("InvalidParameterValue")
     );
 
     let unasked = received_attributes(
