@@ -372,6 +372,14 @@ impl Config {
                 "must be 1 to 64",
             ));
         }
+        if let BackendConfig::Sqs(sqs) = &self.backend
+            && !(2..=1024).contains(&sqs.connections)
+        {
+            return Err(ConfigError::invalid(
+                "backend.connections",
+                "must be 2 to 1024",
+            ));
+        }
         if self.server.shutdown_grace_seconds > 600 {
             return Err(ConfigError::invalid(
                 "server.shutdown_grace_seconds",

@@ -78,6 +78,7 @@ fn a_minimal_config_parses_with_defaults() {
             connect_timeout_seconds: 3,
             fan_in: true,
             fan_in_calls_in_flight: 4,
+            connections: 16,
         })
     );
 }

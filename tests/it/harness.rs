@@ -425,8 +425,10 @@ pub struct GatewayBuilder {
     given_state: Option<Arc<dyn sqs_gateway::core::state::StateStore>>,
     /// The receipt-handle key, instead of a new one (a restart of an earlier gateway).
     given_receipt_key: Option<String>,
-    /// Over SQS, acknowledgements and visibility changes coalesce per queue (the default).
+    /// Over SQS, long polls are shared and writes coalesce per queue (the default).
     sqs_fan_in: bool,
+    /// Over SQS with fan-in, the most connections to SQS (`backend.connections`).
+    sqs_connections: usize,
 }
 
 /// What a second replica shares with the first.
@@ -453,12 +455,19 @@ impl GatewayBuilder {
             given_state: None,
             given_receipt_key: None,
             sqs_fan_in: true,
+            sqs_connections: 16,
         }
     }
 
-    /// Over SQS, whether acknowledgements and visibility changes coalesce (`backend.fan_in`).
+    /// Over SQS, whether long polls are shared and writes coalesce (`backend.fan_in`).
     pub fn sqs_fan_in(mut self, on: bool) -> Self {
         self.sqs_fan_in = on;
+        self
+    }
+
+    /// Over SQS with fan-in, the most connections to SQS (`backend.connections`).
+    pub fn sqs_connections(mut self, connections: usize) -> Self {
+        self.sqs_connections = connections;
         self
     }
 
@@ -716,7 +725,11 @@ impl GatewayBuilder {
             (None, Kind::LocalStack | Kind::Redis | Kind::RedisCluster) => {
                 let backend = SqsBackend::from_sdk_config(&sdk_config(&self.endpoint));
                 Some(Arc::new(if self.sqs_fan_in {
-                    backend.with_fan_in(4, &sqs_gateway::core::metrics::meters::Meters::default())
+                    backend.with_fan_in(
+                        4,
+                        self.sqs_connections,
+                        &sqs_gateway::core::metrics::meters::Meters::default(),
+                    )
                 } else {
                     backend
                 }))

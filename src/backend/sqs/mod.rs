@@ -1,8 +1,10 @@
 //! The production backend: Amazon SQS (or LocalStack) through aws-sdk-sqs.
 
 mod batcher;
+mod connections;
 mod convert;
 mod keep_alive;
+mod shared_poll;
 
 pub use keep_alive::AskKeepAlive;
 
@@ -28,7 +30,9 @@ use aws_sdk_sqs::types::{
 };
 use batcher::{Batcher, Call, CallShape};
 use chrono::{DateTime, TimeZone, Utc};
+use connections::{BoundedHttpClient, PollSlots};
 use serde::Deserialize;
+use shared_poll::{Join, PollAsk, PollPort, SharedPolls};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -52,6 +56,10 @@ pub struct SqsConfig {
     /// starts only while a full batch waits.
     #[serde(default = "default_fan_in_calls")]
     pub fan_in_calls_in_flight: usize,
+    /// The most connections to SQS (calls in flight at once) when `fan_in` is on (2..=1024);
+    /// long polls take at most half of them.
+    #[serde(default = "default_connections")]
+    pub connections: usize,
 }
 
 impl Default for SqsConfig {
@@ -62,8 +70,13 @@ impl Default for SqsConfig {
             connect_timeout_seconds: default_connect_timeout(),
             fan_in: default_fan_in(),
             fan_in_calls_in_flight: default_fan_in_calls(),
+            connections: default_connections(),
         }
     }
+}
+
+fn default_connections() -> usize {
+    16
 }
 
 fn default_connect_timeout() -> u64 {
@@ -88,6 +101,10 @@ pub struct SqsBackend {
     visibility: Option<Arc<Batcher<(String, u32), EntryOutcome>>>,
     /// Coalesces sends (`None`: fan-in is off).
     sends: Option<Arc<Batcher<OutgoingMessage, SendOutcome>>>,
+    /// Shares long polls between waiting receives (`None`: fan-in is off).
+    polls: Option<Arc<SharedPolls>>,
+    /// Bounds the long polls in flight (`None`: fan-in is off).
+    poll_slots: Option<Arc<PollSlots>>,
 }
 
 /// One send's outcome, as a batch answers it.
@@ -120,22 +137,37 @@ impl SqsBackend {
         }
         let backend = Self::from_sdk_config(&loader.load().await);
         if config.fan_in {
-            backend.with_fan_in(config.fan_in_calls_in_flight, meters)
+            backend.with_fan_in(config.fan_in_calls_in_flight, config.connections, meters)
         } else {
             backend
         }
     }
 
-    /// The same backend, coalescing sends, acknowledgements and visibility changes per queue with
-    /// up to `calls_in_flight` batch calls at once on each.
-    pub fn with_fan_in(self, calls_in_flight: usize, meters: &Meters) -> Self {
+    /// The same backend, sharing long polls between waiting receives and coalescing sends,
+    /// acknowledgements and visibility changes per queue, with up to `calls_in_flight` polls and
+    /// batch calls of each kind at once on each queue, over at most `connections` connections.
+    pub fn with_fan_in(self, calls_in_flight: usize, connections: usize, meters: &Meters) -> Self {
+        let client = match connections::sdk_default_http_client() {
+            Some(http) => Client::from_conf(
+                self.client
+                    .config()
+                    .to_builder()
+                    .http_client(BoundedHttpClient::new(http, connections))
+                    .build(),
+            ),
+            None => {
+                tracing::warn!("no default HTTPS client to bound; connections to SQS are not");
+                self.client.clone()
+            }
+        };
+        let poll_slots = Arc::new(PollSlots::new(connections));
         let observe = |call: &'static str| -> batcher::Observe {
             let meters = meters.clone();
             Arc::new(move |shape: CallShape| {
                 meters.sqs_batch(call, shape.requests, shape.entries);
             })
         };
-        Self {
+        let coalescing = Self {
             deletes: Some(Arc::new(Batcher::new(
                 calls_in_flight,
                 observe("DeleteMessageBatch"),
@@ -150,7 +182,20 @@ impl SqsBackend {
                 message_bytes,
                 COALESCED_SEND_BYTES,
             ))),
+            client,
+            poll_slots: Some(Arc::clone(&poll_slots)),
             ..self
+        };
+        // The polls' own calls go through the coalescing backend without polls of its own.
+        let port: Arc<dyn PollPort> = Arc::new(coalescing.clone());
+        Self {
+            polls: Some(Arc::new(SharedPolls::new(
+                port,
+                calls_in_flight,
+                Some(poll_slots),
+                meters.clone(),
+            ))),
+            ..coalescing
         }
     }
 
@@ -166,6 +211,8 @@ impl SqsBackend {
             deletes: None,
             visibility: None,
             sends: None,
+            polls: None,
+            poll_slots: None,
         }
     }
 }
@@ -252,6 +299,41 @@ impl SqsBackend {
         Ok(attributes)
     }
 
+    /// A receive's first (or only) look: a long poll shared with the receives waiting on the
+    /// queue when fan-in is on (one with an attempt id asks on its own: SQS replays per call).
+    async fn receive_first(
+        &self,
+        queue_url: &str,
+        request: &BackendReceive,
+    ) -> Result<Vec<BackendMessage>, BackendError> {
+        match &self.polls {
+            Some(polls) if request.wait_seconds > 0 && request.attempt_id.is_none() => {
+                let join = Join {
+                    max_messages: request.max_messages,
+                    wait: Duration::from_secs(request.wait_seconds.into()),
+                    visibility_timeout_seconds: request.visibility_timeout_seconds,
+                    abandoned: request.abandoned.clone(),
+                };
+                polls
+                    .wait(queue_url, queue_url.ends_with(".fifo"), &join)
+                    .await
+            }
+            Some(_) if request.wait_seconds > 0 => {
+                let Some(slots) = &self.poll_slots else {
+                    return self.receive_once(queue_url, request).await;
+                };
+                // A long poll of its own still takes one of the long polls' connections.
+                let _slot = slots.enter().await;
+                let request = BackendReceive {
+                    wait_seconds: slots.wait_seconds(request.wait_seconds),
+                    ..request.clone()
+                };
+                self.receive_once(queue_url, &request).await
+            }
+            _ => self.receive_once(queue_url, request).await,
+        }
+    }
+
     /// One `ReceiveMessage` call.
     async fn receive_once(
         &self,
@@ -304,6 +386,34 @@ fn timeouts(connect_seconds: u64) -> TimeoutConfig {
 }
 
 #[async_trait]
+impl PollPort for SqsBackend {
+    async fn poll(&self, url: &str, ask: PollAsk) -> Result<Vec<BackendMessage>, BackendError> {
+        let request = BackendReceive {
+            max_messages: ask.max_messages,
+            wait_seconds: ask.wait_seconds,
+            visibility_timeout_seconds: ask.visibility_timeout_seconds,
+            attempt_id: None,
+            one_per_group: false,
+            abandoned: tokio_util::sync::CancellationToken::new(),
+        };
+        self.receive_once(url, &request).await
+    }
+
+    async fn set_visibility(
+        &self,
+        url: &str,
+        entries: Vec<(String, u32)>,
+    ) -> Result<Vec<EntryOutcome>, BackendError> {
+        let entries: Vec<(&str, u32)> = entries
+            .iter()
+            .map(|(handle, timeout)| (handle.as_str(), *timeout))
+            .collect();
+        self.change_visibility_batch(url, &entries, ExpiredVisibility::Refuse)
+            .await
+    }
+}
+
+#[async_trait]
 impl Backend for SqsBackend {
     async fn resolve(&self, locator: &str) -> Result<ResolvedQueue, BackendError> {
         let url = if locator.starts_with("https://") || locator.starts_with("http://") {
@@ -338,8 +448,9 @@ impl Backend for SqsBackend {
         queue_url: &str,
         request: &BackendReceive,
     ) -> Result<Vec<BackendMessage>, BackendError> {
-        if !request.one_per_group || request.max_messages <= 1 {
-            return self.receive_once(queue_url, request).await;
+        // Message groups are FIFO queues' alone.
+        if !request.one_per_group || request.max_messages <= 1 || !queue_url.ends_with(".fifo") {
+            return self.receive_first(queue_url, request).await;
         }
         // SQS hands out several messages of a group together; one at a time, the group's next
         // one stays locked behind the first (in flight), so each call takes another group's.
@@ -354,7 +465,12 @@ impl Backend for SqsBackend {
                     .map(|id| per_call_attempt_id(id, call)),
                 ..request.clone()
             };
-            let got = match self.receive_once(queue_url, &one).await {
+            let got = if call == 0 {
+                self.receive_first(queue_url, &one).await
+            } else {
+                self.receive_once(queue_url, &one).await
+            };
+            let got = match got {
                 Ok(got) => got,
                 // What earlier calls took is answered; the error would hide it.
                 Err(_) if !received.is_empty() => break,
@@ -594,6 +710,12 @@ impl Backend for SqsBackend {
             .await
             .map(|_| ())
             .map_err(map_error)
+    }
+
+    fn shutting_down(&self) {
+        if let Some(polls) = &self.polls {
+            polls.shut_down();
+        }
     }
 
     async fn start_redrive(

@@ -100,9 +100,10 @@ async fn ack(
     Ok(bytes)
 }
 
-/// The body of the bench's receives.
-fn receive_body() -> String {
-    json!({ "maxMessages": BATCH, "waitSeconds": 1, "visibilityTimeoutSeconds": 120 }).to_string()
+/// The body of the bench's receives of up to `max_messages`.
+fn receive_body(max_messages: usize) -> String {
+    json!({ "maxMessages": max_messages, "waitSeconds": 1, "visibilityTimeoutSeconds": 120 })
+        .to_string()
 }
 
 /// A real receive answer of 10 messages and a real ack answer, for the ceiling to repeat (the
@@ -115,7 +116,7 @@ pub(super) async fn capture_answers(
     let http = http_client()?;
     let url = receive_url(base, queue);
     for _ in 0..20 {
-        let (answer, handles) = receive(&http, &url, api_key, &receive_body()).await?;
+        let (answer, handles) = receive(&http, &url, api_key, &receive_body(BATCH)).await?;
         if handles.is_empty() {
             continue;
         }
@@ -136,17 +137,19 @@ pub(super) async fn receive_and_ack(
     messages: usize,
     clients: usize,
 ) -> Result<Run, String> {
-    receive_and_ack_across(&[base.to_owned()], api_key, queue, messages, clients).await
+    receive_and_ack_across(&[base.to_owned()], api_key, queue, messages, clients, BATCH).await
 }
 
 /// The same loop with each request sent to the next of `bases` in turn (replicas behind a
-/// round-robin balancer): a receive on one, its ack on the next.
+/// round-robin balancer): a receive on one, its ack on the next; each receive asks for up to
+/// `max_messages`.
 pub(super) async fn receive_and_ack_across(
     bases: &[String],
     api_key: &str,
     queue: &str,
     messages: usize,
     clients: usize,
+    max_messages: usize,
 ) -> Result<Run, String> {
     let total = messages.div_ceil(BATCH) * BATCH;
     let done = Arc::new(AtomicUsize::new(0));
@@ -167,7 +170,7 @@ pub(super) async fn receive_and_ack_across(
         let (done, finished) = (Arc::clone(&done), Arc::clone(&finished));
         let (bases, api_key) = (Arc::clone(&bases), api_key.to_owned());
         tasks.push(tokio::spawn(async move {
-            let body = receive_body();
+            let body = receive_body(max_messages);
             let mut records = Vec::new();
             let mut empty = 0;
             let mut turn = client;

@@ -7,8 +7,8 @@
 //! ezgh), the same code for every target of a family, so ratios compare like with like. Families:
 //! the SQS endpoint against LocalStack ([`sqs_endpoint`]), ezgh against the ceiling ([`ezgh`]),
 //! idle long polls ([`long_polls`]), a stored backlog ([`backlog`]), the state in Redis
-//! ([`state`]), three replicas against one ([`replicas`]) and metrics rounds over many queues
-//! ([`sampling`]); the figures are judged
+//! ([`state`]), three replicas against one ([`replicas`]), metrics rounds over many queues
+//! ([`sampling`]) and the SQS requests paid in front of SQS ([`cost_family`]); the figures are judged
 //! against the gateway's targets ([`report`]).
 
 // A benchmark measures real elapsed time (and prints the date), which is what it reports.
@@ -17,6 +17,7 @@
 pub(crate) mod backlog;
 mod backlog_family;
 pub(crate) mod ceiling;
+mod cost_family;
 mod ezgh;
 mod ezgh_family;
 mod fifo_family;
@@ -35,6 +36,7 @@ mod sqs_family;
 mod state;
 
 use backlog_family::*;
+use cost_family::*;
 use ezgh_family::*;
 use fifo_family::*;
 use polls_family::*;
@@ -99,6 +101,8 @@ pub(crate) enum Family {
     Fifo,
     /// Basaltic metrics rounds over LocalStack with 10, 100 and 1,000 queues.
     Sampling,
+    /// SQS requests and connections in front of SQS, fan-in on against off.
+    Cost,
 }
 
 /// What a row measured (tables list rows in this order).
@@ -194,7 +198,12 @@ pub(crate) async fn run(options: &BenchOptions) -> Result<(), String> {
     println!("{header}");
     let secrets = Secrets::generate();
     let localstack = match &options.localstack {
-        Some(url) if runs(Family::Sqs) || runs(Family::Replicas) || runs(Family::Sampling) => {
+        Some(url)
+            if runs(Family::Sqs)
+                || runs(Family::Replicas)
+                || runs(Family::Sampling)
+                || runs(Family::Cost) =>
+        {
             let endpoint = Endpoint {
                 url: url.clone(),
                 key_id: "test".into(),
@@ -298,6 +307,11 @@ pub(crate) async fn run(options: &BenchOptions) -> Result<(), String> {
     if runs(Family::Sampling) {
         let figures = sampling::measure(work.path(), &secrets, localstack.as_ref()).await?;
         print(sampling::table(&figures));
+    }
+    if runs(Family::Cost) {
+        let figures = cost_family(options, work.path(), &secrets, localstack.as_ref()).await?;
+        print(cost_table(&figures));
+        checks.extend(cost_checks(&figures));
     }
     print(report::targets_table(&checks));
     let end = format!("load average at the end: {}", load_average());

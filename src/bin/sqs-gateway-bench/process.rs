@@ -41,6 +41,8 @@ pub(super) enum GatewayBackend {
         queues: Vec<(String, String)>,
         /// The state in the Redis at this URL (shared by gateways given the same one).
         redis: Option<String>,
+        /// `backend.fan_in`: shared long polls and coalesced writes (the default, on).
+        fan_in: bool,
     },
 }
 
@@ -99,10 +101,13 @@ pub(super) fn gateway_config(
             toml_string(&dir.to_string_lossy())
         )),
         GatewayBackend::Sqs {
-            endpoint, redis, ..
+            endpoint,
+            redis,
+            fan_in,
+            ..
         } => {
             toml.push_str(&format!(
-                "[backend]\nkind = \"sqs\"\nendpoint_url = {}\nregion = \"us-east-1\"\n\n",
+                "[backend]\nkind = \"sqs\"\nendpoint_url = {}\nregion = \"us-east-1\"\nfan_in = {fan_in}\n\n",
                 toml_string(endpoint)
             ));
             match redis {
@@ -615,6 +620,7 @@ mod tests {
                 endpoint: "http://127.0.0.1:4566".into(),
                 queues: vec![(sqs_queue(1), "bench-1a2b-1".into())],
                 redis: None,
+                fan_in: true,
             },
         ] {
             let text = gateway_config("127.0.0.1:1234", &backend, &secrets, work);
@@ -646,6 +652,7 @@ mod tests {
             endpoint: "http://127.0.0.1:4566".into(),
             queues: vec![("ezgh".into(), "bench-replicas-1a2b".into())],
             redis: Some("redis://127.0.0.1:6390/0".into()),
+            fan_in: true,
         };
         let text = gateway_config("127.0.0.1:1234", &replica, &secrets, work);
         let config = Config::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));

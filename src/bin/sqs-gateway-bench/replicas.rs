@@ -41,7 +41,15 @@ async fn round(
         "bench: {} gateway(s) over LocalStack sharing Redis: ezgh receive+ack, {CLIENTS} clients",
         bases.len()
     );
-    ezgh::receive_and_ack_across(bases, &secrets.api_key.key, "ezgh", messages, CLIENTS).await
+    ezgh::receive_and_ack_across(
+        bases,
+        &secrets.api_key.key,
+        "ezgh",
+        messages,
+        CLIENTS,
+        sqs_endpoint::BATCH,
+    )
+    .await
 }
 
 /// Measures the family; skipped without LocalStack or `redis-server`.
@@ -65,6 +73,7 @@ pub(super) async fn measure(
         endpoint: localstack.url.clone(),
         queues: vec![("ezgh".to_owned(), name)],
         redis: Some(redis.url.clone()),
+        fan_in: true,
     };
     let mut gateways = Vec::new();
     for replica in 1..=REPLICAS {

@@ -74,6 +74,7 @@ pub(super) async fn measure(
         endpoint: localstack.url.clone(),
         queues: Vec::new(),
         redis: None,
+        fan_in: true,
     };
     let gateway = Gateway::start_with(
         "gateway-sampling",

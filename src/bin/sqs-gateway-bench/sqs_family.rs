@@ -41,6 +41,7 @@ pub(crate) async fn sqs_family(
                     .map(|(gateway, backend, _)| (gateway.clone(), backend.clone()))
                     .collect(),
                 redis: None,
+                fan_in: true,
             },
         ));
     }

@@ -31,6 +31,16 @@ pub const SQS_BATCH_CALLS: &str = "sqsgw_sqs_batch_calls_total";
 pub const SQS_BATCH_ENTRIES: &str = "sqsgw_sqs_batch_entries_total";
 /// Gateway requests those calls served, by call (requests per call = this over the calls).
 pub const SQS_BATCH_REQUESTS: &str = "sqsgw_sqs_batch_requests_total";
+/// Shared long polls the sqs backend made toward SQS, by outcome (messages, empty, error).
+pub const SQS_SHARED_POLLS: &str = "sqsgw_sqs_shared_polls_total";
+/// Messages those polls brought.
+pub const SQS_SHARED_POLL_MESSAGES: &str = "sqsgw_sqs_shared_poll_messages_total";
+/// Receives that waited in a shared poll, by outcome (messages: a poll or a spare message
+/// answered it; empty: its wait ended or its client left); waiters per poll = this over the polls.
+pub const SQS_SHARED_POLL_WAITERS: &str = "sqsgw_sqs_shared_poll_waiters_total";
+/// Messages a shared poll brought after their waiter left, by what became of them (held,
+/// handed_on, released, lapsed).
+pub const SQS_SPARE_MESSAGES: &str = "sqsgw_sqs_spare_messages_total";
 /// Receives whose client went away before the answer, by what became of them.
 pub const ABANDONED_RECEIVES: &str = "sqsgw_abandoned_receives_total";
 /// Deliveries the ledger holds now.
@@ -186,6 +196,26 @@ impl Meters {
             SQS_BATCH_REQUESTS,
             None,
             "Gateway requests the coalesced batch calls toward SQS served, by call.",
+        );
+        describe(
+            SQS_SHARED_POLLS,
+            None,
+            "Shared long polls toward SQS, by outcome.",
+        );
+        describe(
+            SQS_SHARED_POLL_MESSAGES,
+            None,
+            "Messages the shared long polls toward SQS brought.",
+        );
+        describe(
+            SQS_SHARED_POLL_WAITERS,
+            None,
+            "Receives that waited in a shared long poll, by outcome.",
+        );
+        describe(
+            SQS_SPARE_MESSAGES,
+            None,
+            "Messages a shared poll brought after their waiter left, by what became of them.",
         );
         describe(
             BACKEND_CALLS,
@@ -382,6 +412,41 @@ impl Meters {
             .increment(entries as u64);
         self.counter(SQS_BATCH_REQUESTS, label())
             .increment(requests as u64);
+    }
+
+    /// One shared long poll toward SQS answered (`outcome`: messages, empty, error) with
+    /// `messages` messages.
+    pub fn sqs_shared_poll(&self, outcome: &'static str, messages: usize) {
+        self.counter(
+            SQS_SHARED_POLLS,
+            vec![Label::from_static_parts("outcome", outcome)],
+        )
+        .increment(1);
+        if messages > 0 {
+            self.counter(SQS_SHARED_POLL_MESSAGES, Vec::new())
+                .increment(messages as u64);
+        }
+    }
+
+    /// One receive that waited in a shared poll ended (`outcome`: messages, empty).
+    pub fn sqs_shared_poll_waiter(&self, outcome: &'static str) {
+        self.counter(
+            SQS_SHARED_POLL_WAITERS,
+            vec![Label::from_static_parts("outcome", outcome)],
+        )
+        .increment(1);
+    }
+
+    /// `count` messages a shared poll brought for a waiter that left met `outcome` (held,
+    /// handed_on, released, lapsed).
+    pub fn sqs_spare(&self, outcome: &'static str, count: usize) {
+        if count > 0 {
+            self.counter(
+                SQS_SPARE_MESSAGES,
+                vec![Label::from_static_parts("outcome", outcome)],
+            )
+            .increment(count as u64);
+        }
     }
 
     /// A receive starts waiting; the gauge goes down when the guard drops.

@@ -33,6 +33,7 @@ mod sqs_fan_in;
 mod sqs_fidelity;
 mod sqs_fidelity_messages;
 mod sqs_observed;
+mod sqs_shared_polls;
 mod state_outage;
 mod state_stall;
 mod tenant_scopes;
