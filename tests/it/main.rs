@@ -17,11 +17,12 @@
 
 mod binaries;
 mod binary;
+#[path = "../../src/bin/sqs-gateway-bench/counting_proxy.rs"]
+mod counting_proxy;
 mod harness;
 mod http;
 mod inprocess;
 mod packaging;
-mod sqs_call_counter;
 
 /// Whether the calling test may go on: false (and a `SKIPPED` line) when a server it needs does
 /// not answer, outside the test command; under it, a failure. `needs!(on kind)` for a backend

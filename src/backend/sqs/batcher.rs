@@ -3,6 +3,10 @@
 //! bytes) an SQS batch call, with group-commit timing (a
 //! call goes at once when none is in flight; what arrives while calls are in flight waits for the
 //! next one), so the SQS requests a gateway makes follow the messages it moves, not the requests.
+//! Requests that came in a burst a moment ago (a call within the last second carried several) are
+//! gathered: the next first call waits up to twice the last call's round trip (20 ms at most) for
+//! as many as the largest of those calls, so the acknowledgements of consumers served together
+//! share one call; a lone request goes at once.
 //!
 //! A request's entries stay in one call (never split, never reordered), so it gets its own
 //! per-entry outcomes, and a failed call answers each request in it with the call's error, exactly
@@ -12,7 +16,8 @@ use crate::core::backend::BackendError;
 use futures_util::future::BoxFuture;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
-use tokio::sync::oneshot;
+use tokio::sync::{Notify, oneshot};
+use tokio::time::{Duration, Instant};
 
 /// The most entries one SQS batch call takes.
 pub(super) const BATCH_ENTRIES: usize = 10;
@@ -60,6 +65,8 @@ impl<E, R> std::fmt::Debug for Batcher<E, R> {
 
 struct Lane<E, R> {
     state: Mutex<LaneState<E, R>>,
+    /// Told of every request that arrives (a gathering call waits for them).
+    arrived: Notify,
 }
 
 struct LaneState<E, R> {
@@ -67,6 +74,30 @@ struct LaneState<E, R> {
     /// Requests in arrival order, each with its weight.
     waiting: VecDeque<(Vec<E>, usize, Reply<R>)>,
     waiting_entries: usize,
+    /// The most requests a call carried within [`REMEMBERED`] of the last one (a burst's size),
+    /// how long the last call took and when it ended.
+    last_requests: usize,
+    last_round_trip: Duration,
+    last_ended: Option<Instant>,
+    /// When the window `last_requests` is the largest of began.
+    peak_since: Option<Instant>,
+}
+
+/// How long after its last call a lane remembers how many requests came together.
+const REMEMBERED: Duration = Duration::from_secs(1);
+
+/// The longest a first call waits for the requests that came with the last one.
+const MAX_GATHER: Duration = Duration::from_millis(20);
+
+impl<E, R> LaneState<E, R> {
+    /// Whether requests came together a moment ago (the last call carried several): a first
+    /// call then waits briefly for as many.
+    fn gathering(&self, now: Instant) -> bool {
+        self.last_requests > 1
+            && self
+                .last_ended
+                .is_some_and(|ended| now - ended < REMEMBERED)
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -113,7 +144,12 @@ impl<E: Send + 'static, R: Send + 'static> Batcher<E, R> {
                         in_flight: 0,
                         waiting: VecDeque::new(),
                         waiting_entries: 0,
+                        last_requests: 0,
+                        last_round_trip: Duration::ZERO,
+                        last_ended: None,
+                        peak_since: None,
                     }),
+                    arrived: Notify::new(),
                 })
             }))
         };
@@ -130,11 +166,11 @@ impl<E: Send + 'static, R: Send + 'static> Batcher<E, R> {
             }
             start
         };
+        lane.arrived.notify_waiters();
         if start {
             let drain = Drain {
                 lane,
                 lanes: Arc::clone(&self.lanes),
-                key: key.to_owned(),
                 max_weight: self.max_weight,
                 observe: Arc::clone(&self.observe),
             };
@@ -152,13 +188,13 @@ impl<E: Send + 'static, R: Send + 'static> Batcher<E, R> {
 struct Drain<E, R> {
     lane: Arc<Lane<E, R>>,
     lanes: Lanes<E, R>,
-    key: String,
     max_weight: usize,
     observe: Observe,
 }
 
 impl<E: Send + 'static, R: Send + 'static> Drain<E, R> {
     async fn run(self, call: Call<E, R>) {
+        self.gather().await;
         while let Some(batch) = self.next_batch() {
             let sizes: Vec<usize> = batch.iter().map(|(entries, _)| entries.len()).collect();
             let (entries, replies): (Vec<Vec<E>>, Vec<Reply<R>>) = batch.into_iter().unzip();
@@ -167,7 +203,25 @@ impl<E: Send + 'static, R: Send + 'static> Drain<E, R> {
                 requests: replies.len(),
                 entries: entries.len(),
             });
-            match call(entries).await {
+            let started = Instant::now();
+            let answer = call(entries).await;
+            {
+                let mut state = lock(&self.lane.state);
+                let now = Instant::now();
+                // The largest within a window of [`REMEMBERED`], started afresh as it passes.
+                if state
+                    .peak_since
+                    .is_none_or(|since| now - since >= REMEMBERED)
+                {
+                    state.last_requests = replies.len();
+                    state.peak_since = Some(now);
+                } else {
+                    state.last_requests = state.last_requests.max(replies.len());
+                }
+                state.last_round_trip = started.elapsed();
+                state.last_ended = Some(now);
+            }
+            match answer {
                 Ok(outcomes) => {
                     let mut outcomes = outcomes.into_iter();
                     for (size, reply) in sizes.into_iter().zip(replies) {
@@ -181,6 +235,38 @@ impl<E: Send + 'static, R: Send + 'static> Drain<E, R> {
                         let _ = reply.send(Err(error.clone()));
                     }
                 }
+            }
+        }
+    }
+
+    /// When requests came together a moment ago, waits (up to twice the last call's round trip,
+    /// at most [`MAX_GATHER`]) for as many as the last call carried, or a full batch: requests
+    /// that come in bursts (the acknowledgements of one shared poll's consumers) then share one
+    /// call instead of the first going alone. A lone request's call goes at once.
+    async fn gather(&self) {
+        let deadline = {
+            let state = lock(&self.lane.state);
+            let now = Instant::now();
+            if !state.gathering(now) {
+                return;
+            }
+            now + (state.last_round_trip * 2).min(MAX_GATHER)
+        };
+        loop {
+            let arrived = self.lane.arrived.notified();
+            tokio::pin!(arrived);
+            arrived.as_mut().enable();
+            {
+                let state = lock(&self.lane.state);
+                if state.waiting.len() >= state.last_requests
+                    || state.waiting_entries >= BATCH_ENTRIES
+                {
+                    return;
+                }
+            }
+            tokio::select! {
+                () = arrived => {}
+                () = tokio::time::sleep_until(deadline) => return,
             }
         }
     }
@@ -215,21 +301,16 @@ impl<E: Send + 'static, R: Send + 'static> Drain<E, R> {
         Some(batch)
     }
 
-    /// Drops an idle queue's lane, so queues that come and go leave nothing behind (a request
-    /// that took the lane meanwhile starts its own call on it).
+    /// Drops idle lanes that remember nothing worth keeping (no burst within [`REMEMBERED`]),
+    /// this one and any other, so queues that come and go leave nothing behind (a request that
+    /// took a lane meanwhile starts its own call on it).
     fn forget_if_idle(&self) {
         let mut lanes = lock(&self.lanes);
-        let idle = {
-            let state = lock(&self.lane.state);
-            state.in_flight == 0 && state.waiting.is_empty()
-        };
-        if idle
-            && lanes
-                .get(&self.key)
-                .is_some_and(|lane| Arc::ptr_eq(lane, &self.lane))
-        {
-            lanes.remove(&self.key);
-        }
+        let now = Instant::now();
+        lanes.retain(|_, lane| {
+            let state = lock(&lane.state);
+            state.in_flight > 0 || !state.waiting.is_empty() || state.gathering(now)
+        });
     }
 }
 
@@ -367,9 +448,57 @@ mod tests {
             .map(|c| (c.requests, c.entries))
             .collect();
         assert_eq!(shapes, [(1, 1), (1, 6), (2, 7)]);
-        assert!(
-            lock(&batcher.lanes).is_empty(),
-            "an idle queue leaves nothing"
-        );
+        // The burst is remembered for a second; past that, any queue's next idle moment forgets
+        // the lane.
+        tokio::time::sleep(REMEMBERED + Duration::from_millis(100)).await;
+        let other = {
+            let batcher = Arc::clone(&batcher);
+            let call: Call<u32, u32> =
+                Arc::new(|entries: Vec<u32>| Box::pin(async { Ok(entries) }));
+            tokio::spawn(async move { batcher.submit("other", vec![1], call).await })
+        };
+        other.await.unwrap().unwrap();
+        assert!(lock(&batcher.lanes).is_empty(), "idle queues leave nothing");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn after_a_burst_the_next_burst_is_gathered_into_one_call() {
+        let (calls, observe) = recorder();
+        let batcher = Arc::new(Batcher::new(4, observe));
+        let call: Call<u32, u32> = Arc::new(|entries: Vec<u32>| {
+            Box::pin(async move {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                Ok(entries)
+            })
+        });
+        let burst = |numbers: std::ops::Range<u32>| {
+            numbers
+                .map(|n| {
+                    let (batcher, call) = (Arc::clone(&batcher), Arc::clone(&call));
+                    tokio::spawn(async move { batcher.submit("q", vec![n], call).await })
+                })
+                .collect::<Vec<_>>()
+        };
+        for task in burst(0..5) {
+            task.await.unwrap().unwrap();
+        }
+        let first: Vec<usize> = lock(&calls).iter().map(|shape| shape.requests).collect();
+        assert_eq!(first, [5], "arrived together");
+        // The next burst arrives spread over a millisecond: one call carries it.
+        let mut tasks = burst(10..11);
+        tokio::time::sleep(Duration::from_micros(500)).await;
+        tasks.extend(burst(11..15));
+        for task in tasks {
+            task.await.unwrap().unwrap();
+        }
+        let all: Vec<usize> = lock(&calls).iter().map(|shape| shape.requests).collect();
+        assert_eq!(all, [5, 5]);
+        // A lone request later on goes at once.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let started = Instant::now();
+        for task in burst(20..21) {
+            task.await.unwrap().unwrap();
+        }
+        assert!(started.elapsed() < Duration::from_millis(3));
     }
 }

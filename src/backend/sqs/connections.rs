@@ -12,8 +12,9 @@ use aws_smithy_runtime_api::client::http::{
 use aws_smithy_runtime_api::client::result::ConnectorError;
 use aws_smithy_types::body::SdkBody;
 use http_body_util::BodyExt as _;
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// The SDK's default HTTPS client (as it would pick it), `None` when built without one.
@@ -88,12 +89,16 @@ impl HttpConnector for BoundedConnector {
     }
 }
 
-/// Slots for long polls: at most half the connections carry one at once.
+/// Slots for long polls: at most half the connections carry one at once. Polls wait for a free
+/// slot one queue (URL) at a time, in turn: a queue's other polls wait behind its first, so a
+/// tenant with many polls on one queue (many visibility timeouts, say) takes one turn, not many.
 #[derive(Debug)]
 pub(super) struct PollSlots {
     slots: Arc<Semaphore>,
     /// Polls waiting for a slot now.
     queued: AtomicUsize,
+    /// Each queue's turn to wait for a slot: one poll per queue waits there at a time.
+    turns: Mutex<HashMap<String, Arc<Semaphore>>>,
 }
 
 /// While polls queue for a slot, a poll holding one waits at most this long.
@@ -105,20 +110,38 @@ impl PollSlots {
         Self {
             slots: Arc::new(Semaphore::new((connections / 2).max(1))),
             queued: AtomicUsize::new(0),
+            turns: Mutex::new(HashMap::new()),
         }
     }
 
-    /// A slot, once one is free.
-    pub(super) async fn enter(&self) -> OwnedSemaphorePermit {
+    /// A slot for a poll of the queue at `url`, once one is free and it is that queue's turn.
+    pub(super) async fn enter(&self, url: &str) -> OwnedSemaphorePermit {
         if let Ok(slot) = Arc::clone(&self.slots).try_acquire_owned() {
             return slot;
         }
-        self.queued.fetch_add(1, Ordering::Relaxed);
-        let _queued = Queued(&self.queued);
-        Arc::clone(&self.slots)
-            .acquire_owned()
-            .await
-            .expect("the slots are never closed")
+        let turn = Arc::clone(
+            lock(&self.turns)
+                .entry(url.to_owned())
+                .or_insert_with(|| Arc::new(Semaphore::new(1))),
+        );
+        let slot = {
+            let _turn = Arc::clone(&turn)
+                .acquire_owned()
+                .await
+                .expect("the turns are never closed");
+            self.queued.fetch_add(1, Ordering::Relaxed);
+            let _queued = Queued(&self.queued);
+            Arc::clone(&self.slots)
+                .acquire_owned()
+                .await
+                .expect("the slots are never closed")
+        };
+        let mut turns = lock(&self.turns);
+        // Forgotten once no other poll of the queue holds or awaits it.
+        if Arc::strong_count(&turn) == 2 {
+            turns.remove(url);
+        }
+        slot
     }
 
     /// How long a poll holding a slot waits: `wait_seconds`, or one second while no slot is
@@ -130,6 +153,12 @@ impl PollSlots {
             wait_seconds
         }
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Counts a poll out of the queue when it gets its slot, or gives up.

@@ -323,7 +323,7 @@ impl SqsBackend {
                     return self.receive_once(queue_url, request).await;
                 };
                 // A long poll of its own still takes one of the long polls' connections.
-                let _slot = slots.enter().await;
+                let _slot = slots.enter(queue_url).await;
                 let request = BackendReceive {
                     wait_seconds: slots.wait_seconds(request.wait_seconds),
                     ..request.clone()

@@ -10,7 +10,9 @@
 //!   configured number run at once, each started for a full poll's worth (10 messages) that the
 //!   waiters want beyond what the polls in flight ask.
 //! - A poll asks for what its waiters want beyond what other polls ask (at most 10) and waits as
-//!   long as the longest remaining wait.
+//!   long as the longest remaining wait. While messages flow, it first waits (twice the last
+//!   poll's round trip, 20 ms at most) for as many waiters as waited at once in the last second, so
+//!   consumers that come back together share one poll.
 //! - Standard queue: each message goes to exactly one waiter, oldest waiter first, each up to what
 //!   it asked for. FIFO queue: a poll asks for what its oldest waiter wants and its answer goes to
 //!   one waiter, so the messages of a group that SQS hands out together go to one consumer, in
@@ -42,6 +44,15 @@ const MAX_WAIT_SECONDS: u64 = crate::core::sqs_limits::MAX_WAIT_SECONDS as u64;
 /// A spare message is handed on only with at least this much of its lease left, so the new
 /// waiter's visibility change reaches SQS before the lease ends.
 const LEASE_MARGIN: Duration = Duration::from_secs(2);
+
+/// How long the most waiters seen at once is remembered (how many to gather for).
+const REMEMBERED: Duration = Duration::from_secs(1);
+
+/// The least remaining wait a poll is made for.
+const MIN_POLL_WAIT: Duration = Duration::from_millis(500);
+
+/// The longest a poll waits for consumers to come back while messages flow.
+const MAX_GATHER: Duration = Duration::from_millis(20);
 
 /// The most spare messages one queue keeps (ten full polls); past it they are released.
 const MAX_SPARE: usize = 100;
@@ -119,6 +130,8 @@ struct Group {
     key: GroupKey,
     fifo: bool,
     state: Mutex<GroupState>,
+    /// Told of every waiter that joins (a gathering poll waits for them).
+    joined: tokio::sync::Notify,
 }
 
 #[derive(Default)]
@@ -130,6 +143,12 @@ struct GroupState {
     asked: u32,
     /// Whether the last poll brought messages (more polls may then run at once).
     flowing: bool,
+    /// The most waiters that waited at once within a window of [`REMEMBERED`] (how many
+    /// consumers come back together), when that window began, and how long the last poll with
+    /// messages took.
+    peak_waiters: usize,
+    peak_since: Option<Instant>,
+    last_round_trip: Duration,
 }
 
 struct Waiter {
@@ -202,6 +221,16 @@ impl SharedPolls {
                 deadline,
                 reply,
             });
+            let now = Instant::now();
+            if state
+                .peak_since
+                .is_none_or(|since| now - since >= REMEMBERED)
+            {
+                state.peak_waiters = state.waiters.len();
+                state.peak_since = Some(now);
+            } else {
+                state.peak_waiters = state.peak_waiters.max(state.waiters.len());
+            }
             let start = state.polls == 0;
             if start {
                 state.polls += 1;
@@ -211,6 +240,7 @@ impl SharedPolls {
         if start_poll {
             tokio::spawn(Arc::clone(self).run(Arc::clone(&group)));
         }
+        group.joined.notify_waiters();
         let answered = tokio::select! {
             biased;
             answer = &mut answer => answer,
@@ -251,6 +281,7 @@ impl SharedPolls {
                 key,
                 fifo,
                 state: Mutex::new(GroupState::default()),
+                joined: tokio::sync::Notify::new(),
             })
         }))
     }
@@ -382,23 +413,26 @@ impl SharedPolls {
         loop {
             // A slot first, so the ask is made for the waiters there are once it starts.
             let slot = match &self.slots {
-                Some(slots) => Some(slots.enter().await),
+                Some(slots) => Some(slots.enter(&group.key.url).await),
                 None => None,
             };
+            group.gather().await;
             let Some(mut ask) = self.next_ask(&group) else {
                 return;
             };
             if let Some(slots) = &self.slots {
                 ask.wait_seconds = slots.wait_seconds(ask.wait_seconds);
             }
+            let asked_at = Instant::now();
             let answer = self.port.poll(&group.key.url, ask).await;
+            let round_trip = asked_at.elapsed();
             drop(slot);
             let (outcome, brought) = match &answer {
                 Ok(messages) if messages.is_empty() => ("empty", 0),
                 Ok(messages) => ("messages", messages.len()),
                 Err(_) => ("error", 0),
             };
-            let (release, more) = self.settle(&group, ask, answer);
+            let (release, more) = self.settle(&group, ask, answer, round_trip);
             self.meters.sqs_shared_poll(outcome, brought);
             self.release(&group.key.url, release);
             for _ in 0..more {
@@ -430,7 +464,9 @@ impl SharedPolls {
             let ask = wanted
                 .saturating_sub(if group.fifo { 0 } else { state.asked })
                 .min(BATCH_ENTRIES as u32);
-            if ask > 0 && !longest.is_zero() {
+            // A wait nearly over gets no poll of its own (SQS waits whole seconds): it answers
+            // empty at its end, as the poll just made for it would have.
+            if ask > 0 && longest >= MIN_POLL_WAIT {
                 state.asked += ask;
                 // Whole seconds, rounded up: no waiter is cut short.
                 let seconds = longest.as_secs() + u64::from(longest.subsec_nanos() > 0);
@@ -456,7 +492,13 @@ impl SharedPolls {
     }
 
     /// Hands a poll's answer out; the messages to release and how many more polls to start.
-    fn settle(&self, group: &Group, ask: PollAsk, answer: Answer) -> (Vec<BackendMessage>, usize) {
+    fn settle(
+        &self,
+        group: &Group,
+        ask: PollAsk,
+        answer: Answer,
+        round_trip: Duration,
+    ) -> (Vec<BackendMessage>, usize) {
         let mut state = lock(&group.state);
         state.asked -= ask.max_messages;
         let messages = match answer {
@@ -491,6 +533,9 @@ impl SharedPolls {
                 release.extend(rest.drain(..));
             }
         }
+        if state.flowing {
+            state.last_round_trip = round_trip;
+        }
         if !rest.is_empty() {
             let lease_ends =
                 Instant::now() + Duration::from_secs(ask.visibility_timeout_seconds.into());
@@ -512,6 +557,35 @@ impl SharedPolls {
 }
 
 impl Group {
+    /// While messages flow, waits (up to twice the last poll's round trip, at most
+    /// [`MAX_GATHER`]) until as many waiters wait as waited at once within the last second: consumers busy with
+    /// what it brought come back together, and one poll serves them all instead of each its own.
+    async fn gather(&self) {
+        let deadline = {
+            let state = lock(&self.state);
+            if !state.flowing || self.fifo || state.waiters.len() >= state.peak_waiters {
+                return;
+            }
+            Instant::now() + (state.last_round_trip * 2).min(MAX_GATHER)
+        };
+        loop {
+            let joined = self.joined.notified();
+            tokio::pin!(joined);
+            joined.as_mut().enable();
+            {
+                let state = lock(&self.state);
+                let wanted: u32 = state.waiters.iter().map(|waiter| waiter.want).sum();
+                if state.waiters.len() >= state.peak_waiters || wanted >= BATCH_ENTRIES as u32 {
+                    return;
+                }
+            }
+            tokio::select! {
+                () = joined => {}
+                () = tokio::time::sleep_until(deadline) => return,
+            }
+        }
+    }
+
     /// Leaves the group; false when it was answered first.
     fn leave(&self, id: u64) -> bool {
         let mut state = lock(&self.state);

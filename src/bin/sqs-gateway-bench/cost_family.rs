@@ -5,13 +5,8 @@
 //! price), so requests per message and per waiting consumer are the cost.
 
 use super::*;
-use axum::body::Bytes;
-use axum::extract::{ConnectInfo, State};
-use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use counting_proxy::{CountingProxy, Seen};
 use measure::Run;
-use std::collections::{BTreeMap, HashSet};
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// How long each idle consumer waits (one full long poll).
@@ -25,111 +20,6 @@ const BUSY_MESSAGES: usize = 2_000;
 /// US dollars SQS bills per request at list price.
 const DOLLARS_PER_REQUEST: f64 = 0.40 / 1_000_000.0;
 
-/// The SQS calls and connections a proxy saw since it was last reset.
-#[derive(Debug, Clone, Default)]
-struct Seen {
-    calls: BTreeMap<String, usize>,
-    peers: HashSet<SocketAddr>,
-}
-
-impl Seen {
-    fn calls(&self) -> usize {
-        self.calls.values().sum()
-    }
-
-    fn receives(&self) -> usize {
-        self.calls.get("ReceiveMessage").copied().unwrap_or(0)
-    }
-}
-
-#[derive(Clone)]
-struct Forward {
-    upstream: String,
-    http: reqwest::Client,
-    seen: Arc<Mutex<Seen>>,
-}
-
-/// A counting proxy to LocalStack on a free local port; it stops when dropped.
-struct CountingProxy {
-    url: String,
-    seen: Arc<Mutex<Seen>>,
-    server: tokio::task::JoinHandle<()>,
-}
-
-impl CountingProxy {
-    async fn start(upstream: &str) -> Result<Self, String> {
-        let seen = Arc::new(Mutex::new(Seen::default()));
-        let forward = Forward {
-            upstream: upstream.trim_end_matches('/').to_owned(),
-            http: reqwest::Client::new(),
-            seen: Arc::clone(&seen),
-        };
-        let app = axum::Router::new().fallback(relay).with_state(forward);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .map_err(|e| format!("cannot start the counting proxy: {e}"))?;
-        let url = format!(
-            "http://{}",
-            listener.local_addr().map_err(|e| e.to_string())?
-        );
-        let server = tokio::spawn(async move {
-            let service = app.into_make_service_with_connect_info::<SocketAddr>();
-            if let Err(error) = axum::serve(listener, service).await {
-                eprintln!("bench: the counting proxy stopped: {error}");
-            }
-        });
-        Ok(Self { url, seen, server })
-    }
-
-    /// What it saw since the last call, and starts counting afresh.
-    fn take(&self) -> Seen {
-        std::mem::take(&mut *self.seen.lock().unwrap_or_else(|e| e.into_inner()))
-    }
-}
-
-impl Drop for CountingProxy {
-    fn drop(&mut self) {
-        self.server.abort();
-    }
-}
-
-async fn relay(
-    State(forward): State<Forward>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> (StatusCode, HeaderMap, Bytes) {
-    {
-        let mut seen = forward.seen.lock().unwrap_or_else(|e| e.into_inner());
-        seen.peers.insert(peer);
-        if let Some(target) = headers.get("x-amz-target").and_then(|v| v.to_str().ok()) {
-            let action = target.rsplit('.').next().unwrap_or(target).to_owned();
-            *seen.calls.entry(action).or_default() += 1;
-        }
-    }
-    let path = uri.path_and_query().map_or("/", |p| p.as_str());
-    let mut request = forward
-        .http
-        .request(method, format!("{}{path}", forward.upstream))
-        .body(body);
-    for (name, value) in &headers {
-        if name != "host" && name != "content-length" {
-            request = request.header(name, value);
-        }
-    }
-    let Ok(answer) = request.send().await else {
-        return (StatusCode::BAD_GATEWAY, HeaderMap::new(), Bytes::new());
-    };
-    let status = answer.status();
-    let mut answer_headers = answer.headers().clone();
-    answer_headers.remove("content-length");
-    answer_headers.remove("transfer-encoding");
-    let bytes = answer.bytes().await.unwrap_or_default();
-    (status, answer_headers, bytes)
-}
-
 /// Idle consumers: receives SQS saw per waiting consumer-minute, and connections.
 pub(crate) struct IdleRow {
     consumers: usize,
@@ -140,7 +30,7 @@ pub(crate) struct IdleRow {
 
 impl IdleRow {
     fn receives_per_consumer_minute(&self) -> f64 {
-        self.seen.receives() as f64
+        self.seen.of("ReceiveMessage") as f64
             / (self.consumers as f64 * self.waited.as_secs_f64() / 60.0).max(f64::EPSILON)
     }
 }
@@ -156,7 +46,20 @@ pub(crate) struct BusyRow {
 
 impl BusyRow {
     fn calls_per_message(&self) -> f64 {
-        self.seen.calls() as f64 / self.run.messages.max(1) as f64
+        self.seen.total() as f64 / self.run.messages.max(1) as f64
+    }
+
+    /// `total = receives + the other calls (deletes, the gateway's depth samples) (connections)`,
+    /// per message.
+    fn calls_cell(&self) -> String {
+        let messages = self.run.messages.max(1) as f64;
+        format!(
+            "{:.3} = {:.3} + {:.3} ({})",
+            self.calls_per_message(),
+            self.seen.of("ReceiveMessage") as f64 / messages,
+            (self.seen.total() - self.seen.of("ReceiveMessage")) as f64 / messages,
+            self.seen.peers.len()
+        )
     }
 }
 
@@ -327,9 +230,9 @@ pub(crate) fn cost_table(figures: &CostFigures) -> Table {
             continue;
         };
         table.row(vec![
-            format!("{consumers} receiving {max_messages} and acknowledging: SQS calls per message (connections)"),
-            format!("{:.3} ({})", off.calls_per_message(), off.seen.peers.len()),
-            format!("{:.3} ({})", on.calls_per_message(), on.seen.peers.len()),
+            format!("{consumers} receiving {max_messages} and acknowledging: SQS calls per message = receives + other calls (connections)"),
+            off.calls_cell(),
+            on.calls_cell(),
             times(on.calls_per_message() / off.calls_per_message().max(f64::EPSILON)),
         ]);
         table.row(vec![
@@ -350,13 +253,18 @@ pub(crate) fn cost_table(figures: &CostFigures) -> Table {
         ]);
     }
     if let (Some(off), Some(on)) = pair(200) {
-        let day = |row: &IdleRow| row.receives_per_consumer_minute() * 60.0 * 24.0 * 10_000.0;
+        // Off, each consumer pays its own polls; on, the queue's shared polls are paid once.
+        let minutes_a_day = 60.0 * 24.0;
+        let off_day = off.receives_per_consumer_minute() * minutes_a_day * 10_000.0;
+        let on_day = on.seen.of("ReceiveMessage") as f64
+            / (on.waited.as_secs_f64() / 60.0).max(f64::EPSILON)
+            * minutes_a_day;
         table.note(format!(
-            "10,000 idle consumers at these rates: {} SQS requests a day (US${:.2}) with fan-in off, {} (US${:.2}) on",
-            count(day(off)),
-            day(off) * DOLLARS_PER_REQUEST,
-            count(day(on)),
-            day(on) * DOLLARS_PER_REQUEST
+            "10,000 idle consumers of one queue at these rates: {} SQS requests a day (US${:.2}) with fan-in off, {} (US${:.4}) on, whatever the number of consumers",
+            count(off_day),
+            off_day * DOLLARS_PER_REQUEST,
+            count(on_day),
+            on_day * DOLLARS_PER_REQUEST
         ));
     }
     table

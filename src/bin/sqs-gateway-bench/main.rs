@@ -18,6 +18,7 @@ pub(crate) mod backlog;
 mod backlog_family;
 pub(crate) mod ceiling;
 mod cost_family;
+mod counting_proxy;
 mod ezgh;
 mod ezgh_family;
 mod fifo_family;

@@ -2,8 +2,8 @@
 //! one queue go out together (`backend.fan_in`), each request still answered on its own: counted
 //! at a proxy between the gateway and LocalStack, not by the gateway's own metrics.
 
+use crate::counting_proxy::CountingProxy;
 use crate::harness::*;
-use crate::sqs_call_counter::SqsCallCounter;
 use futures_util::future::join_all;
 
 const MESSAGES: usize = 40;
@@ -52,10 +52,10 @@ async fn single_entry_requests_at_once(fan_in: bool) -> Option<[usize; 3]> {
     if !crate::needs!(on Kind::LocalStack) {
         return None;
     }
-    let counter = SqsCallCounter::start(&localstack_endpoint()).await;
+    let counter = CountingProxy::start(&localstack_endpoint()).await.unwrap();
     let gw = GatewayBuilder::new(Kind::LocalStack)
         .queue(QueueSpec::standard("orders"))
-        .backend_endpoint(&counter.endpoint)
+        .backend_endpoint(&counter.url)
         .sqs_fan_in(fan_in)
         .start()
         .await;
@@ -85,9 +85,9 @@ async fn single_entry_requests_at_once(fan_in: bool) -> Option<[usize; 3]> {
     }
     assert_eq!(gw.backend_depth("orders").await, 0, "every message deleted");
     let calls = [
-        counter.calls("SendMessageBatch"),
-        counter.calls("ChangeMessageVisibilityBatch"),
-        counter.calls("DeleteMessageBatch"),
+        counter.seen().of("SendMessageBatch"),
+        counter.seen().of("ChangeMessageVisibilityBatch"),
+        counter.seen().of("DeleteMessageBatch"),
     ];
     gw.stop().await;
     Some(calls)

@@ -2,18 +2,18 @@
 //! receives and connections the gateway makes follow the messages it moves, not the consumers
 //! that wait. Counted at a proxy between the gateway and LocalStack, not by the gateway's metrics.
 
+use crate::counting_proxy::CountingProxy;
 use crate::harness::*;
-use crate::sqs_call_counter::SqsCallCounter;
 use futures_util::future::join_all;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-async fn gateway(counter: &SqsCallCounter, queue: QueueSpec, fan_in: bool) -> TestGateway {
+async fn gateway(counter: &CountingProxy, queue: QueueSpec, fan_in: bool) -> TestGateway {
     GatewayBuilder::new(Kind::LocalStack)
         .queue(queue)
-        .backend_endpoint(&counter.endpoint)
+        .backend_endpoint(&counter.url)
         .sqs_fan_in(fan_in)
         .start()
         .await
@@ -25,11 +25,11 @@ async fn idle_consumers(consumers: usize, wait: u32, fan_in: bool) -> Option<(us
     if !crate::needs!(on Kind::LocalStack) {
         return None;
     }
-    let counter = SqsCallCounter::start(&localstack_endpoint()).await;
+    let counter = CountingProxy::start(&localstack_endpoint()).await.unwrap();
     let gw = gateway(&counter, QueueSpec::standard("idle"), fan_in).await;
     // The queue is resolved (and its attributes read) before the consumers come.
     gw.receive_ok("idle", json!({ "maxMessages": 1 })).await;
-    let before = counter.calls("ReceiveMessage");
+    let before = counter.seen().of("ReceiveMessage");
     let polls = (0..consumers)
         .map(|_| gw.receive("idle", json!({ "maxMessages": 1, "waitSeconds": wait })));
     for answer in join_all(polls).await {
@@ -37,8 +37,8 @@ async fn idle_consumers(consumers: usize, wait: u32, fan_in: bool) -> Option<(us
         assert_eq!(answer.body["messages"], json!([]));
     }
     let seen = (
-        counter.calls("ReceiveMessage") - before,
-        counter.connections(),
+        counter.seen().of("ReceiveMessage") - before,
+        counter.seen().peers.len(),
     );
     gw.stop().await;
     Some(seen)
@@ -125,7 +125,7 @@ async fn single_message_consumers_with_single_acks_cost_under_half_a_call_a_mess
         return;
     }
     const MESSAGES: usize = 200;
-    let counter = SqsCallCounter::start(&localstack_endpoint()).await;
+    let counter = CountingProxy::start(&localstack_endpoint()).await.unwrap();
     let gw = gateway(&counter, QueueSpec::standard("drain"), true).await;
     fill(&gw, "drain", MESSAGES, 0).await;
     let drain_calls = || {
@@ -137,7 +137,7 @@ async fn single_message_consumers_with_single_acks_cost_under_half_a_call_a_mess
             "ChangeMessageVisibilityBatch",
         ]
         .iter()
-        .map(|action| counter.calls(action))
+        .map(|action| counter.seen().of(action))
         .sum::<usize>()
     };
     let before = drain_calls();
@@ -168,7 +168,7 @@ async fn a_consumer_that_leaves_mid_wait_loses_no_message_and_spends_no_attempt(
     if !crate::needs!(on Kind::LocalStack) {
         return;
     }
-    let counter = SqsCallCounter::start(&localstack_endpoint()).await;
+    let counter = CountingProxy::start(&localstack_endpoint()).await.unwrap();
     let gw = gateway(&counter, QueueSpec::standard("left"), true).await;
     gw.receive_ok("left", json!({ "maxMessages": 1 })).await;
     let impatient = reqwest::Client::builder()
@@ -204,7 +204,7 @@ async fn fifo_groups_keep_their_order_across_many_consumers() {
     }
     const MESSAGES: usize = 60;
     const GROUPS: usize = 3;
-    let counter = SqsCallCounter::start(&localstack_endpoint()).await;
+    let counter = CountingProxy::start(&localstack_endpoint()).await.unwrap();
     let gw = gateway(&counter, QueueSpec::fifo("ordered.fifo"), true).await;
     fill(&gw, "ordered.fifo", MESSAGES, GROUPS).await;
     // Every consumer logs each message as it receives it and acknowledges it after a pause, so
@@ -260,10 +260,10 @@ async fn connections_to_sqs_stay_within_the_bound_and_queues_take_turns_at_long_
         return;
     }
     const QUEUES: usize = 6;
-    let counter = SqsCallCounter::start(&localstack_endpoint()).await;
+    let counter = CountingProxy::start(&localstack_endpoint()).await.unwrap();
     let names: Vec<String> = (0..QUEUES).map(|n| format!("turn{n}")).collect();
     let mut builder = GatewayBuilder::new(Kind::LocalStack)
-        .backend_endpoint(&counter.endpoint)
+        .backend_endpoint(&counter.url)
         .sqs_connections(4);
     for name in &names {
         builder = builder.queue(QueueSpec::standard(name));
@@ -290,9 +290,43 @@ async fn connections_to_sqs_stay_within_the_bound_and_queues_take_turns_at_long_
         );
     }
     assert!(
-        counter.connections() <= 4,
+        counter.seen().peers.len() <= 4,
         "{} connections to SQS",
-        counter.connections()
+        counter.seen().peers.len()
     );
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn sqs_throttling_answers_each_waiting_consumer_503_and_loses_nothing() {
+    if !crate::needs!(on Kind::LocalStack) {
+        return;
+    }
+    let counter = CountingProxy::start(&localstack_endpoint()).await.unwrap();
+    let gw = gateway(&counter, QueueSpec::standard("throttled"), true).await;
+    gw.send("throttled", "waits it out").await;
+    counter.refuse(Some("ReceiveMessage"));
+    let polls =
+        (0..5).map(|_| gw.receive("throttled", json!({ "maxMessages": 1, "waitSeconds": 5 })));
+    for answer in join_all(polls).await {
+        assert_eq!(
+            answer.status,
+            reqwest::StatusCode::SERVICE_UNAVAILABLE,
+            "{}",
+            answer.body
+        );
+        assert!(answer.headers.contains_key("retry-after"));
+        let text = answer.body.to_string();
+        assert!(
+            !text.contains("Throttling") && !text.contains("Rate exceeded"),
+            "{text}"
+        );
+    }
+    counter.refuse(None);
+    let messages = gw
+        .receive_ok("throttled", json!({ "maxMessages": 1, "waitSeconds": 5 }))
+        .await;
+    assert_eq!(messages.len(), 1, "the message is still there");
+    assert_eq!(messages[0]["body"], "waits it out");
     gw.stop().await;
 }

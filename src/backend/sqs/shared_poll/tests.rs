@@ -379,3 +379,75 @@ async fn with_every_poll_slot_taken_queues_take_turns_in_one_second_polls() {
         waiter.abort();
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_queue_with_many_poll_groups_takes_one_turn_at_a_time() {
+    let (polls, sqs, _give) = bounded_polls(4, Some(Arc::new(PollSlots::new(2))));
+    // Three visibility timeouts on queue a: three poll groups, one queue.
+    let with_visibility = |seconds| Join {
+        visibility_timeout_seconds: seconds,
+        ..join(1, 20)
+    };
+    let mut waiters = Vec::new();
+    for seconds in [10, 20, 30] {
+        waiters.extend(start(&polls, "a", vec![with_visibility(seconds)]));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    waiters.extend(start(&polls, "b", vec![join(1, 20)]));
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let urls = lock(&sqs.urls).clone();
+    assert_eq!(
+        urls[..3],
+        ["a", "a", "b"],
+        "b's turn comes before a's third group"
+    );
+    for waiter in waiters {
+        waiter.abort();
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn while_messages_flow_a_poll_waits_briefly_for_the_consumers_it_served_to_come_back() {
+    let (polls, sqs, give) = polls(4);
+    let first = start(&polls, "q", (0..3).map(|_| join(1, 20)).collect());
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    give.send(Ok((0..3).map(|n| message(n, None)).collect()))
+        .unwrap();
+    for waiter in first {
+        assert_eq!(ids(&waiter.await.unwrap()).len(), 1);
+    }
+    // The three come back a moment apart (their acknowledgements took a round trip each).
+    let mut again = start(&polls, "q", vec![join(1, 20)]);
+    tokio::time::sleep(Duration::from_millis(3)).await;
+    again.extend(start(&polls, "q", vec![join(1, 20), join(1, 20)]));
+    tokio::time::sleep(Duration::from_millis(3)).await;
+    let asks = sqs.asks();
+    assert_eq!(asks.len(), 2, "{asks:?}");
+    assert_eq!(asks[1].max_messages, 3, "one poll for the three");
+    for waiter in again {
+        waiter.abort();
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_idle_queue_polls_at_once_for_its_first_waiter() {
+    let (polls, sqs, _give) = polls(4);
+    let waiter = start(&polls, "q", vec![join(1, 20)]);
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    assert_eq!(sqs.asks().len(), 1, "no gathering while nothing flows");
+    for waiter in waiter {
+        waiter.abort();
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_wait_nearly_over_when_a_poll_ends_gets_no_poll_of_its_own() {
+    let (polls, sqs, _give) = polls(4);
+    let mut waiters = start(&polls, "q", vec![join(1, 20)]);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    waiters.extend(start(&polls, "q", vec![join(1, 20)]));
+    for waiter in waiters {
+        assert_eq!(ids(&waiter.await.unwrap()), Vec::<String>::new());
+    }
+    assert_eq!(sqs.asks().len(), 1, "{:?}", sqs.asks());
+}
