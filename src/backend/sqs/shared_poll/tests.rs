@@ -109,6 +109,17 @@ fn start(
         .collect()
 }
 
+/// A waiter that joins on `url` and whose client leaves once its poll started: it answers empty.
+async fn leaves_after_its_poll_started(polls: &Arc<SharedPolls>, url: &'static str, join: Join) {
+    let abandoned = join.abandoned.clone();
+    let waiter = start(polls, url, vec![join]);
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    abandoned.cancel();
+    for waiter in waiter {
+        assert_eq!(ids(&waiter.await.unwrap()), Vec::<String>::new());
+    }
+}
+
 fn ids(answer: &Answer) -> Vec<String> {
     answer
         .as_ref()
@@ -164,13 +175,7 @@ async fn a_poll_asks_for_what_its_waiters_want_and_each_message_goes_to_one_wait
 #[tokio::test(start_paused = true)]
 async fn a_waiter_whose_client_left_takes_nothing_and_its_message_goes_to_the_next_waiter() {
     let (polls, sqs, give) = polls(4);
-    let left = join(1, 20);
-    let abandoned = left.abandoned.clone();
-    let first = start(&polls, "q", vec![left]);
-    tokio::time::sleep(Duration::from_millis(10)).await;
-    abandoned.cancel();
-    let answer = first.into_iter().next().unwrap().await.unwrap();
-    assert_eq!(ids(&answer), Vec::<String>::new());
+    leaves_after_its_poll_started(&polls, "q", join(1, 20)).await;
     // The poll asked for it comes back with a message nobody waits for: it is held.
     give.send(Ok(vec![message(7, None)])).unwrap();
     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -250,12 +255,7 @@ async fn on_a_fifo_queue_an_answer_goes_to_one_waiter_and_what_it_cannot_take_is
 #[tokio::test(start_paused = true)]
 async fn on_a_fifo_queue_a_held_answer_is_handed_on_whole_up_to_the_want_and_the_rest_released() {
     let (polls, sqs, give) = polls(4);
-    let left = join(3, 20);
-    let abandoned = left.abandoned.clone();
-    let first = start(&polls, "q.fifo", vec![left]);
-    tokio::time::sleep(Duration::from_millis(10)).await;
-    abandoned.cancel();
-    first.into_iter().next().unwrap().await.unwrap().unwrap();
+    leaves_after_its_poll_started(&polls, "q.fifo", join(3, 20)).await;
     give.send(Ok(vec![
         message(1, Some("a")),
         message(2, Some("a")),
@@ -319,12 +319,7 @@ async fn while_messages_flow_more_polls_run_at_once_up_to_the_bound() {
 #[tokio::test(start_paused = true)]
 async fn shutdown_releases_what_is_spare_and_later_receives_still_poll() {
     let (polls, sqs, give) = polls(4);
-    let left = join(1, 20);
-    let abandoned = left.abandoned.clone();
-    let first = start(&polls, "q", vec![left]);
-    tokio::time::sleep(Duration::from_millis(10)).await;
-    abandoned.cancel();
-    first.into_iter().next().unwrap().await.unwrap().unwrap();
+    leaves_after_its_poll_started(&polls, "q", join(1, 20)).await;
     give.send(Ok(vec![message(1, None)])).unwrap();
     tokio::time::sleep(Duration::from_millis(10)).await;
     polls.shut_down();
