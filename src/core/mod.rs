@@ -19,6 +19,7 @@ pub mod push;
 pub mod registry;
 pub mod sqs_limits;
 pub mod state;
+pub mod trace_context;
 
 pub use error::{ErrorKind, GatewayError};
 pub use gateway::Gateway;

@@ -8,6 +8,7 @@ use super::signing::{SigningKey, signatures};
 use crate::core::clock::Clock;
 use crate::core::model::AttributeValue;
 use crate::core::push::{PushEndpoint, Pushed, PushedMessage};
+use crate::core::trace_context::TraceContext;
 use async_trait::async_trait;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -204,17 +205,22 @@ impl PushEndpoint for HttpEndpoint {
             .map(|(key, _)| key);
         let keys: Vec<&SigningKey> = std::iter::once(&self.key).chain(previous).collect();
         let signature = signatures(&keys, id, timestamp, &body);
-        let sent = self
+        let mut post = self
             .client
             .post(self.url.clone())
             .timeout(self.timeout)
             .header("webhook-id", id)
             .header("webhook-timestamp", timestamp.to_string())
             .header("webhook-signature", signature)
-            .header(reqwest::header::CONTENT_TYPE, content_type)
-            .body(body)
-            .send()
-            .await;
+            .header(reqwest::header::CONTENT_TYPE, content_type);
+        // The producer's trace continues at the receiver (not signed: a tracing hop may rewrite it).
+        if let Some(context) = TraceContext::of_message(pushed.message) {
+            post = post.header("traceparent", context.traceparent());
+            if let Some(state) = context.tracestate() {
+                post = post.header("tracestate", state);
+            }
+        }
+        let sent = post.body(body).send().await;
         match sent {
             Ok(mut response) => {
                 let pushed = match response.status().as_u16() {

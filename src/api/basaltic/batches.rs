@@ -5,8 +5,9 @@
 use super::error::ErrorBody;
 use super::wire::{self, BatchFailure, BatchFailureCode, BatchResults, BatchSuccess};
 use super::{BODY_LIMIT, BasalticError, BasalticState};
-use crate::api::common::read_body;
+use crate::api::common::{read_body, traceparent};
 use crate::core::model::{EntryErrorKind, HandleOutcome};
+use crate::core::trace_context::TraceContext;
 use axum::Json;
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
@@ -130,9 +131,12 @@ pub(super) async fn send_batch(
     let resolved = gateway.resolve_queue(&target.caller, &target.queue).await?;
     let entries = wire::batch_entries(&read_body(body, BODY_LIMIT).await?, &wire::SEND_BATCH)?;
     let mut results = Results::default();
-    let (ids, messages) = parse_each(&entries, &mut results, |entry| {
+    let (ids, mut messages) = parse_each(&entries, &mut results, |entry| {
         wire::batch_send(entry, resolved.attributes.fifo)
     });
+    for message in &mut messages {
+        TraceContext::carry_request_context(message, traceparent(&headers));
+    }
     if !messages.is_empty() {
         let sent = gateway
             .send(&target.caller, &target.queue, &messages)

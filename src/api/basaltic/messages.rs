@@ -5,8 +5,9 @@
 use super::error::ErrorBody;
 use super::wire::{self, InspectedMessages, ReceivedMessages, SendResult, SentMessage};
 use super::{BODY_LIMIT, BasalticError, BasalticState};
-use crate::api::common::read_body;
+use crate::api::common::{read_body, traceparent};
 use crate::core::model::{EntryErrorKind, HandleOutcome};
+use crate::core::trace_context::TraceContext;
 use crate::core::{ErrorKind, GatewayError};
 use axum::Json;
 use axum::body::Body;
@@ -66,7 +67,8 @@ pub(super) async fn send(
         .await?
         .attributes
         .fifo;
-    let message = wire::parse_send(&read_body(body, BODY_LIMIT).await?, fifo)?;
+    let mut message = wire::parse_send(&read_body(body, BODY_LIMIT).await?, fifo)?;
+    TraceContext::carry_request_context(&mut message, traceparent(&headers));
     let mut results = state
         .gateway
         .send(caller, queue, std::slice::from_ref(&message))

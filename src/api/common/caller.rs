@@ -1,5 +1,5 @@
-//! What a request says of its caller before any dialect reads it: the bearer token it carries
-//! and the address it comes from.
+//! What a request says of its caller before any dialect reads it: the bearer token it carries,
+//! the address it comes from, and the trace it belongs to.
 
 use axum::http::HeaderMap;
 use std::net::{IpAddr, SocketAddr};
@@ -16,6 +16,11 @@ pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
         .eq_ignore_ascii_case("bearer")
         .then_some(token.trim())
         .filter(|token| !token.is_empty())
+}
+
+/// The request's W3C `traceparent` header, if it has one (its form is the core's to judge).
+pub fn traceparent(headers: &HeaderMap) -> Option<&str> {
+    headers.get("traceparent")?.to_str().ok()
 }
 
 /// How the gateway decides which address a request comes from.

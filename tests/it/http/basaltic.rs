@@ -1290,6 +1290,80 @@ async fn concurrent_creates_of_one_name_make_one_queue(kind: Kind) {
     basaltic.backend_name(&name).await;
 }
 
+/// A message sent with a W3C `traceparent` request header carries that context (as its
+/// `AWSTraceHeader`, in X-Ray form, which also travels through SQS); one with its own
+/// `traceparent` attribute keeps its own.
+async fn a_send_carries_the_request_s_trace_context(kind: Kind) {
+    use sqs_gateway::core::model::BackendReceive;
+    let api = Basaltic::start(kind).await;
+    let queue = name();
+    let id = api.create(json!({ "name": queue })).await;
+    let traceparent = "00-5759e988bd862e3fe1be46a994272793-53995c3f42cd8ad8-01";
+    let send = |body: Value| {
+        api.gw
+            .http
+            .post(format!("{}/v1/queues/{id}/messages", api.gw.base))
+            .bearer_auth(&api.admin)
+            .header("traceparent", traceparent)
+            .json(&body)
+            .send()
+    };
+    let sent = send(json!({ "body": "traced" })).await.unwrap();
+    assert_eq!(sent.status(), StatusCode::CREATED);
+    let own = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    let sent = send(json!({
+        "body": "its own",
+        "attributes": { "traceparent": { "type": "String", "value": own } }
+    }))
+    .await
+    .unwrap();
+    assert_eq!(sent.status(), StatusCode::CREATED);
+    let backend = &api.gw.backend;
+    let url = backend
+        .resolve(&api.backend_name(&queue).await)
+        .await
+        .unwrap()
+        .url;
+    let mut got = Vec::new();
+    for _ in 0..10 {
+        let request = BackendReceive {
+            max_messages: 10,
+            wait_seconds: 1,
+            visibility_timeout_seconds: 30,
+            attempt_id: None,
+            one_per_group: false,
+            abandoned: Default::default(),
+        };
+        got.extend(backend.receive(&url, &request).await.unwrap());
+        if got.len() == 2 {
+            break;
+        }
+    }
+    let header_of = |body: &str| {
+        got.iter()
+            .find(|message| message.body == body)
+            .unwrap_or_else(|| panic!("{body} received: {got:?}"))
+            .trace_header
+            .clone()
+    };
+    assert_eq!(
+        header_of("traced").as_deref(),
+        Some("Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1")
+    );
+    assert_eq!(header_of("its own"), None, "its attribute is its context");
+}
+
+crate::on_kind!(
+    trace_on_localstack,
+    LocalStack,
+    a_send_carries_the_request_s_trace_context
+);
+crate::on_kind!(
+    trace_on_embedded,
+    Embedded,
+    a_send_carries_the_request_s_trace_context
+);
+
 crate::on_both_backends!(
     concurrent_creates_of_one_name_make_one_queue,
     attribute_names_are_any_1_to_256_bytes,

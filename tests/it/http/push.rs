@@ -29,6 +29,9 @@ pub(super) struct Hit {
     pub(super) id: String,
     pub(super) timestamp: String,
     pub(super) signature: String,
+    /// The W3C trace context headers, empty when absent.
+    pub(super) traceparent: String,
+    pub(super) tracestate: String,
     pub(super) body: String,
     pub(super) at: Instant,
 }
@@ -80,6 +83,8 @@ pub(super) async fn receive(
         id: header("webhook-id"),
         timestamp: header("webhook-timestamp"),
         signature: header("webhook-signature"),
+        traceparent: header("traceparent"),
+        tracestate: header("tracestate"),
         body,
         at: Instant::now(),
     });
@@ -454,6 +459,90 @@ crate::on_both_backends!(
     an_endpoint_that_never_answers_is_cut_at_the_timeout,
     the_dead_letter_rule_counts_push_attempts,
     pull_consumers_share_the_queue_with_the_subscription,
+);
+
+/// A producer's trace continues at the push receiver: an X-Ray trace header (as the AWS SDKs' and
+/// OpenTelemetry Java's instrumentations send it) becomes `traceparent`; W3C attributes (as
+/// OpenTelemetry JS puts them) come as they were sent; a message without either carries none.
+async fn a_delivery_carries_the_producer_s_trace_context(kind: Kind) {
+    use aws_sdk_sqs::types::{MessageAttributeValue, MessageSystemAttributeValue};
+    let receiver = Receiver::start().await;
+    let gw = gateway(kind, &receiver.url, "").await;
+    let client = gw.sqs_client(SQS_KEY_ID, SQS_SECRET);
+    let url = format!("{}/000000000000/orders", gw.base);
+    let xray = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1";
+    client
+        .send_message()
+        .queue_url(&url)
+        .message_body("x-ray")
+        .message_system_attributes(
+            aws_sdk_sqs::types::MessageSystemAttributeNameForSends::AwsTraceHeader,
+            MessageSystemAttributeValue::builder()
+                .data_type("String")
+                .string_value(xray)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let string = |value: &str| {
+        MessageAttributeValue::builder()
+            .data_type("String")
+            .string_value(value)
+            .build()
+            .unwrap()
+    };
+    let w3c = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    client
+        .send_message()
+        .queue_url(&url)
+        .message_body("w3c")
+        .message_attributes("traceparent", string(w3c))
+        .message_attributes("tracestate", string("congo=t61rcWkgMzE"))
+        .send()
+        .await
+        .unwrap();
+    client
+        .send_message()
+        .queue_url(&url)
+        .message_body("untraced")
+        .send()
+        .await
+        .unwrap();
+    let hits = receiver.wait_for(3, Duration::from_secs(20)).await;
+    let of = |body: &str| {
+        hits.iter()
+            .find(|hit| hit.body.contains(&format!("\"body\":\"{body}\"")))
+            .unwrap_or_else(|| panic!("{body} posted: {hits:?}"))
+            .clone()
+    };
+    let traced = of("x-ray");
+    assert_eq!(
+        traced.traceparent,
+        "00-5759e988bd862e3fe1be46a994272793-53995c3f42cd8ad8-01"
+    );
+    assert_eq!(traced.tracestate, "");
+    let traced = of("w3c");
+    assert_eq!(traced.traceparent, w3c);
+    assert_eq!(traced.tracestate, "congo=t61rcWkgMzE");
+    assert!(signed_by(&traced, &secret(1)), "the signature is unchanged");
+    let untraced = of("untraced");
+    assert_eq!(
+        (untraced.traceparent.as_str(), untraced.tracestate.as_str()),
+        ("", "")
+    );
+}
+
+crate::on_kind!(
+    trace_on_localstack,
+    LocalStack,
+    a_delivery_carries_the_producer_s_trace_context
+);
+crate::on_kind!(
+    trace_on_embedded,
+    Embedded,
+    a_delivery_carries_the_producer_s_trace_context
 );
 
 /// During a rotation both secrets sign each delivery.
