@@ -373,6 +373,14 @@ impl Config {
             ));
         }
         if let BackendConfig::Sqs(sqs) = &self.backend
+            && sqs.fan_in_gather_ms > 100
+        {
+            return Err(ConfigError::invalid(
+                "backend.fan_in_gather_ms",
+                "must be 0 to 100",
+            ));
+        }
+        if let BackendConfig::Sqs(sqs) = &self.backend
             && !(2..=1024).contains(&sqs.connections)
         {
             return Err(ConfigError::invalid(

@@ -79,6 +79,7 @@ fn a_minimal_config_parses_with_defaults() {
             fan_in: true,
             fan_in_calls_in_flight: 4,
             connections: 16,
+            fan_in_gather_ms: 20,
         })
     );
 }

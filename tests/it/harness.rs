@@ -726,8 +726,10 @@ impl GatewayBuilder {
                 let backend = SqsBackend::from_sdk_config(&sdk_config(&self.endpoint));
                 Some(Arc::new(if self.sqs_fan_in {
                     backend.with_fan_in(
-                        4,
-                        self.sqs_connections,
+                        sqs_gateway::backend::sqs::FanIn {
+                            connections: self.sqs_connections,
+                            ..Default::default()
+                        },
                         &sqs_gateway::core::metrics::meters::Meters::default(),
                     )
                 } else {

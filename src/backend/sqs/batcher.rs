@@ -53,6 +53,8 @@ pub(super) struct Batcher<E, R> {
     max_weight: usize,
     /// Told of every call made.
     observe: Observe,
+    /// The longest a first call waits for the requests of a burst (zero: it goes at once).
+    max_gather: Duration,
 }
 
 impl<E, R> std::fmt::Debug for Batcher<E, R> {
@@ -85,9 +87,6 @@ struct LaneState<E, R> {
 
 /// How long after its last call a lane remembers how many requests came together.
 const REMEMBERED: Duration = Duration::from_secs(1);
-
-/// The longest a first call waits for the requests that came with the last one.
-const MAX_GATHER: Duration = Duration::from_millis(20);
 
 impl<E, R> LaneState<E, R> {
     /// Whether requests came together a moment ago (the last call carried several): a first
@@ -125,7 +124,13 @@ impl<E: Send + 'static, R: Send + 'static> Batcher<E, R> {
             weight,
             max_weight,
             observe,
+            max_gather: Duration::ZERO,
         }
+    }
+
+    /// The same, a first call after a burst waiting up to `max_gather` for its requests.
+    pub(super) fn gathering(self, max_gather: Duration) -> Self {
+        Self { max_gather, ..self }
     }
 
     /// Makes `entries` part of a batch call on the queue `key` (with `call`, which carries the
@@ -173,6 +178,7 @@ impl<E: Send + 'static, R: Send + 'static> Batcher<E, R> {
                 lanes: Arc::clone(&self.lanes),
                 max_weight: self.max_weight,
                 observe: Arc::clone(&self.observe),
+                max_gather: self.max_gather,
             };
             tokio::spawn(drain.run(call));
         }
@@ -190,6 +196,7 @@ struct Drain<E, R> {
     lanes: Lanes<E, R>,
     max_weight: usize,
     observe: Observe,
+    max_gather: Duration,
 }
 
 impl<E: Send + 'static, R: Send + 'static> Drain<E, R> {
@@ -240,17 +247,17 @@ impl<E: Send + 'static, R: Send + 'static> Drain<E, R> {
     }
 
     /// When requests came together a moment ago, waits (up to twice the last call's round trip,
-    /// at most [`MAX_GATHER`]) for as many as the last call carried, or a full batch: requests
+    /// at most the configured gather bound) for as many as the last call carried, or a full batch: requests
     /// that come in bursts (the acknowledgements of one shared poll's consumers) then share one
     /// call instead of the first going alone. A lone request's call goes at once.
     async fn gather(&self) {
         let deadline = {
             let state = lock(&self.lane.state);
             let now = Instant::now();
-            if !state.gathering(now) {
+            if self.max_gather.is_zero() || !state.gathering(now) {
                 return;
             }
-            now + (state.last_round_trip * 2).min(MAX_GATHER)
+            now + (state.last_round_trip * 2).min(self.max_gather)
         };
         loop {
             let arrived = self.lane.arrived.notified();
@@ -464,7 +471,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn after_a_burst_the_next_burst_is_gathered_into_one_call() {
         let (calls, observe) = recorder();
-        let batcher = Arc::new(Batcher::new(4, observe));
+        let batcher = Arc::new(Batcher::new(4, observe).gathering(Duration::from_millis(20)));
         let call: Call<u32, u32> = Arc::new(|entries: Vec<u32>| {
             Box::pin(async move {
                 tokio::time::sleep(Duration::from_millis(2)).await;
@@ -500,5 +507,34 @@ mod tests {
             task.await.unwrap().unwrap();
         }
         assert!(started.elapsed() < Duration::from_millis(3));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn with_gathering_off_a_first_call_always_goes_at_once() {
+        let (calls, observe) = recorder();
+        let batcher = Arc::new(Batcher::new(4, observe));
+        let call: Call<u32, u32> = Arc::new(|entries: Vec<u32>| {
+            Box::pin(async move {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                Ok(entries)
+            })
+        });
+        let submit = |n: u32| {
+            let (batcher, call) = (Arc::clone(&batcher), Arc::clone(&call));
+            tokio::spawn(async move { batcher.submit("q", vec![n], call).await })
+        };
+        let burst: Vec<_> = (0..5).map(submit).collect();
+        for task in burst {
+            task.await.unwrap().unwrap();
+        }
+        let first = submit(10);
+        tokio::time::sleep(Duration::from_micros(500)).await;
+        let rest: Vec<_> = (11..15).map(submit).collect();
+        first.await.unwrap().unwrap();
+        for task in rest {
+            task.await.unwrap().unwrap();
+        }
+        let shapes: Vec<usize> = lock(&calls).iter().map(|shape| shape.requests).collect();
+        assert_eq!(shapes, [5, 1, 4], "the next burst's first went alone");
     }
 }

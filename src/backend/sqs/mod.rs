@@ -60,6 +60,31 @@ pub struct SqsConfig {
     /// long polls take at most half of them.
     #[serde(default = "default_connections")]
     pub connections: usize,
+    /// With `fan_in`, the most milliseconds a poll or a batch call waits for the rest of a
+    /// burst (consumers served together coming back; 0..=100, 0: never waits).
+    #[serde(default = "default_gather_ms")]
+    pub fan_in_gather_ms: u64,
+}
+
+/// How the sqs backend shares calls toward SQS (`backend.fan_in` and its settings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FanIn {
+    /// Batch calls of each kind, and long polls while messages flow, one queue has at once.
+    pub calls_in_flight: usize,
+    /// The most SQS calls (connections) in flight at once.
+    pub connections: usize,
+    /// The longest a poll or a batch call waits for the rest of a burst.
+    pub gather: Duration,
+}
+
+impl Default for FanIn {
+    fn default() -> Self {
+        Self {
+            calls_in_flight: default_fan_in_calls(),
+            connections: default_connections(),
+            gather: Duration::from_millis(default_gather_ms()),
+        }
+    }
 }
 
 impl Default for SqsConfig {
@@ -71,12 +96,17 @@ impl Default for SqsConfig {
             fan_in: default_fan_in(),
             fan_in_calls_in_flight: default_fan_in_calls(),
             connections: default_connections(),
+            fan_in_gather_ms: default_gather_ms(),
         }
     }
 }
 
 fn default_connections() -> usize {
     16
+}
+
+fn default_gather_ms() -> u64 {
+    20
 }
 
 fn default_connect_timeout() -> u64 {
@@ -137,16 +167,25 @@ impl SqsBackend {
         }
         let backend = Self::from_sdk_config(&loader.load().await);
         if config.fan_in {
-            backend.with_fan_in(config.fan_in_calls_in_flight, config.connections, meters)
+            let fan_in = FanIn {
+                calls_in_flight: config.fan_in_calls_in_flight,
+                connections: config.connections,
+                gather: Duration::from_millis(config.fan_in_gather_ms),
+            };
+            backend.with_fan_in(fan_in, meters)
         } else {
             backend
         }
     }
 
     /// The same backend, sharing long polls between waiting receives and coalescing sends,
-    /// acknowledgements and visibility changes per queue, with up to `calls_in_flight` polls and
-    /// batch calls of each kind at once on each queue, over at most `connections` connections.
-    pub fn with_fan_in(self, calls_in_flight: usize, connections: usize, meters: &Meters) -> Self {
+    /// acknowledgements and visibility changes per queue, as `fan_in` says.
+    pub fn with_fan_in(self, fan_in: FanIn, meters: &Meters) -> Self {
+        let FanIn {
+            calls_in_flight,
+            connections,
+            gather,
+        } = fan_in;
         let client = match connections::sdk_default_http_client() {
             Some(http) => Client::from_conf(
                 self.client
@@ -168,20 +207,22 @@ impl SqsBackend {
             })
         };
         let coalescing = Self {
-            deletes: Some(Arc::new(Batcher::new(
-                calls_in_flight,
-                observe("DeleteMessageBatch"),
-            ))),
-            visibility: Some(Arc::new(Batcher::new(
-                calls_in_flight,
-                observe("ChangeMessageVisibilityBatch"),
-            ))),
-            sends: Some(Arc::new(Batcher::weighed(
-                calls_in_flight,
-                observe("SendMessageBatch"),
-                message_bytes,
-                COALESCED_SEND_BYTES,
-            ))),
+            deletes: Some(Arc::new(
+                Batcher::new(calls_in_flight, observe("DeleteMessageBatch")).gathering(gather),
+            )),
+            visibility: Some(Arc::new(
+                Batcher::new(calls_in_flight, observe("ChangeMessageVisibilityBatch"))
+                    .gathering(gather),
+            )),
+            sends: Some(Arc::new(
+                Batcher::weighed(
+                    calls_in_flight,
+                    observe("SendMessageBatch"),
+                    message_bytes,
+                    COALESCED_SEND_BYTES,
+                )
+                .gathering(gather),
+            )),
             client,
             poll_slots: Some(Arc::clone(&poll_slots)),
             ..self
@@ -193,6 +234,7 @@ impl SqsBackend {
                 port,
                 calls_in_flight,
                 Some(poll_slots),
+                gather,
                 meters.clone(),
             ))),
             ..coalescing

@@ -51,9 +51,6 @@ const REMEMBERED: Duration = Duration::from_secs(1);
 /// The least remaining wait a poll is made for.
 const MIN_POLL_WAIT: Duration = Duration::from_millis(500);
 
-/// The longest a poll waits for consumers to come back while messages flow.
-const MAX_GATHER: Duration = Duration::from_millis(20);
-
 /// The most spare messages one queue keeps (ten full polls); past it they are released.
 const MAX_SPARE: usize = 100;
 
@@ -107,6 +104,8 @@ pub(super) struct SharedPolls {
     slots: Option<Arc<PollSlots>>,
     /// Polls one group may have in flight at once while messages flow.
     max_polls: usize,
+    /// The longest a poll waits for consumers to come back while messages flow (zero: never).
+    max_gather: Duration,
     meters: Meters,
     next_waiter: AtomicU64,
 }
@@ -176,10 +175,12 @@ impl SharedPolls {
         port: Arc<dyn PollPort>,
         max_polls: usize,
         slots: Option<Arc<PollSlots>>,
+        max_gather: Duration,
         meters: Meters,
     ) -> Self {
         Self {
             slots,
+            max_gather,
             groups: Mutex::new(HashMap::new()),
             spare: Mutex::new(HashMap::new()),
             port,
@@ -416,7 +417,7 @@ impl SharedPolls {
                 Some(slots) => Some(slots.enter(&group.key.url).await),
                 None => None,
             };
-            group.gather().await;
+            group.gather(self.max_gather).await;
             let Some(mut ask) = self.next_ask(&group) else {
                 return;
             };
@@ -558,15 +559,19 @@ impl SharedPolls {
 
 impl Group {
     /// While messages flow, waits (up to twice the last poll's round trip, at most
-    /// [`MAX_GATHER`]) until as many waiters wait as waited at once within the last second: consumers busy with
+    /// `max_gather`) until as many waiters wait as waited at once within the last second: consumers busy with
     /// what it brought come back together, and one poll serves them all instead of each its own.
-    async fn gather(&self) {
+    async fn gather(&self, max_gather: Duration) {
         let deadline = {
             let state = lock(&self.state);
-            if !state.flowing || self.fifo || state.waiters.len() >= state.peak_waiters {
+            if max_gather.is_zero()
+                || !state.flowing
+                || self.fifo
+                || state.waiters.len() >= state.peak_waiters
+            {
                 return;
             }
-            Instant::now() + (state.last_round_trip * 2).min(MAX_GATHER)
+            Instant::now() + (state.last_round_trip * 2).min(max_gather)
         };
         loop {
             let joined = self.joined.notified();

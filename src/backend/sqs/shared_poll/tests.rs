@@ -64,7 +64,13 @@ fn bounded_polls(max_polls: usize, slots: Option<Arc<PollSlots>>) -> Polls {
         visibility: Mutex::new(Vec::new()),
     });
     let port: Arc<dyn PollPort> = Arc::clone(&sqs) as Arc<dyn PollPort>;
-    let polls = Arc::new(SharedPolls::new(port, max_polls, slots, Meters::default()));
+    let polls = Arc::new(SharedPolls::new(
+        port,
+        max_polls,
+        slots,
+        Duration::from_millis(20),
+        Meters::default(),
+    ));
     (polls, sqs, give)
 }
 
