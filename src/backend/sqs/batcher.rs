@@ -4,9 +4,9 @@
 //! call goes at once when none is in flight; what arrives while calls are in flight waits for the
 //! next one), so the SQS requests a gateway makes follow the messages it moves, not the requests.
 //! Requests that came in a burst a moment ago (a call within the last second carried several) are
-//! gathered: the next first call waits up to twice the last call's round trip (20 ms at most) for
-//! as many as the largest of those calls, so the acknowledgements of consumers served together
-//! share one call; a lone request goes at once.
+//! gathered: the next first call waits up to twice the last call's round trip (at most
+//! `backend.fan_in_gather_ms`, 20 ms) for as many as the largest of those calls, so the
+//! acknowledgements of consumers served together share one call; a lone request goes at once.
 //!
 //! A request's entries stay in one call (never split, never reordered), so it gets its own
 //! per-entry outcomes, and a failed call answers each request in it with the call's error, exactly

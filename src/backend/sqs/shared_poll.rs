@@ -11,8 +11,8 @@
 //!   waiters want beyond what the polls in flight ask.
 //! - A poll asks for what its waiters want beyond what other polls ask (at most 10) and waits as
 //!   long as the longest remaining wait. While messages flow, it first waits (twice the last
-//!   poll's round trip, 20 ms at most) for as many waiters as waited at once in the last second, so
-//!   consumers that come back together share one poll.
+//!   poll's round trip, at most `backend.fan_in_gather_ms`) for as many waiters as waited at
+//!   once in the last second, so consumers that come back together share one poll.
 //! - Standard queue: each message goes to exactly one waiter, oldest waiter first, each up to what
 //!   it asked for. FIFO queue: a poll asks for what its oldest waiter wants and its answer goes to
 //!   one waiter, so the messages of a group that SQS hands out together go to one consumer, in
