@@ -39,6 +39,15 @@ impl TraceContext {
         Self::from_w3c(text("traceparent")?, text("tracestate"))
     }
 
+    /// The W3C `traceparent` and `tracestate` of a message's context, as the REST receives show
+    /// them beside each message's documented fields (none when it has no context).
+    pub fn w3c_of(message: &BackendMessage) -> (Option<String>, Option<String>) {
+        match Self::of_message(message) {
+            Some(context) => (Some(context.traceparent()), context.state),
+            None => (None, None),
+        }
+    }
+
     /// Gives a message sent through a REST API the sending request's W3C context (kept as its
     /// `AWSTraceHeader`, which also travels through SQS), unless the message carries its own (a
     /// trace header, or a `traceparent` attribute).

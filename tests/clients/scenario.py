@@ -830,6 +830,60 @@ def check_presigned_url(ctx):
 
 # --------------------------------------------------------------------------- checks: teardown
 
+XRAY_HEADER = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
+W3C_PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+
+def check_trace_header(ctx):
+    """An X-Ray producer's AWSTraceHeader (a message system attribute) reaches a consumer that
+    asks for it, outside the message attributes and only when asked; a W3C producer's
+    traceparent attribute comes back byte-exact."""
+    url = ctx.create_queue("trace")
+    sent = ctx.client.send_message(
+        QueueUrl=url,
+        MessageBody="x-ray",
+        MessageSystemAttributes={"AWSTraceHeader": {"DataType": "String", "StringValue": XRAY_HEADER}},
+    )
+    expect(sent.get("MD5OfMessageSystemAttributes"), "no MD5OfMessageSystemAttributes for a trace header")
+    ctx.client.send_message(
+        QueueUrl=url,
+        MessageBody="w3c",
+        MessageAttributes={"traceparent": {"DataType": "String", "StringValue": W3C_PARENT}},
+    )
+    got = {}
+    deadline = time.time() + 15
+    while len(got) < 2 and time.time() < deadline:
+        resp = ctx.client.receive_message(
+            QueueUrl=url,
+            MaxNumberOfMessages=10,
+            WaitTimeSeconds=2,
+            VisibilityTimeout=0,
+            MessageAttributeNames=["All"],
+            **{ctx.system_attr_param: ["AWSTraceHeader"]},
+        )
+        for m in ctx.remember(resp.get("Messages", [])):
+            got[m["Body"]] = m
+    expect(set(got) == {"x-ray", "w3c"}, f"received {sorted(got)}")
+    xray = got["x-ray"]
+    ctx.deviation(
+        xray.get("Attributes", {}).get("AWSTraceHeader") == XRAY_HEADER,
+        True,
+        f"AWSTraceHeader {xray.get('Attributes', {}).get('AWSTraceHeader')!r}",
+    )
+    expect("AWSTraceHeader" not in xray.get("MessageAttributes", {}), "the trace header is a message attribute")
+    w3c = got["w3c"]
+    expect("AWSTraceHeader" not in w3c.get("Attributes", {}), "a message sent without a trace header has one")
+    expect(
+        w3c.get("MessageAttributes", {}).get("traceparent", {}).get("StringValue") == W3C_PARENT,
+        "the traceparent attribute is not byte-exact",
+    )
+    unasked = ctx.client.receive_message(
+        QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1, **{ctx.system_attr_param: ["SentTimestamp"]}
+    )
+    for m in ctx.remember(unasked.get("Messages", [])):
+        expect("AWSTraceHeader" not in m.get("Attributes", {}), "AWSTraceHeader answered unasked")
+
+
 def check_delete_queues(ctx):
     expect(ctx.queues, "no queue to delete")
     for url in list(ctx.queues.values()):
@@ -873,6 +927,7 @@ CHECKS = [
     check_list_queues_prefix,
     check_purge_queue,
     check_tags,
+    check_trace_header,
     check_fifo_create,
     check_fifo_requires_group,
     check_fifo_send_sequence_numbers,

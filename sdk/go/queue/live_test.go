@@ -365,6 +365,31 @@ func TestLiveSendReceiveDeleteVisibility(t *testing.T) {
 	}
 }
 
+// A message sent with W3C trace attributes is received with its context as fields, which the
+// strict decoding here would refuse if the result type lacked them.
+func TestLiveTraceContext(t *testing.T) {
+	g := live(t)
+	ctx := context.Background()
+	q := g.queue(t, CreateQueueRequest{})
+	traceparent := "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	if _, err := g.admin.SendMessage(ctx, q.ID, &SendMessageRequest{
+		Body: "traced",
+		Attributes: map[string]MessageAttribute{
+			"traceparent": StringAttribute(traceparent),
+			"tracestate":  StringAttribute("congo=t61rcWkgMzE"),
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got := receiveOne(t, g.admin, q.ID, 30)
+	if got.TraceParent != traceparent || got.TraceState != "congo=t61rcWkgMzE" {
+		t.Fatalf("trace context %q / %q, want %q / congo=t61rcWkgMzE", got.TraceParent, got.TraceState, traceparent)
+	}
+	if got.Attributes["traceparent"] != StringAttribute(traceparent) {
+		t.Fatalf("the producer's attribute changed: %+v", got.Attributes)
+	}
+}
+
 func TestLiveFIFO(t *testing.T) {
 	g := live(t)
 	ctx := context.Background()

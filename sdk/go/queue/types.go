@@ -120,6 +120,10 @@ type ReceivedMessage struct {
 	ReceiveCount int `json:"receive_count"`
 	// VisibleAt is when the lease ends.
 	VisibleAt time.Time `json:"visible_at"`
+	// TraceParent is the producer's W3C trace context, empty when the message has none.
+	TraceParent string `json:"traceparent,omitempty"`
+	// TraceState is the producer's W3C tracestate, empty when its context has none.
+	TraceState string `json:"tracestate,omitempty"`
 }
 
 // ChangeVisibilityRequest is the body of POST /v1/queues/{queue_id}/messages/visibility.

@@ -11,6 +11,7 @@ use crate::core::gateway::ReceiveOptions;
 use crate::core::handle::SealedHandle;
 use crate::core::model::{AttributeValue, Delivery, HandleOutcome};
 use crate::core::sqs_limits as limits;
+use crate::core::trace_context::TraceContext;
 use base64::Engine as _;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
@@ -196,6 +197,14 @@ impl ReceiveResponse {
                     .as_ref()
                     .map_or(0, |group| group.len() + 13)
                 + message.seq.as_ref().map_or(0, |seq| seq.len() + 9)
+                + message
+                    .traceparent
+                    .as_ref()
+                    .map_or(0, |trace| trace.len() + 17)
+                + message
+                    .tracestate
+                    .as_ref()
+                    .map_or(0, |state| state.len() + 16)
         };
         16 + self.messages.iter().map(message_len).sum::<usize>()
     }
@@ -234,6 +243,18 @@ pub(super) struct MessageJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false, pattern = "^[0-9]+$")]
     pub seq: Option<String>,
+    /// The producer's W3C trace context, when the message carries one (from its
+    /// `AWSTraceHeader`, its `traceparent` attribute, or the sending request's header).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(
+        nullable = false,
+        example = "00-5759e988bd862e3fe1be46a994272793-53995c3f42cd8ad8-01"
+    )]
+    pub traceparent: Option<String>,
+    /// The producer's W3C `tracestate`, when its context has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub tracestate: Option<String>,
 }
 
 /// Attribute names the gateway reserves for itself.
@@ -317,6 +338,7 @@ impl MessageJson {
             dead_letter,
             ..
         } = delivery;
+        let (traceparent, tracestate) = TraceContext::w3c_of(&message);
         let mut attributes: BTreeMap<String, String> = message
             .attributes
             .into_iter()
@@ -353,6 +375,8 @@ impl MessageJson {
             receive_count: message.receive_count,
             group_id: message.group_id,
             seq: if fifo { message.sequence_number } else { None },
+            traceparent,
+            tracestate,
         }
     }
 }
@@ -443,6 +467,9 @@ mod tests {
             receive_count: 1_000_000,
             group_id: fifo.then(|| "group-1".to_owned()),
             seq: fifo.then(|| "18889999999999999999".to_owned()),
+            traceparent: fifo
+                .then(|| "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".to_owned()),
+            tracestate: fifo.then(|| "congo=t61rcWkgMzE".to_owned()),
         };
         for messages in [
             vec![],

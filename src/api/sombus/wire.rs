@@ -11,6 +11,7 @@ use crate::api::common::openapi::ResponseMap;
 use crate::core::gateway::ReceiveOptions;
 use crate::core::model::{AttributeValue, BackendMessage, Delivery, HandleOutcome};
 use crate::core::sqs_limits as limits;
+use crate::core::trace_context::TraceContext;
 use crate::credentials::oauth::{AuditEntry, Connection, ConnectionStatus, Role};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
@@ -251,6 +252,18 @@ pub struct PulledMessage {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     body: Option<String>,
+    /// The producer's W3C trace context, when the message carries one (from its
+    /// `AWSTraceHeader`, its `traceparent` attribute, or the sending request's header).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(
+        nullable = false,
+        example = "00-5759e988bd862e3fe1be46a994272793-53995c3f42cd8ad8-01"
+    )]
+    traceparent: Option<String>,
+    /// The producer's W3C `tracestate`, when its context has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    tracestate: Option<String>,
 }
 
 impl PulledMessage {
@@ -268,6 +281,7 @@ impl PulledMessage {
         };
         let field = |name: &str| mapped_field(&message, envelope.as_ref(), name);
         let correlation_id = field("correlation_id").or_else(|| message.group_id.clone());
+        let (traceparent, tracestate) = TraceContext::w3c_of(&message);
         Self {
             // URL-safe, as the REST dialects give handles (only the SQS endpoint gives AWS's).
             receipt_handle: receipt_handle.url_safe().expose().to_owned(),
@@ -282,6 +296,8 @@ impl PulledMessage {
                 .to_rfc3339_opts(SecondsFormat::Millis, true),
             body: envelope.is_none().then(|| message.body.clone()),
             envelope: envelope.map_or(Value::Null, Value::Object),
+            traceparent,
+            tracestate,
         }
     }
 }

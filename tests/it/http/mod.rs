@@ -37,3 +37,4 @@ mod sqs_shared_polls;
 mod state_outage;
 mod state_stall;
 mod tenant_scopes;
+mod traces;

@@ -212,6 +212,18 @@ pub(in crate::api::basaltic) struct ReceivedMessage {
     /// When the lease ends.
     #[schema(format = DateTime)]
     pub visible_at: String,
+    /// The producer's W3C trace context, when the message carries one (from its
+    /// `AWSTraceHeader`, its `traceparent` attribute, or the sending request's header).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(
+        nullable = false,
+        example = "00-5759e988bd862e3fe1be46a994272793-53995c3f42cd8ad8-01"
+    )]
+    pub traceparent: Option<String>,
+    /// The producer's W3C `tracestate`, when its context has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub tracestate: Option<String>,
 }
 
 /// The answer of a receive: 0 to `max_messages` messages.

@@ -11,6 +11,7 @@ use crate::core::model::{
     AttributeValue, Delivery, MessageAttribute, OutgoingMessage, QueueSettings,
 };
 use crate::core::sqs_limits as limits;
+use crate::core::trace_context::TraceContext;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use chrono::SecondsFormat;
@@ -383,6 +384,7 @@ pub(super) fn message(delivery: Delivery) -> ReceivedMessage {
         visible_at,
         ..
     } = delivery;
+    let (traceparent, tracestate) = TraceContext::w3c_of(&message);
     ReceivedMessage {
         message_id: message.message_id,
         body: message.body,
@@ -391,5 +393,7 @@ pub(super) fn message(delivery: Delivery) -> ReceivedMessage {
         receipt_handle: receipt_handle.url_safe().expose().to_owned(),
         receive_count: message.receive_count,
         visible_at: visible_at.to_rfc3339_opts(SecondsFormat::Millis, true),
+        traceparent,
+        tracestate,
     }
 }
