@@ -190,6 +190,10 @@ pub struct ServerConfig {
     pub shutdown_grace_seconds: u64,
     /// Take the client address from the last `X-Forwarded-For` entry (only behind a trusted proxy).
     pub trust_forwarded_for: bool,
+    /// The proxies (addresses or CIDR blocks) whose `Forwarded` or `X-Forwarded-For` headers
+    /// name the client: the nearest address of the chain that is not one of them.
+    #[serde(deserialize_with = "networks")]
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// Seconds to cache queue URLs and attributes read from the backend.
     pub queue_cache_seconds: u64,
     /// Invalid receipt handles a client address may send a minute before it gets 429.
@@ -224,12 +228,33 @@ pub struct ServerConfig {
     pub config_check_seconds: u64,
 }
 
+/// Addresses (`10.0.0.7`, `2001:db8::7`) or CIDR blocks (`10.0.0.0/8`, `2001:db8::/32`).
+fn networks<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<ipnet::IpNet>, D::Error> {
+    Vec::<String>::deserialize(deserializer)?
+        .iter()
+        .map(|entry| {
+            entry
+                .parse::<ipnet::IpNet>()
+                .or_else(|_| entry.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                .map(|network| network.trunc())
+                .map_err(|_| {
+                    serde::de::Error::custom(format!(
+                        "{entry:?} is neither an IP address nor a CIDR block like 10.0.0.0/8"
+                    ))
+                })
+        })
+        .collect()
+}
+
 impl Default for ServerConfig {
     fn default() -> Self {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 8787)),
             shutdown_grace_seconds: 25,
             trust_forwarded_for: false,
+            trusted_proxies: Vec::new(),
             queue_cache_seconds: 60,
             invalid_handles_per_minute: NonZeroU32::new(100).expect("non-zero"),
             max_connections: 10_000,
@@ -449,6 +474,13 @@ impl Config {
             return Err(ConfigError::invalid(
                 "server.tls.reload_check_seconds",
                 "must be 1 to 3600 seconds",
+            ));
+        }
+        if self.server.trust_forwarded_for && !self.server.trusted_proxies.is_empty() {
+            return Err(ConfigError::invalid(
+                "server.trust_forwarded_for",
+                "set either it or server.trusted_proxies, not both: with trusted proxies only \
+                 their forwarding headers count",
             ));
         }
         if self.server.max_connections == 0 {

@@ -84,15 +84,23 @@ pub enum Principal {
 impl Principal {
     /// Who it is, for an audit trail: its kind and public name (never a secret).
     pub fn audit_name(&self) -> String {
+        self.to_string()
+    }
+}
+
+/// The audit name: `api_key:<id>`, `access_key:<id>`, `token:<client id>`, `admin_key:<label>`,
+/// `subscription:<name>`, or `receipt_holder`, `anonymous`, `gateway`.
+impl std::fmt::Display for Principal {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Principal::ApiKey(id) => format!("api_key:{id}"),
-            Principal::AccessKey(id) => format!("access_key:{id}"),
-            Principal::Token(subject) => format!("token:{subject}"),
-            Principal::AdminKey(label) => format!("admin_key:{label}"),
-            Principal::HandleHolder => "receipt_holder".to_owned(),
-            Principal::Anonymous => "anonymous".to_owned(),
-            Principal::System => "gateway".to_owned(),
-            Principal::Subscription(name) => format!("subscription:{name}"),
+            Principal::ApiKey(id) => write!(formatter, "api_key:{id}"),
+            Principal::AccessKey(id) => write!(formatter, "access_key:{id}"),
+            Principal::Token(subject) => write!(formatter, "token:{subject}"),
+            Principal::AdminKey(label) => write!(formatter, "admin_key:{label}"),
+            Principal::HandleHolder => formatter.write_str("receipt_holder"),
+            Principal::Anonymous => formatter.write_str("anonymous"),
+            Principal::System => formatter.write_str("gateway"),
+            Principal::Subscription(name) => write!(formatter, "subscription:{name}"),
         }
     }
 }

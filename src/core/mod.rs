@@ -17,6 +17,7 @@ pub mod model;
 pub mod operation;
 pub mod push;
 pub mod registry;
+pub mod request_scope;
 pub mod sqs_limits;
 pub mod state;
 pub mod trace_context;

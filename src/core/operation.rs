@@ -2,43 +2,7 @@
 //! and metrics carry, whichever dialect asked.
 
 use crate::core::access::Action;
-use std::cell::Cell;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
-tokio::task_local! {
-    /// The operation the request being served named, for the server's request metrics.
-    static NAMED: Cell<Option<Operation>>;
-}
-
-/// Runs a request's work, answering with the operation it named (if it got that far).
-///
-/// A future of its own, not an `async fn`: an `async fn` keeps its argument beside the future it
-/// awaits, so every waiting long poll would hold the work twice.
-pub fn named_by<F: Future>(work: F) -> Named<F> {
-    Named {
-        scope: NAMED.scope(Cell::new(None), work),
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// A request's work in the scope that collects the operation it names ([`named_by`]).
-    pub struct Named<F: Future> {
-        #[pin]
-        scope: tokio::task::futures::TaskLocalFuture<Cell<Option<Operation>>, F>,
-    }
-}
-
-impl<F: Future> Future for Named<F> {
-    type Output = (F::Output, Option<Operation>);
-
-    fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut scope = self.project().scope;
-        let output = std::task::ready!(scope.as_mut().poll(context));
-        let named = scope.take_value().and_then(Cell::into_inner);
-        Poll::Ready((output, named))
-    }
-}
+use crate::core::request_scope;
 
 /// One core operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -138,7 +102,6 @@ impl Operation {
     /// says what it did.
     pub fn record(self) {
         tracing::Span::current().record("operation", self.name());
-        // Outside a request (tools, upkeep) there is nothing to name.
-        let _ = NAMED.try_with(|named| named.set(Some(self)));
+        request_scope::note_operation(self);
     }
 }

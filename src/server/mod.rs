@@ -250,9 +250,6 @@ impl App {
                 keys.api.clone(),
                 config.queue_allowances(),
                 config.server.invalid_handles_per_minute,
-                ClientAddressPolicy {
-                    trust_forwarded_for: config.server.trust_forwarded_for,
-                },
             )),
             Arc::new(api::sqs::SqsState::from_config(
                 Arc::clone(&gateway),
@@ -277,7 +274,14 @@ impl App {
             .layer(axum::middleware::from_fn(
                 console::send_browsers_to_the_console,
             ))
-            .layer(observe::ObserveLayer::new(meters, edge.clone()));
+            .layer(observe::ObserveLayer::new(
+                meters,
+                edge.clone(),
+                ClientAddressPolicy {
+                    trust_forwarded_for: config.server.trust_forwarded_for,
+                    trusted_proxies: config.server.trusted_proxies.iter().copied().collect(),
+                },
+            ));
         Ok(Self {
             scrape,
             metrics_listen: config
@@ -553,9 +557,6 @@ fn sombus_state(
         &config.sombus,
         admin_keys,
         check,
-        ClientAddressPolicy {
-            trust_forwarded_for: config.server.trust_forwarded_for,
-        },
         config.server.tls.is_some(),
         Arc::clone(clock),
     ))

@@ -1,19 +1,25 @@
 //! What every request leaves behind for operators: a request id (the client's `X-Request-Id` when it
 //! is a sane token, else a fresh one; echoed in the answer), a span that names the route, the
-//! operation and an incoming W3C `traceparent` on every log line of the request, and a count and a
-//! latency in the metrics by dialect, operation and status. The same layer ends a request that
-//! runs past [`REQUEST_TIMEOUT`] with an answer in its dialect's shape (one layer, not two: each
-//! costs every request, and every waiting long poll, a boxed future).
+//! client's address, the caller, the operation and an incoming W3C `traceparent` on every log line
+//! of the request, a count and a latency in the metrics by dialect, operation and status, and a
+//! warning (one per address a minute) when a caller fails to authenticate. The client's address
+//! is resolved here once, by `server.trusted_proxies`, for every dialect. The same layer ends a
+//! request that runs past [`REQUEST_TIMEOUT`] with an answer in its dialect's shape (one layer,
+//! not two: each costs every request, and every waiting long poll, a boxed future).
 
 use super::edge::Edge;
-use crate::api::common::RequestHints;
+use crate::api::common::{ClientAddress, ClientAddressPolicy, RequestHints};
+use crate::core::log_throttle::LogThrottle;
 use crate::core::metrics::meters::{Meters, NO_OPERATION};
-use crate::core::operation::{self, Named, Operation};
-use axum::extract::{MatchedPath, Request};
+use crate::core::operation::Operation;
+use crate::core::request_scope::{self, Scoped};
+use axum::extract::{ConnectInfo, MatchedPath, Request};
 use axum::http::{HeaderName, HeaderValue};
 use axum::response::Response;
 use std::convert::Infallible;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::time::{Instant, Timeout};
@@ -26,6 +32,10 @@ pub static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 const MAX_REQUEST_ID: usize = 128;
 /// The longest a request may take: a 20 s long poll plus backend latency and retries.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// At most one "authentication failed" warning per client address (an IPv6 /64) in this time.
+const REFUSAL_WARNING_EVERY: Duration = Duration::from_secs(60);
+/// Addresses whose refusals are throttled at once; past it the least recent are forgotten.
+const REFUSAL_ADDRESSES: u64 = 10_000;
 
 /// Gives every request its id, span and metrics (outermost layer: everything inside is in the
 /// span).
@@ -38,13 +48,52 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct ObserveLayer {
     meters: Meters,
     edge: Edge,
+    addresses: Arc<ClientAddressPolicy>,
+    refusals: Refusals,
 }
 
 impl ObserveLayer {
     /// Counts and times requests in `meters`, under the dialect `edge` names (which also
-    /// answers a request past its deadline).
-    pub fn new(meters: Meters, edge: Edge) -> Self {
-        Self { meters, edge }
+    /// answers a request past its deadline), with client addresses resolved by `addresses`.
+    pub fn new(meters: Meters, edge: Edge, addresses: ClientAddressPolicy) -> Self {
+        Self {
+            meters,
+            edge,
+            addresses: Arc::new(addresses),
+            refusals: Refusals::new(),
+        }
+    }
+}
+
+/// The "authentication failed" warnings' throttle, per client address.
+#[derive(Clone)]
+struct Refusals(moka::sync::Cache<IpAddr, Arc<Mutex<LogThrottle>>>);
+
+impl Refusals {
+    fn new() -> Self {
+        Self(
+            moka::sync::Cache::builder()
+                .max_capacity(REFUSAL_ADDRESSES)
+                .time_to_idle(REFUSAL_WARNING_EVERY * 10)
+                .build(),
+        )
+    }
+
+    /// Counts a refusal from `client`; warns when one is due, with the count since the last.
+    fn refused(&self, client: IpAddr) {
+        let throttle = self.0.get_with(super::per_address::counted_as(client), || {
+            Arc::new(Mutex::new(LogThrottle::new(REFUSAL_WARNING_EVERY)))
+        });
+        let due = throttle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .due();
+        if let Some(failures) = due {
+            tracing::warn!(
+                failures,
+                "authentication failed ({failures} from this address since its last warning)"
+            );
+        }
     }
 }
 
@@ -56,6 +105,8 @@ impl<S> tower::Layer<S> for ObserveLayer {
             inner,
             meters: self.meters.clone(),
             edge: self.edge.clone(),
+            addresses: Arc::clone(&self.addresses),
+            refusals: self.refusals.clone(),
         }
     }
 }
@@ -66,6 +117,8 @@ pub struct Observe<S> {
     inner: S,
     meters: Meters,
     edge: Edge,
+    addresses: Arc<ClientAddressPolicy>,
+    refusals: Refusals,
 }
 
 impl<S> tower::Service<Request> for Observe<S>
@@ -98,6 +151,10 @@ where
             .get("traceparent")
             .and_then(|value| value.to_str().ok())
             .filter(|value| is_traceparent(value));
+        let client = request
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|ConnectInfo(peer)| self.addresses.client_address(request.headers(), *peer));
         let route = request
             .extensions()
             .get::<MatchedPath>()
@@ -108,6 +165,11 @@ where
             request_id = %request_id,
             method = %request.method(),
             route,
+            client = client.map(tracing::field::display),
+            // Who called (`api_key:<id>`, `access_key:<id>`, `token:<client id>`, …, or
+            // `unauthenticated`) and, when authentication failed, the public id it claimed.
+            caller = tracing::field::Empty,
+            claimed = tracing::field::Empty,
             operation = tracing::field::Empty,
             // The dialect's own name of the call and its wire protocol (the SQS endpoint's
             // action, JSON or Query).
@@ -115,10 +177,13 @@ where
             protocol = tracing::field::Empty,
             traceparent = traceparent.map(tracing::field::display),
         );
+        if let Some(client) = client {
+            request.extensions_mut().insert(ClientAddress(client));
+        }
         let hints = RequestHints::of(&request);
-        // The deadline sits inside the span and the operation's scope, as the work does: a
+        // The deadline sits inside the span and the request's scope, as the work does: a
         // request cut off is still logged and counted under the operation it named.
-        let work = operation::named_by(tokio::time::timeout(
+        let work = request_scope::scoped(tokio::time::timeout(
             REQUEST_TIMEOUT,
             self.inner.call(request),
         ))
@@ -128,6 +193,7 @@ where
             answer: Some(Answering {
                 meters: self.meters.clone(),
                 edge: self.edge.clone(),
+                refusals: client.map(|client| (self.refusals.clone(), client)),
                 id_value,
                 hints,
                 started: Instant::now(),
@@ -140,7 +206,7 @@ pin_project_lite::pin_project! {
     /// A request at work, then answered: its log line, metrics and request id.
     pub struct Observed<F: Future> {
         #[pin]
-        work: Instrumented<Named<Timeout<F>>>,
+        work: Instrumented<Scoped<Timeout<F>>>,
         answer: Option<Answering>,
     }
 }
@@ -149,6 +215,7 @@ pin_project_lite::pin_project! {
 struct Answering {
     meters: Meters,
     edge: Edge,
+    refusals: Option<(Refusals, IpAddr)>,
     id_value: Option<HeaderValue>,
     hints: RequestHints,
     started: Instant,
@@ -163,10 +230,11 @@ where
     fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let mut work = this.work;
-        let (answered, named) = std::task::ready!(work.as_mut().poll(context));
+        let (answered, noted) = std::task::ready!(work.as_mut().poll(context));
         let Answering {
             meters,
             edge,
+            refusals,
             id_value,
             hints,
             started,
@@ -189,15 +257,22 @@ where
         };
         let elapsed = started.elapsed();
         let status = response.status().as_u16();
-        let operation = named.map_or(NO_OPERATION, Operation::name);
+        let operation = noted.operation.map_or(NO_OPERATION, Operation::name);
+        let dialect = edge.label(&hints);
         work.span().in_scope(|| {
             tracing::info!(
                 status,
                 latency_ms = elapsed.as_secs_f64() * 1000.0,
                 "answered"
             );
+            if noted.authentication_refused {
+                meters.authentication_failure(dialect);
+                if let Some((refusals, client)) = refusals {
+                    refusals.refused(client);
+                }
+            }
         });
-        meters.request(edge.label(&hints), operation, status, elapsed);
+        meters.request(dialect, operation, status, elapsed);
         if let Some(value) = id_value {
             response.headers_mut().insert(REQUEST_ID.clone(), value);
         }
@@ -293,6 +368,7 @@ mod tests {
             .layer(ObserveLayer::new(
                 scrape.meters(),
                 Edge::new([&crate::api::ezgh::EzghEdge as &dyn crate::api::common::EdgeShape]),
+                ClientAddressPolicy::default(),
             ));
         let request = Request::post("/v1/organizations/o/projects/p/queues/q/messages/receive")
             .header(&REQUEST_ID, "deadline-1")

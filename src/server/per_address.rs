@@ -138,7 +138,7 @@ impl Drop for AddressSlot {
 }
 
 /// The address a connection of `peer` counts under.
-fn counted_as(peer: IpAddr) -> IpAddr {
+pub(super) fn counted_as(peer: IpAddr) -> IpAddr {
     match peer {
         IpAddr::V4(_) => peer,
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {

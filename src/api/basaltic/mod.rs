@@ -20,10 +20,13 @@ mod wire;
 pub use error::BasalticError;
 
 use crate::core::Gateway;
+use crate::core::access::Principal;
 use crate::core::alias::{Alias, Namespace};
 use crate::core::metrics::sample_history::SampleHistory;
+use crate::core::request_scope;
 use crate::core::{ErrorKind, GatewayError};
 use crate::credentials::basaltic_keys::{BasalticKey, BasalticKeys};
+use crate::credentials::key_book::{self, BookKey as _};
 use crate::credentials::live::Live;
 use axum::http::HeaderMap;
 use std::sync::Arc;
@@ -102,10 +105,15 @@ impl BasalticState {
     /// The key of the `Authorization: Bearer` header, or 401 (before any body is read).
     fn authenticate(&self, headers: &HeaderMap) -> Result<Arc<BasalticKey>, GatewayError> {
         let keys = self.keys.current();
-        crate::api::common::bearer_token(headers)
+        let presented = crate::api::common::bearer_token(headers);
+        presented
             .and_then(|presented| keys.verify(presented))
             .cloned()
-            .ok_or_else(GatewayError::unauthenticated)
+            .inspect(|key| request_scope::note_caller(&Principal::ApiKey(key.id().to_owned())))
+            .ok_or_else(|| {
+                request_scope::note_refused("api_key", presented.and_then(key_book::key_id));
+                GatewayError::unauthenticated()
+            })
     }
 
     /// The gateway queue of the queue id `queue_id`; 404 for an id that names none (or is not

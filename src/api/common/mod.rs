@@ -12,6 +12,6 @@ pub mod plug;
 pub mod public_url;
 
 pub use body::{BodyTimedOut, read_body};
-pub use caller::{ClientAddressPolicy, bearer_token, traceparent};
+pub use caller::{ClientAddress, ClientAddressPolicy, bearer_token, traceparent};
 pub use plug::{Dialect, EdgeShape, RequestHints, method_not_allowed};
 pub use public_url::PublicUrl;

@@ -2,21 +2,22 @@
 
 use super::error::{ErrorBody, EzghError};
 use super::wire::{self, MessageJson, ReceiveResponse, ResultsResponse};
-use crate::api::common::{ClientAddressPolicy, read_body};
+use crate::api::common::{ClientAddress, read_body};
 use crate::core::access::{Action, Caller, Grants, Principal};
 use crate::core::alias::{Alias, Namespace};
 use crate::core::limits::{Allowance, Limit};
+use crate::core::request_scope;
 use crate::core::{Gateway, GatewayError};
 use crate::credentials::api_keys::{ApiKey, ApiKeys};
+use crate::credentials::key_book;
 use crate::credentials::live::Live;
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
-use axum::extract::{ConnectInfo, Path, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, Method, header};
 use axum::routing::post;
 use axum::{Json, Router};
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,8 +40,6 @@ pub struct EzghState {
     pub requests: BTreeMap<String, Allowance>,
     /// Receive allowances per gateway queue.
     pub queue_requests: BTreeMap<String, Allowance>,
-    /// How a request's client address is found.
-    pub client_addresses: ClientAddressPolicy,
 }
 
 impl std::fmt::Debug for EzghState {
@@ -58,7 +57,6 @@ impl EzghState {
         keys: Live<ApiKeys>,
         queue_allowances: Vec<(String, crate::core::limits::Allowance)>,
         invalid_handles_per_minute: NonZeroU32,
-        client_addresses: ClientAddressPolicy,
     ) -> Self {
         Self {
             gateway,
@@ -66,7 +64,6 @@ impl EzghState {
             invalid_handles_per_minute,
             requests: section.allowances().into_iter().collect(),
             queue_requests: queue_allowances.into_iter().collect(),
-            client_addresses,
         }
     }
 }
@@ -110,13 +107,19 @@ fn router(state: Arc<EzghState>) -> Router {
 impl EzghState {
     /// The key in the `Authorization: Bearer` header, or 401.
     fn authenticate(&self, headers: &HeaderMap) -> Result<Arc<ApiKey>, GatewayError> {
-        let presented =
-            crate::api::common::bearer_token(headers).ok_or_else(GatewayError::unauthenticated)?;
-        self.keys
-            .current()
-            .verify(presented)
-            .cloned()
-            .ok_or_else(GatewayError::unauthenticated)
+        let presented = crate::api::common::bearer_token(headers);
+        let verified =
+            presented.and_then(|presented| self.keys.current().verify(presented).cloned());
+        match verified {
+            Some(key) => {
+                request_scope::note_caller(&Principal::ApiKey(key.id.clone()));
+                Ok(key)
+            }
+            None => {
+                request_scope::note_refused("api_key", presented.and_then(key_book::key_id));
+                Err(GatewayError::unauthenticated())
+            }
+        }
     }
 
     /// The gateway queue behind an ezgh queue path, for a key of the path's organization.
@@ -164,11 +167,9 @@ impl EzghState {
     /// that would go over it is refused whole (429), before any handle acts.
     async fn admit_handles(
         &self,
-        headers: &HeaderMap,
-        peer: SocketAddr,
+        ClientAddress(client): ClientAddress,
         invalid: usize,
     ) -> Result<(), GatewayError> {
-        let client = self.client_addresses.client_address(headers, peer);
         let invalid = u32::try_from(invalid).unwrap_or(u32::MAX);
         self.gateway
             .limits()
@@ -290,8 +291,7 @@ pub(super) fn receive(
 )]
 pub(super) async fn acknowledge(
     State(state): State<Arc<EzghState>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
+    client: ClientAddress,
     body: Body,
 ) -> Result<Json<ResultsResponse>, EzghError> {
     let handles = wire::parse_ack(&read_body(body, BODY_LIMIT).await?)?;
@@ -299,9 +299,7 @@ pub(super) async fn acknowledge(
     let opened = state
         .gateway
         .open_handles(handles.iter().map(String::as_str));
-    state
-        .admit_handles(&headers, peer, opened.invalid())
-        .await?;
+    state.admit_handles(client, opened.invalid()).await?;
     let outcomes = state
         .gateway
         .acknowledge_opened(&handle_holder(), opened, None)
@@ -333,15 +331,14 @@ pub(super) async fn acknowledge(
 )]
 pub(super) async fn change_visibility(
     State(state): State<Arc<EzghState>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
+    client: ClientAddress,
     body: Body,
 ) -> Result<Json<ResultsResponse>, EzghError> {
     let entries = wire::parse_visibility(&read_body(body, BODY_LIMIT).await?)?;
     let invalid = state
         .gateway
         .count_invalid_handles(entries.iter().map(|(handle, _)| handle.as_str()));
-    state.admit_handles(&headers, peer, invalid).await?;
+    state.admit_handles(client, invalid).await?;
     let outcomes = state
         .gateway
         .change_visibility(&handle_holder(), &entries, None)
@@ -349,8 +346,10 @@ pub(super) async fn change_visibility(
     Ok(Json(ResultsResponse::new(&outcomes)))
 }
 
-/// The caller of ack and visibility: "the receipt handle is what allows it", on any queue.
+/// The caller of ack and visibility: "the receipt handle is what allows it", on any queue (the
+/// request's log lines name it `receipt_holder`).
 fn handle_holder() -> Caller {
+    request_scope::note_caller(&Principal::HandleHolder);
     static GRANTS: std::sync::OnceLock<std::sync::Arc<Grants>> = std::sync::OnceLock::new();
     let grants = GRANTS.get_or_init(|| {
         std::sync::Arc::new(

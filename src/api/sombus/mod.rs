@@ -36,7 +36,6 @@ pub struct SombusState {
     tiers: BTreeMap<String, TierConfig>,
     registrations: Option<PathBuf>,
     public_url: crate::api::common::PublicUrl,
-    client_addresses: crate::api::common::ClientAddressPolicy,
     clock: Arc<dyn Clock>,
 }
 
@@ -56,7 +55,6 @@ impl SombusState {
         section: &config::SombusConfig,
         admin_keys: Live<AdminKeys>,
         check: CredentialCheck,
-        client_addresses: crate::api::common::ClientAddressPolicy,
         tls: bool,
         clock: Arc<dyn Clock>,
     ) -> Self {
@@ -67,7 +65,6 @@ impl SombusState {
             tiers: section.tiers(),
             registrations: section.registrations_file.clone(),
             public_url: crate::api::common::PublicUrl::new(section.public_url.as_deref(), tls),
-            client_addresses,
             clock,
         }
     }

@@ -6,9 +6,10 @@ use super::error::{SombusError, UNAVAILABLE_RETRY, rule};
 use super::wire::{self, Acked, Nacked, PulledMessage, Received, Skills};
 use super::{BODY_LIMIT, SombusState, registrations};
 use crate::api::common::read_body;
-use crate::core::access::Caller;
+use crate::core::access::{Caller, Principal};
 use crate::core::limits::{Allowance, Limit};
 use crate::core::model::HandleOutcome;
+use crate::core::request_scope;
 use crate::credentials::oauth::check::MAX_RECHECK;
 use crate::credentials::oauth::{Connection, Refusal};
 use axum::Json;
@@ -65,7 +66,13 @@ impl SombusState {
         path: ConsumerPath,
         fresh_within: Duration,
     ) -> Result<Consumer, SombusError> {
+        // The client id the path names is the one a failed authentication is logged as claiming.
+        let refused = || {
+            let claimed = path.as_ref().ok().map(|Path((_, client))| client.as_str());
+            request_scope::note_refused("client", claimed);
+        };
         let token = crate::api::common::bearer_token(headers).ok_or_else(|| {
+            refused();
             SombusError::new(
                 StatusCode::UNAUTHORIZED,
                 rule::UNAUTHENTICATED,
@@ -78,9 +85,11 @@ impl SombusState {
                 .await
                 .map_err(|refusal| match refusal {
                     Refusal::Unauthenticated(why) => {
+                        refused();
                         SombusError::new(StatusCode::UNAUTHORIZED, rule::UNAUTHENTICATED, why)
                     }
                     Refusal::NotRegistered(why) => {
+                        refused();
                         SombusError::new(StatusCode::FORBIDDEN, rule::NOT_REGISTERED, why)
                     }
                     Refusal::Unavailable => SombusError::new(
@@ -90,6 +99,7 @@ impl SombusState {
                     )
                     .retry_after(UNAVAILABLE_RETRY),
                 })?;
+        request_scope::note_caller(&Principal::Token(connection.client_id.clone()));
         let Path((tenant, client)) = path.map_err(|_| {
             SombusError::bad_request("the path is not valid: its segments must be UTF-8")
         })?;

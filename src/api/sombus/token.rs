@@ -4,16 +4,17 @@
 use super::SombusState;
 use super::error::{OAuthError, OAuthErrorCode};
 use super::wire::{self, TokenAnswer, TokenType};
-use crate::api::common::read_body;
+use crate::api::common::{ClientAddress, read_body};
+use crate::core::access::Principal;
+use crate::core::request_scope;
 use crate::credentials::oauth::Refusal;
 use axum::Json;
 use axum::body::Body;
-use axum::extract::{ConnectInfo, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use base64::Engine as _;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// The largest token request body.
@@ -50,12 +51,13 @@ pub(super) fn routes() -> axum::Router<Arc<SombusState>> {
 )]
 async fn token(
     State(state): State<Arc<SombusState>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    ClientAddress(client): ClientAddress,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, OAuthError> {
     let presented = basic_credentials(&headers);
     let guessed = presented.is_some();
+    let claimed = presented.as_ref().map(|(client_id, _)| client_id.clone());
     let authenticated = match presented {
         Some((client_id, secret)) => state.check.authenticate_client(&client_id, &secret).await,
         None => Err(Refusal::Unauthenticated(
@@ -63,7 +65,10 @@ async fn token(
         )),
     };
     let (connection, serial) = match authenticated {
-        Ok(found) => found,
+        Ok(found) => {
+            request_scope::note_caller(&Principal::Token(found.0.client_id.clone()));
+            found
+        }
         Err(Refusal::Unavailable) => {
             return Err(OAuthError::new(
                 OAuthErrorCode::TemporarilyUnavailable,
@@ -71,10 +76,10 @@ async fn token(
             ));
         }
         Err(Refusal::Unauthenticated(why) | Refusal::NotRegistered(why)) => {
+            request_scope::note_refused("client", claimed.as_deref());
             // Failures count against the caller's address; past the budget, a request that
             // presents credentials gets 429. One that presents none guesses nothing: it is still
             // told how to authenticate (401 with the Basic challenge).
-            let client = state.client_addresses.client_address(&headers, peer);
             let budget = state
                 .gateway
                 .limits()

@@ -15,6 +15,7 @@ use crate::core::clock::Clock;
 use crate::core::gateway::ReceiveOptions;
 use crate::core::model::{HandleOutcome, QUEUE_NAME_RULE};
 use crate::core::operation::Operation;
+use crate::core::request_scope;
 use crate::core::sqs_limits as limits;
 use crate::core::{Gateway, GatewayError};
 use crate::credentials::live::Live;
@@ -295,6 +296,7 @@ async fn serve(
             CallableActions::default(),
         ),
     };
+    request_scope::note_caller(caller.principal());
     let base_url = state.public_url.for_request(&head.headers, "localhost");
     let protocol_name = protocol.name();
     let (named, query_params) = match protocol {
@@ -409,6 +411,7 @@ fn authenticate_head(
         .map(Some)
         .map_err(|error| {
             tracing::debug!(code = error.aws_code(), "SQS request refused by SigV4");
+            request_scope::note_refused("access_key", sigv4::claimed_key_id(head).as_deref());
             sigv4_error(&error)
         })
 }
@@ -420,16 +423,17 @@ fn verify_body(
     pending: PendingSignature,
     body: &[u8],
 ) -> Result<(Caller, CallableActions), SqsError> {
-    match pending.verify(body) {
-        Ok(verified) => keys
-            .find(&verified.access_key_id)
+    let claimed = pending.access_key_id().to_owned();
+    let verified = pending.verify(body).and_then(|verified| {
+        keys.find(&verified.access_key_id)
             .map(|key| (key.caller(), key.callable()))
-            .ok_or_else(|| sigv4_error(&SigV4Error::UnknownKey)),
-        Err(error) => {
-            tracing::debug!(code = error.aws_code(), "SQS request refused by SigV4");
-            Err(sigv4_error(&error))
-        }
-    }
+            .ok_or(SigV4Error::UnknownKey)
+    });
+    verified.map_err(|error| {
+        tracing::debug!(code = error.aws_code(), "SQS request refused by SigV4");
+        request_scope::note_refused("access_key", Some(&claimed));
+        sigv4_error(&error)
+    })
 }
 
 fn sigv4_error(error: &SigV4Error) -> SqsError {

@@ -350,6 +350,14 @@ fn bad_header() -> SigV4Error {
     SigV4Error::IncompleteSignature("repeated or non-text header")
 }
 
+/// The access key id a request's credential names, whether or not anything else checks out:
+/// what a refused request is logged as claiming.
+pub fn claimed_key_id(head: &RequestHead<'_>) -> Option<String> {
+    let query = parse_query(head.uri.query().unwrap_or(""));
+    let auth = parse_auth(head.headers, &query).ok()?;
+    auth.credential.split('/').next().map(str::to_owned)
+}
+
 fn parse_auth(headers: &HeaderMap, query: &[(Vec<u8>, Vec<u8>)]) -> Result<Auth, SigV4Error> {
     use SigV4Error::*;
     let param = |name: &str| {

@@ -53,6 +53,8 @@ pub const STATE_CALLS: &str = "sqsgw_state_store_calls_total";
 pub const UNKNOWN_DELIVERIES: &str = "sqsgw_unknown_deliveries_total";
 /// Handles that were not this gateway's (or altered, or of another queue), by operation.
 pub const INVALID_HANDLES: &str = "sqsgw_invalid_handles_total";
+/// Requests whose caller failed to authenticate, by dialect.
+pub const AUTHENTICATION_FAILURES: &str = "sqsgw_authentication_failures_total";
 /// Requests refused by a limit, by scope.
 pub const RATE_LIMITED: &str = "sqsgw_rate_limited_total";
 /// State store operations that failed, by operation and what the core did instead.
@@ -241,6 +243,11 @@ impl Meters {
             INVALID_HANDLES,
             None,
             "Receipt handles that were not this gateway's, altered, or of another queue.",
+        );
+        describe(
+            AUTHENTICATION_FAILURES,
+            None,
+            "Requests whose caller failed to authenticate, by dialect.",
         );
         describe(RATE_LIMITED, None, "Requests refused by a limit, by scope.");
         describe(
@@ -567,6 +574,15 @@ impl Meters {
             )
             .increment(count);
         }
+    }
+
+    /// A request of `dialect` whose caller failed to authenticate.
+    pub fn authentication_failure(&self, dialect: &'static str) {
+        self.counter(
+            AUTHENTICATION_FAILURES,
+            vec![Label::from_static_parts("dialect", dialect)],
+        )
+        .increment(1);
     }
 
     /// Handles that acted nowhere for `operation`.

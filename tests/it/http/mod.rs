@@ -1,6 +1,7 @@
 //! The HTTP tier: the real gateway on `127.0.0.1:0`, its APIs driven over sockets by real clients (the AWS SDK, reqwest, boto3), one behavioural suite on both backends (`on_both_backends!`: LocalStack, the embedded engine, LocalStack with the state in Redis).
 
 mod abandoned_bound;
+mod access_log;
 mod aliases;
 pub mod basaltic;
 mod console_api;

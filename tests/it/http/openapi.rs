@@ -339,9 +339,11 @@ async fn the_ezgh_document_says_what_the_ezgh_docs_say() {
             "receiveCount",
             "groupId",
             "seq",
+            "traceparent",
+            "tracestate",
         ])
     );
-    // Every field on every message, but FIFO's two.
+    // Every field on every message, but FIFO's two and the trace context.
     assert_eq!(
         names(message, "required"),
         set(&[

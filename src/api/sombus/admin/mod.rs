@@ -21,7 +21,10 @@ use super::wire::{
 use super::{BODY_LIMIT, SombusState};
 use crate::api::common::json::{optional_int, parse_object, reject_unknown};
 use crate::api::common::read_body;
+use crate::core::access::Principal;
+use crate::core::request_scope;
 use crate::credentials::admin_keys::{AdminKey, AdminRole};
+use crate::credentials::key_book;
 use crate::credentials::oauth::check::is_client_id;
 use crate::credentials::oauth::connection::{IssuedSecret, NotApplicable, WORKSPACE_SEPARATOR};
 use crate::credentials::oauth::store::REFUSED;
@@ -109,10 +112,13 @@ impl SombusState {
         role: AdminRole,
     ) -> Result<AdminKey, SombusError> {
         let keys = self.admin_keys.current();
-        let key = crate::api::common::bearer_token(headers)
+        let presented = crate::api::common::bearer_token(headers);
+        let key = presented
             .and_then(|presented| keys.verify(presented))
             .map(|key| AdminKey::clone(key))
+            .inspect(|key| request_scope::note_caller(&Principal::AdminKey(key.name.clone())))
             .ok_or_else(|| {
+                request_scope::note_refused("admin_key", presented.and_then(key_book::key_id));
                 refusal(
                     StatusCode::UNAUTHORIZED,
                     admin_rule::UNAUTHENTICATED,
