@@ -89,7 +89,8 @@ impl Principal {
 }
 
 /// The audit name: `api_key:<id>`, `access_key:<id>`, `token:<client id>`, `admin_key:<label>`,
-/// `subscription:<name>`, or `receipt_holder`, `anonymous`, `gateway`.
+/// `subscription:<name>`, or `anonymous` (an unsigned SQS request, a receipt-only ezgh ack or
+/// visibility change: nobody proved who they are), `gateway`.
 impl std::fmt::Display for Principal {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -97,8 +98,7 @@ impl std::fmt::Display for Principal {
             Principal::AccessKey(id) => write!(formatter, "access_key:{id}"),
             Principal::Token(subject) => write!(formatter, "token:{subject}"),
             Principal::AdminKey(label) => write!(formatter, "admin_key:{label}"),
-            Principal::HandleHolder => formatter.write_str("receipt_holder"),
-            Principal::Anonymous => formatter.write_str("anonymous"),
+            Principal::HandleHolder | Principal::Anonymous => formatter.write_str("anonymous"),
             Principal::System => formatter.write_str("gateway"),
             Principal::Subscription(name) => write!(formatter, "subscription:{name}"),
         }

@@ -46,9 +46,15 @@ const REFUSAL_ADDRESSES: u64 = 10_000;
 /// (`docs/decisions/2026-12-02-idle-poll-futures.md`).
 #[derive(Clone)]
 pub struct ObserveLayer {
+    observers: Arc<Observers>,
+}
+
+/// What every observed request answers to, shared: one pointer a request (and a waiting long
+/// poll) holds, not one clone of each.
+struct Observers {
     meters: Meters,
     edge: Edge,
-    addresses: Arc<ClientAddressPolicy>,
+    addresses: ClientAddressPolicy,
     refusals: Refusals,
 }
 
@@ -57,16 +63,17 @@ impl ObserveLayer {
     /// answers a request past its deadline), with client addresses resolved by `addresses`.
     pub fn new(meters: Meters, edge: Edge, addresses: ClientAddressPolicy) -> Self {
         Self {
-            meters,
-            edge,
-            addresses: Arc::new(addresses),
-            refusals: Refusals::new(),
+            observers: Arc::new(Observers {
+                meters,
+                edge,
+                addresses,
+                refusals: Refusals::new(),
+            }),
         }
     }
 }
 
 /// The "authentication failed" warnings' throttle, per client address.
-#[derive(Clone)]
 struct Refusals(moka::sync::Cache<IpAddr, Arc<Mutex<LogThrottle>>>);
 
 impl Refusals {
@@ -103,10 +110,7 @@ impl<S> tower::Layer<S> for ObserveLayer {
     fn layer(&self, inner: S) -> Observe<S> {
         Observe {
             inner,
-            meters: self.meters.clone(),
-            edge: self.edge.clone(),
-            addresses: Arc::clone(&self.addresses),
-            refusals: self.refusals.clone(),
+            observers: Arc::clone(&self.observers),
         }
     }
 }
@@ -115,10 +119,7 @@ impl<S> tower::Layer<S> for ObserveLayer {
 #[derive(Clone)]
 pub struct Observe<S> {
     inner: S,
-    meters: Meters,
-    edge: Edge,
-    addresses: Arc<ClientAddressPolicy>,
-    refusals: Refusals,
+    observers: Arc<Observers>,
 }
 
 impl<S> tower::Service<Request> for Observe<S>
@@ -151,10 +152,15 @@ where
             .get("traceparent")
             .and_then(|value| value.to_str().ok())
             .filter(|value| is_traceparent(value));
-        let client = request
-            .extensions()
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|ConnectInfo(peer)| self.addresses.client_address(request.headers(), *peer));
+        let client =
+            request
+                .extensions()
+                .get::<ConnectInfo<SocketAddr>>()
+                .map(|ConnectInfo(peer)| {
+                    self.observers
+                        .addresses
+                        .client_address(request.headers(), *peer)
+                });
         let route = request
             .extensions()
             .get::<MatchedPath>()
@@ -191,9 +197,8 @@ where
         Observed {
             work,
             answer: Some(Answering {
-                meters: self.meters.clone(),
-                edge: self.edge.clone(),
-                refusals: client.map(|client| (self.refusals.clone(), client)),
+                observers: Arc::clone(&self.observers),
+                client,
                 id_value,
                 hints,
                 started: Instant::now(),
@@ -213,9 +218,8 @@ pin_project_lite::pin_project! {
 
 /// What the answer of an observed request needs once the work is done.
 struct Answering {
-    meters: Meters,
-    edge: Edge,
-    refusals: Option<(Refusals, IpAddr)>,
+    observers: Arc<Observers>,
+    client: Option<IpAddr>,
     id_value: Option<HeaderValue>,
     hints: RequestHints,
     started: Instant,
@@ -232,9 +236,8 @@ where
         let mut work = this.work;
         let (answered, noted) = std::task::ready!(work.as_mut().poll(context));
         let Answering {
-            meters,
-            edge,
-            refusals,
+            observers,
+            client,
             id_value,
             hints,
             started,
@@ -252,13 +255,13 @@ where
                     },
                     "the request took too long; retry later",
                 );
-                edge.error_response(&hints, error)
+                observers.edge.error_response(&hints, error)
             }
         };
         let elapsed = started.elapsed();
         let status = response.status().as_u16();
         let operation = noted.operation.map_or(NO_OPERATION, Operation::name);
-        let dialect = edge.label(&hints);
+        let dialect = observers.edge.label(&hints);
         work.span().in_scope(|| {
             tracing::info!(
                 status,
@@ -266,13 +269,15 @@ where
                 "answered"
             );
             if noted.authentication_refused {
-                meters.authentication_failure(dialect);
-                if let Some((refusals, client)) = refusals {
-                    refusals.refused(client);
+                observers.meters.authentication_failure(dialect);
+                if let Some(client) = client {
+                    observers.refusals.refused(client);
                 }
             }
         });
-        meters.request(dialect, operation, status, elapsed);
+        observers
+            .meters
+            .request(dialect, operation, status, elapsed);
         if let Some(value) = id_value {
             response.headers_mut().insert(REQUEST_ID.clone(), value);
         }

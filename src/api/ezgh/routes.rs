@@ -347,7 +347,7 @@ pub(super) async fn change_visibility(
 }
 
 /// The caller of ack and visibility: "the receipt handle is what allows it", on any queue (the
-/// request's log lines name it `receipt_holder`).
+/// request's log lines name it `anonymous`: a handle proves no identity).
 fn handle_holder() -> Caller {
     request_scope::note_caller(&Principal::HandleHolder);
     static GRANTS: std::sync::OnceLock<std::sync::Arc<Grants>> = std::sync::OnceLock::new();

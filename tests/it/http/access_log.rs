@@ -126,7 +126,7 @@ async fn each_dialect_s_access_line_names_the_caller_and_the_client_address() {
         Some(r#"{"receiptHandles": ["not-a-handle"]}"#),
     )
     .await;
-    assert!(answered_line(&ack).contains("caller=receipt_holder"));
+    assert!(answered_line(&ack).contains("caller=anonymous"));
 
     // basaltic: the key's public id.
     let basaltic = request_id("basaltic");
