@@ -17,13 +17,44 @@ pub(super) fn run(
     listen: Option<SocketAddr>,
     log_format: LogFormat,
 ) -> ExitCode {
-    let _logs = match telemetry::init(log_format) {
+    // Until the config says whether spans are exported, logs go straight to stderr.
+    let early = telemetry::early(log_format);
+    let loaded = tracing::dispatcher::with_default(&early, || load(config, data_dir));
+    let (mut config, file, zero_config) = match loaded {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
+    };
+    if let Some(listen) = listen {
+        config.server.listen = listen;
+    }
+    let _logs = match telemetry::init(log_format, &config.tracing) {
         Ok(guard) => guard,
         Err(error) => {
-            eprintln!("cannot start the logging thread: {error}");
+            eprintln!("{error}");
             return ExitCode::from(EXIT_RUNTIME);
         }
     };
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    runtime.enable_all();
+    if let Some(threads) = config.server.worker_threads {
+        runtime.worker_threads(threads);
+    }
+    let runtime = match runtime.build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("cannot start the async runtime: {error}");
+            return ExitCode::from(EXIT_RUNTIME);
+        }
+    };
+    runtime.block_on(serve(config, file, zero_config))
+}
+
+/// The config the gateway starts with, its file, and whether it is a zero-config start's; or
+/// the exit code of a start that cannot go on (said on stderr).
+fn load(
+    config: Option<PathBuf>,
+    data_dir: &Path,
+) -> Result<(Config, ConfigFile, Option<ZeroConfig>), ExitCode> {
     // The file the keys are reloaded from while the gateway runs: `--config`, or the data
     // directory's (a first start's once it is written).
     let (config, zero_config) = match config {
@@ -38,37 +69,21 @@ pub(super) fn run(
             ),
             Err(error @ setup::PrepareError::DataWithoutConfig(_)) => {
                 eprintln!("cannot start: {error}");
-                return ExitCode::from(EXIT_CONFIG);
+                return Err(ExitCode::from(EXIT_CONFIG));
             }
             Err(error @ setup::PrepareError::Io(_)) => {
                 eprintln!("cannot prepare {}: {error}", data_dir.display());
-                return ExitCode::from(EXIT_RUNTIME);
+                return Err(ExitCode::from(EXIT_RUNTIME));
             }
         },
     };
-    let (mut config, file) = match config {
-        Ok(loaded) => loaded,
+    match config {
+        Ok((config, file)) => Ok((config, file, zero_config)),
         Err(error) => {
             eprintln!("config error: {error}");
-            return ExitCode::from(EXIT_CONFIG);
+            Err(ExitCode::from(EXIT_CONFIG))
         }
-    };
-    if let Some(listen) = listen {
-        config.server.listen = listen;
     }
-    let mut runtime = tokio::runtime::Builder::new_multi_thread();
-    runtime.enable_all();
-    if let Some(threads) = config.server.worker_threads {
-        runtime.worker_threads(threads);
-    }
-    let runtime = match runtime.build() {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("cannot start the async runtime: {error}");
-            return ExitCode::from(EXIT_RUNTIME);
-        }
-    };
-    runtime.block_on(serve(config, file, zero_config))
 }
 
 /// A zero-config start: the data directory's config, or a first start's to persist.

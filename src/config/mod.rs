@@ -109,6 +109,9 @@ pub struct Config {
     /// Push subscriptions: endpoints the gateway posts a queue's messages to.
     #[serde(default)]
     pub push: crate::push::PushConfig,
+    /// The gateway's own spans, exported over OTLP (off by default).
+    #[serde(default)]
+    pub tracing: crate::telemetry::TracingConfig,
 }
 
 /// The Prometheus scrape (`GET /metrics`).
@@ -389,6 +392,9 @@ impl Config {
     /// Checks what types alone cannot: references, secrets, bounds.
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.push.validate()?;
+        self.tracing
+            .validate()
+            .map_err(|(field, message)| ConfigError::invalid(field, message))?;
         if let BackendConfig::Sqs(sqs) = &self.backend
             && !(1..=64).contains(&sqs.fan_in_calls_in_flight)
         {

@@ -18,6 +18,7 @@ pub mod operation;
 pub mod push;
 pub mod registry;
 pub mod request_scope;
+pub mod spans;
 pub mod sqs_limits;
 pub mod state;
 pub mod trace_context;

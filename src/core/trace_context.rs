@@ -139,6 +139,38 @@ impl TraceContext {
         self.state.as_deref()
     }
 
+    /// As OpenTelemetry's context of a remote span: what a span continuing it has as its parent,
+    /// or links to.
+    pub fn remote_span_context(&self) -> opentelemetry::trace::SpanContext {
+        use opentelemetry::trace::{SpanContext, SpanId, TraceFlags, TraceId, TraceState};
+        SpanContext::new(
+            TraceId::from_hex(&self.trace_id).unwrap_or(TraceId::INVALID),
+            SpanId::from_hex(&self.parent_id).unwrap_or(SpanId::INVALID),
+            if self.sampled {
+                TraceFlags::SAMPLED
+            } else {
+                TraceFlags::default()
+            },
+            true,
+            self.state
+                .as_deref()
+                .and_then(|state| state.parse::<TraceState>().ok())
+                .unwrap_or_default(),
+        )
+    }
+
+    /// The context of an OpenTelemetry span, as a message or a receiver carries it (none for an
+    /// invalid one).
+    pub fn of_span_context(span: &opentelemetry::trace::SpanContext) -> Option<Self> {
+        let state = span.trace_state().header();
+        Self::valid(
+            span.trace_id().to_string(),
+            span.span_id().to_string(),
+            span.is_sampled(),
+            (!state.is_empty()).then_some(state),
+        )
+    }
+
     /// As an X-Ray trace header.
     pub fn xray(&self) -> String {
         let (time, unique) = self.trace_id.split_at(8);

@@ -8,6 +8,7 @@ use super::signing::{SigningKey, signatures};
 use crate::core::clock::Clock;
 use crate::core::model::AttributeValue;
 use crate::core::push::{PushEndpoint, Pushed, PushedMessage};
+use crate::core::spans;
 use crate::core::trace_context::TraceContext;
 use async_trait::async_trait;
 use base64::Engine as _;
@@ -213,8 +214,11 @@ impl PushEndpoint for HttpEndpoint {
             .header("webhook-timestamp", timestamp.to_string())
             .header("webhook-signature", signature)
             .header(reqwest::header::CONTENT_TYPE, content_type);
-        // The producer's trace continues at the receiver (not signed: a tracing hop may rewrite it).
-        if let Some(context) = TraceContext::of_message(pushed.message) {
+        // The producer's trace continues at the receiver (not signed: a tracing hop may rewrite
+        // it), as a child of the delivery's span when spans are exported.
+        if let Some(context) =
+            spans::current_context().or_else(|| TraceContext::of_message(pushed.message))
+        {
             post = post.header("traceparent", context.traceparent());
             if let Some(state) = context.tracestate() {
                 post = post.header("tracestate", state);

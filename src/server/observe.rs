@@ -13,6 +13,8 @@ use crate::core::log_throttle::LogThrottle;
 use crate::core::metrics::meters::{Meters, NO_OPERATION};
 use crate::core::operation::Operation;
 use crate::core::request_scope::{self, Scoped};
+use crate::core::spans;
+use crate::core::trace_context::TraceContext;
 use axum::extract::{ConnectInfo, MatchedPath, Request};
 use axum::http::{HeaderName, HeaderValue};
 use axum::response::Response;
@@ -183,16 +185,21 @@ where
             protocol = tracing::field::Empty,
             traceparent = traceparent.map(tracing::field::display),
         );
+        // Exported when tracing is on; else disabled, and none of it evaluated.
+        let server = spans::server(request.method().as_str(), route, client, || {
+            caller_trace_context(request.headers())
+        });
         if let Some(client) = client {
             request.extensions_mut().insert(ClientAddress(client));
         }
         let hints = RequestHints::of(&request);
-        // The deadline sits inside the span and the request's scope, as the work does: a
+        // The deadline sits inside the spans and the request's scope, as the work does: a
         // request cut off is still logged and counted under the operation it named.
         let work = request_scope::scoped(tokio::time::timeout(
             REQUEST_TIMEOUT,
             self.inner.call(request),
         ))
+        .instrument(server)
         .instrument(span);
         Observed {
             work,
@@ -211,7 +218,7 @@ pin_project_lite::pin_project! {
     /// A request at work, then answered: its log line, metrics and request id.
     pub struct Observed<F: Future> {
         #[pin]
-        work: Instrumented<Scoped<Timeout<F>>>,
+        work: Instrumented<Instrumented<Scoped<Timeout<F>>>>,
         answer: Option<Answering>,
     }
 }
@@ -262,6 +269,7 @@ where
         let status = response.status().as_u16();
         let operation = noted.operation.map_or(NO_OPERATION, Operation::name);
         let dialect = observers.edge.label(&hints);
+        spans::answered(work.as_ref().get_ref().inner().span(), status);
         work.span().in_scope(|| {
             tracing::info!(
                 status,
@@ -283,6 +291,15 @@ where
         }
         Poll::Ready(Ok(response))
     }
+}
+
+/// The trace context a request continues: its W3C `traceparent` (with its `tracestate`), else
+/// its X-Ray `X-Amzn-Trace-Id`.
+fn caller_trace_context(headers: &axum::http::HeaderMap) -> Option<TraceContext> {
+    let text = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+    text("traceparent")
+        .and_then(|traceparent| TraceContext::from_w3c(traceparent, text("tracestate")))
+        .or_else(|| text("x-amzn-trace-id").and_then(TraceContext::from_xray))
 }
 
 /// A random (v4) UUID from the thread's CSPRNG: no system call per request.
@@ -343,6 +360,39 @@ mod tests {
         ] {
             assert!(!is_traceparent(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_request_continues_its_traceparent_else_its_x_ray_header() {
+        let mut headers = axum::http::HeaderMap::new();
+        assert_eq!(caller_trace_context(&headers), None);
+        headers.insert(
+            "x-amzn-trace-id",
+            HeaderValue::from_static(
+                "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1",
+            ),
+        );
+        assert_eq!(
+            caller_trace_context(&headers).map(|context| context.traceparent()),
+            Some("00-5759e988bd862e3fe1be46a994272793-53995c3f42cd8ad8-01".to_owned())
+        );
+        headers.insert(
+            "traceparent",
+            HeaderValue::from_static("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"),
+        );
+        headers.insert("tracestate", HeaderValue::from_static("vendor=1"));
+        let context = caller_trace_context(&headers).unwrap();
+        assert_eq!(
+            context.traceparent(),
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"
+        );
+        assert_eq!(context.tracestate(), Some("vendor=1"));
+        // A malformed traceparent is no context; the X-Ray header is then the caller's.
+        headers.insert("traceparent", HeaderValue::from_static("00-zz-00-01"));
+        assert_eq!(
+            caller_trace_context(&headers).map(|context| context.traceparent()),
+            Some("00-5759e988bd862e3fe1be46a994272793-53995c3f42cd8ad8-01".to_owned())
+        );
     }
 
     #[test]

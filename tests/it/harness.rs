@@ -124,8 +124,9 @@ fn log_buffer() -> &'static Arc<Mutex<Vec<u8>>> {
         let writer = LogWriter(Arc::clone(&buffer));
         let _ = tracing_subscriber::fmt()
             .with_env_filter(format!(
-                "{},sqs_gateway=trace,tower_http=trace",
-                sqs_gateway::telemetry::DEFAULT_FILTER
+                "{},sqs_gateway=trace,tower_http=trace,{}=off",
+                sqs_gateway::telemetry::DEFAULT_FILTER,
+                sqs_gateway::core::spans::TARGET
             ))
             .with_writer(move || writer.clone())
             .with_ansi(false)

@@ -35,6 +35,7 @@ mod sampling;
 mod sqs_endpoint;
 mod sqs_family;
 mod state;
+mod tracing_family;
 
 use backlog_family::*;
 use cost_family::*;
@@ -43,6 +44,7 @@ use fifo_family::*;
 use polls_family::*;
 use push_family::*;
 use sqs_family::*;
+use tracing_family::*;
 
 use long_polls::PollTransport;
 use measure::{RequestKind, mebibytes};
@@ -79,6 +81,8 @@ pub(crate) struct BenchOptions {
     pub markdown: Option<PathBuf>,
     /// Keep the temporary directory (configs, logs of every child) for a look afterwards.
     pub keep: bool,
+    /// An earlier build's `sqs-gateway`, measured beside this one's in the tracing family.
+    pub baseline_gateway: Option<PathBuf>,
 }
 
 /// The scenario families.
@@ -104,6 +108,8 @@ pub(crate) enum Family {
     Sampling,
     /// SQS requests and connections in front of SQS, fan-in on against off.
     Cost,
+    /// The gateway exporting its spans against tracing off.
+    Tracing,
 }
 
 /// What a row measured (tables list rows in this order).
@@ -313,6 +319,10 @@ pub(crate) async fn run(options: &BenchOptions) -> Result<(), String> {
         let figures = cost_family(options, work.path(), &secrets, localstack.as_ref()).await?;
         print(cost_table(&figures));
         checks.extend(cost_checks(&figures));
+    }
+    if runs(Family::Tracing) {
+        let figures = tracing_family(options, work.path(), &secrets).await?;
+        print(tracing_table(options, &figures));
     }
     print(report::targets_table(&checks));
     let end = format!("load average at the end: {}", load_average());
@@ -546,6 +556,10 @@ struct BenchArgs {
     /// Keep the temporary directory (configs and logs of every gateway) afterwards.
     #[arg(long)]
     keep: bool,
+    /// An earlier build's `sqs-gateway`: the tracing family measures it too, tracing off, in the
+    /// same rounds (what tracing off costs against the build before it).
+    #[arg(long)]
+    baseline_gateway: Option<PathBuf>,
 }
 
 /// The bench's child processes.
@@ -638,6 +652,7 @@ impl BenchArgs {
             only: self.only,
             markdown: self.markdown,
             keep: self.keep,
+            baseline_gateway: self.baseline_gateway,
         }
     }
 }

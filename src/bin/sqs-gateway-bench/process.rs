@@ -245,12 +245,14 @@ impl Drop for ChildGuard {
 const THIS_BINARY: &str = "/proc/self/exe";
 
 /// Which binary a child runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Binary {
     /// This bench binary (its ceiling and fill commands).
     Bench,
     /// The gateway: `sqs-gateway`, beside this binary.
     Gateway,
+    /// Another build's gateway (`--baseline-gateway`).
+    GatewayAt(PathBuf),
 }
 
 impl Binary {
@@ -261,6 +263,8 @@ impl Binary {
             // old one reachable there); elsewhere, the file it was started from.
             Self::Bench if Path::new(THIS_BINARY).exists() => Ok(PathBuf::from(THIS_BINARY)),
             Self::Bench => Ok(this),
+            Self::GatewayAt(path) if path.exists() => Ok(path),
+            Self::GatewayAt(path) => Err(format!("{} does not exist", path.display())),
             Self::Gateway => {
                 let gateway = this
                     .parent()
@@ -357,6 +361,28 @@ impl Gateway {
         ready_timeout: Duration,
         extra: &str,
     ) -> Result<Self, String> {
+        Self::start_binary(
+            Binary::Gateway,
+            name,
+            backend,
+            secrets,
+            work,
+            ready_timeout,
+            extra,
+        )
+        .await
+    }
+
+    /// [`Gateway::start_with`] from `binary` (this build's gateway, or another's).
+    pub(super) async fn start_binary(
+        binary: Binary,
+        name: &str,
+        backend: &GatewayBackend,
+        secrets: &Secrets,
+        work: &Path,
+        ready_timeout: Duration,
+        extra: &str,
+    ) -> Result<Self, String> {
         let port = free_port()?;
         let listen = format!("127.0.0.1:{port}");
         let text = gateway_config(&listen, backend, secrets, work) + extra;
@@ -366,7 +392,7 @@ impl Gateway {
         let config = config.to_string_lossy().into_owned();
         let started = Instant::now();
         let mut guard = spawn(
-            Binary::Gateway,
+            binary,
             name,
             &["serve", "--config", &config, "--listen", &listen],
             work,

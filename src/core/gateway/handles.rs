@@ -13,6 +13,7 @@ use crate::core::handle::HandleClaims;
 use crate::core::model::HandleOutcome;
 use crate::core::model::{EntryOutcome, ExpiredFifoHandles, ExpiredVisibility};
 use crate::core::operation::Operation;
+use crate::core::spans::{self, Messaging};
 use crate::core::state::DeliveryKey;
 use crate::core::state::ledger::Standing;
 use crate::core::state::ledger::UnknownDeliveries;
@@ -90,10 +91,14 @@ impl Gateway {
         expected_queue: Option<&str>,
         expired: ExpiredFifoHandles,
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
-        self.admit_handles(caller, Operation::Acknowledge, expected_queue)?;
-        let opened = self.open_handles(handles.iter().map(String::as_str));
-        self.apply_acknowledge(caller, opened, expected_queue, expired)
-            .await
+        let span = spans::messaging(Messaging::Ack, expected_queue, handles.len());
+        let acknowledged = async {
+            self.admit_handles(caller, Operation::Acknowledge, expected_queue)?;
+            let opened = self.open_handles(handles.iter().map(String::as_str));
+            self.apply_acknowledge(caller, opened, expected_queue, expired)
+                .await
+        };
+        spans::traced(span, acknowledged).await
     }
     /// [`Gateway::acknowledge`] of handles opened with [`Gateway::open_handles`].
     pub async fn acknowledge_opened(
@@ -102,9 +107,13 @@ impl Gateway {
         opened: OpenedHandles,
         expected_queue: Option<&str>,
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
-        self.admit_handles(caller, Operation::Acknowledge, expected_queue)?;
-        self.apply_acknowledge(caller, opened, expected_queue, ExpiredFifoHandles::Delete)
-            .await
+        let span = spans::messaging(Messaging::Ack, expected_queue, opened.0.len());
+        let acknowledged = async {
+            self.admit_handles(caller, Operation::Acknowledge, expected_queue)?;
+            self.apply_acknowledge(caller, opened, expected_queue, ExpiredFifoHandles::Delete)
+                .await
+        };
+        spans::traced(span, acknowledged).await
     }
     async fn apply_acknowledge(
         self: &Arc<Self>,
@@ -205,6 +214,25 @@ impl Gateway {
     /// [`Gateway::change_visibility`], saying what a delivery whose timeout ended does (the SQS
     /// endpoint hides it again, as SQS does; the REST dialects refuse to extend an ended lease).
     pub async fn change_visibility_by(
+        self: &Arc<Self>,
+        caller: &Caller,
+        entries: &[(String, u32)],
+        expected_queue: Option<&str>,
+        expired: ExpiredVisibility,
+    ) -> Result<Vec<HandleOutcome>, GatewayError> {
+        let operation = if entries.iter().all(|(_, seconds)| *seconds == 0) {
+            Messaging::Nack
+        } else {
+            Messaging::Extend
+        };
+        let span = spans::messaging(operation, expected_queue, entries.len());
+        spans::traced(
+            span,
+            self.apply_change_visibility(caller, entries, expected_queue, expired),
+        )
+        .await
+    }
+    async fn apply_change_visibility(
         self: &Arc<Self>,
         caller: &Caller,
         entries: &[(String, u32)],

@@ -25,6 +25,7 @@ use crate::core::model::PeekedMessage;
 use crate::core::model::ResolvedQueue;
 use crate::core::model::SentMessage;
 use crate::core::operation::Operation;
+use crate::core::spans::{self, Messaging};
 use crate::core::state::{DeliveryKey, NewDelivery};
 use chrono::Duration as ChronoDuration;
 use chrono::{DateTime, Utc};
@@ -40,7 +41,8 @@ impl Gateway {
         queue: &str,
         messages: &[OutgoingMessage],
     ) -> Result<Vec<Result<SentMessage, EntryError>>, GatewayError> {
-        let sent = self.send_checked(caller, queue, messages).await?;
+        let span = spans::messaging(Messaging::Send, Some(queue), messages.len());
+        let sent = spans::traced(span, self.send_checked(caller, queue, messages)).await?;
         self.count_sends(queue, &sent);
         Ok(sent)
     }
@@ -130,6 +132,25 @@ impl Gateway {
     /// counts every take (SQS), handed to the next receive of the queue: a delivery attempt is
     /// spent only on a delivery a client got.
     pub async fn receive(
+        self: &Arc<Self>,
+        caller: &Caller,
+        queue: &str,
+        options: ReceiveOptions,
+    ) -> Result<Vec<Delivery>, GatewayError> {
+        let span = spans::messaging(Messaging::Receive, Some(queue), 0);
+        let received = spans::traced(
+            span.clone(),
+            self.receive_deliveries(caller, queue, options),
+        )
+        .await;
+        if let Ok(deliveries) = &received {
+            spans::received(&span, deliveries.iter().map(|delivery| &delivery.message));
+        }
+        received
+    }
+
+    /// [`Gateway::receive`], in its span.
+    async fn receive_deliveries(
         self: &Arc<Self>,
         caller: &Caller,
         queue: &str,

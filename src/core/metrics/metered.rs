@@ -1,5 +1,6 @@
-//! The backend port, metered: a decorator that times and counts every call the core makes to
-//! whichever adapter sits behind the port, so backend metrics need nothing of the adapters.
+//! The backend port, metered: a decorator that times, counts and traces every call the core
+//! makes to whichever adapter sits behind the port, so backend metrics and spans need nothing of
+//! the adapters.
 
 use crate::core::backend::{Backend, BackendError};
 use crate::core::metrics::meters::Meters;
@@ -8,6 +9,7 @@ use crate::core::model::{
     ExpiredVisibility, OutgoingMessage, PeekedMessage, QueueSettings, QueueStats, RedriveTask,
     ResolvedQueue, SentMessage, StoreCounts,
 };
+use crate::core::spans;
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -36,7 +38,7 @@ impl MeteredBackend {
         work: impl Future<Output = Result<T, BackendError>>,
     ) -> Result<T, BackendError> {
         let started = Instant::now();
-        let result = work.await;
+        let result = spans::traced(spans::backend_call(self.name, call), work).await;
         self.meters
             .backend_call(self.name, call, result.as_ref().err(), started.elapsed());
         result

@@ -11,10 +11,12 @@ use crate::core::gateway::ReceiveOptions;
 use crate::core::log_throttle::LogThrottle;
 use crate::core::metrics::meters::PushMeters;
 use crate::core::model::Delivery;
+use crate::core::spans;
 use governor::{Quota, RateLimiter};
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument as _;
 
 /// The long poll of each receive.
 const WAIT_SECONDS: u32 = 20;
@@ -177,7 +179,18 @@ struct Posting {
 }
 
 impl Posting {
+    /// Posts `delivery` in its span: a child of the message's producer context.
     async fn post(self, delivery: Delivery) {
+        let span = spans::push_delivery(
+            &self.subscription.queue,
+            &self.subscription.name,
+            &delivery.message,
+            delivery.message.receive_count,
+        );
+        self.deliver(delivery, &span).instrument(span.clone()).await;
+    }
+
+    async fn deliver(self, delivery: Delivery, span: &tracing::Span) {
         let subscription = &self.subscription;
         if self.status.disabled() {
             // Disabled since it was received: the message is the pull consumers' at once.
@@ -196,6 +209,12 @@ impl Posting {
             })
             .await;
         let latency = started.elapsed();
+        if let Some(status) = pushed.status() {
+            span.record("http.response.status_code", i64::from(status));
+        }
+        if !matches!(pushed, Pushed::Accepted { .. } | Pushed::Held) {
+            spans::failed(span);
+        }
         let attempt = delivery.message.receive_count;
         let handle = delivery.receipt_handle.expose().to_owned();
         let queue = Some(subscription.queue.as_str());

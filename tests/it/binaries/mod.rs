@@ -14,3 +14,4 @@ mod signals;
 mod single_node;
 pub mod sombus_cli;
 mod sombus_import;
+mod spans;
