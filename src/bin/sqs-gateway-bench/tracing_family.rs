@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Rounds per client count: in each, every gateway runs both loops, one after the other.
-const TRACING_ROUNDS: usize = 3;
+const TRACING_ROUNDS: usize = 5;
 
 /// What the sink took in.
 #[derive(Default)]
