@@ -37,6 +37,10 @@ pub enum LogFormat {
 pub const DEFAULT_FILTER: &str =
     "info,aws_config=warn,aws_smithy_runtime=warn,aws_sdk_sqs=warn,hyper=warn,h2=warn,rustls=warn";
 
+/// The longest the spans still waiting at exit may take to be exported: a collector that does
+/// not answer must not hold the process past its orchestrator's grace period.
+const LAST_EXPORT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Keeps the log writer's thread and the span exporter going; dropping it exports the spans that
 /// wait, writes the lines that wait and stops both.
 #[must_use = "dropping the guard stops the log thread (later lines are written directly)"]
@@ -48,7 +52,7 @@ pub struct LogGuard {
 impl Drop for LogGuard {
     fn drop(&mut self) {
         if let Some(provider) = self.spans.take()
-            && let Err(error) = provider.shutdown()
+            && let Err(error) = provider.shutdown_with_timeout(LAST_EXPORT)
         {
             tracing::warn!(%error, "the last spans could not be exported");
         }

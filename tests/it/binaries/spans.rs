@@ -569,3 +569,42 @@ fn sampling_follows_the_caller() {
         assert_eq!(hex::encode(&span.trace_id), TRACE, "{}", span.name);
     }
 }
+
+/// A collector that takes connections and never answers holds the exit at most the 5 s the last
+/// export is given (the orchestrator's grace period is not spent on it).
+#[test]
+fn a_collector_that_never_answers_does_not_hold_the_exit() {
+    let receiver = Receiver::start();
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_address = silent.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for connection in silent.incoming() {
+            held.push(connection);
+        }
+    });
+    let gateway = start(
+        Kind::Embedded,
+        &receiver,
+        &format!("[tracing]\nenabled = true\nendpoint = \"http://{silent_address}/v1/traces\"\n"),
+    );
+    receiver.runtime.block_on(async {
+        gateway
+            .produce(
+                "orders",
+                "to no collector",
+                Some(&format!("00-{TRACE}-{PRODUCER_SPAN}-01")),
+            )
+            .await;
+        assert_eq!(gateway.consume().await, 1);
+    });
+    // The batch is on its way to the silent collector.
+    std::thread::sleep(Duration::from_millis(500));
+    let stopping = Instant::now();
+    gateway.stop();
+    assert!(
+        stopping.elapsed() < Duration::from_secs(12),
+        "{:?}",
+        stopping.elapsed()
+    );
+}
