@@ -33,8 +33,9 @@
 //!                      │              core::state: the state port and what it keeps (ledger,
 //!                      │              kept answers, the limits' counts); the backend port;
 //!                      │              core::metrics: the meters every layer counts in, the port
-//!                      │              metered, the basaltic metrics history; core::spans: the
-//!                      │              spans `telemetry` exports over OTLP when tracing is on
+//!                      │              metered, the basaltic metrics history; core::push: the
+//!                      │              runner and the push ports (admin, records); core::spans:
+//!                      │              the spans `telemetry` exports over OTLP when tracing is on
 //!                      v
 //!                  backend            adapters of the backend port: `sqs` (Amazon SQS or
 //!                                     LocalStack), `embedded` (the in-process engine)

@@ -24,7 +24,7 @@ use std::net::SocketAddr;
 use std::num::NonZeroU32;
 
 mod state;
-pub use state::{LedgerConfig, RedisStateConfig, StateConfig};
+pub use state::{LedgerConfig, StateConfig};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -392,9 +392,7 @@ impl Config {
     /// Checks what types alone cannot: references, secrets, bounds.
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.push.validate()?;
-        self.tracing
-            .validate()
-            .map_err(|(field, message)| ConfigError::invalid(field, message))?;
+        self.tracing.validate()?;
         if let BackendConfig::Sqs(sqs) = &self.backend
             && !(1..=64).contains(&sqs.fan_in_calls_in_flight)
         {

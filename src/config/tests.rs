@@ -300,3 +300,36 @@ fn push_subscriptions_are_checked_field_by_field() {
     );
     assert!(error_of(&twice).contains("listed twice"));
 }
+
+#[test]
+fn tracing_is_off_by_default_and_its_settings_are_checked() {
+    let config = Config::parse(&minimal()).unwrap();
+    assert!(!config.tracing.enabled);
+    assert_eq!(config.tracing.sample_ratio, 1.0);
+    let on = format!(
+        "{}\n[tracing]\nenabled = true\nendpoint = \"https://collector:4318/v1/traces\"\nsample_ratio = 0.25\n",
+        minimal()
+    );
+    let parsed = Config::parse(&on).unwrap();
+    assert!(parsed.tracing.enabled);
+    assert_eq!(parsed.tracing.sample_ratio, 0.25);
+    for (setting, field) in [
+        ("sample_ratio = 1.5", "tracing.sample_ratio"),
+        ("sample_ratio = -0.1", "tracing.sample_ratio"),
+        ("endpoint = \"collector:4318\"", "tracing.endpoint"),
+        (
+            "endpoint = \"ftp://collector/v1/traces\"",
+            "tracing.endpoint",
+        ),
+        (
+            "endpoint = \"https://user:key@collector/v1/traces\"",
+            "tracing.endpoint",
+        ),
+        ("service_name = \"\"", "tracing.service_name"),
+        ("headers = { a = \"b\" }", "headers"),
+    ] {
+        let error = error_of(&format!("{}\n[tracing]\n{setting}\n", minimal()));
+        assert!(error.contains(field), "{setting}: {error}");
+        assert!(!error.contains("key@"), "{error}");
+    }
+}

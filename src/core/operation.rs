@@ -1,8 +1,8 @@
 //! Every operation the core performs, by name: what each needs of the caller, and the name spans
-//! and metrics carry, whichever dialect asked.
+//! and metrics carry, whichever dialect asked (`Operation::record`, in `request_scope`, notes it
+//! for the request).
 
 use crate::core::access::Action;
-use crate::core::request_scope;
 
 /// One core operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -96,12 +96,5 @@ impl Operation {
             | Operation::ManageSubscriptions => Action::ManageQueues,
             Operation::Redrive => Action::Redrive,
         }
-    }
-
-    /// Names the operation on the current span (the request's), so every log line of the request
-    /// says what it did.
-    pub fn record(self) {
-        tracing::Span::current().record("operation", self.name());
-        request_scope::note_operation(self);
     }
 }

@@ -63,9 +63,14 @@ impl<F: Future> Future for Scoped<F> {
     }
 }
 
-/// Notes the operation the request names (outside a request, tools and upkeep, nothing).
-pub(crate) fn note_operation(operation: Operation) {
-    let _ = NOTES.try_with(|notes| notes.operation.set(Some(operation)));
+impl Operation {
+    /// Names the operation on the current span (the request's), so every log line of the request
+    /// says what it did, and notes it for the request's metrics (outside a request, tools and
+    /// upkeep, nothing).
+    pub fn record(self) {
+        tracing::Span::current().record("operation", self.name());
+        let _ = NOTES.try_with(|notes| notes.operation.set(Some(self)));
+    }
 }
 
 /// Notes who the caller proved to be: the request's log lines name it (`caller`).

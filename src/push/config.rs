@@ -1,6 +1,6 @@
 //! The `[push]` section: the push subscriptions and what their endpoints may be.
 
-use crate::config::ConfigError;
+use crate::core::error::SettingError;
 use crate::core::push::admin::Settings;
 use crate::core::sqs_limits::MAX_VISIBILITY_SECONDS;
 use serde::Deserialize;
@@ -151,8 +151,7 @@ pub fn check_settings(
     settings: &Settings,
     allow_private_networks: bool,
 ) -> Result<(), (&'static str, String)> {
-    super::endpoint_url(&settings.url, allow_private_networks)
-        .map_err(|message| ("url", message))?;
+    endpoint_url(&settings.url, allow_private_networks).map_err(|message| ("url", message))?;
     if !(1..=100).contains(&settings.max_concurrency) {
         return Err(("max_concurrency", "must be 1 to 100".into()));
     }
@@ -183,21 +182,21 @@ pub fn check_settings(
 
 impl PushConfig {
     /// Checks every field but the secrets (read when the subscriptions are built).
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub fn validate(&self) -> Result<(), SettingError> {
         if !(1..=10_000).contains(&self.delivery_log_entries) {
-            return Err(ConfigError::invalid(
+            return Err(SettingError::new(
                 "push.delivery_log_entries",
                 "must be 1 to 10000",
             ));
         }
         if !(1..=1_000).contains(&self.max_subscriptions_per_queue) {
-            return Err(ConfigError::invalid(
+            return Err(SettingError::new(
                 "push.max_subscriptions_per_queue",
                 "must be 1 to 1000",
             ));
         }
         if !(1..=100_000).contains(&self.max_subscriptions) {
-            return Err(ConfigError::invalid(
+            return Err(SettingError::new(
                 "push.max_subscriptions",
                 "must be 1 to 100000",
             ));
@@ -207,14 +206,14 @@ impl PushConfig {
             let field = |name: &str| format!("push.subscriptions[{index}].{name}");
             let name = &subscription.name;
             if !valid_name(name) {
-                return Err(ConfigError::invalid(
+                return Err(SettingError::new(
                     field("name"),
                     "must be 1 to 64 letters, digits, - and _",
                 ));
             }
             // Names are scoped by queue: one name may serve several queues.
             if !names.insert((subscription.queue.as_str(), name.as_str())) {
-                return Err(ConfigError::invalid(
+                return Err(SettingError::new(
                     field("name"),
                     format!(
                         "`{name}` is listed twice for queue `{}`",
@@ -223,11 +222,34 @@ impl PushConfig {
                 ));
             }
             if subscription.queue.is_empty() {
-                return Err(ConfigError::invalid(field("queue"), "must name a queue"));
+                return Err(SettingError::new(field("queue"), "must name a queue"));
             }
             check_settings(&subscription.settings(), self.allow_private_networks)
-                .map_err(|(name, message)| ConfigError::invalid(field(name), message))?;
+                .map_err(|(name, message)| SettingError::new(field(name), message))?;
         }
         Ok(())
     }
+}
+
+/// An endpoint's URL, checked: `https://` (or `http://` where private networks are allowed), a
+/// host, no credentials in it.
+pub(crate) fn endpoint_url(text: &str, allow_private_networks: bool) -> Result<url::Url, String> {
+    let url = url::Url::parse(text).map_err(|_| "must be an absolute http(s) URL".to_owned())?;
+    match url.scheme() {
+        "https" => {}
+        "http" if allow_private_networks => {}
+        "http" => {
+            return Err(
+                "must be https:// (plain http:// only with push.allow_private_networks)".into(),
+            );
+        }
+        _ => return Err("must be an https:// URL".into()),
+    }
+    if url.host().is_none() {
+        return Err("must name a host".into());
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("must not carry credentials (they would show in logs)".into());
+    }
+    Ok(url)
 }

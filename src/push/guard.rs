@@ -81,6 +81,21 @@ fn embedded_v4(address: Ipv6Addr) -> Option<Option<Ipv4Addr>> {
     None
 }
 
+/// Whether `url` names its host by an address push may not reach without
+/// `allow_private_networks` (or by `localhost`, which is always loopback): a subscription to it
+/// could never deliver.
+pub(crate) fn names_a_refused_host(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(address)) => !is_public(address.into()),
+        Some(url::Host::Ipv6(address)) => !is_public(address.into()),
+        Some(url::Host::Domain(name)) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            name == "localhost" || name.ends_with(".localhost")
+        }
+        None => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

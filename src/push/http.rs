@@ -257,6 +257,6 @@ impl PushEndpoint for HttpEndpoint {
     }
 
     fn describe(&self) -> String {
-        super::describe_url(&self.url)
+        crate::core::push::endpoint_for_readers(self.url.as_str())
     }
 }

@@ -191,7 +191,7 @@ impl App {
         );
         let keys = LiveKeys::new(KeySets::from_config(config)?);
         // The push subscriptions consume their queues from now on.
-        let push_records: Arc<dyn crate::push::managed::RecordStore> =
+        let push_records: Arc<dyn crate::core::push::records::RecordStore> =
             match (&redis, config.push_dir()) {
                 (Some(redis), _) => Arc::new(
                     crate::state::redis::push_records::RedisPushRecords::new(redis.clone()),
@@ -460,6 +460,12 @@ pub enum BuildError {
     /// The state store could not be set up (exit code 1).
     #[error("state store: {0}")]
     State(String),
+}
+
+impl From<crate::core::error::SettingError> for BuildError {
+    fn from(error: crate::core::error::SettingError) -> Self {
+        Self::Config(error.into())
+    }
 }
 
 /// The sombus credential store in a directory (or memory, with the in-memory engine).

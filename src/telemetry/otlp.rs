@@ -6,6 +6,7 @@
 //! posts run on a one-thread runtime this module owns, so an export neither needs the serving
 //! runtime nor outlives it badly (the last batch is posted after the server stopped).
 
+use crate::core::error::SettingError;
 use opentelemetry_http::{Bytes, HttpClient, HttpError, Request, Response};
 use opentelemetry_otlp::{Protocol, WithExportConfig as _, WithHttpConfig as _};
 use opentelemetry_sdk::Resource;
@@ -50,30 +51,36 @@ impl Default for TracingConfig {
 }
 
 impl TracingConfig {
-    /// What the types cannot check: the ratio's range, the endpoint's shape. `Err` names the
-    /// field and says what is wrong.
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+    /// What the types cannot check: the ratio's range, the endpoint's shape.
+    pub fn validate(&self) -> Result<(), SettingError> {
         if !(0.0..=1.0).contains(&self.sample_ratio) {
-            return Err(("tracing.sample_ratio", "must be 0.0 to 1.0".into()));
+            return Err(SettingError::new(
+                "tracing.sample_ratio",
+                "must be 0.0 to 1.0",
+            ));
         }
         if let Some(endpoint) = &self.endpoint {
-            let url = url::Url::parse(endpoint)
-                .map_err(|error| ("tracing.endpoint", format!("not a URL: {error}")))?;
+            let url = url::Url::parse(endpoint).map_err(|error| {
+                SettingError::new("tracing.endpoint", format!("not a URL: {error}"))
+            })?;
             if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
-                return Err((
+                return Err(SettingError::new(
                     "tracing.endpoint",
-                    "must be an http:// or https:// URL with a host".into(),
+                    "must be an http:// or https:// URL with a host",
                 ));
             }
             if !url.username().is_empty() || url.password().is_some() {
-                return Err((
+                return Err(SettingError::new(
                     "tracing.endpoint",
-                    "must carry no credentials (give them in OTEL_EXPORTER_OTLP_HEADERS)".into(),
+                    "must carry no credentials (give them in OTEL_EXPORTER_OTLP_HEADERS)",
                 ));
             }
         }
         if self.service_name.as_deref().is_some_and(str::is_empty) {
-            return Err(("tracing.service_name", "must not be empty".into()));
+            return Err(SettingError::new(
+                "tracing.service_name",
+                "must not be empty",
+            ));
         }
         Ok(())
     }

@@ -10,6 +10,8 @@
 
 pub mod admin;
 pub mod board;
+pub mod record;
+pub mod records;
 pub mod runner;
 
 use crate::core::model::BackendMessage;
@@ -25,6 +27,16 @@ pub trait PushEndpoint: Send + Sync + 'static {
 
     /// Where it posts, for people: as [`endpoint_for_readers`] shows it.
     fn describe(&self) -> String;
+}
+
+/// An endpoint as its managers see it: scheme, host and path, never a query or credentials.
+pub(crate) fn url_without_query(url: &url::Url) -> String {
+    let mut shown = url.clone();
+    shown.set_query(None);
+    shown.set_fragment(None);
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    shown.to_string()
 }
 
 /// An endpoint as readers, logs and the audit trail see it: scheme, host and port, with `/…` for

@@ -4,23 +4,22 @@
 //! the store; other replicas follow it within [`FOLLOW_EVERY`]. A signing secret is made here,
 //! answered once, and kept sealed ([`record::SecretSeal`]).
 
-pub mod record;
 pub mod store;
 
-pub use record::SecretSeal;
-pub use store::{DirectoryStore, RecordStore, Room, StoreFailure, Write, Written};
+pub use store::DirectoryStore;
 
 use super::config::{check_settings, valid_name};
+use super::endpoint::{EndpointMaker, Swappable, describe_url, subscription};
 use super::signing::{SigningKey, new_secret};
-use super::{EndpointMaker, Swappable, describe_url, subscription};
 use crate::core::push::admin::{
     Actor, AuditEntry, Change, MOST_OVERLAP, Managed, Settings, SubscriptionAdmin, WithSecret,
 };
 use crate::core::push::board::Status;
+use crate::core::push::record::{self, AuditLine, PreviousSecret, Record, SecretSeal};
+use crate::core::push::records::{self, RecordStore, Room, StoreFailure, Write, Written};
 use crate::core::push::runner;
 use crate::core::{ErrorKind, Gateway, GatewayError};
 use async_trait::async_trait;
-use record::{AuditLine, PreviousSecret, Record};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
@@ -105,7 +104,7 @@ fn trail_full(
     now: chrono::DateTime<chrono::Utc>,
 ) -> GatewayError {
     let kept_until =
-        oldest + chrono::Duration::from_std(store::AUDIT_KEPT_AT_LEAST).unwrap_or_default();
+        oldest + chrono::Duration::from_std(records::AUDIT_KEPT_AT_LEAST).unwrap_or_default();
     let retry_after = (kept_until - now)
         .to_std()
         .unwrap_or_default()
@@ -117,8 +116,8 @@ fn trail_full(
         },
         format!(
             "the queue's subscriptions changed {} times within {} days: its audit trail keeps each change that long, so further changes wait (deletes are always taken)",
-            store::AUDIT_KEPT_PER_QUEUE,
-            store::AUDIT_KEPT_AT_LEAST.as_secs() / 86_400
+            records::AUDIT_KEPT_PER_QUEUE,
+            records::AUDIT_KEPT_AT_LEAST.as_secs() / 86_400
         ),
     )
 }
@@ -487,8 +486,8 @@ impl Manager {
     fn check(&self, settings: &Settings, new_url: bool) -> Result<(), GatewayError> {
         check_settings(settings, self.parts.allow_private_networks)
             .map_err(|(field, message)| refused(field, &message))?;
-        let names_a_refused_host =
-            url::Url::parse(&settings.url).is_ok_and(|url| super::names_a_refused_host(&url));
+        let names_a_refused_host = url::Url::parse(&settings.url)
+            .is_ok_and(|url| super::guard::names_a_refused_host(&url));
         if new_url && names_a_refused_host && !self.parts.allow_private_networks {
             return Err(refused(
                 "url",

@@ -6,7 +6,7 @@
 //! (`cluster = true`) is reached through its seed nodes, each command routed to the node that
 //! holds its keys' slot.
 
-use crate::config::RedisStateConfig;
+use super::config::RedisStateConfig;
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::{ClusterClientBuilder, ClusterConfig};
 use redis::cluster_async::ClusterConnection;

@@ -6,12 +6,12 @@
 //! deliveries and its queue's purge generation sit in one slot. Time comes from the gateway's
 //! clock: replicas' clocks are expected to agree (NTP) within well under a second.
 
+pub mod config;
 mod connection;
 pub mod credential_server;
 pub mod push_records;
 pub mod sample_history;
 
-use crate::config::RedisStateConfig;
 use crate::core::clock::Clock;
 use crate::core::state::ledger::{Standing, UnknownDeliveries};
 use crate::core::state::{
@@ -19,6 +19,7 @@ use crate::core::state::{
     StateUnavailable,
 };
 use async_trait::async_trait;
+use config::RedisStateConfig;
 use redis::{FromRedisValue, Script};
 use std::sync::Arc;
 use std::time::Duration;

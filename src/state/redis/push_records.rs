@@ -2,14 +2,15 @@
 //! replicas: the records in one hash by queue and name (`P{push}:subscriptions`, field
 //! `<queue>/<name>`, JSON with the secrets sealed), their revisions in another
 //! (`P{push}:revisions`), each queue's audit trail in a list
-//! of its own, newest first (`P{push}:audit:<queue>`, kept as [`crate::push::managed::store`]
+//! of its own, newest first (`P{push}:audit:<queue>`, kept as [`crate::core::push::records`]
 //! says), and the version every change bumps (`P{push}:version`), which replicas poll. Every key
 //! carries the `{push}` hash tag: one slot.
 
 use super::RedisServer;
-use crate::push::managed::record::{AuditLine, Record};
-use crate::push::managed::store::{AUDIT_KEPT_AT_LEAST, AUDIT_KEPT_PER_QUEUE};
-use crate::push::managed::{RecordStore, Room, StoreFailure, Write, Written};
+use crate::core::push::record::{AuditLine, Record};
+use crate::core::push::records::{
+    AUDIT_KEPT_AT_LEAST, AUDIT_KEPT_PER_QUEUE, RecordStore, Room, StoreFailure, Write, Written,
+};
 use async_trait::async_trait;
 use redis::Script;
 

@@ -12,11 +12,11 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use sqs_gateway::config::RedisStateConfig;
 use sqs_gateway::core::clock::SystemClock;
 use sqs_gateway::core::state::ledger::{Standing, UnknownDeliveries};
 use sqs_gateway::core::state::{DeliveryKey, NewDelivery, StateStore};
 use sqs_gateway::state::redis::RedisState;
+use sqs_gateway::state::redis::config::RedisStateConfig;
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -145,7 +145,7 @@ impl Record {
             name: self.name.clone(),
             queue: self.queue.clone(),
             endpoint: url::Url::parse(&self.url)
-                .map(|url| super::super::url_without_query(&url))
+                .map(|url| super::url_without_query(&url))
                 .unwrap_or_default(),
             settings: self.settings(),
             enabled: self.enabled,
