@@ -8,6 +8,7 @@
 use clap::{Args, CommandFactory as _, Parser, Subcommand};
 use serde_json::{Value, json};
 use sqs_gateway::client::{Client, Failure, Output, SecretSource, Shell, printable};
+use sqs_gateway::core::sqs_limits::MAX_VISIBILITY_SECONDS;
 use sqs_gateway::say;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -100,7 +101,7 @@ enum Queues {
         #[arg(long, value_parser = clap::value_parser!(u32).range(0..=20))]
         wait: Option<u32>,
         /// Seconds the messages stay hidden (0–43200).
-        #[arg(long, value_parser = clap::value_parser!(u32).range(0..=43200))]
+        #[arg(long, value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_VISIBILITY_SECONDS)))]
         visibility_timeout: Option<u32>,
         /// Acknowledge the messages once printed (none of them when standard output closes
         /// first, as with `| head -1`: they come back after their visibility timeout).
@@ -119,7 +120,7 @@ enum Queues {
         #[arg(required = true, num_args = 1..=10)]
         handles: Vec<String>,
         /// Seconds from now (0–43200; 0 releases at once).
-        #[arg(long, required = true, value_parser = clap::value_parser!(u32).range(0..=43200))]
+        #[arg(long, required = true, value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_VISIBILITY_SECONDS)))]
         visibility_timeout: u32,
     },
 }

@@ -335,13 +335,15 @@ pub(super) async fn change_visibility(
     body: Body,
 ) -> Result<Json<ResultsResponse>, EzghError> {
     let entries = wire::parse_visibility(&read_body(body, BODY_LIMIT).await?)?;
-    let invalid = state
+    // Opened once, as for an ack: counted, then acted with.
+    let opened = state
         .gateway
-        .count_invalid_handles(entries.iter().map(|(handle, _)| handle.as_str()));
-    state.admit_handles(client, invalid).await?;
+        .open_handles(entries.iter().map(|(handle, _)| handle.as_str()));
+    state.admit_handles(client, opened.invalid()).await?;
+    let seconds: Vec<u32> = entries.iter().map(|(_, seconds)| *seconds).collect();
     let outcomes = state
         .gateway
-        .change_visibility(&handle_holder(), &entries, None)
+        .change_visibility_opened(&handle_holder(), opened, &seconds, None)
         .await?;
     Ok(Json(ResultsResponse::new(&outcomes)))
 }

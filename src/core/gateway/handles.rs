@@ -60,12 +60,6 @@ impl Gateway {
                 .collect(),
         )
     }
-    /// How many of these handles are not receipt handles of this gateway (or were altered).
-    pub fn count_invalid_handles<'h>(&self, handles: impl Iterator<Item = &'h str>) -> usize {
-        handles
-            .filter(|handle| self.keyring.open(handle).is_err())
-            .count()
-    }
     /// Acknowledges (deletes) deliveries by their sealed handles; one outcome per handle, in order.
     ///
     /// Once claimed in the ledger, the backend call and its settlement run as a task of their own,
@@ -220,30 +214,53 @@ impl Gateway {
         expected_queue: Option<&str>,
         expired: ExpiredVisibility,
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
-        let operation = if entries.iter().all(|(_, seconds)| *seconds == 0) {
-            Messaging::Nack
-        } else {
-            Messaging::Extend
+        let seconds: Vec<u32> = entries.iter().map(|(_, seconds)| *seconds).collect();
+        let span = spans::messaging(
+            visibility_operation(&seconds),
+            expected_queue,
+            entries.len(),
+        );
+        let changed = async {
+            self.admit_handles(caller, Operation::ChangeVisibility, expected_queue)?;
+            let opened = self.open_handles(entries.iter().map(|(handle, _)| handle.as_str()));
+            self.apply_change_visibility(caller, opened, &seconds, expected_queue, expired)
+                .await
         };
-        let span = spans::messaging(operation, expected_queue, entries.len());
-        spans::traced(
-            span,
-            self.apply_change_visibility(caller, entries, expected_queue, expired),
-        )
-        .await
+        spans::traced(span, changed).await
+    }
+    /// [`Gateway::change_visibility`] of handles opened with [`Gateway::open_handles`], each
+    /// with its seconds (in the same order).
+    pub async fn change_visibility_opened(
+        self: &Arc<Self>,
+        caller: &Caller,
+        opened: OpenedHandles,
+        seconds: &[u32],
+        expected_queue: Option<&str>,
+    ) -> Result<Vec<HandleOutcome>, GatewayError> {
+        let span = spans::messaging(visibility_operation(seconds), expected_queue, seconds.len());
+        let changed = async {
+            self.admit_handles(caller, Operation::ChangeVisibility, expected_queue)?;
+            self.apply_change_visibility(
+                caller,
+                opened,
+                seconds,
+                expected_queue,
+                ExpiredVisibility::Refuse,
+            )
+            .await
+        };
+        spans::traced(span, changed).await
     }
     async fn apply_change_visibility(
         self: &Arc<Self>,
         caller: &Caller,
-        entries: &[(String, u32)],
+        opened: OpenedHandles,
+        seconds: &[u32],
         expected_queue: Option<&str>,
         expired: ExpiredVisibility,
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
-        self.admit_handles(caller, Operation::ChangeVisibility, expected_queue)?;
-        let mut outcomes = vec![HandleOutcome::Stale; entries.len()];
-        let requested = entries
-            .iter()
-            .map(|(handle, seconds)| (self.keyring.open(handle).ok(), *seconds));
+        let mut outcomes = vec![HandleOutcome::Stale; seconds.len()];
+        let requested = opened.0.into_iter().zip(seconds.iter().copied());
         let mut by_queue = self
             .admitted(
                 caller,
@@ -544,6 +561,16 @@ impl std::fmt::Debug for OpenedHandles {
             .field("handles", &self.0.len())
             .field("invalid", &self.invalid())
             .finish()
+    }
+}
+
+/// A visibility change's name: a release when every entry is one (zero seconds), else an
+/// extension.
+fn visibility_operation(seconds: &[u32]) -> Messaging {
+    if seconds.iter().all(|seconds| *seconds == 0) {
+        Messaging::Nack
+    } else {
+        Messaging::Extend
     }
 }
 

@@ -4,6 +4,7 @@
 use super::*;
 use crate::api::common::body_shape::{Choice, Field, Flag, Integer, Shape, Text, body_schema};
 use crate::core::push::admin::{AuditEntry, Change, Managed, Settings};
+use crate::core::sqs_limits::MAX_VISIBILITY_SECONDS;
 
 /// The longest endpoint URL.
 const MOST_URL_BYTES: usize = 2048;
@@ -65,13 +66,13 @@ const LEASE_FIELD: Field<Integer> = Field::optional(
     "visibility_timeout_seconds",
     "Seconds each delivery holds its message: longer than the timeout (left out or 0: twice the \
      timeout, at least 30).",
-    Integer::from_to(0, 43_200),
+    Integer::from_to(0, MAX_VISIBILITY_SECONDS),
 );
 const NEW_LEASE: Field<Integer> = Field::optional(
     "visibility_timeout_seconds",
     "Seconds each delivery holds its message, longer than the timeout; 0 goes back to the \
      default (twice the timeout, at least 30).",
-    Integer::from_to(0, 43_200),
+    Integer::from_to(0, MAX_VISIBILITY_SECONDS),
 );
 const BODY: Field<Choice> = Field::optional(
     "body",
