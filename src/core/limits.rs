@@ -131,12 +131,13 @@ impl Limits {
     /// that would go past it is refused whole (and not counted).
     pub async fn per_minute(
         &self,
-        key: &str,
+        key: LimitKey<'_>,
         amount: u32,
         per_minute: u32,
         message: &str,
     ) -> Result<(), GatewayError> {
-        self.all(&[Limit::per_minute(key, amount, per_minute, message)])
+        let key = key.to_string();
+        self.all(&[Limit::per_minute(&key, amount, per_minute, message)])
             .await
     }
 
@@ -151,6 +152,34 @@ impl Limits {
     ) -> Result<(), GatewayError> {
         self.all(&[Limit::per_day(key, amount, per_day, message)])
             .await
+    }
+}
+
+/// What a limit counts, spelled in one place: the state keeps each count under this text, so a
+/// spelling is kept across versions (replicas of two versions share the counts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitKey<'a> {
+    /// An ezgh organization's requests.
+    EzghOrganization(&'a str),
+    /// A gateway queue's receives.
+    QueueReceives(&'a str),
+    /// Receipt handles from a client address that are not the gateway's.
+    InvalidHandles(std::net::IpAddr),
+    /// Failed token requests from a client address.
+    TokenFailures(std::net::IpAddr),
+    /// A sombus connection's requests (its rate and its daily quota).
+    SombusConnection(&'a str),
+}
+
+impl std::fmt::Display for LimitKey<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::EzghOrganization(organization) => write!(f, "ezgh.organization:{organization}"),
+            Self::QueueReceives(queue) => write!(f, "queue.receive:{queue}"),
+            Self::InvalidHandles(client) => write!(f, "invalid-handles:{client}"),
+            Self::TokenFailures(client) => write!(f, "oauth.failures:{client}"),
+            Self::SombusConnection(client_id) => write!(f, "sombus.connection:{client_id}"),
+        }
     }
 }
 
@@ -201,6 +230,27 @@ fn limited(retry_after: Duration, scope: LimitScope, message: &str) -> GatewayEr
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn limit_keys_keep_the_spellings_replicas_share() {
+        let client: std::net::IpAddr = "2001:db8::7".parse().unwrap();
+        for (key, text) in [
+            (LimitKey::EzghOrganization("acme"), "ezgh.organization:acme"),
+            (LimitKey::QueueReceives("orders"), "queue.receive:orders"),
+            (
+                LimitKey::InvalidHandles(client),
+                "invalid-handles:2001:db8::7",
+            ),
+            (
+                LimitKey::TokenFailures(client),
+                "oauth.failures:2001:db8::7",
+            ),
+            (LimitKey::SombusConnection("w.c"), "sombus.connection:w.c"),
+        ] {
+            assert_eq!(key.to_string(), text);
+        }
+    }
+
     use super::*;
     use crate::core::clock::ManualClock;
     use crate::core::state::InProcessState;
@@ -230,20 +280,46 @@ mod tests {
     async fn more_than_the_budget_in_a_minute_is_refused_for_that_key_only() {
         let (limits, clock) = limits();
         for _ in 0..10 {
-            assert!(limits.per_minute("bad", 10, 100, "m").await.is_ok());
+            assert!(
+                limits
+                    .per_minute(LimitKey::QueueReceives("bad"), 10, 100, "m")
+                    .await
+                    .is_ok()
+            );
             clock.advance(TimeDelta::seconds(1));
         }
         // 100 in the last minute: one more is too many, until the first second leaves the window.
-        let error = limits.per_minute("bad", 1, 100, "m").await.unwrap_err();
+        let error = limits
+            .per_minute(LimitKey::QueueReceives("bad"), 1, 100, "m")
+            .await
+            .unwrap_err();
         assert_eq!(wait_of(error), (Duration::from_secs(50), LimitScope::Rate));
-        assert!(limits.per_minute("good", 10, 100, "m").await.is_ok());
         assert!(
-            limits.per_minute("bad", 0, 100, "m").await.is_ok(),
+            limits
+                .per_minute(LimitKey::QueueReceives("good"), 10, 100, "m")
+                .await
+                .is_ok()
+        );
+        assert!(
+            limits
+                .per_minute(LimitKey::QueueReceives("bad"), 0, 100, "m")
+                .await
+                .is_ok(),
             "nothing to count"
         );
         clock.advance(TimeDelta::seconds(50));
-        assert!(limits.per_minute("bad", 10, 100, "m").await.is_ok());
-        assert!(limits.per_minute("bad", 1, 100, "m").await.is_err());
+        assert!(
+            limits
+                .per_minute(LimitKey::QueueReceives("bad"), 10, 100, "m")
+                .await
+                .is_ok()
+        );
+        assert!(
+            limits
+                .per_minute(LimitKey::QueueReceives("bad"), 1, 100, "m")
+                .await
+                .is_err()
+        );
     }
 
     #[tokio::test]
@@ -251,7 +327,11 @@ mod tests {
         let (limits, clock) = limits();
         let mut admitted: Vec<i64> = Vec::new();
         for second in 0..600 {
-            if limits.per_minute("paced", 10, 100, "m").await.is_ok() {
+            if limits
+                .per_minute(LimitKey::QueueReceives("paced"), 10, 100, "m")
+                .await
+                .is_ok()
+            {
                 admitted.push(second);
             }
             clock.advance(TimeDelta::seconds(1));
@@ -270,17 +350,38 @@ mod tests {
     #[tokio::test]
     async fn the_wait_counts_to_when_enough_has_left_the_window() {
         let (limits, clock) = limits();
-        assert!(limits.per_minute("k", 5, 100, "m").await.is_ok());
+        assert!(
+            limits
+                .per_minute(LimitKey::QueueReceives("k"), 5, 100, "m")
+                .await
+                .is_ok()
+        );
         clock.advance(TimeDelta::seconds(10));
         for _ in 0..9 {
-            assert!(limits.per_minute("k", 10, 100, "m").await.is_ok());
+            assert!(
+                limits
+                    .per_minute(LimitKey::QueueReceives("k"), 10, 100, "m")
+                    .await
+                    .is_ok()
+            );
         }
-        assert!(limits.per_minute("k", 5, 100, "m").await.is_ok());
+        assert!(
+            limits
+                .per_minute(LimitKey::QueueReceives("k"), 5, 100, "m")
+                .await
+                .is_ok()
+        );
         clock.advance(TimeDelta::milliseconds(20_500));
         // 100 counted: 5 at 0 s, 95 at 10 s. Ten more need the 10 s second to leave: 60 - 30.5.
-        let error = limits.per_minute("k", 10, 100, "m").await.unwrap_err();
+        let error = limits
+            .per_minute(LimitKey::QueueReceives("k"), 10, 100, "m")
+            .await
+            .unwrap_err();
         assert_eq!(wait_of(error).0, Duration::from_millis(39_500));
-        let error = limits.per_minute("k", 5, 100, "m").await.unwrap_err();
+        let error = limits
+            .per_minute(LimitKey::QueueReceives("k"), 5, 100, "m")
+            .await
+            .unwrap_err();
         assert_eq!(wait_of(error).0, Duration::from_millis(29_500));
     }
 

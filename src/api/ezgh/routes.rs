@@ -5,7 +5,7 @@ use super::wire::{self, MessageJson, ReceiveResponse, ResultsResponse};
 use crate::api::common::{ClientAddress, read_body};
 use crate::core::access::{Action, Caller, Grants, Principal};
 use crate::core::alias::{Alias, Namespace};
-use crate::core::limits::{Allowance, Limit};
+use crate::core::limits::{Allowance, Limit, LimitKey};
 use crate::core::request_scope;
 use crate::core::{Gateway, GatewayError};
 use crate::credentials::api_keys::{ApiKey, ApiKeys};
@@ -142,8 +142,8 @@ impl EzghState {
         let gateway_queue = self.gateway.queue_by_alias(&alias).await?;
         // The core authorizes the receive itself; the rate limits count only permitted ones.
         key.caller().authorize(Action::Receive, &gateway_queue)?;
-        let organization_key = format!("ezgh.organization:{organization}");
-        let queue_key = format!("queue.receive:{gateway_queue}");
+        let organization_key = LimitKey::EzghOrganization(organization).to_string();
+        let queue_key = LimitKey::QueueReceives(&gateway_queue).to_string();
         let limits: Vec<Limit<'_>> = [
             self.requests.get(organization).map(|allowance| {
                 Limit::rate(
@@ -174,7 +174,7 @@ impl EzghState {
         self.gateway
             .limits()
             .per_minute(
-                &format!("invalid-handles:{client}"),
+                LimitKey::InvalidHandles(client),
                 invalid,
                 self.invalid_handles_per_minute.get(),
                 "too many invalid receipt handles from this address",

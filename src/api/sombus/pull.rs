@@ -7,7 +7,7 @@ use super::wire::{self, Acked, Nacked, PulledMessage, Received, Skills};
 use super::{BODY_LIMIT, SombusState, registrations};
 use crate::api::common::read_body;
 use crate::core::access::{Caller, Principal};
-use crate::core::limits::{Allowance, Limit};
+use crate::core::limits::{Allowance, Limit, LimitKey};
 use crate::core::model::HandleOutcome;
 use crate::core::request_scope;
 use crate::credentials::oauth::check::MAX_RECHECK;
@@ -124,7 +124,7 @@ impl SombusState {
             .copied()
             .unwrap_or(super::config::TierConfig::STANDARD);
         let limits = self.gateway.limits();
-        let key = format!("sombus.connection:{}", connection.client_id);
+        let key = LimitKey::SombusConnection(&connection.client_id).to_string();
         let allowance = Allowance {
             per_second: tier.requests_per_second,
             burst: tier.burst,

@@ -6,6 +6,7 @@ use super::error::{OAuthError, OAuthErrorCode};
 use super::wire::{self, TokenAnswer, TokenType};
 use crate::api::common::{ClientAddress, read_body};
 use crate::core::access::Principal;
+use crate::core::limits::LimitKey;
 use crate::core::request_scope;
 use crate::credentials::oauth::Refusal;
 use axum::Json;
@@ -84,7 +85,7 @@ async fn token(
                 .gateway
                 .limits()
                 .per_minute(
-                    &format!("oauth.failures:{client}"),
+                    LimitKey::TokenFailures(client),
                     1,
                     FAILURES_PER_MINUTE,
                     "too many failed token requests from this address",
