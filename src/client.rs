@@ -108,6 +108,44 @@ macro_rules! say {
     };
 }
 
+/// The names a received message's fields have in an API's answers.
+#[derive(Debug, Clone, Copy)]
+pub struct MessageFields {
+    /// The message id's (`messageId`, `message_id`).
+    pub id: &'static str,
+    /// The receive count's.
+    pub receive_count: &'static str,
+}
+
+/// Prints what every received message shows, its controls escaped (a producer's text would
+/// drive the terminal): its id and receive count (then `more` on that line), its body and its
+/// attributes.
+pub fn say_message(
+    message: &serde_json::Value,
+    fields: MessageFields,
+    more: &str,
+) -> Result<(), Failure> {
+    say(format_args!(
+        "message {}  receive count {}{more}",
+        printable(message[fields.id].as_str().unwrap_or("?")),
+        printable(&message[fields.receive_count].to_string())
+    ))?;
+    say(format_args!(
+        "  body: {}",
+        printable(message["body"].as_str().unwrap_or(""))
+    ))?;
+    if let Some(attributes) = message["attributes"].as_object()
+        && !attributes.is_empty()
+    {
+        // JSON escapes C0 controls but not C1 (U+0080–U+009F) nor the others.
+        say(format_args!(
+            "  attributes: {}",
+            printable(&serde_json::Value::Object(attributes.clone()).to_string())
+        ))?;
+    }
+    Ok(())
+}
+
 /// Why a request got no answer, from the outermost error to its root cause (`error sending
 /// request: client error (Connect): invalid peer certificate: UnknownIssuer`), each told once.
 fn cause_chain(error: &(dyn std::error::Error + 'static)) -> String {
@@ -203,10 +241,14 @@ impl Client {
         if status.is_success() {
             return Ok(answer);
         }
-        // basaltic: {"error": {"code", "message"}}; ezgh: {"error": code, "message"}.
-        let (code, message) = match &answer["error"] {
-            Value::Object(error) => (&error["code"], &error["message"]),
-            code => (code, &answer["message"]),
+        // basaltic: {"error": {"code", "message"}}; ezgh: {"error": code, "message"}; the sombus
+        // admin API: {"violations": [{"rule", "message"}]}.
+        let (code, message) = match (&answer["error"], &answer["violations"][0]) {
+            (Value::Object(error), _) => (&error["code"], &error["message"]),
+            (Value::Null, violation @ Value::Object(_)) => {
+                (&violation["rule"], &violation["message"])
+            }
+            (code, _) => (code, &answer["message"]),
         };
         Err(Failure::Refused {
             status: status.as_u16(),

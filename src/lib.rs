@@ -51,7 +51,8 @@
 //! ```
 //!
 //! Beside the service, `client` is what the documented command-line clients (`src/bin/basaltic.rs`,
-//! `src/bin/ezgh.rs`) share: HTTP calls to the gateway, never its internals.
+//! `src/bin/ezgh.rs`) share: HTTP calls to the gateway, never its internals; `private_dir` is the
+//! directory one process holds (the sombus store's, one node's restart state).
 //!
 //! Data flows down and back up once: a dialect parses its wire request into core types, the core
 //! authorizes, translates handles and consults the ledger, the backend makes one batched call, and
@@ -65,6 +66,7 @@ pub mod client;
 pub mod config;
 pub mod core;
 pub mod credentials;
+pub mod private_dir;
 pub mod push;
 pub mod server;
 pub mod setup;

@@ -10,7 +10,9 @@
 use clap::{Args, CommandFactory as _, Parser, Subcommand};
 use reqwest::Method;
 use serde_json::{Value, json};
-use sqs_gateway::client::{Client, Failure, Output, SecretSource, Shell, printable};
+use sqs_gateway::client::{
+    Client, Failure, MessageFields, Output, SecretSource, Shell, printable, say_message,
+};
 use sqs_gateway::say;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -533,6 +535,10 @@ fn print_messages(output: Output, answer: &Value, leased: bool) -> Result<(), Fa
         Value::Null => "-".to_owned(),
         other => other.to_string(),
     };
+    let fields = MessageFields {
+        id: "message_id",
+        receive_count: "receive_count",
+    };
     // Controls in what a producer sent are escaped: they would drive the terminal.
     for message in &messages {
         let state = if leased {
@@ -540,24 +546,7 @@ fn print_messages(output: Output, answer: &Value, leased: bool) -> Result<(), Fa
         } else {
             format!("  state {}", printable(&text(&message["state"])))
         };
-        say!(
-            "message {}  receive count {}{state}",
-            printable(message["message_id"].as_str().unwrap_or("?")),
-            printable(&message["receive_count"].to_string())
-        )?;
-        say!(
-            "  body: {}",
-            printable(message["body"].as_str().unwrap_or(""))
-        )?;
-        if let Some(attributes) = message["attributes"].as_object()
-            && !attributes.is_empty()
-        {
-            // JSON escapes C0 controls but not C1 (U+0080–U+009F) nor the others.
-            say!(
-                "  attributes: {}",
-                printable(&Value::Object(attributes.clone()).to_string())
-            )?;
-        }
+        say_message(message, fields, &state)?;
         if leased || message.get("visible_at").is_some_and(|at| !at.is_null()) {
             say!("  visible at: {}", printable(&text(&message["visible_at"])))?;
         }

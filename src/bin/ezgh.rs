@@ -7,7 +7,9 @@
 
 use clap::{Args, CommandFactory as _, Parser, Subcommand};
 use serde_json::{Value, json};
-use sqs_gateway::client::{Client, Failure, Output, SecretSource, Shell, printable};
+use sqs_gateway::client::{
+    Client, Failure, MessageFields, Output, SecretSource, Shell, printable, say_message,
+};
 use sqs_gateway::core::sqs_limits::MAX_VISIBILITY_SECONDS;
 use sqs_gateway::say;
 use std::path::PathBuf;
@@ -255,26 +257,12 @@ fn print_messages(output: Output, answer: &Value, messages: &[Value]) -> Result<
     if messages.is_empty() {
         say!("no messages")?;
     }
-    // Controls in what a producer sent are escaped: they would drive the terminal.
+    let fields = MessageFields {
+        id: "messageId",
+        receive_count: "receiveCount",
+    };
     for message in messages {
-        say!(
-            "message {}  receive count {}",
-            printable(message["messageId"].as_str().unwrap_or("?")),
-            printable(&message["receiveCount"].to_string())
-        )?;
-        say!(
-            "  body: {}",
-            printable(message["body"].as_str().unwrap_or(""))
-        )?;
-        if let Some(attributes) = message["attributes"].as_object()
-            && !attributes.is_empty()
-        {
-            // JSON escapes C0 controls but not C1 (U+0080–U+009F) nor the others.
-            say!(
-                "  attributes: {}",
-                printable(&Value::Object(attributes.clone()).to_string())
-            )?;
-        }
+        say_message(message, fields, "")?;
         say!(
             "  receipt handle: {}",
             printable(message["receiptHandle"].as_str().unwrap_or(""))

@@ -7,7 +7,7 @@ use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_sqs::types::MessageAttributeValue;
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
-use sqs_gateway::client::{Failure, Output, SecretSource, printable, without_userinfo};
+use sqs_gateway::client::{Client, Failure, Output, SecretSource, printable};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -330,7 +330,7 @@ async fn connections(
         .map(|answer| (shape, answer))
 }
 
-/// One admin API call; a refusal becomes `refused (status) rule: message`.
+/// One admin API call; a refusal becomes `refused (status): rule: message`.
 async fn call(
     admin: &AdminArgs,
     method: reqwest::Method,
@@ -342,45 +342,23 @@ async fn call(
         .ok_or_else(|| {
             Failure::Usage("no admin key: set SQSGW_ADMIN_KEY or use --admin-key-file".to_owned())
         })?;
-    let url = format!(
-        "{}/v1/admin/workspaces/{}{route}",
+    let endpoint = format!(
+        "{}/v1/admin/workspaces/{}",
         admin.endpoint.trim_end_matches('/'),
         admin.workspace
     );
-    let mut request = reqwest::Client::new()
-        .request(method, &url)
-        .bearer_auth(&key);
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    let response = request.send().await.map_err(|error| {
-        Failure::Transport(format!(
-            "cannot reach {}: {}",
-            without_userinfo(&admin.endpoint),
-            error.without_url()
-        ))
-    })?;
-    let status = response.status();
-    let text = response
-        .text()
+    let client = Client::new(&endpoint, Some(&key), None)?;
+    client
+        .call(method, route, body.as_ref())
         .await
-        .map_err(|error| Failure::Transport(error.without_url().to_string()))?;
-    let answer: Value = if text.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_str(&text)
-            .map_err(|_| Failure::Transport(format!("unexpected answer ({status}): {text}")))?
-    };
-    if status.is_success() {
-        return Ok(answer);
-    }
-    let violation = &answer["violations"][0];
-    Err(Failure::Transport(format!(
-        "refused ({}): {}: {}",
-        status.as_u16(),
-        violation["rule"].as_str().unwrap_or("unknown"),
-        violation["message"].as_str().unwrap_or("")
-    )))
+        .map_err(|failure| match failure {
+            Failure::Refused {
+                status,
+                code,
+                message,
+            } => Failure::Transport(format!("refused ({status}): {code}: {message}")),
+            other => other,
+        })
 }
 
 /// A string field of `value` for a line of text (`-` when absent), its controls escaped.

@@ -2,7 +2,7 @@
 //! organisation that owns a connection manages it, and only developers or above see secrets.
 //! They have the API keys' shape (`sqsgw_<id>_<secret>`, stored as a SHA-256 hash).
 
-use super::key_book::{BookKey, KeyBook, parse_hash};
+use super::key_book::{BookKey, KeyBook, checked_id_and_hash};
 use serde::Deserialize;
 
 /// What an admin key may do, each role including the ones before it.
@@ -86,16 +86,13 @@ impl KeyBook<AdminKey> {
         let mut book = Self::default();
         for (index, entry) in entries.iter().enumerate() {
             let field = |name: &str| format!("sombus.admin_keys[{index}].{name}");
-            if entry.id.is_empty() || !entry.id.chars().all(|c| c.is_ascii_alphanumeric()) {
-                return Err((field("id"), "must be letters and digits".into()));
-            }
+            let hash = checked_id_and_hash(&entry.id, &entry.hash, field)?;
             if entry.workspaces.is_empty() {
                 return Err((
                     field("workspaces"),
                     "name at least one workspace (or `*`)".into(),
                 ));
             }
-            let hash = parse_hash(&entry.hash).map_err(|message| (field("hash"), message))?;
             let key = AdminKey {
                 id: entry.id.clone(),
                 name: entry.name.clone().unwrap_or_else(|| entry.id.clone()),

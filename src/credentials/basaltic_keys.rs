@@ -2,7 +2,7 @@
 //! permissions per queue (by its UUID, or `*`), translated into the core's actions on the gateway
 //! queue a request names.
 
-use super::key_book::{BookKey, KeyBook, parse_hash};
+use super::key_book::{BookKey, KeyBook, checked_id_and_hash};
 use crate::core::access::{Action, Caller, Grants, Principal};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -145,10 +145,7 @@ impl KeyBook<BasalticKey> {
         let mut book = Self::default();
         for (index, entry) in entries.iter().enumerate() {
             let field = |name: &str| format!("basaltic.keys[{index}].{name}");
-            if entry.id.is_empty() || !entry.id.chars().all(|c| c.is_ascii_alphanumeric()) {
-                return Err((field("id"), "must be letters and digits".into()));
-            }
-            let hash = parse_hash(&entry.hash).map_err(|message| (field("hash"), message))?;
+            let hash = checked_id_and_hash(&entry.id, &entry.hash, field)?;
             let mut grants = BTreeMap::new();
             let mut permissions = BTreeMap::new();
             for (written, names) in &entry.grants {

@@ -66,6 +66,19 @@ impl<K: BookKey> KeyBook<K> {
     }
 }
 
+/// A configured key's id and hash, checked: the id letters and digits, the hash a SHA-256 in
+/// hex. `field` names an entry's field for the error, which names it and says what is wrong.
+pub fn checked_id_and_hash(
+    id: &str,
+    hash: &str,
+    field: impl Fn(&str) -> String,
+) -> Result<[u8; 32], (String, String)> {
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return Err((field("id"), "must be letters and digits".into()));
+    }
+    parse_hash(hash).map_err(|message| (field("hash"), message))
+}
+
 /// The digest of a config's `sha256:<64 hex digits>`.
 pub fn parse_hash(hash: &str) -> Result<[u8; 32], String> {
     let digest = hash

@@ -4,10 +4,12 @@
 //! crash answers stale instead of acting on a delivery that a later receive may have replaced.
 
 use crate::core::state::{InProcessState, Restored, StateSnapshot};
-use std::fs::{File, OpenOptions, TryLockError};
+use crate::private_dir::{self, HoldError};
+use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The snapshot's file in the state directory.
 const SNAPSHOT_FILE: &str = "state.snapshot";
@@ -55,27 +57,11 @@ impl RestartFile {
     /// Takes the directory (made if missing, readable by this user only); a partial snapshot a
     /// crash left mid-write is removed.
     pub fn open(dir: &Path) -> Result<Self, RestartFileError> {
-        if !dir.is_dir() {
-            std::fs::create_dir_all(dir).map_err(io(dir))?;
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt as _;
-                std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-                    .map_err(io(dir))?;
-            }
-        }
-        let lock_path = dir.join(LOCK_FILE);
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(io(&lock_path))?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => return Err(RestartFileError::Busy(dir.to_owned())),
-            Err(TryLockError::Error(error)) => return Err(io(&lock_path)(error)),
-        }
+        let lock =
+            private_dir::hold(dir, LOCK_FILE, Duration::ZERO).map_err(|error| match error {
+                HoldError::Busy => RestartFileError::Busy(dir.to_owned()),
+                HoldError::Io { path, source } => RestartFileError::Io { path, source },
+            })?;
         let partial = dir.join(PARTIAL_FILE);
         match std::fs::remove_file(&partial) {
             Ok(()) => {}

@@ -18,11 +18,12 @@ use super::connection::Connection;
 use super::files::{io, private_file};
 use super::records::{AuditEntry, StoreError};
 use crate::core::clock::Clock;
+use crate::private_dir::HoldError;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -36,8 +37,6 @@ const FORMAT: u32 = 1;
 /// How long a change waits for the directory's lock (held by another change, replica or tool)
 /// before it is refused as [`StoreError::Busy`].
 pub const LOCK_WAIT: Duration = Duration::from_secs(5);
-/// How often a waiting change tries the lock again.
-const LOCK_POLL: Duration = Duration::from_millis(25);
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Stored {
@@ -544,32 +543,10 @@ pub(super) fn being_created<'a>(
 /// Takes the directory's exclusive lock (released when the file is dropped), making the
 /// directory first if it isn't there; waits at most `wait` for a holder to let go.
 fn lock_dir(dir: &Path, wait: Duration) -> Result<File, StoreError> {
-    if !dir.is_dir() {
-        std::fs::create_dir_all(dir).map_err(io(dir))?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-                .map_err(io(dir))?;
-        }
-    }
-    let lock_path = dir.join(LOCK_FILE);
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(io(&lock_path))?;
-    let tries = wait.as_millis() / LOCK_POLL.as_millis() + 1;
-    for attempt in 1..=tries {
-        match lock.try_lock() {
-            Ok(()) => return Ok(lock),
-            Err(TryLockError::WouldBlock) if attempt < tries => std::thread::sleep(LOCK_POLL),
-            Err(TryLockError::WouldBlock) => break,
-            Err(TryLockError::Error(error)) => return Err(io(&lock_path)(error)),
-        }
-    }
-    Err(StoreError::Busy)
+    crate::private_dir::hold(dir, LOCK_FILE, wait).map_err(|error| match error {
+        HoldError::Busy => StoreError::Busy,
+        HoldError::Io { path, source } => io(&path)(source),
+    })
 }
 
 fn stamp_of(path: &Path) -> Result<Option<FileStamp>, StoreError> {

@@ -4,6 +4,7 @@ use super::*;
 use crate::core::clock::SystemClock;
 use crate::credentials::oauth::connection::ConnectionStatus;
 use chrono::TimeZone;
+use std::fs::OpenOptions;
 
 fn connection(workspace: &str, client_id: &str) -> Connection {
     crate::credentials::oauth::connection::sample(workspace, client_id)
