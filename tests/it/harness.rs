@@ -148,6 +148,14 @@ impl Write for LogWriter {
     }
 }
 
+/// The config lines that let the SQS endpoint's test key create, change and delete queues.
+pub const MANAGE_QUEUES: &str = "[sqs_api]\nmanage_queues = true\n";
+
+/// `prefix` and 8 random hex digits: a name no other test (or earlier run) uses.
+pub fn unique(prefix: &str) -> String {
+    format!("{prefix}{:08x}", rand::random::<u32>())
+}
+
 /// Which backend a test runs against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -541,6 +549,11 @@ impl GatewayBuilder {
     }
 
     /// TOML appended to the generated config (e.g. a `[server]` table).
+    /// Lets the SQS endpoint's test key create, change and delete queues ([`MANAGE_QUEUES`]).
+    pub fn managing_queues(self) -> Self {
+        self.config(MANAGE_QUEUES)
+    }
+
     pub fn config(mut self, toml: &str) -> Self {
         self.extra_config.push_str(toml);
         self.extra_config.push('\n');

@@ -102,7 +102,7 @@ async fn sigterm_answers_waiting_long_polls_and_exits_cleanly() {
     }
     // A LocalStack queue, and a config for the real binary pointing at it.
     let sqs = sqs();
-    let queue = format!("it-sigterm-{:08x}", rand::random::<u32>());
+    let queue = unique("it-sigterm-");
     sqs.create_queue().queue_name(&queue).send().await.unwrap();
     let generated = sqs_gateway::credentials::api_keys::generate_key();
     let state_dir = tempfile::tempdir().unwrap();

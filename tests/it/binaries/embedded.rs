@@ -855,7 +855,7 @@ async fn bodies_kept_on_disk_only_are_read_back_for_receives_moves_redrives_and_
     backend.create_queue("disk", &settings).await.unwrap();
     let gw = GatewayBuilder::new(Kind::Embedded)
         .with_backend(backend.clone(), &["disk", "disk-dlq"])
-        .config("[sqs_api]\nmanage_queues = true\n")
+        .managing_queues()
         .start()
         .await;
     let (client, url) = gw.sqs_queue("disk").await;

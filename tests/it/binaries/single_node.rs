@@ -4,6 +4,7 @@
 //! way a handle from before the restart acts if, and only if, its delivery is still the current
 //! one, and after a crash nothing answers ok without acting.
 
+use crate::harness::unique;
 use crate::harness::{GatewayBuilder, Kind, QueueSpec, TestGateway, handle_of, ok, results, stale};
 use serde_json::json;
 use std::path::Path;
@@ -222,7 +223,7 @@ async fn over_sqs_sigkill_after_a_graceful_restart_under_load_keeps_the_handle_r
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
     let sqs = crate::harness::sqs();
-    let name = format!("it-node-{:08x}", rand::random::<u32>());
+    let name = unique("it-node-");
     let backend_url = sqs
         .create_queue()
         .queue_name(&name)

@@ -2,6 +2,7 @@
 //! running gateway: make a key, create a connection, publish an envelope, read it with a token,
 //! read the audit log; refusals exit 1 with the rule, usage errors 2.
 
+use crate::harness::unique;
 use crate::harness::{GatewayBuilder, Kind, SQS_KEY_ID, SQS_SECRET, TestGateway};
 use crate::http::sombus::{receive, token};
 use serde_json::{Value, json};
@@ -48,7 +49,7 @@ pub fn json_of(run: &Run) -> Value {
 
 #[tokio::test]
 async fn a_newcomer_sets_up_a_connection_and_publishes_with_the_cli() {
-    let workspace = format!("cli-{:08x}", rand::random::<u32>());
+    let workspace = unique("cli-");
     let made = tokio::process::Command::new(BIN)
         .args([
             "new-admin-key",
@@ -248,7 +249,7 @@ pub async fn gateway_with_admin_key(workspace: &str) -> (TestGateway, String) {
 
 #[tokio::test]
 async fn the_sombus_cli_prints_text_by_default_and_the_secret_once_clearly() {
-    let workspace = format!("txt-{:08x}", rand::random::<u32>());
+    let workspace = unique("txt-");
     let (gw, admin_key) = gateway_with_admin_key(&workspace).await;
     let text = |run: &Run| {
         assert_eq!(run.code, Some(0), "{}{}", run.stdout, run.stderr);

@@ -5,6 +5,7 @@
 //! parents and links; tracing off exports nothing; sampling follows the caller.
 
 use crate::binary::{BIN, Running};
+use crate::harness::unique;
 use crate::harness::{Kind, Service, localstack_endpoint, skips_without, sqs};
 use aws_sdk_sqs::types::{MessageSystemAttributeNameForSends, MessageSystemAttributeValue};
 use axum::body::Bytes;
@@ -171,7 +172,7 @@ fn start(kind: Kind, receiver: &Receiver, tracing: &str) -> Gateway {
             "events".to_owned(),
         ),
         _ => {
-            let suffix = format!("{:08x}", rand::random::<u32>());
+            let suffix = unique("");
             let sqs = sqs();
             let names = [
                 format!("it-spans-orders-{suffix}"),

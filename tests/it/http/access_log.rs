@@ -11,7 +11,7 @@ use serde_json::json;
 
 /// A fresh request id, to find the request's own log lines.
 fn request_id(what: &str) -> String {
-    format!("it-log-{what}-{:08x}", rand::random::<u32>())
+    unique(&format!("it-log-{what}-"))
 }
 
 /// The log lines of the request `id`.

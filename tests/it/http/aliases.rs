@@ -121,7 +121,7 @@ async fn runtime_aliases_name_queues_and_conflicts_are_refused(kind: Kind) {
 async fn alias_tags_are_hidden_from_sqs_clients(kind: Kind) {
     let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders"))
-        .config("[sqs_api]\nmanage_queues = true\n")
+        .managing_queues()
         .start()
         .await;
     let alias = basaltic(&uuid::Uuid::new_v4().to_string());
@@ -181,7 +181,7 @@ async fn alias_tags_are_hidden_from_sqs_clients(kind: Kind) {
     }
     let create = client
         .create_queue()
-        .queue_name(format!("tagged-{:08x}", rand::random::<u32>()))
+        .queue_name(unique("tagged-"))
         .tags("SQSGW.alias.0011223344556677", "basaltic/x")
         .send()
         .await
@@ -251,7 +251,7 @@ async fn runtime_aliases_survive_a_restart_of_the_embedded_engine() {
     let backend = EmbeddedBackend::open(dir.path(), Arc::new(SkewClock::default())).unwrap();
     let gw = GatewayBuilder::new(Kind::Embedded)
         .with_backend(backend, &["orders"])
-        .config("[sqs_api]\nmanage_queues = true\n")
+        .managing_queues()
         .start()
         .await;
     assert_eq!(gw.gateway.queue_by_alias(&alias).await.unwrap(), "orders");

@@ -2,6 +2,7 @@
 //! bodies verbatim, receipts (current, stale, of another queue), attribute limits at their edges,
 //! FIFO rules, permissions, and the one error shape.
 
+use crate::harness::unique;
 use crate::harness::{Answer, GatewayBuilder, Kind, TestGateway, answer};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -166,7 +167,7 @@ impl Basaltic {
 }
 
 fn name() -> String {
-    format!("q-{:08x}", rand::random::<u32>())
+    unique("q-")
 }
 
 pub fn code(answer: &Answer) -> (StatusCode, String) {
@@ -1258,7 +1259,7 @@ async fn a_key_given_twice_is_refused() {
 /// Sixteen creates of one name at once: one is made, the others answer that it exists.
 async fn concurrent_creates_of_one_name_make_one_queue(kind: Kind) {
     let basaltic = Basaltic::start(kind).await;
-    let name = format!("race{:08x}", rand::random::<u32>());
+    let name = unique("race");
     let creates: Vec<_> = (0..16)
         .map(|_| {
             tokio::spawn(

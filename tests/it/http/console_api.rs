@@ -6,12 +6,13 @@
 
 use super::basaltic::{Basaltic, code};
 use crate::harness::Kind;
+use crate::harness::unique;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use std::time::Duration;
 
 fn name() -> String {
-    format!("c-{:08x}", rand::random::<u32>())
+    unique("c-")
 }
 
 impl Basaltic {

@@ -478,7 +478,7 @@ async fn a_replica_without_the_delivery_answers_stale_unless_told_to_pass_throug
 async fn a_purge_makes_the_queues_handles_stale(kind: Kind) {
     let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders"))
-        .config("[sqs_api]\nmanage_queues = true\n")
+        .managing_queues()
         .start()
         .await;
     gw.send("orders", "doomed").await;

@@ -2,7 +2,7 @@
 //! and an ezgh queue (in a project that takes all queues), a basaltic queue is the SQS queue of
 //! its name, and the gateway's reserved queues stay out of the APIs that did not make them.
 
-use crate::harness::{Kind, ORG, SQS_KEY_ID, SQS_SECRET, TestGateway};
+use crate::harness::{Kind, ORG, SQS_KEY_ID, SQS_SECRET, TestGateway, unique};
 use crate::http::basaltic::Basaltic;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -18,10 +18,6 @@ async fn start(kind: Kind) -> Basaltic {
         ),
     )
     .await
-}
-
-fn unique(stem: &str) -> String {
-    format!("{stem}-{:08x}", rand::random::<u32>())
 }
 
 /// The basaltic queues the admin key lists, as (name, id).
@@ -53,7 +49,7 @@ fn ezgh_receive_url(gw: &TestGateway, project: &str, queue: &str) -> String {
 async fn a_queue_made_with_the_sqs_endpoint_is_reached_by_basaltic_and_ezgh(kind: Kind) {
     let api = start(kind).await;
     let sqs = api.gw.sqs_client(SQS_KEY_ID, SQS_SECRET);
-    let name = unique("made-by-sqs");
+    let name = unique("made-by-sqs-");
     let url = sqs
         .create_queue()
         .queue_name(&name)
@@ -132,7 +128,7 @@ async fn a_queue_made_with_the_sqs_endpoint_is_reached_by_basaltic_and_ezgh(kind
 async fn a_basaltic_queue_is_the_sqs_queue_of_its_name(kind: Kind) {
     let api = start(kind).await;
     let sqs = api.gw.sqs_client(SQS_KEY_ID, SQS_SECRET);
-    let name = unique("made-by-basaltic");
+    let name = unique("made-by-basaltic-");
     let id = api.create(json!({ "name": name })).await;
     let fifo_id = api
         .create(json!({ "name": name.clone() + "-f", "type": "fifo" }))
@@ -184,7 +180,7 @@ async fn a_basaltic_queue_is_the_sqs_queue_of_its_name(kind: Kind) {
         )
         .await;
     assert_eq!(again.status, StatusCode::CONFLICT, "{}", again.body);
-    let made_by_sqs = unique("taken");
+    let made_by_sqs = unique("taken-");
     sqs.create_queue()
         .queue_name(&made_by_sqs)
         .send()
@@ -271,7 +267,7 @@ async fn reserved_queues_stay_with_the_api_that_made_them(kind: Kind) {
 async fn without_all_queues_basaltic_keeps_to_its_own_queues(kind: Kind) {
     let api = Basaltic::start_configured(kind, "", "[sqs_api]\nmanage_queues = true\n").await;
     let sqs = api.gw.sqs_client(SQS_KEY_ID, SQS_SECRET);
-    let name = unique("not-basaltics");
+    let name = unique("not-basaltics-");
     sqs.create_queue().queue_name(&name).send().await.unwrap();
     let found = listed(&api).await;
     assert!(found.iter().all(|(listed, _)| listed != &name), "{found:?}");
@@ -285,7 +281,7 @@ async fn without_all_queues_basaltic_keeps_to_its_own_queues(kind: Kind) {
         )
         .await;
     assert_eq!(shown.status, StatusCode::NOT_FOUND, "{}", shown.body);
-    let made = unique("own");
+    let made = unique("own-");
     api.create(json!({ "name": made })).await;
     let plain = sqs.get_queue_url().queue_name(&made).send().await;
     assert!(

@@ -4,6 +4,7 @@
 //! document's, as in `examples/basaltic/`.
 
 use crate::binaries::sombus_cli::{gateway_with_admin_key, json_of, run_json};
+use crate::harness::unique;
 use crate::http::basaltic::{REQUEST_1, REQUEST_2};
 use crate::http::sombus::{receive, token};
 use serde_json::Value;
@@ -39,7 +40,7 @@ async fn the_readmes_sombus_consumer_loop_runs_as_written() {
         .into_iter()
         .find(|block| block.starts_with("# consumer.py"))
         .expect("README.md has the `# consumer.py` block");
-    let workspace = format!("loop-{:08x}", rand::random::<u32>());
+    let workspace = unique("loop-");
     let (gw, admin_key) = gateway_with_admin_key(&workspace).await;
     let created = json_of(
         &run_json(

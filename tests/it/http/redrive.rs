@@ -5,8 +5,6 @@ use crate::harness::*;
 use aws_sdk_sqs::error::ProvideErrorMetadata;
 use std::time::Duration;
 
-const MANAGING: &str = "[sqs_api]\nmanage_queues = true\n";
-
 /// Sends `count` messages to `queue` and lets them be dead-lettered (max receive count 1).
 async fn dead_letter(gw: &TestGateway, queue: &str, dlq: &str, count: usize) {
     let (client, url) = gw.sqs_queue(queue).await;
@@ -42,7 +40,7 @@ async fn a_move_task_returns_dead_letters_to_their_source(kind: Kind) {
     let gw = GatewayBuilder::new(kind)
         .queue(QueueSpec::standard("orders-dlq"))
         .queue(QueueSpec::standard("orders").dead_letter_to("orders-dlq", 1))
-        .config(MANAGING)
+        .managing_queues()
         .start()
         .await;
     dead_letter(&gw, "orders", "orders-dlq", 3).await;
@@ -165,7 +163,7 @@ async fn a_running_move_task_can_be_cancelled() {
     let gw = GatewayBuilder::new(Kind::Embedded)
         .queue(QueueSpec::standard("jobs-dlq"))
         .queue(QueueSpec::standard("jobs").dead_letter_to("jobs-dlq", 1))
-        .config(MANAGING)
+        .managing_queues()
         .start()
         .await;
     dead_letter(&gw, "jobs", "jobs-dlq", 5).await;

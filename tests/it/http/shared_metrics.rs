@@ -3,6 +3,7 @@
 //! handed over when its sampler stops and kept for replicas that start later, repeated receives
 //! added up across replicas, and the documented 503 while the store is away.
 
+use crate::harness::unique;
 use crate::harness::{Answer, GatewayBuilder, Kind, TestGateway, answer, captured_logs};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -39,7 +40,7 @@ async fn call(
 
 /// Makes a basaltic queue through `gw`; answers its id.
 async fn create(gw: &TestGateway, key: &str) -> String {
-    let name = format!("m-{:08x}", rand::random::<u32>());
+    let name = unique("m-");
     let created = call(
         gw,
         key,

@@ -2,6 +2,7 @@
 //! a client whose calls land on any replica gets the answers one process gives, limits hold
 //! across replicas, and the store going away and coming back needs no restart.
 
+use crate::harness::unique;
 use crate::harness::{
     Answer, GatewayBuilder, Kind, QueueSpec, TestGateway, handle_of, invalid, ok, redis_url,
     results, stale,
@@ -557,7 +558,7 @@ async fn sigkill_of_one_replica_under_load_loses_no_send_and_resurrects_no_ack()
     use std::collections::BTreeSet;
     use std::sync::Mutex;
     let sqs = crate::harness::sqs();
-    let name = format!("it-kill-{:08x}", rand::random::<u32>());
+    let name = unique("it-kill-");
     let backend_url = sqs
         .create_queue()
         .queue_name(&name)
@@ -792,7 +793,7 @@ async fn kept_answers_in_the_store_are_sealed_against_readers_and_forgers() {
         .queue(QueueSpec::standard("orders"))
         .start()
         .await;
-    let body = format!("secret-body-{:08x}", rand::random::<u32>());
+    let body = unique("secret-body-");
     gw.send("orders", &body).await;
     let first = attempt_receive(&gw, "attempt-1").await;
     assert_eq!(first.messages().len(), 1);

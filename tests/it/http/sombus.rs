@@ -2,6 +2,7 @@
 //! documented defaults, ranges, shapes and refusals, credential rotation and revocation timed with
 //! a clock the test moves, connection limits, per-story order, and the admin API.
 
+use crate::harness::unique;
 use crate::harness::{Answer, GatewayBuilder, Kind, TestGateway, answer, captured_logs};
 use aws_sdk_sqs::types::MessageAttributeValue;
 use reqwest::StatusCode;
@@ -57,7 +58,7 @@ impl Bus {
 
     /// On `builder` (a given state store, say), with extra lines for the `[sombus]` table.
     pub async fn start_on(builder: GatewayBuilder, sombus: &str) -> Self {
-        let workspace = format!("ws-{:08x}", rand::random::<u32>());
+        let workspace = unique("ws-");
         let store = std::sync::Arc::new(tempfile::tempdir().unwrap());
         let (admin, admin_entry) = admin_key(&workspace, "admin");
         let (developer, developer_entry) = admin_key(&workspace, "developer");

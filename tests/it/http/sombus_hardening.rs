@@ -7,6 +7,7 @@
 //! undone when the binary starts (M8).
 
 use crate::binary::{BIN, Running};
+use crate::harness::unique;
 use crate::harness::{Answer, GatewayBuilder, Kind, TestGateway, answer};
 use crate::http::sombus::{receive, refused, token, token_answer};
 use reqwest::{Method, StatusCode};
@@ -43,8 +44,8 @@ struct Bus {
 impl Bus {
     fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let workspace = format!("ws-{:08x}", rand::random::<u32>());
-        let other_workspace = format!("ws-{:08x}", rand::random::<u32>());
+        let workspace = unique("ws-");
+        let other_workspace = unique("ws-");
         let mut toml = format!(
             "[sombus]\nenvironment = \"test\"\ncredentials_dir = \"{}\"\n\n",
             dir.path().display()

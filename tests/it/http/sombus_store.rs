@@ -3,6 +3,7 @@
 //! its end; a crash mid-create or between a change and its audit line is recovered; a store that
 //! can't be read is not ready; a lost connections file is refused, not taken for an empty one.
 
+use crate::harness::unique;
 use crate::harness::{Answer, GatewayBuilder, Kind, TestGateway, answer, captured_logs};
 use crate::http::sombus::{refused, token, token_answer};
 use reqwest::{Method, StatusCode};
@@ -28,7 +29,7 @@ struct Store {
 impl Store {
     fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let workspace = format!("ws-{:08x}", rand::random::<u32>());
+        let workspace = unique("ws-");
         let mut toml = format!(
             "[sombus]\nenvironment = \"test\"\ncredentials_dir = \"{}\"\n\n",
             dir.path().display()

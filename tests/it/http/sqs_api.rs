@@ -44,7 +44,7 @@ fn attributes() -> Vec<(&'static str, MessageAttributeValue)> {
 async fn compare_attribute_digest_with_localstack(
     sent: &aws_sdk_sqs::operation::send_message::SendMessageOutput,
 ) {
-    let reference_queue = format!("it-md5-{:08x}", rand::random::<u32>());
+    let reference_queue = unique("it-md5-");
     let localstack = sqs();
     let reference_url = localstack
         .create_queue()
@@ -447,7 +447,7 @@ async fn queues_list_count_and_purge(kind: Kind) {
     assert_eq!(gw.backend_depth("orders").await, 3, "nothing was purged");
     let managing = GatewayBuilder::new(kind)
         .replica_of(&gw)
-        .config("[sqs_api]\nmanage_queues = true\n")
+        .managing_queues()
         .start()
         .await;
     let (client, url) = managing.sqs_queue("orders").await;
@@ -823,12 +823,9 @@ fn md5_of(text: &str) -> u128 {
 }
 
 async fn queue_management_when_enabled(kind: Kind) {
-    let gw = GatewayBuilder::new(kind)
-        .config("[sqs_api]\nmanage_queues = true\n")
-        .start()
-        .await;
+    let gw = GatewayBuilder::new(kind).managing_queues().start().await;
     let client = gw.sqs_client(SQS_KEY_ID, SQS_SECRET);
-    let suffix = format!("{:08x}", rand::random::<u32>());
+    let suffix = unique("");
     let dlq_name = format!("mgmt-dlq-{suffix}");
     let name = format!("mgmt-{suffix}");
     let dlq_url = client
@@ -1112,12 +1109,9 @@ async fn message_content_follows_sqs_rules(kind: Kind) {
 
 /// CreateQueue's name and existence rules, as SQS has them.
 async fn create_queue_follows_sqs_rules(kind: Kind) {
-    let gw = GatewayBuilder::new(kind)
-        .config("[sqs_api]\nmanage_queues = true\n")
-        .start()
-        .await;
+    let gw = GatewayBuilder::new(kind).managing_queues().start().await;
     let client = gw.sqs_client(SQS_KEY_ID, SQS_SECRET);
-    let suffix = format!("{:08x}", rand::random::<u32>());
+    let suffix = unique("");
     let fifo_name = format!("rules-{suffix}.fifo");
     let error = client
         .create_queue()

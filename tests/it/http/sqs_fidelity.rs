@@ -14,12 +14,9 @@ use aws_sdk_sqs::types::{
 
 /// A gateway that may create queues, its client, and a name no other test uses.
 pub(super) async fn managing(kind: Kind) -> (TestGateway, aws_sdk_sqs::Client, String) {
-    let gw = GatewayBuilder::new(kind)
-        .config("[sqs_api]\nmanage_queues = true\n")
-        .start()
-        .await;
+    let gw = GatewayBuilder::new(kind).managing_queues().start().await;
     let client = gw.sqs_client(SQS_KEY_ID, SQS_SECRET);
-    let name = format!("fidelity-{:08x}", rand::random::<u32>());
+    let name = unique("fidelity-");
     (gw, client, name)
 }
 

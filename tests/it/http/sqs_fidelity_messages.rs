@@ -116,7 +116,7 @@ async fn the_trace_header_travels_with_the_message(kind: Kind) {
         .start()
         .await;
     let client = gw.sqs_client(SQS_KEY_ID, SQS_SECRET);
-    let name = format!("traced-{:08x}", rand::random::<u32>());
+    let name = unique("traced-");
     let url = create(&client, &name, &[]).await;
     let number = MessageAttributeValue::builder()
         .data_type("Number")

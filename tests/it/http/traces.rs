@@ -18,8 +18,6 @@ const XRAY: &str = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd
 const XRAY_AS_W3C: &str = "00-5759e988bd862e3fe1be46a994272793-53995c3f42cd8ad8-01";
 const W3C: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 const STATE: &str = "congo=t61rcWkgMzE";
-/// The SQS endpoint reaches every queue of the set, so its producers send to basaltic's.
-const SQS_QUEUE_SET: &str = "[sqs_api]\nmanage_queues = true\n";
 
 fn string(value: &str) -> MessageAttributeValue {
     MessageAttributeValue::builder()
@@ -98,10 +96,10 @@ async fn ezgh_and_basaltic_consumers_see_the_producer_s_trace(kind: Kind) {
     let api = Basaltic::start_configured(
         kind,
         "all_queues = true",
-        &format!("{SQS_QUEUE_SET}\n[ezgh.organizations.{ORG}.projects.all]\nall_queues = true\n"),
+        &format!("{MANAGE_QUEUES}\n[ezgh.organizations.{ORG}.projects.all]\nall_queues = true\n"),
     )
     .await;
-    let name = format!("traced-{:08x}", rand::random::<u32>());
+    let name = unique("traced-");
     let id = api.create(json!({ "name": name })).await;
     let (client, url) = api.gw.sqs_queue(&name).await;
     produce(&client, &url).await;
@@ -170,8 +168,8 @@ async fn a_sombus_consumer_sees_the_producer_s_trace(kind: Kind) {
 
 /// A message moved to the dead-letter queue and redriven back keeps its trace context.
 async fn the_context_survives_a_dead_letter_redrive(kind: Kind) {
-    let api = Basaltic::start_configured(kind, "all_queues = true", SQS_QUEUE_SET).await;
-    let suffix = format!("{:08x}", rand::random::<u32>());
+    let api = Basaltic::start_configured(kind, "all_queues = true", MANAGE_QUEUES).await;
+    let suffix = unique("");
     let dead = api
         .create(json!({ "name": format!("traced-dlq-{suffix}") }))
         .await;

@@ -32,7 +32,7 @@ async fn optional_capabilities_a_backend_lacks_answer_unsupported() {
             Arc::new(FakeBackend::required_only(engine)),
             &["orders", "orders-dlq"],
         )
-        .config("[sqs_api]\nmanage_queues = true\n")
+        .managing_queues()
         .start()
         .await;
     let (client, url) = gw.sqs_queue("orders").await;
@@ -134,7 +134,7 @@ async fn after_a_purge_old_handles_are_stale_whatever_the_backend_still_holds() 
             Arc::new(FakeBackend::required_only(engine).lazy_purge()),
             &["orders"],
         )
-        .config("[sqs_api]\nmanage_queues = true\n")
+        .managing_queues()
         .start()
         .await;
     gw.send("orders", "doomed").await;
