@@ -85,14 +85,9 @@ impl Gateway {
         expected_queue: Option<&str>,
         expired: ExpiredFifoHandles,
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
-        let span = spans::messaging(Messaging::Ack, expected_queue, handles.len());
-        let acknowledged = async {
-            self.admit_handles(caller, Operation::Acknowledge, expected_queue)?;
-            let opened = self.open_handles(handles.iter().map(String::as_str));
-            self.apply_acknowledge(caller, opened, expected_queue, expired)
-                .await
-        };
-        spans::traced(span, acknowledged).await
+        let open = || self.open_handles(handles.iter().map(String::as_str));
+        self.acknowledge_in_span(caller, handles.len(), open, expected_queue, expired)
+            .await
     }
     /// [`Gateway::acknowledge`] of handles opened with [`Gateway::open_handles`].
     pub async fn acknowledge_opened(
@@ -101,10 +96,25 @@ impl Gateway {
         opened: OpenedHandles,
         expected_queue: Option<&str>,
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
-        let span = spans::messaging(Messaging::Ack, expected_queue, opened.0.len());
+        let count = opened.0.len();
+        let expired = ExpiredFifoHandles::Delete;
+        self.acknowledge_in_span(caller, count, || opened, expected_queue, expired)
+            .await
+    }
+    /// An acknowledgement in its span: the caller admitted, then the handles `open` gives
+    /// (`count` of them) acted on.
+    async fn acknowledge_in_span(
+        self: &Arc<Self>,
+        caller: &Caller,
+        count: usize,
+        open: impl FnOnce() -> OpenedHandles,
+        expected_queue: Option<&str>,
+        expired: ExpiredFifoHandles,
+    ) -> Result<Vec<HandleOutcome>, GatewayError> {
+        let span = spans::messaging(Messaging::Ack, expected_queue, count);
         let acknowledged = async {
             self.admit_handles(caller, Operation::Acknowledge, expected_queue)?;
-            self.apply_acknowledge(caller, opened, expected_queue, ExpiredFifoHandles::Delete)
+            self.apply_acknowledge(caller, open(), expected_queue, expired)
                 .await
         };
         spans::traced(span, acknowledged).await
@@ -215,18 +225,9 @@ impl Gateway {
         expired: ExpiredVisibility,
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
         let seconds: Vec<u32> = entries.iter().map(|(_, seconds)| *seconds).collect();
-        let span = spans::messaging(
-            visibility_operation(&seconds),
-            expected_queue,
-            entries.len(),
-        );
-        let changed = async {
-            self.admit_handles(caller, Operation::ChangeVisibility, expected_queue)?;
-            let opened = self.open_handles(entries.iter().map(|(handle, _)| handle.as_str()));
-            self.apply_change_visibility(caller, opened, &seconds, expected_queue, expired)
-                .await
-        };
-        spans::traced(span, changed).await
+        let open = || self.open_handles(entries.iter().map(|(handle, _)| handle.as_str()));
+        self.change_visibility_in_span(caller, open, &seconds, expected_queue, expired)
+            .await
     }
     /// [`Gateway::change_visibility`] of handles opened with [`Gateway::open_handles`], each
     /// with its seconds (in the same order).
@@ -237,17 +238,26 @@ impl Gateway {
         seconds: &[u32],
         expected_queue: Option<&str>,
     ) -> Result<Vec<HandleOutcome>, GatewayError> {
-        let span = spans::messaging(visibility_operation(seconds), expected_queue, seconds.len());
+        let expired = ExpiredVisibility::Refuse;
+        self.change_visibility_in_span(caller, || opened, seconds, expected_queue, expired)
+            .await
+    }
+    /// A visibility change in its span: the caller admitted, then the handles `open` gives (one
+    /// per entry of `seconds`) acted on.
+    async fn change_visibility_in_span(
+        self: &Arc<Self>,
+        caller: &Caller,
+        open: impl FnOnce() -> OpenedHandles,
+        seconds: &[u32],
+        expected_queue: Option<&str>,
+        expired: ExpiredVisibility,
+    ) -> Result<Vec<HandleOutcome>, GatewayError> {
+        let operation = visibility_operation(seconds);
+        let span = spans::messaging(operation, expected_queue, seconds.len());
         let changed = async {
             self.admit_handles(caller, Operation::ChangeVisibility, expected_queue)?;
-            self.apply_change_visibility(
-                caller,
-                opened,
-                seconds,
-                expected_queue,
-                ExpiredVisibility::Refuse,
-            )
-            .await
+            self.apply_change_visibility(caller, open(), seconds, expected_queue, expired)
+                .await
         };
         spans::traced(span, changed).await
     }
