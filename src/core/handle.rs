@@ -164,12 +164,15 @@ impl std::fmt::Debug for SealedHandle {
 pub struct InvalidHandle;
 
 /// One receipt key's ciphers, one per wire version.
+#[derive(Clone)]
 struct Ciphers {
     xchacha: XChaCha20Poly1305,
     gcm_siv: Aes256GcmSiv,
 }
 
-/// The receipt-handle keys: seals with the first, opens with any.
+/// The receipt-handle keys: seals with the first, opens with any. Read from their sources once;
+/// each part that seals, opens or derives keys holds a copy.
+#[derive(Clone)]
 pub struct Keyring {
     keys: Vec<(u16, Ciphers)>,
     /// The keys' secrets, to derive other keys from (token signing); never shown.

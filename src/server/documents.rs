@@ -1,67 +1,71 @@
 //! The OpenAPI 3.1 documents of the REST dialects (ezgh, sombus, basaltic), served without
-//! credentials at `/openapi/{dialect}.json`: each is made once from the dialect's code (its
-//! handlers' `utoipa::path` annotations and its wire types), so what is served is what is routed.
+//! credentials where each dialect's [`Dialect::document`] says (`/openapi/{dialect}.json`): each
+//! is made once from the dialect's code (its handlers' `utoipa::path` annotations and its wire
+//! types), so what is served is what is routed.
 
+use crate::api::common::{Dialect, Document};
 use axum::Router;
 use axum::body::Bytes;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, OnceLock};
 use tower_http::cors::{Any, CorsLayer};
 use utoipa::openapi::OpenApi;
 
-/// The documents, plugged in as a dialect of their own.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct OpenApiDocuments;
+/// The documents of the plugged dialects, plugged in as a dialect of their own.
+#[derive(Clone)]
+pub struct OpenApiDocuments {
+    documents: Arc<[Served]>,
+}
 
-/// How a document is made.
-type Make = fn() -> OpenApi;
+/// A document, serialized once, on its first request.
+struct Served {
+    document: Document,
+    json: OnceLock<Option<Bytes>>,
+}
 
-/// Where each document is served, and how it is made.
-const DOCUMENTS: [(&str, Make); 3] = [
-    ("/openapi/ezgh.json", crate::api::ezgh::openapi::document),
-    (
-        "/openapi/sombus.json",
-        crate::api::sombus::openapi::document,
-    ),
-    (
-        "/openapi/basaltic.json",
-        crate::api::basaltic::openapi::document,
-    ),
-];
+impl OpenApiDocuments {
+    /// The documents `dialects` give.
+    pub fn of(dialects: &[Arc<dyn Dialect>]) -> Self {
+        Self {
+            documents: dialects
+                .iter()
+                .filter_map(|dialect| dialect.document())
+                .map(|document| Served {
+                    document,
+                    json: OnceLock::new(),
+                })
+                .collect(),
+        }
+    }
 
-/// A document serialized once, on its first request.
-type Served = LazyLock<Option<Bytes>>;
+    /// The answer carrying the `index`th document.
+    fn serve(&self, index: usize) -> Response {
+        let served = &self.documents[index];
+        match served.json.get_or_init(|| serialized(served.document.make)) {
+            Some(json) => (
+                [(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                )],
+                json.clone(),
+            )
+                .into_response(),
+            None => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+        }
+    }
+}
 
 /// Serializes a document; `None` (logged) if it cannot be.
-fn serialized(document: Make) -> Option<Bytes> {
-    serde_json::to_vec(&document())
+fn serialized(make: fn() -> OpenApi) -> Option<Bytes> {
+    serde_json::to_vec(&make())
         .map(Bytes::from)
         .inspect_err(|error| tracing::error!(%error, "an OpenAPI document does not serialize"))
         .ok()
 }
 
-static EZGH: Served = LazyLock::new(|| serialized(DOCUMENTS[0].1));
-static SOMBUS: Served = LazyLock::new(|| serialized(DOCUMENTS[1].1));
-static BASALTIC: Served = LazyLock::new(|| serialized(DOCUMENTS[2].1));
-
-/// The answer carrying a document.
-fn serve(document: &'static Served) -> Response {
-    match LazyLock::force(document) {
-        Some(json) => (
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            )],
-            json.clone(),
-        )
-            .into_response(),
-        None => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
-    }
-}
-
-impl crate::api::common::Dialect for OpenApiDocuments {
+impl Dialect for OpenApiDocuments {
     fn edge(&self) -> &'static dyn crate::api::common::EdgeShape {
         &super::edge::DOCUMENTS
     }
@@ -71,10 +75,14 @@ impl crate::api::common::Dialect for OpenApiDocuments {
         let cors = CorsLayer::new()
             .allow_origin(Any)
             .allow_methods([Method::GET, Method::HEAD]);
-        Router::new()
-            .route(DOCUMENTS[0].0, get(|| async { serve(&EZGH) }))
-            .route(DOCUMENTS[1].0, get(|| async { serve(&SOMBUS) }))
-            .route(DOCUMENTS[2].0, get(|| async { serve(&BASALTIC) }))
+        let router = (0..self.documents.len()).fold(Router::new(), |router, index| {
+            let documents = Arc::clone(&self);
+            router.route(
+                self.documents[index].document.path,
+                get(move || async move { documents.serve(index) }),
+            )
+        });
+        router
             .method_not_allowed_fallback(|request| {
                 crate::api::common::method_not_allowed(&super::edge::DOCUMENTS, request)
             })
@@ -88,7 +96,15 @@ mod tests {
 
     #[test]
     fn every_document_serializes_as_openapi_3_1() {
-        for (path, document) in DOCUMENTS {
+        let documents = [
+            (
+                "ezgh",
+                crate::api::ezgh::openapi::document as fn() -> OpenApi,
+            ),
+            ("sombus", crate::api::sombus::openapi::document),
+            ("basaltic", crate::api::basaltic::openapi::document),
+        ];
+        for (path, document) in documents {
             let json = serialized(document).expect("serializes");
             let value: serde_json::Value = serde_json::from_slice(&json).expect("JSON");
             assert_eq!(value["openapi"], "3.1.0", "{path}");

@@ -3,10 +3,10 @@
 //! shape of the dialect whose path the request named, and the dialect each request is counted
 //! under. The edge loops over the shapes the plugged dialects give; the service's own paths (the
 //! probes, the metrics scrape, the OpenAPI documents) and paths no dialect serves are answered in
-//! ezgh's `{"error", "message"}` JSON.
+//! the [`FALLBACK`] shape the dialect list names.
 
+use super::dialects::FALLBACK;
 use crate::api::common::{EdgeShape, RequestHints};
-use crate::api::ezgh::EzghEdge;
 use crate::core::{ErrorKind, GatewayError};
 use axum::extract::Request;
 use axum::response::Response;
@@ -27,9 +27,6 @@ impl std::fmt::Debug for Edge {
 
 /// What metrics call a request to a path no shape serves.
 const UNKNOWN: &str = "unknown";
-
-/// How paths no dialect serves are answered.
-const FALLBACK: &dyn EdgeShape = &EzghEdge;
 
 impl Edge {
     /// The edge over `shapes` (no two may serve one path; the first that does answers).
@@ -107,6 +104,7 @@ impl EdgeShape for OwnPaths {
 mod tests {
     use super::*;
     use crate::api::basaltic::BasalticEdge;
+    use crate::api::ezgh::EzghEdge;
     use crate::api::sombus::SombusEdge;
     use crate::api::sqs::SqsEdge;
 

@@ -3,6 +3,7 @@
 pub mod connections;
 pub mod console;
 mod deadline;
+mod dialects;
 pub mod documents;
 pub mod edge;
 pub mod health;
@@ -10,21 +11,19 @@ pub mod observe;
 mod per_address;
 pub mod reload;
 pub mod scrape;
+mod stores;
 pub mod tls;
 
-use crate::api;
-use crate::api::common::{ClientAddressPolicy, Dialect};
-use crate::backend::embedded::EmbeddedBackend;
-use crate::backend::sqs::SqsBackend;
-use crate::config::{BackendConfig, Config, ConfigError};
+use crate::api::common::{ClientAddressPolicy, Dialect, PlugContext};
+use crate::config::{Config, ConfigError};
 use crate::core::Gateway;
 use crate::core::backend::Backend;
 use crate::core::clock::{Clock, SystemClock};
+use crate::core::handle::Keyring;
 use crate::core::metrics::metered::MeteredBackend;
+use crate::core::metrics::meters::Meters;
 use crate::core::registry::QueueRegistry;
-use crate::core::state::{InProcessState, StateStore};
-use crate::credentials::oauth::{ConnectionStore, CredentialCheck, TokenService};
-use crate::state::redis::{RedisServer, RedisState};
+use crate::core::state::StateStore;
 use crate::state::restart_file::CarriedState;
 use axum::Router;
 use connections::ConnectionSettings;
@@ -34,6 +33,7 @@ use scrape::Scrape;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
+use stores::Stores;
 use tls::Tls;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -84,235 +84,66 @@ pub struct App {
 
 impl App {
     /// Builds the service from a checked config.
-    pub async fn build(config: &Config, overrides: Overrides) -> Result<Self, BuildError> {
-        let clock = overrides.clock.unwrap_or_else(|| Arc::new(SystemClock));
+    pub async fn build(config: &Config, mut overrides: Overrides) -> Result<Self, BuildError> {
+        let clock = overrides
+            .clock
+            .take()
+            .unwrap_or_else(|| Arc::new(SystemClock));
         let tls = config
             .server
             .tls
             .as_ref()
             .map(|tls| Tls::load(tls, config.server.http2))
             .transpose()
-            .map_err(|error| ConfigError::Invalid {
-                field: "server.tls".into(),
-                message: error.to_string(),
-            })?;
+            .map_err(|error| ConfigError::invalid("server.tls", error.to_string()))?;
         let scrape = Scrape::new(Duration::from_secs(config.metrics.sample_seconds));
         let meters = scrape.meters();
-        let backend: Arc<dyn Backend> = match overrides.backend {
-            Some(backend) => backend,
-            None => match &config.backend {
-                BackendConfig::Sqs(sqs) => Arc::new(SqsBackend::from_config(sqs, &meters).await),
-                BackendConfig::Embedded(embedded) => {
-                    let backend = EmbeddedBackend::from_config(embedded, Arc::clone(&clock))
-                        .map_err(|error| BuildError::Backend(error.to_string()))?;
-                    create_configured_queues(&backend, config).await?;
-                    backend
-                }
-            },
-        };
+        let keyring = config.keyring()?;
+        let stores = Stores::open(config, &mut overrides, &clock, &meters).await?;
         let shutdown = CancellationToken::new();
-        let backend_handle = Arc::clone(&backend);
-        let backend_name = match &config.backend {
-            BackendConfig::Sqs(_) => "sqs",
-            BackendConfig::Embedded(_) => "embedded",
-        };
-        let backend: Arc<dyn Backend> =
-            Arc::new(MeteredBackend::new(backend, backend_name, meters.clone()));
-        let registry = QueueRegistry::new(
-            Arc::clone(&backend),
-            config.queue_locators(),
-            config.sqs_api.manage_queues,
-            Duration::from_secs(config.server.queue_cache_seconds),
-            Arc::clone(&clock),
-        )
-        .with_aliases(config.ezgh.aliases().map_err(ConfigError::from)?)
-        .with_open_projects(config.ezgh.open_projects())
-        .with_basaltic_ids(config.basaltic.all_queues)
-        .with_managed_prefix(crate::core::access::RESERVED_QUEUE_PREFIX);
-        if !config.basaltic.all_queues
-            && !config.basaltic.keys.is_empty()
-            && !config.queues.is_empty()
-        {
-            tracing::info!(
-                configured_queues = config.queues.len(),
-                "basaltic keys and the console see only the queues made through basaltic, not the \
-                 configured [queues.*]: set [basaltic] all_queues = true to show those (and the \
-                 queues made over the other APIs) too; a reload applies it, no restart"
-            );
-        }
-        // One connection to the shared server for everything kept there.
-        let redis = config
-            .state
-            .redis
-            .as_ref()
-            .map(RedisServer::connect)
-            .transpose()
-            .map_err(|error| BuildError::State(error.to_string()))?;
-        let mut carried_state = None;
-        let state: Arc<dyn StateStore> = match (overrides.state, &redis) {
-            (Some(state), _) => state,
-            (None, Some(redis)) => Arc::new(RedisState::on(
-                redis.clone(),
-                Duration::from_secs(config.ledger.ttl_seconds),
-                config.ledger.unknown_deliveries,
-                Arc::clone(&clock),
-            )),
-            (None, None) => {
-                let state = Arc::new(InProcessState::new(
-                    config.ledger.max_entries,
-                    Duration::from_secs(config.ledger.ttl_seconds),
-                    config.ledger.unknown_deliveries,
-                    Arc::clone(&clock),
-                ));
-                // Taken in before anything is served. The embedded engine knows its current
-                // deliveries itself; SQS does not, so over it the ledger is carried too.
-                carried_state = config.state_dir().and_then(|dir| {
-                    let with_ledger = matches!(config.backend, BackendConfig::Sqs(_));
-                    CarriedState::open(&dir, Arc::clone(&state), with_ledger)
-                });
-                state
-            }
-        };
-        let gateway = Arc::new(
-            Gateway::new(
-                backend,
-                registry,
-                config.keyring()?,
-                state,
-                config.ledger.unknown_deliveries,
-                Arc::clone(&clock),
-                shutdown.clone(),
-            )
-            .with_meters(meters.clone())
-            .with_reserved_queues_named(config.metrics.name_reserved_queues)
-            .with_abandoned_receive_bound(config.server.max_abandoned_receives)
-            .with_count_limits(config.metrics.count_limits())
-            .with_quota_policy(config.state.quotas_when_unavailable),
-        );
+        let gateway = Arc::new(core(config, &stores, &keyring, &clock, &meters, &shutdown)?);
         let keys = LiveKeys::new(KeySets::from_config(config)?);
         // The push subscriptions consume their queues from now on.
-        let push_records: Arc<dyn crate::core::push::records::RecordStore> =
-            match (&redis, config.push_dir()) {
-                (Some(redis), _) => Arc::new(
-                    crate::state::redis::push_records::RedisPushRecords::new(redis.clone()),
-                ),
-                (None, Some(dir)) => Arc::new(
-                    crate::push::managed::DirectoryStore::open(&dir)
-                        .map_err(|error| BuildError::State(error.to_string()))?,
-                ),
-                (None, None) => Arc::new(crate::push::managed::DirectoryStore::in_memory()),
-            };
+        let push_records = Arc::clone(&stores.push_records);
         crate::push::start(
             &gateway,
             &config.push,
             push_records,
-            &config.keyring()?,
+            &keyring,
             Arc::clone(&clock),
         )
         .await?;
-        let sombus = sombus_state(config, redis.as_ref(), &gateway, &clock, keys.admin.clone())?;
-        // Creates a crash left half-made are undone before anything is served, then looked for
-        // once a minute.
-        sombus
-            .recover_at_start(sombus_store_is_exclusive(config))
-            .await;
-        let sombus = Arc::new(sombus);
-        tokio::spawn(Arc::clone(&sombus).upkeep());
-        tokio::spawn(Arc::clone(&sombus).follow_changes());
-        let health = health::Health::new(Arc::clone(&gateway))
-            .with_credential_store(sombus.credential_store());
-        let dialects: Vec<Arc<dyn Dialect>> = vec![
-            sombus,
-            Arc::new(api::basaltic::BasalticState::new(
-                Arc::clone(&gateway),
-                keys.basaltic.clone(),
-                Duration::from_secs(config.basaltic.metrics_interval_seconds),
-                // Shared by the replicas (one samples at a time) when the state is.
-                match &redis {
-                    Some(redis) => Arc::new(
-                        crate::state::redis::sample_history::RedisSampleHistory::new(
-                            redis.clone(),
-                            Duration::from_secs(config.basaltic.metrics_interval_seconds),
-                            Arc::clone(&clock),
-                        ),
-                    ),
-                    None => Arc::new(crate::core::metrics::sample_history::InProcessHistory::new(
-                        Duration::from_secs(config.basaltic.metrics_interval_seconds),
-                    )),
-                },
-            )),
-            Arc::new(health),
-            Arc::new(documents::OpenApiDocuments),
-            Arc::new(console::Console),
-            Arc::new(api::ezgh::EzghState::from_config(
-                Arc::clone(&gateway),
-                &config.ezgh,
-                keys.api.clone(),
-                config.queue_allowances(),
-                config.server.invalid_handles_per_minute,
-            )),
-            Arc::new(api::sqs::SqsState::from_config(
-                Arc::clone(&gateway),
-                &config.sqs_api,
-                keys.sqs.clone(),
-                config.server.tls.is_some(),
-                Arc::clone(&clock),
-            )),
-        ];
+        let context = PlugContext {
+            gateway: Arc::clone(&gateway),
+            clock,
+            keyring,
+            tls: tls.is_some(),
+            queue_allowances: config.queue_allowances(),
+            invalid_handles_per_minute: config.server.invalid_handles_per_minute,
+            sample_history: Arc::clone(&stores.sample_history),
+            credentials: Arc::clone(&stores.credentials),
+            credentials_exclusive: stores.credentials_exclusive,
+        };
+        let dialects = dialects::plug_all(config, &keys, &context).await;
         let edge = Edge::new(dialects.iter().map(|dialect| dialect.edge()));
-        let mut router = dialects.iter().fold(Router::new(), |router, dialect| {
-            router.merge(Arc::clone(dialect).router())
-        });
-        if config.metrics.enabled && config.metrics.listen.is_none() {
-            router = router.merge(scrape.router());
-        }
-        let router = router
-            .fallback({
-                let edge = edge.clone();
-                move |request: axum::extract::Request| async move { edge.not_found(&request) }
-            })
-            .layer(axum::middleware::from_fn(
-                console::send_browsers_to_the_console,
-            ))
-            .layer(observe::ObserveLayer::new(
-                meters,
-                edge.clone(),
-                ClientAddressPolicy {
-                    trust_forwarded_for: config.server.trust_forwarded_for,
-                    trusted_proxies: config.server.trusted_proxies.iter().copied().collect(),
-                },
-            ));
+        let metrics_listen = config.metrics.listen.filter(|_| config.metrics.enabled);
+        let scrape_route = (config.metrics.enabled && metrics_listen.is_none()).then_some(&scrape);
         Ok(Self {
+            router: routes(config, &dialects, &edge, scrape_route, meters),
             scrape,
-            metrics_listen: config
-                .metrics
-                .enabled
-                .then_some(config.metrics.listen)
-                .flatten(),
+            metrics_listen,
             tls,
             keys,
             config_check: Duration::from_secs(config.server.config_check_seconds),
             reload: None,
-            carried_state,
-            router,
+            carried_state: stores.carried_state,
             edge,
             dialects,
-            backend: Arc::clone(&backend_handle),
+            backend: stores.backend,
             gateway,
             shutdown,
             grace: Duration::from_secs(config.server.shutdown_grace_seconds),
-            connections: ConnectionSettings {
-                // The open-file limit is raised (and read) before the listener exists.
-                max_connections: connections::fit_to_open_file_limit(config.server.max_connections),
-                max_connections_per_address: config.server.max_connections_per_address,
-                header_timeout: Duration::from_secs(config.server.header_timeout_seconds),
-                idle_timeout: Duration::from_secs(config.server.idle_timeout_seconds),
-                body_timeout: Duration::from_secs(config.server.body_timeout_seconds),
-                http2_max_streams: config
-                    .server
-                    .http2
-                    .then_some(config.server.http2_max_streams),
-            },
+            connections: ConnectionSettings::of(&config.server),
         })
     }
 
@@ -468,142 +299,86 @@ impl From<crate::core::error::SettingError> for BuildError {
     }
 }
 
-/// The sombus credential store in a directory (or memory, with the in-memory engine).
-fn directory_store(config: &Config, clock: &Arc<dyn Clock>) -> Result<ConnectionStore, BuildError> {
-    let dir = config.credentials_dir();
-    if let Some(dir) = &dir {
-        let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
-        if config.sombus.credentials_dir.is_none()
-            && matches!(config.backend, BackendConfig::Sqs(_))
-        {
-            // Relative to wherever the process was started: a replica started elsewhere would
-            // see another (empty) store.
-            tracing::warn!(
-                dir = %absolute.display(),
-                "sombus.credentials_dir is not set: the sombus connections are kept under the working directory; set it to a directory every replica shares"
-            );
-        } else {
-            tracing::info!(dir = %absolute.display(), "sombus connections kept here");
-        }
-    }
-    Ok(match dir {
-        Some(dir) => ConnectionStore::open(&dir, Arc::clone(clock))
-            .map_err(|error| BuildError::Backend(format!("sombus credential store: {error}")))?,
-        None => ConnectionStore::in_memory(Arc::clone(clock)),
-    })
-}
-
-/// With the shared server configured, connections a directory still holds are not served:
-/// said once at the start, so an operator moving to Redis knows to move them there.
-fn warn_of_a_directory_left_behind(config: &Config) {
-    let Some(dir) = config.credentials_dir() else {
-        return;
-    };
-    if dir.join("connections.json").exists() {
-        tracing::warn!(
-            dir = %dir.display(),
-            "sombus connections are kept on the shared state server ([state.redis]); the ones in this directory are not read: move them there once with `sqs-gateway sombus import-credentials --config <this config>`"
+/// The core over the metered backend, with the queue registry the config describes.
+fn core(
+    config: &Config,
+    stores: &Stores,
+    keyring: &Keyring,
+    clock: &Arc<dyn Clock>,
+    meters: &Meters,
+    shutdown: &CancellationToken,
+) -> Result<Gateway, BuildError> {
+    let backend: Arc<dyn Backend> = Arc::new(MeteredBackend::new(
+        Arc::clone(&stores.backend),
+        stores.backend_name,
+        meters.clone(),
+    ));
+    let registry = QueueRegistry::new(
+        Arc::clone(&backend),
+        config.queue_locators(),
+        config.sqs_api.manage_queues,
+        Duration::from_secs(config.server.queue_cache_seconds),
+        Arc::clone(clock),
+    )
+    .with_aliases(config.ezgh.aliases().map_err(ConfigError::from)?)
+    .with_open_projects(config.ezgh.open_projects())
+    .with_basaltic_ids(config.basaltic.all_queues)
+    .with_managed_prefix(crate::core::access::RESERVED_QUEUE_PREFIX);
+    if !config.basaltic.all_queues && !config.basaltic.keys.is_empty() && !config.queues.is_empty()
+    {
+        tracing::info!(
+            configured_queues = config.queues.len(),
+            "basaltic keys and the console see only the queues made through basaltic, not the \
+             configured [queues.*]: set [basaltic] all_queues = true to show those (and the \
+             queues made over the other APIs) too; a reload applies it, no restart"
         );
     }
-}
-
-/// Whether this process alone can be making sombus connections in its credential store: the
-/// store is the embedded engine's own (in its data directory, whose queue store one process
-/// holds at a time), so a connection being created there at the start is a crash's.
-fn sombus_store_is_exclusive(config: &Config) -> bool {
-    if config.state.redis.is_some() {
-        return false;
-    }
-    match &config.backend {
-        BackendConfig::Embedded(embedded) if !embedded.in_memory => {
-            config.credentials_dir() == Some(embedded.data_dir.join(crate::setup::SOMBUS_DIR))
-        }
-        BackendConfig::Embedded(_) | BackendConfig::Sqs(_) => false,
-    }
-}
-
-/// The sombus API's state: its credential store (the shared server when there is one, else a
-/// directory, or memory), tokens signed with keys derived from the receipt keys, and its admin
-/// keys.
-fn sombus_state(
-    config: &Config,
-    redis: Option<&RedisServer>,
-    gateway: &Arc<Gateway>,
-    clock: &Arc<dyn Clock>,
-    admin_keys: crate::credentials::live::Live<crate::credentials::admin_keys::AdminKeys>,
-) -> Result<api::sombus::SombusState, BuildError> {
-    let store = match redis {
-        Some(redis) => {
-            warn_of_a_directory_left_behind(config);
-            tracing::info!("sombus connections kept on the shared state server");
-            ConnectionStore::shared(
-                Arc::new(
-                    crate::state::redis::credential_server::RedisCredentialServer::new(
-                        redis.clone(),
-                    ),
-                ),
-                Arc::clone(clock),
-            )
-        }
-        None => directory_store(config, clock)?,
-    };
-    let tokens = TokenService::new(
-        &config.keyring()?,
-        &config.sombus.environment,
-        chrono::Duration::seconds(i64::from(config.sombus.token_lifetime_seconds)),
-    );
-    let check = CredentialCheck::new(
-        tokens,
-        Arc::new(store),
-        Duration::from_secs(u64::from(config.sombus.credential_recheck_seconds)),
+    Ok(Gateway::new(
+        backend,
+        registry,
+        keyring.clone(),
+        Arc::clone(&stores.state),
+        config.ledger.unknown_deliveries,
         Arc::clone(clock),
-    );
-    Ok(api::sombus::SombusState::new(
-        Arc::clone(gateway),
-        &config.sombus,
-        admin_keys,
-        check,
-        config.server.tls.is_some(),
-        Arc::clone(clock),
-    ))
+        shutdown.clone(),
+    )
+    .with_meters(meters.clone())
+    .with_reserved_queues_named(config.metrics.name_reserved_queues)
+    .with_abandoned_receive_bound(config.server.max_abandoned_receives)
+    .with_count_limits(config.metrics.count_limits())
+    .with_quota_policy(config.state.quotas_when_unavailable))
 }
 
-/// Creates (or updates) the configured queues in the embedded backend, dead-letter targets first.
-async fn create_configured_queues(
-    backend: &EmbeddedBackend,
+/// The plugs' routes, the scrape's if it is served on the API listener, and the layers every
+/// request passes: the edge's answer to an unknown path, browsers sent to the console, and the
+/// observation (access log, meters, server span).
+fn routes(
     config: &Config,
-) -> Result<(), BuildError> {
-    let locators = config.queue_locators();
-    let mut pending: Vec<(&String, &crate::config::QueueConfig)> = config.queues.iter().collect();
-    while !pending.is_empty() {
-        let before = pending.len();
-        let mut waiting = Vec::new();
-        for (name, queue) in pending {
-            let target_ready = match &queue.dead_letter_queue {
-                Some(target) => backend.resolve(&locators[target]).await.is_ok(),
-                None => true,
-            };
-            if target_ready {
-                backend
-                    .ensure_queue(&locators[name], &queue.settings(&locators))
-                    .await
-                    .map_err(|error| {
-                        BuildError::Config(ConfigError::Invalid {
-                            field: format!("queues.{name}"),
-                            message: error.to_string(),
-                        })
-                    })?;
-            } else {
-                waiting.push((name, queue));
-            }
-        }
-        if waiting.len() == before {
-            return Err(BuildError::Config(ConfigError::Invalid {
-                field: "queues".into(),
-                message: "dead_letter_queue references form a cycle".into(),
-            }));
-        }
-        pending = waiting;
+    dialects: &[Arc<dyn Dialect>],
+    edge: &Edge,
+    scrape: Option<&Scrape>,
+    meters: Meters,
+) -> Router {
+    let mut router = dialects.iter().fold(Router::new(), |router, dialect| {
+        router.merge(Arc::clone(dialect).router())
+    });
+    if let Some(scrape) = scrape {
+        router = router.merge(scrape.router());
     }
-    Ok(())
+    router
+        .fallback({
+            let edge = edge.clone();
+            move |request: axum::extract::Request| async move { edge.not_found(&request) }
+        })
+        .layer(axum::middleware::from_fn(
+            console::send_browsers_to_the_console,
+        ))
+        .layer(observe::ObserveLayer::new(
+            meters,
+            edge.clone(),
+            ClientAddressPolicy {
+                trust_forwarded_for: config.server.trust_forwarded_for,
+                trusted_proxies: config.server.trusted_proxies.iter().copied().collect(),
+            },
+        ))
 }

@@ -18,11 +18,11 @@ mod subscriptions;
 mod wire;
 
 pub use error::BasalticError;
+pub use router::plug;
 
 use crate::core::Gateway;
 use crate::core::access::Principal;
 use crate::core::alias::{Alias, Namespace};
-use crate::core::metrics::sample_history::SampleHistory;
 use crate::core::request_scope;
 use crate::core::{ErrorKind, GatewayError};
 use crate::credentials::basaltic_keys::{BasalticKey, BasalticKeys};
@@ -30,7 +30,6 @@ use crate::credentials::key_book::{self, BookKey as _};
 use crate::credentials::live::Live;
 use axum::http::HeaderMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// The largest request body: a batch of ten 256 KiB messages with their attributes, JSON
 /// escaping and envelope (as SQS's endpoint takes).
@@ -83,23 +82,6 @@ impl BasalticState {
             queue,
             caller,
         })
-    }
-
-    /// The dialect's state; `keys` is the handle a config reload swaps the keys behind. Its
-    /// queues are sampled every `metrics_interval` into `history` (this process's, or the one
-    /// the replicas share).
-    pub fn new(
-        gateway: Arc<Gateway>,
-        keys: Live<BasalticKeys>,
-        metrics_interval: Duration,
-        history: Arc<dyn SampleHistory>,
-    ) -> Self {
-        Self {
-            gateway,
-            keys,
-            metrics: metrics::Metrics::new(metrics_interval, history),
-            creating: tokio::sync::Mutex::new(()),
-        }
     }
 
     /// The key of the `Authorization: Bearer` header, or 401 (before any body is read).

@@ -13,5 +13,5 @@ pub mod public_url;
 
 pub use body::{BodyTimedOut, read_body};
 pub use caller::{ClientAddress, ClientAddressPolicy, bearer_token, traceparent};
-pub use plug::{Dialect, EdgeShape, RequestHints, method_not_allowed};
+pub use plug::{Dialect, Document, EdgeShape, PlugContext, RequestHints, method_not_allowed};
 pub use public_url::PublicUrl;

@@ -1,12 +1,50 @@
-//! The one shape every dialect plugs into the server with: its routes and upkeep
-//! ([`Dialect`]), and what the server's edge needs to answer a request no handler of it
-//! reached (a wrong method, a request that ran too long, a connection over the limit) in its
-//! documented error shape ([`EdgeShape`]).
+//! The one shape every dialect plugs into the server with: what it is built from
+//! ([`PlugContext`]), its routes, document and upkeep ([`Dialect`]), and what the server's edge
+//! needs to answer a request no handler of it reached (a wrong method, a request that ran too
+//! long, a connection over the limit) in its documented error shape ([`EdgeShape`]).
 
-use crate::core::{ErrorKind, GatewayError};
+use crate::core::clock::Clock;
+use crate::core::handle::Keyring;
+use crate::core::limits::Allowance;
+use crate::core::metrics::sample_history::SampleHistory;
+use crate::core::{ErrorKind, Gateway, GatewayError};
+use crate::credentials::oauth::ConnectionStore;
 use axum::extract::Request;
 use axum::response::Response;
+use std::num::NonZeroU32;
 use std::sync::Arc;
+
+/// What the server hands each dialect's `plug`, besides the dialect's own config section and
+/// key set: the core, and the service-wide parts and stores a dialect may read.
+pub struct PlugContext {
+    /// The core every dialect calls.
+    pub gateway: Arc<Gateway>,
+    /// The service's clock.
+    pub clock: Arc<dyn Clock>,
+    /// The receipt keyring (sombus derives its token keys from it).
+    pub keyring: Keyring,
+    /// Whether the API listener serves TLS (`[server.tls]`): public URLs default to `https`.
+    pub tls: bool,
+    /// Receive allowances per gateway queue (`[queues.*] rate_limit`).
+    pub queue_allowances: Vec<(String, Allowance)>,
+    /// Invalid receipt handles a caller may present a minute (`[server]`).
+    pub invalid_handles_per_minute: NonZeroU32,
+    /// Where queue depth samples are kept (basaltic's metrics).
+    pub sample_history: Arc<dyn SampleHistory>,
+    /// Where sombus connections are kept.
+    pub credentials: Arc<ConnectionStore>,
+    /// Whether this process alone can be making connections in `credentials`.
+    pub credentials_exclusive: bool,
+}
+
+/// An OpenAPI document a dialect serves: its path and how it is made.
+#[derive(Debug, Clone, Copy)]
+pub struct Document {
+    /// Where it is served (`/openapi/{dialect}.json`).
+    pub path: &'static str,
+    /// Makes it from the dialect's code.
+    pub make: fn() -> utoipa::openapi::OpenApi,
+}
 
 /// What a dialect plugs into the server: its routes, its edge shape, and upkeep to run beside
 /// them.
@@ -19,6 +57,11 @@ pub trait Dialect: Send + Sync + 'static {
 
     /// Upkeep the server runs once a minute (most dialects have none).
     fn housekeeping(&self) {}
+
+    /// Its OpenAPI document, if it has one.
+    fn document(&self) -> Option<Document> {
+        None
+    }
 }
 
 /// A dialect as the server's edge sees it: needing no state, so that an answer can be made

@@ -7,7 +7,7 @@ mod routes;
 mod wire;
 
 pub use error::EzghError;
-pub use routes::EzghState;
+pub use routes::{EzghState, plug};
 
 use crate::api::common::{EdgeShape, RequestHints};
 use crate::core::GatewayError;

@@ -2,7 +2,7 @@
 
 use super::error::{ErrorBody, EzghError};
 use super::wire::{self, MessageJson, ReceiveResponse, ResultsResponse};
-use crate::api::common::{ClientAddress, read_body};
+use crate::api::common::{ClientAddress, Dialect, Document, PlugContext, read_body};
 use crate::core::access::{Action, Caller, Grants, Principal};
 use crate::core::alias::{Alias, Namespace};
 use crate::core::limits::{Allowance, Limit, LimitKey};
@@ -48,33 +48,36 @@ impl std::fmt::Debug for EzghState {
     }
 }
 
-impl EzghState {
-    /// The dialect's state from its config sections and the server's settings that concern it;
-    /// `keys` is the handle a config reload swaps the keys behind.
-    pub fn from_config(
-        gateway: Arc<Gateway>,
-        section: &super::config::EzghConfig,
-        keys: Live<ApiKeys>,
-        queue_allowances: Vec<(String, crate::core::limits::Allowance)>,
-        invalid_handles_per_minute: NonZeroU32,
-    ) -> Self {
-        Self {
-            gateway,
-            keys,
-            invalid_handles_per_minute,
-            requests: section.allowances().into_iter().collect(),
-            queue_requests: queue_allowances.into_iter().collect(),
-        }
-    }
+/// The dialect from its config section and the service-wide settings that concern it; `keys` is
+/// the handle a config reload swaps the keys behind.
+pub fn plug(
+    section: &super::config::EzghConfig,
+    keys: Live<ApiKeys>,
+    context: &PlugContext,
+) -> Arc<dyn Dialect> {
+    Arc::new(EzghState {
+        gateway: Arc::clone(&context.gateway),
+        keys,
+        invalid_handles_per_minute: context.invalid_handles_per_minute,
+        requests: section.allowances().into_iter().collect(),
+        queue_requests: context.queue_allowances.iter().cloned().collect(),
+    })
 }
 
-impl crate::api::common::Dialect for EzghState {
+impl Dialect for EzghState {
     fn router(self: Arc<Self>) -> Router {
         router(self)
     }
 
     fn edge(&self) -> &'static dyn crate::api::common::EdgeShape {
         &super::EzghEdge
+    }
+
+    fn document(&self) -> Option<Document> {
+        Some(Document {
+            path: "/openapi/ezgh.json",
+            make: super::openapi::document,
+        })
     }
 }
 

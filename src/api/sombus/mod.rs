@@ -11,6 +11,8 @@ pub mod openapi;
 mod pull;
 mod registrations;
 mod router;
+
+pub use router::plug;
 mod token;
 pub mod wire;
 
@@ -44,29 +46,6 @@ impl std::fmt::Debug for SombusState {
         f.debug_struct("SombusState")
             .field("check", &self.check)
             .finish_non_exhaustive()
-    }
-}
-
-impl SombusState {
-    /// The dialect's state from its config section; `admin_keys` is the handle a config reload
-    /// swaps the keys behind.
-    pub fn new(
-        gateway: Arc<Gateway>,
-        section: &config::SombusConfig,
-        admin_keys: Live<AdminKeys>,
-        check: CredentialCheck,
-        tls: bool,
-        clock: Arc<dyn Clock>,
-    ) -> Self {
-        Self {
-            gateway,
-            check,
-            admin_keys,
-            tiers: section.tiers(),
-            registrations: section.registrations_file.clone(),
-            public_url: crate::api::common::PublicUrl::new(section.public_url.as_deref(), tls),
-            clock,
-        }
     }
 }
 

@@ -11,7 +11,7 @@ mod routes;
 pub mod sigv4;
 mod wire;
 
-pub use routes::{ACCOUNT, BODY_LIMIT, SqsKeys, SqsState, error_response};
+pub use routes::{ACCOUNT, BODY_LIMIT, SqsKeys, SqsState, error_response, plug};
 
 use crate::api::common::{EdgeShape, RequestHints};
 use crate::core::GatewayError;

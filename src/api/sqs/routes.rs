@@ -9,7 +9,7 @@ use super::op::{Input, SqsOp};
 use super::query;
 use super::sigv4::{self, PendingSignature, RequestHead, SigV4Error};
 use super::wire;
-use crate::api::common::read_body;
+use crate::api::common::{Dialect, PlugContext, read_body};
 use crate::core::access::{Caller, Grants, Principal};
 use crate::core::clock::Clock;
 use crate::core::gateway::ReceiveOptions;
@@ -91,34 +91,30 @@ pub struct SqsState {
     pub clock: Arc<dyn Clock>,
 }
 
-impl SqsState {
-    /// The endpoint's state from its config section; `credentials` is the handle a config reload
-    /// swaps the keys behind.
-    pub fn from_config(
-        gateway: Arc<Gateway>,
-        section: &super::config::SqsApiConfig,
-        credentials: Live<SqsKeys>,
-        tls: bool,
-        clock: Arc<dyn Clock>,
-    ) -> Self {
-        if section.allow_unsigned {
-            tracing::warn!(
-                "the SQS endpoint accepts unsigned requests (sqs_api.allow_unsigned): local development only"
-            );
-        }
-        Self {
-            gateway,
-            credentials,
-            anonymous: Arc::new(section.anonymous_grants()),
-            allow_unsigned: section.allow_unsigned,
-            public_url: crate::api::common::PublicUrl::new(section.public_url.as_deref(), tls),
-            region: section.region.clone(),
-            clock,
-        }
+/// The endpoint from its config section; `credentials` is the handle a config reload swaps the
+/// keys behind.
+pub fn plug(
+    section: &super::config::SqsApiConfig,
+    credentials: Live<SqsKeys>,
+    context: &PlugContext,
+) -> Arc<dyn Dialect> {
+    if section.allow_unsigned {
+        tracing::warn!(
+            "the SQS endpoint accepts unsigned requests (sqs_api.allow_unsigned): local development only"
+        );
     }
+    Arc::new(SqsState {
+        gateway: Arc::clone(&context.gateway),
+        credentials,
+        anonymous: Arc::new(section.anonymous_grants()),
+        allow_unsigned: section.allow_unsigned,
+        public_url: crate::api::common::PublicUrl::new(section.public_url.as_deref(), context.tls),
+        region: section.region.clone(),
+        clock: Arc::clone(&context.clock),
+    })
 }
 
-impl crate::api::common::Dialect for SqsState {
+impl Dialect for SqsState {
     fn router(self: Arc<Self>) -> Router {
         router(self)
     }

@@ -22,6 +22,19 @@ pub struct ConnectionSettings {
 }
 
 impl ConnectionSettings {
+    /// The settings `[server]` gives; the open-file limit is raised (and read) here, before the
+    /// listener exists.
+    pub fn of(server: &crate::config::ServerConfig) -> Self {
+        Self {
+            max_connections: super::fit_to_open_file_limit(server.max_connections),
+            max_connections_per_address: server.max_connections_per_address,
+            header_timeout: Duration::from_secs(server.header_timeout_seconds),
+            idle_timeout: Duration::from_secs(server.idle_timeout_seconds),
+            body_timeout: Duration::from_secs(server.body_timeout_seconds),
+            http2_max_streams: server.http2.then_some(server.http2_max_streams),
+        }
+    }
+
     /// The open connections one client address may hold.
     pub(super) fn per_address_limit(&self) -> usize {
         self.max_connections_per_address

@@ -1,0 +1,38 @@
+//! The one list of what the server plugs in: the four dialects, then the service's own paths (the
+//! probes, the OpenAPI documents the dialects give, the console). The edge asks them in this
+//! order, their documents are served from it and their upkeep runs from it: a new dialect is its
+//! folder under `api/`, its section in the config, and one line here.
+
+use super::reload::LiveKeys;
+use super::{console, documents::OpenApiDocuments, health::Health};
+use crate::api;
+use crate::api::common::{Dialect, EdgeShape, PlugContext};
+use crate::config::Config;
+use std::sync::Arc;
+
+/// How the service's own paths and paths no dialect serves are answered: in ezgh's
+/// `{"error", "message"}` JSON, the plainest of the four.
+pub(super) const FALLBACK: &dyn EdgeShape = &api::ezgh::EzghEdge;
+
+/// Every plug, built.
+pub(super) async fn plug_all(
+    config: &Config,
+    keys: &LiveKeys,
+    context: &PlugContext,
+) -> Vec<Arc<dyn Dialect>> {
+    let mut plugs = vec![
+        api::sombus::plug(&config.sombus, keys.admin.clone(), context).await,
+        api::basaltic::plug(&config.basaltic, keys.basaltic.clone(), context),
+        api::ezgh::plug(&config.ezgh, keys.api.clone(), context),
+        api::sqs::plug(&config.sqs_api, keys.sqs.clone(), context),
+    ];
+    let documents = OpenApiDocuments::of(&plugs);
+    let health = Health::new(Arc::clone(&context.gateway))
+        .with_credential_store(Arc::clone(&context.credentials));
+    plugs.extend([
+        Arc::new(health) as Arc<dyn Dialect>,
+        Arc::new(documents),
+        Arc::new(console::Console),
+    ]);
+    plugs
+}
