@@ -210,7 +210,11 @@ def t_page_logic(page):
     """The page's own rules, on known input: gaps and line breaks in a chart, and Number values."""
     goto(page, "")
     expect(tid(page, "signin-form")).to_be_visible()
-    got = page.evaluate("""() => {
+    # The rules live in the console's modules, loaded as the page loads them (same origin, so
+    # the CSP allows it; the browser keeps one instance of each module).
+    got = page.evaluate("""async () => {
+      const { findGaps, chart } = await import('/console/js/charts.js');
+      const { validNumber } = await import('/console/js/rules.js');
       const t0 = Date.UTC(2026, 0, 1);
       const at = (s) => new Date(t0 + s * 1000).toISOString();
       const taken = (s) => ({ at: at(s), visible: s, in_flight: 0, delayed: 0 });

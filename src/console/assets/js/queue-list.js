@@ -1,0 +1,136 @@
+// Why: the queue list, the console's home: every queue the key can see with its counts and its
+// dead-letter queue, from one request, refreshed while the page is visible.
+
+import { h, fill, guarded } from './dom.js';
+import { state, globalCan } from './session.js';
+import { api, deadLetterOf } from './api.js';
+import { showError, clearAlert, say } from './notices.js';
+import { every, coalesced } from './scope.js';
+import { newPage, showPage } from './page.js';
+import { fmtCount, fmtAge } from './format.js';
+import { createQueueForm } from './create-queue.js';
+
+/** How often counts refresh while shown: the list, and a queue's page. */
+export const LIST_REFRESH_MS = 10000;
+
+export function renderQueueList() {
+  const scope = newPage({});
+  const canCreate = globalCan('manage_queues');
+  const updated = h('span', { class: 'muted', testid: 'list-updated' });
+  const refresh = h('button', { type: 'button', class: 'secondary', testid: 'refresh-queues' }, 'Refresh');
+  const newButton = h('button', { type: 'button', testid: 'new-queue', 'aria-expanded': 'false', 'aria-controls': 'create-queue' }, 'New queue');
+  const createBox = h('div', { id: 'create-queue', class: 'card', hidden: true });
+  const tbody = h('tbody', { testid: 'queue-rows' });
+  const head = ['Name', 'Type', 'Visible', 'In flight', 'Delayed', 'Oldest age', 'Dead-letter queue', 'DLQ depth', 'ID'];
+  const table = h('table', { class: 'queues', testid: 'queue-table' },
+    h('caption', { class: 'sr-only' }, 'Queues this key can see, with their message counts'),
+    h('thead', {}, h('tr', {}, head.map((label) => h('th', { scope: 'col' }, label)))),
+    tbody);
+
+  let lastLoad = 0;
+  let created = []; // queues made here that the list may not show yet (the sqs backend's lists lag)
+  const load = coalesced(scope, async () => {
+    table.setAttribute('aria-busy', 'true');
+    try {
+      const data = await api('GET', '/v1/queues?include=counts');
+      if (!scope.alive) return;
+      const listed = new Set(data.queues.map((q) => q.id));
+      created = created.filter((q) => !listed.has(q.id));
+      if (created.length) {
+        data.queues.push(...created);
+        data.queues.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+        scope.after(1000, load);
+      }
+      state.queues = data.queues;
+      lastLoad = Date.now();
+      fillQueueRows(tbody, data.queues);
+      updated.textContent = `updated ${new Date().toLocaleTimeString()}`;
+    } catch (err) {
+      if (scope.alive) showError(err);
+    } finally {
+      table.removeAttribute('aria-busy');
+    }
+  });
+  refresh.addEventListener('click', () => {
+    clearAlert();
+    load();
+  });
+  every(scope, LIST_REFRESH_MS, () => {
+    if (Date.now() - lastLoad >= LIST_REFRESH_MS - 500) load();
+  });
+  scope.onVisible(() => {
+    if (Date.now() - lastLoad >= LIST_REFRESH_MS) load();
+  });
+
+  newButton.addEventListener('click', () => {
+    const open = createBox.hidden;
+    createBox.hidden = !open;
+    newButton.setAttribute('aria-expanded', String(open));
+    if (open) {
+      fill(createBox, createQueueForm((queue) => {
+        created.push(queue);
+        createBox.hidden = true;
+        newButton.setAttribute('aria-expanded', 'false');
+        say(`Created queue ${queue.name} (${queue.id}).`);
+        load();
+        newButton.focus();
+      }, () => {
+        createBox.hidden = true;
+        newButton.setAttribute('aria-expanded', 'false');
+        newButton.focus();
+      }));
+      createBox.querySelector('input').focus();
+    } else {
+      fill(createBox);
+    }
+  });
+
+  showPage(h('section', { class: 'page' },
+    h('div', { class: 'bar' },
+      h('h1', { tabindex: '-1' }, 'Queues'),
+      h('div', { class: 'actions' }, refresh, updated,
+        guarded(newButton, canCreate ? null : 'needs the manage_queues permission on every queue (*)'))),
+    createBox,
+    h('div', { class: 'table-wrap', role: 'region', 'aria-label': 'Queue table', tabindex: '0' }, table),
+    h('p', { class: 'muted small' }, 'Counts refresh every 10 s while this page is visible; “—” means the backend could not count just now.')));
+  load();
+}
+
+function fillQueueRows(tbody, queues) {
+  if (!queues.length) {
+    fill(tbody, h('tr', {}, h('td', { colspan: '9', class: 'empty' }, 'No queues this key can see yet.')));
+    return;
+  }
+  const byId = new Map(queues.map((q) => [q.id, q]));
+  const deadLetterIds = new Set(queues.map((q) => deadLetterOf(q)).filter((d) => d && d.queue_id).map((d) => d.queue_id));
+  const count = (col, value, counts, fmt = fmtCount) => h('td', {
+    'data-col': col,
+    class: 'num',
+    title: counts ? null : 'the backend could not count just now',
+  }, counts ? fmt(value) : '—');
+  fill(tbody, ...queues.map((q) => {
+    const c = q.counts || null;
+    const dl = deadLetterOf(q);
+    const dlq = dl && dl.queue_id ? byId.get(dl.queue_id) : null;
+    let dlCell = '—';
+    if (dl && !dl.queue_id) dlCell = h('span', { class: 'muted' }, 'not a basaltic queue');
+    else if (dl && dlq) {
+      dlCell = [h('a', { href: `#/queues/${dlq.id}` }, dlq.name),
+        h('span', { class: 'muted small' }, ` after ${dl.max_receive_count} receive${dl.max_receive_count === 1 ? '' : 's'}`)];
+    }
+    else if (dl) dlCell = h('code', { title: dl.queue_id }, `${dl.queue_id.slice(0, 8)}…`);
+    const depth = dlq ? (dlq.counts ? fmtCount(dlq.counts.visible) : '—') : '—';
+    return h('tr', { testid: 'queue-row', 'data-queue-id': q.id, 'data-queue-name': q.name },
+      h('th', { scope: 'row', 'data-col': 'name' },
+        h('a', { href: `#/queues/${q.id}`, testid: 'queue-link' }, q.name),
+        deadLetterIds.has(q.id) ? h('span', { class: 'badge', title: 'a dead-letter queue of another queue' }, 'DLQ') : null),
+      h('td', { 'data-col': 'type' }, q.type),
+      count('visible', c && c.visible, c),
+      count('in_flight', c && c.in_flight, c),
+      count('delayed', c && c.delayed, c),
+      count('oldest', c && c.oldest_message_age_seconds, c, fmtAge),
+      h('td', { 'data-col': 'dlq' }, dlCell),
+      h('td', { 'data-col': 'dlq-depth', class: 'num' }, depth),
+      h('td', { 'data-col': 'id' }, h('code', { class: 'id' }, q.id)));
+  }));
+}
