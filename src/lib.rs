@@ -5,7 +5,8 @@
 //! # Architecture
 //!
 //! ```text
-//!  HTTP clients ──> server           the assembly: plugs the dialects in; accept loop (HTTP/1.1
+//!  HTTP clients ──> server           the assembly: opens the stores once, plugs the dialects
+//!                      │              in from one list (`server::dialects`); accept loop (HTTP/1.1
 //!                      │              and HTTP/2, connection limit, head/idle/body deadlines,
 //!                      │              TLS reloaded on SIGHUP or file change); each request's id,
 //!                      │              span and metrics (observe); the edge, which answers what no
@@ -16,7 +17,7 @@
 //!                      v
 //!                  api::<dialect>     ezgh, sombus, basaltic, sqs: wire types, routes, the
 //!                      │              dialect's auth and error shape, its edge shape;
-//!                      │              api::common: the plug (`Dialect`, `EdgeShape`) and what
+//!                      │              api::common: the plug (`PlugContext`, `Dialect`, `EdgeShape`) and what
 //!                      │              every dialect shares, naming none of them
 //!                      v
 //!                  credentials        API keys (ezgh, basaltic), SigV4 keys, admin keys, OAuth

@@ -238,6 +238,11 @@ pub struct Delivery {
     /// When the message becomes visible again unless acknowledged or extended (the delivery's
     /// receive time plus its visibility timeout; a retried attempt counts from the retry).
     pub visible_at: DateTime<Utc>,
+    /// What the handle says, for a consumer inside the gateway that settles the delivery itself
+    /// (push): asked for with [`crate::core::gateway::ReceiveOptions::keep_claims`], so that it
+    /// never opens the handle it was just given. Never kept or sent.
+    #[serde(skip)]
+    pub claims: Option<crate::core::handle::HandleClaims>,
 }
 
 /// A message to send.

@@ -6,7 +6,7 @@ use super::config::BodyForm;
 use super::guard::is_public;
 use super::signing::{SigningKey, signatures};
 use crate::core::clock::Clock;
-use crate::core::model::AttributeValue;
+use crate::core::model::{AttributeValue, MessageAttribute};
 use crate::core::push::{PushEndpoint, Pushed, PushedMessage};
 use crate::core::spans;
 use crate::core::trace_context::TraceContext;
@@ -14,10 +14,48 @@ use async_trait::async_trait;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use serde::Serialize;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 use url::Url;
+
+/// The `wrapped` body: the message with what a receiver needs beside it (docs/push.md).
+#[derive(Serialize)]
+struct Wrapped<'a> {
+    id: &'a str,
+    queue: &'a str,
+    body: &'a str,
+    attributes: BTreeMap<&'a str, WrappedAttribute<'a>>,
+    receive_count: u32,
+    sent_at: Option<String>,
+    group_id: Option<&'a str>,
+    /// Only with `hold_on_202`: the receiver settles by it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    receipt_handle: Option<&'a str>,
+}
+
+/// A message attribute in the `wrapped` body: binary values in base64.
+#[derive(Serialize)]
+struct WrappedAttribute<'a> {
+    #[serde(rename = "type")]
+    data_type: &'a str,
+    value: Cow<'a, str>,
+}
+
+impl<'a> From<&'a MessageAttribute> for WrappedAttribute<'a> {
+    fn from(attribute: &'a MessageAttribute) -> Self {
+        Self {
+            data_type: &attribute.data_type,
+            value: match &attribute.value {
+                AttributeValue::Text(text) => Cow::Borrowed(text),
+                AttributeValue::Bytes(bytes) => Cow::Owned(STANDARD.encode(bytes)),
+            },
+        }
+    }
+}
 
 /// The resolver's refusal: every address of the name is one the gateway may not reach.
 #[derive(Debug, thiserror::Error)]
@@ -115,33 +153,23 @@ impl HttpEndpoint {
                 (message.body.clone().into_bytes(), kind)
             }
             BodyForm::Wrapped => {
-                let attributes: serde_json::Map<String, serde_json::Value> = message
-                    .attributes
-                    .iter()
-                    .map(|(name, attribute)| {
-                        let value = match &attribute.value {
-                            AttributeValue::Text(text) => text.clone(),
-                            AttributeValue::Bytes(bytes) => STANDARD.encode(bytes),
-                        };
-                        (
-                            name.clone(),
-                            serde_json::json!({ "type": attribute.data_type, "value": value }),
-                        )
-                    })
-                    .collect();
-                let mut wrapped = serde_json::json!({
-                    "id": message.message_id,
-                    "queue": pushed.queue,
-                    "body": message.body,
-                    "attributes": attributes,
-                    "receive_count": message.receive_count,
-                    "sent_at": message.sent_at.map(|at| at.to_rfc3339()),
-                    "group_id": message.group_id,
-                });
-                if self.hold_on_202 {
-                    wrapped["receipt_handle"] = pushed.receipt_handle.into();
-                }
-                (wrapped.to_string().into_bytes(), "application/json")
+                let wrapped = Wrapped {
+                    id: &message.message_id,
+                    queue: pushed.queue,
+                    body: &message.body,
+                    attributes: message
+                        .attributes
+                        .iter()
+                        .map(|(name, attribute)| (name.as_str(), attribute.into()))
+                        .collect(),
+                    receive_count: message.receive_count,
+                    sent_at: message.sent_at.map(|at| at.to_rfc3339()),
+                    group_id: message.group_id.as_deref(),
+                    receipt_handle: self.hold_on_202.then_some(pushed.receipt_handle),
+                };
+                // A struct of strings and numbers always serializes.
+                let json = serde_json::to_vec(&wrapped).unwrap_or_default();
+                (json, "application/json")
             }
         }
     }

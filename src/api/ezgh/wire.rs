@@ -123,6 +123,7 @@ pub(super) fn parse_receive(body: &[u8]) -> Result<ReceiveOptions, GatewayError>
         attempt_id: None,
         wait_out_over_limit: false,
         one_per_group: false,
+        keep_claims: false,
     })
 }
 

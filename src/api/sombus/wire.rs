@@ -43,6 +43,7 @@ pub fn parse_receive_query(query: Option<&str>) -> Result<ReceiveOptions, Sombus
         // "While one of them is received and not yet acknowledged, released or timed out, the
         // next ones of that story wait": within one receive too.
         one_per_group: true,
+        keep_claims: false,
     };
     for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
         if !seen.insert(name.clone().into_owned()) {

@@ -559,6 +559,12 @@ fn delivery_key(claims: &HandleClaims) -> DeliveryKey<'_> {
 pub struct OpenedHandles(Vec<Option<HandleClaims>>);
 
 impl OpenedHandles {
+    /// The claims of a delivery received with [`super::ReceiveOptions::keep_claims`], as if its
+    /// handle had been opened.
+    pub fn claimed(claims: HandleClaims) -> Self {
+        Self(vec![Some(claims)])
+    }
+
     /// How many are not handles of this gateway (or were altered).
     pub fn invalid(&self) -> usize {
         self.0.iter().filter(|claims| claims.is_none()).count()

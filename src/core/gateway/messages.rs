@@ -11,7 +11,7 @@ use crate::core::GatewayError;
 use crate::core::access::Caller;
 use crate::core::attributes;
 use crate::core::backend::{Backend, BackendError};
-use crate::core::handle::ClaimsToSeal;
+use crate::core::handle::{ClaimsToSeal, HandleClaims};
 use crate::core::limits::STATE_RETRY_AFTER;
 use crate::core::message_rules;
 use crate::core::model::BackendMessage;
@@ -171,6 +171,7 @@ impl Gateway {
             attempt,
             request,
             wait_out_over_limit,
+            keep_claims,
         } = match Box::pin(self.prepare_receive(caller, queue, options, abandoned)).await? {
             Prepared::Replayed(deliveries) => return Ok(deliveries),
             Prepared::Receive(prepared) => prepared,
@@ -182,7 +183,13 @@ impl Gateway {
         let queue = queue.to_owned();
         let work = async move {
             let result = gateway
-                .receive_and_seal(&queue, &resolved, &request, wait_out_over_limit)
+                .receive_and_seal(
+                    &queue,
+                    &resolved,
+                    &request,
+                    wait_out_over_limit,
+                    keep_claims,
+                )
                 .await;
             if let (Some(key), Ok((deliveries, attempted))) = (attempt, &result)
                 && !deliveries.is_empty()
@@ -259,6 +266,7 @@ impl Gateway {
             attempt,
             request,
             wait_out_over_limit: options.wait_out_over_limit,
+            keep_claims: options.keep_claims,
         }))
     }
 
@@ -270,12 +278,18 @@ impl Gateway {
         resolved: &ResolvedQueue,
         request: &BackendReceive,
         wait_out_over_limit: bool,
+        keep_claims: bool,
     ) -> Result<(Vec<Delivery>, Vec<Attempted>), GatewayError> {
+        let sealed = Sealing {
+            queue,
+            resolved,
+            request,
+            keep_claims,
+        };
         let deadline = tokio::time::Instant::now()
             + std::time::Duration::from_secs(request.wait_seconds.into());
         if let Some((received_at, handed)) = Box::pin(self.handed_on(resolved, request)).await {
-            return Box::pin(self.seal_received(queue, resolved, request, received_at, Ok(handed)))
-                .await;
+            return Box::pin(self.seal_received(&sealed, received_at, Ok(handed))).await;
         }
         let _waiting = (request.wait_seconds > 0).then(|| self.meters.long_poll());
         let (received_at, answer) = loop {
@@ -316,22 +330,25 @@ impl Gateway {
             && matches!(&answer, Ok(messages) if messages.is_empty())
             && let Some((received_at, handed)) = Box::pin(self.handed_on(resolved, request)).await
         {
-            return Box::pin(self.seal_received(queue, resolved, request, received_at, Ok(handed)))
-                .await;
+            return Box::pin(self.seal_received(&sealed, received_at, Ok(handed))).await;
         }
-        Box::pin(self.seal_received(queue, resolved, request, received_at, answer)).await
+        Box::pin(self.seal_received(&sealed, received_at, answer)).await
     }
 
     /// Seals a handle per received message (recording each delivery in the ledger) and, with an
     /// attempt id, keeps what a retry needs to give the same answer.
     async fn seal_received(
         &self,
-        queue: &str,
-        resolved: &ResolvedQueue,
-        request: &BackendReceive,
+        sealing: &Sealing<'_>,
         received_at: DateTime<Utc>,
         answer: Result<Vec<BackendMessage>, BackendError>,
     ) -> Result<(Vec<Delivery>, Vec<Attempted>), GatewayError> {
+        let Sealing {
+            queue,
+            resolved,
+            request,
+            keep_claims,
+        } = *sealing;
         let messages = self.settle(queue, answer).await?;
         let dead_letter_source = self.dead_letter_source(resolved, &messages).await;
         // Each message's earlier handle (a backend replaying an attempt id) or a fresh delivery
@@ -388,9 +405,18 @@ impl Gateway {
         let mut deliveries = Vec::with_capacity(handed.len());
         let mut attempted = Vec::new();
         for (message, replay_key, hand) in handed {
+            let mut claims = None;
             let (receipt_handle, delivery_id, first_received_at) = match hand {
                 Hand::Replayed((delivery_id, at, handle)) => (handle, delivery_id, at),
                 Hand::Fresh(delivery_id) => {
+                    claims = keep_claims.then(|| HandleClaims {
+                        queue: queue.to_owned(),
+                        message_id: message.message_id.clone(),
+                        backend_handle: message.backend_handle.clone(),
+                        delivery: message.receive_count,
+                        received_at,
+                        delivery_id,
+                    });
                     let handle = self.keyring.seal(ClaimsToSeal {
                         queue,
                         message_id: &message.message_id,
@@ -422,6 +448,7 @@ impl Gateway {
                 dead_letter,
                 visible_at: received_at
                     + ChronoDuration::seconds(i64::from(request.visibility_timeout_seconds)),
+                claims,
             };
             if request.attempt_id.is_some() {
                 attempted.push(Attempted {
@@ -452,6 +479,17 @@ struct PreparedReceive {
     attempt: Option<String>,
     request: BackendReceive,
     wait_out_over_limit: bool,
+    keep_claims: bool,
+}
+
+/// What a receive's handles are sealed for: the queue, and whether each fresh delivery carries
+/// its claims too.
+#[derive(Clone, Copy)]
+struct Sealing<'a> {
+    queue: &'a str,
+    resolved: &'a ResolvedQueue,
+    request: &'a BackendReceive,
+    keep_claims: bool,
 }
 
 /// Backend receives left running for clients that went away (on a backend that cannot end its

@@ -48,6 +48,9 @@ pub struct ReceiveOptions {
     /// FIFO: at most one message of each message group in the answer (each group's first), so
     /// a group has at most one message in flight at a time.
     pub one_per_group: bool,
+    /// Each fresh delivery carries its handle's claims too ([`Delivery::claims`]): for a consumer
+    /// inside the gateway, which settles by them ([`OpenedHandles::claimed`]).
+    pub keep_claims: bool,
 }
 
 /// The core service shared by every dialect.

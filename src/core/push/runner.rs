@@ -1,13 +1,13 @@
 //! A push subscription's loop: receive as a pull consumer would (a long poll, never more than
 //! the window allows in flight, one message per FIFO group), post each delivery on a task of its
-//! own, then acknowledge it, or release it after a backoff. One subscription's slow endpoint
-//! holds up only its own deliveries.
+//! own, then acknowledge it, or release it after a backoff, by the claims it was received with.
+//! One subscription's slow endpoint holds up only its own deliveries.
 
 use super::board::{Attempt, Status};
 use super::{Pushed, PushedMessage, Subscription, backoff};
 use crate::core::Gateway;
 use crate::core::access::{Action, Caller, Grants, Principal};
-use crate::core::gateway::ReceiveOptions;
+use crate::core::gateway::{OpenedHandles, ReceiveOptions};
 use crate::core::log_throttle::LogThrottle;
 use crate::core::metrics::meters::PushMeters;
 use crate::core::model::Delivery;
@@ -111,6 +111,7 @@ impl Runner {
                 attempt_id: None,
                 wait_out_over_limit: true,
                 one_per_group: true,
+                keep_claims: true,
             };
             // Dropped when the subscription is disabled meanwhile: the core gives back what an
             // abandoned receive took, uncounted.
@@ -190,12 +191,18 @@ impl Posting {
         self.deliver(delivery, &span).instrument(span.clone()).await;
     }
 
-    async fn deliver(self, delivery: Delivery, span: &tracing::Span) {
+    async fn deliver(self, mut delivery: Delivery, span: &tracing::Span) {
         let subscription = &self.subscription;
+        // Settled by the claims it was received with: its handle is never opened here.
+        let opened = match delivery.claims.take() {
+            Some(claims) => OpenedHandles::claimed(claims),
+            None => self
+                .gateway
+                .open_handles(std::iter::once(delivery.receipt_handle.expose())),
+        };
         if self.status.disabled() {
             // Disabled since it was received: the message is the pull consumers' at once.
-            let handle = delivery.receipt_handle.expose().to_owned();
-            let _ = self.release_after(handle, Duration::ZERO).await;
+            let _ = self.release_after(opened, Duration::ZERO).await;
             self.status.abandoned();
             return;
         }
@@ -216,12 +223,11 @@ impl Posting {
             spans::failed(span);
         }
         let attempt = delivery.message.receive_count;
-        let handle = delivery.receipt_handle.expose().to_owned();
         let queue = Some(subscription.queue.as_str());
         let settled = match pushed {
             Pushed::Accepted { .. } => {
                 self.gateway
-                    .acknowledge(&self.caller, &[handle], queue)
+                    .acknowledge_opened(&self.caller, opened, queue)
                     .await
             }
             // The receiver acknowledges or extends it by its handle; or its lease ends.
@@ -234,12 +240,12 @@ impl Posting {
                 );
                 self.status.disable("the endpoint answered 410 Gone");
                 self.gateway
-                    .change_visibility(&self.caller, &[(handle, 0)], queue)
+                    .change_visibility_opened(&self.caller, opened, &[0], queue)
                     .await
             }
             Pushed::Refused { retry_after, .. } => {
                 let wait = backoff(attempt, retry_after, rand::random::<f64>());
-                self.release_after(handle, wait).await
+                self.release_after(opened, wait).await
             }
             Pushed::TimedOut | Pushed::Unreachable | Pushed::Forbidden => {
                 if pushed == Pushed::Forbidden {
@@ -250,7 +256,7 @@ impl Posting {
                     );
                 }
                 let wait = backoff(attempt, None, rand::random::<f64>());
-                self.release_after(handle, wait).await
+                self.release_after(opened, wait).await
             }
         };
         if let Err(error) = settled {
@@ -279,17 +285,14 @@ impl Posting {
     /// Releases the delivery once `wait` has passed (its lease now ends then).
     async fn release_after(
         &self,
-        handle: String,
+        opened: OpenedHandles,
         wait: Duration,
     ) -> Result<Vec<crate::core::model::HandleOutcome>, crate::core::GatewayError> {
         // Whole seconds, rounded up: a backoff never ends sooner than it says.
         let seconds = u32::try_from(wait.as_millis().div_ceil(1000)).unwrap_or(u32::MAX);
+        let queue = Some(self.subscription.queue.as_str());
         self.gateway
-            .change_visibility(
-                &self.caller,
-                &[(handle, seconds)],
-                Some(self.subscription.queue.as_str()),
-            )
+            .change_visibility_opened(&self.caller, opened, &[seconds], queue)
             .await
     }
 }

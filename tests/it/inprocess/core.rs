@@ -109,6 +109,7 @@ async fn a_delivery_knows_when_it_is_visible_again() {
                 attempt_id: None,
                 wait_out_over_limit: false,
                 one_per_group: false,
+                keep_claims: false,
             },
         )
         .await

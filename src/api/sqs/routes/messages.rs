@@ -133,6 +133,7 @@ impl Context<'_> {
             // SQS answers OverLimit.
             wait_out_over_limit: false,
             one_per_group: false,
+            keep_claims: false,
         };
         let system_names: Vec<String> = request
             .message_system_attribute_names
