@@ -4,9 +4,9 @@
 //! and cancel; and the console's own pages, with the headers that keep a page from running
 //! anything but its own script.
 
-use super::basaltic::{Basaltic, code};
 use crate::harness::Kind;
 use crate::harness::unique;
+use crate::http::basaltic::support::{Basaltic, code};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use std::time::Duration;

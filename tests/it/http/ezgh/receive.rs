@@ -469,17 +469,6 @@ async fn an_unreachable_backend_answers_503_with_retry_after() {
     gw.stop().await;
 }
 
-pub async fn answer_of(gw: &TestGateway, path: &str) -> Answer {
-    answer(
-        gw.http
-            .get(format!("{}{path}", gw.base))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await
-}
-
 crate::on_both_backends!(
     a_received_message_has_every_documented_field,
     defaults_come_from_the_docs_and_the_queue,

@@ -4,8 +4,8 @@
 //! `server.trusted_proxies` resolves it for every dialect.
 
 use crate::harness::*;
-use crate::http::basaltic::Basaltic;
-use crate::http::sombus::Bus;
+use crate::http::basaltic::support::Basaltic;
+use crate::http::sombus::support::Bus;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
@@ -305,7 +305,7 @@ async fn sombus_callers_are_named_by_client_id_and_admin_key() {
         bus.workspace, created.client_id
     );
     let access_token =
-        crate::http::sombus::token(&bus.gw, &created.client_id, &created.secret).await;
+        crate::http::sombus::support::token(&bus.gw, &created.client_id, &created.secret).await;
     let pull = request_id("pull");
     let status = call(
         &bus.gw,

@@ -3,7 +3,7 @@
 //! its name, and the gateway's reserved queues stay out of the APIs that did not make them.
 
 use crate::harness::{Kind, ORG, SQS_KEY_ID, SQS_SECRET, TestGateway, unique};
-use crate::http::basaltic::Basaltic;
+use crate::http::basaltic::support::Basaltic;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 

@@ -1,7 +1,7 @@
 //! The service around the APIs: probes, unknown routes, graceful shutdown.
 
+use crate::harness::answer_of;
 use crate::harness::*;
-use crate::http::ezgh_receive::answer_of;
 use reqwest::StatusCode;
 use serde_json::json;
 use std::time::Duration;

@@ -3,8 +3,8 @@
 //! `tracestate` beside the message's documented fields, and survives a dead-letter redrive.
 
 use crate::harness::*;
-use crate::http::basaltic::Basaltic;
-use crate::http::sombus::{Bus, receive, token};
+use crate::http::basaltic::support::Basaltic;
+use crate::http::sombus::support::{Bus, receive, token};
 use aws_sdk_sqs::types::{
     MessageAttributeValue, MessageSystemAttributeNameForSends, MessageSystemAttributeValue,
 };

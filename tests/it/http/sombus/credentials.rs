@@ -3,8 +3,8 @@
 //! timed with each replica's clock moved by the test; admin roles and the audit log; and the
 //! attacks: colliding queue names, other APIs' wide grants, re-created connections, racing creates.
 
-use crate::harness::{Kind, TestGateway};
-use crate::http::sombus::{Bus, receive, refused, token, token_answer};
+use super::support::{Bus, receive, refused, refused_soon, token, token_answer};
+use crate::harness::Kind;
 use base64::Engine as _;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -20,30 +20,6 @@ fn claims(token: &str) -> Value {
             .unwrap(),
     )
     .unwrap()
-}
-
-/// Polls `replica` with `token` until it is refused as unauthenticated, for at most 5 s of real
-/// time (no clock moved: the replica's copy is fresh for the whole recheck time, so only a
-/// change it heard of can refuse it).
-pub async fn refused_soon(
-    replica: &TestGateway,
-    token: &str,
-    tenant: &str,
-    client: &str,
-) -> std::time::Duration {
-    let started = std::time::Instant::now();
-    loop {
-        let answer = receive(replica, token, tenant, client, "wait=0").await;
-        if answer.status == StatusCode::UNAUTHORIZED || answer.status == StatusCode::FORBIDDEN {
-            return started.elapsed();
-        }
-        assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(5),
-            "the replica did not hear of the change"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
 }
 
 async fn rotation_and_revocation_stop_tokens_on_every_replica(kind: Kind) {
@@ -470,7 +446,7 @@ async fn other_apis_reach_a_connections_queue_only_to_publish(kind: Kind) {
         ezgh.body
     );
     // The delivery is still the consumer's: releasing it brings it back a second time.
-    let nacked = crate::http::sombus::post(
+    let nacked = super::support::post(
         &bus.gw,
         &token,
         &t,
@@ -557,7 +533,7 @@ async fn a_long_poll_reads_the_connection_fresh(kind: Kind) {
     );
     assert_eq!(bus.step(&c, "/revoke", None).await.status, StatusCode::OK);
     replica.clock.advance(chrono::Duration::seconds(11));
-    let ack = crate::http::sombus::post(
+    let ack = super::support::post(
         &replica,
         &token,
         &t,

@@ -2,8 +2,8 @@
 //! limit and redrive, release delays, per-connection limits counted in a window on a clock the
 //! test moves, skill registrations, and the document's curl lines run verbatim.
 
+use super::support::{Bus, post, receive, refused, token};
 use crate::harness::Kind;
-use crate::http::sombus::{Bus, post, receive, refused, token};
 use chrono::Timelike;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -333,7 +333,7 @@ async fn limits_count_every_pull_route_per_connection(kind: Kind) {
     );
     assert_eq!(over.headers["retry-after"], "1");
     // Another connection has its own allowance.
-    let other_token = crate::http::sombus::token(&bus.gw, &other.client_id, &other.secret).await;
+    let other_token = super::support::token(&bus.gw, &other.client_id, &other.secret).await;
     assert_eq!(
         receive(&bus.gw, &other_token, &t, &other.client_id, "wait=0")
             .await
@@ -371,7 +371,7 @@ async fn limits_count_every_pull_route_per_connection(kind: Kind) {
     );
     // The next day the allowance is back (with a new token: the old one's hour may be over).
     bus.gw.clock.advance(chrono::Duration::seconds(retry_after));
-    let token = crate::http::sombus::token(&bus.gw, &c, &created.secret).await;
+    let token = super::support::token(&bus.gw, &c, &created.secret).await;
     assert_eq!(
         receive(&bus.gw, &token, &t, &c, "wait=0").await.status,
         StatusCode::OK

@@ -6,10 +6,10 @@
 //! log's chain shows lines removed, altered or damaged (L17); a create a crash left half-made is
 //! undone when the binary starts (M8).
 
+use super::support::{receive, refused, token, token_answer};
 use crate::binary::{BIN, Running};
 use crate::harness::unique;
 use crate::harness::{Answer, GatewayBuilder, Kind, TestGateway, answer};
-use crate::http::sombus::{receive, refused, token, token_answer};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use sqs_gateway::credentials::api_keys;

@@ -3,8 +3,8 @@
 //! every path in it routed. Also what the schemathesis contract run (tests/clients/contract/sombus.sh)
 //! found and was fixed, each pinned here.
 
+use super::support::{Bus, token_answer};
 use crate::harness::{Answer, Kind, answer};
-use crate::http::sombus::{Bus, token_answer};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use sqs_gateway::credentials::api_keys;

@@ -1,38 +1,14 @@
 //! The README's sombus consumer loop (the `python` block that starts with `# consumer.py`), run as
 //! written against a live gateway: it handles a message, releases one its `handle` fails on, and
-//! acknowledges what it handled. And the basaltic request bodies the README shows are the
-//! document's, as in `examples/basaltic/`.
+//! acknowledges what it handled.
 
+use super::support::{receive, token};
 use crate::binaries::sombus_cli::{gateway_with_admin_key, json_of, run_json};
+use crate::harness::readme::blocks;
 use crate::harness::unique;
-use crate::http::basaltic::{REQUEST_1, REQUEST_2};
-use crate::http::sombus::{receive, token};
 use serde_json::Value;
 use std::time::Duration;
 use tokio::io::AsyncBufReadExt as _;
-
-fn readme() -> String {
-    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap()
-}
-
-/// The fenced blocks of `lang` in the README, each as its text.
-fn blocks(lang: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut current: Option<String> = None;
-    for line in readme().lines() {
-        let fence = line.trim_start();
-        match &mut current {
-            None if fence == format!("```{lang}") => current = Some(String::new()),
-            Some(_) if fence == "```" => found.extend(current.take()),
-            Some(text) => {
-                text.push_str(line);
-                text.push('\n');
-            }
-            None => {}
-        }
-    }
-    found
-}
 
 #[tokio::test]
 async fn the_readmes_sombus_consumer_loop_runs_as_written() {
@@ -143,40 +119,4 @@ async fn the_readmes_sombus_consumer_loop_runs_as_written() {
         left.body
     );
     gw.stop().await;
-}
-
-#[test]
-fn the_readme_shows_the_basaltic_documents_request_bodies() {
-    let parsed = |text: &str| serde_json::from_str::<Value>(text).unwrap();
-    let shown: Vec<Value> = blocks("json").iter().map(|block| parsed(block)).collect();
-    for (name, body) in [("request-1.json", REQUEST_1), ("request-2.json", REQUEST_2)] {
-        assert!(
-            shown.contains(&parsed(body)),
-            "README.md shows the body of {name}"
-        );
-        let example = std::fs::read_to_string(format!(
-            "{}/examples/basaltic/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .unwrap();
-        assert_eq!(example.trim(), body, "examples/basaltic/{name}");
-    }
-    // No `export KEY=… VAR=$(cli …)` (the `$(…)` runs before KEY is exported, so the CLI has no
-    // key), and no line pipes into a subcommand (`list | show ID`).
-    for block in blocks("sh") {
-        for line in block.lines() {
-            if let Some((before, _)) = line.split_once("$(") {
-                assert!(
-                    !["BASALTIC_API_KEY=", "EZGH_API_KEY=", "SQSGW_ADMIN_KEY="]
-                        .iter()
-                        .any(|key| before.contains(key)),
-                    "a key exported on the line whose command needs it: {line}"
-                );
-            }
-            assert!(
-                !line.contains("| show ") && !line.contains("| delete "),
-                "{line}"
-            );
-        }
-    }
 }

@@ -3,9 +3,9 @@
 //! its end; a crash mid-create or between a change and its audit line is recovered; a store that
 //! can't be read is not ready; a lost connections file is refused, not taken for an empty one.
 
+use super::support::{refused, token, token_answer};
 use crate::harness::unique;
 use crate::harness::{Answer, GatewayBuilder, Kind, TestGateway, answer, captured_logs};
-use crate::http::sombus::{refused, token, token_answer};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use sqs_gateway::credentials::api_keys;
@@ -497,7 +497,7 @@ async fn creates_a_crash_left_half_made_are_refused_then_undone() {
     let secret = store.create(&gw, "halfmade").await;
     let halfmade = format!("{t}.halfmade");
     let reader = token(&gw, &halfmade, &secret).await;
-    let messages = crate::http::sombus::receive(&gw, &reader, &t, &halfmade, "wait=0").await;
+    let messages = super::support::receive(&gw, &reader, &t, &halfmade, "wait=0").await;
     assert_eq!(messages.status, StatusCode::OK, "{}", messages.body);
 
     // Once the young one is as old as a create that will never finish, it is undone too.

@@ -6,41 +6,12 @@
 //! access and encryption attributes are kept as given, an expired FIFO handle does not delete,
 //! and an expired handle still changes visibility.
 
+use super::support::{bodies, create, managing};
 use crate::harness::*;
 use aws_sdk_sqs::error::ProvideErrorMetadata;
 use aws_sdk_sqs::types::{
     MessageSystemAttributeName, QueueAttributeName, SendMessageBatchRequestEntry,
 };
-
-/// A gateway that may create queues, its client, and a name no other test uses.
-pub(super) async fn managing(kind: Kind) -> (TestGateway, aws_sdk_sqs::Client, String) {
-    let gw = GatewayBuilder::new(kind).managing_queues().start().await;
-    let client = gw.sqs_client(SQS_KEY_ID, SQS_SECRET);
-    let name = unique("fidelity-");
-    (gw, client, name)
-}
-
-/// A new queue `name` with `attributes`; its URL.
-pub(super) async fn create(
-    client: &aws_sdk_sqs::Client,
-    name: &str,
-    attributes: &[(QueueAttributeName, &str)],
-) -> String {
-    client
-        .create_queue()
-        .queue_name(name)
-        .set_attributes(Some(
-            attributes
-                .iter()
-                .map(|(attribute, value)| (attribute.clone(), (*value).to_owned()))
-                .collect(),
-        ))
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap()
-}
 
 /// A new FIFO queue named `{name}.fifo`, with content-based deduplication or not.
 async fn fifo_queue(client: &aws_sdk_sqs::Client, name: &str, content_based: bool) -> String {
@@ -57,22 +28,6 @@ async fn fifo_queue(client: &aws_sdk_sqs::Client, name: &str, content_based: boo
         ],
     )
     .await
-}
-
-/// The bodies one receive of up to 10 gets.
-pub(super) async fn bodies(client: &aws_sdk_sqs::Client, url: &str) -> Vec<String> {
-    client
-        .receive_message()
-        .queue_url(url)
-        .max_number_of_messages(10)
-        .wait_time_seconds(1)
-        .send()
-        .await
-        .unwrap()
-        .messages()
-        .iter()
-        .filter_map(|m| m.body().map(str::to_owned))
-        .collect()
 }
 
 /// CreateQueue on an existing name answers its URL when the attributes it is given match (none,
@@ -667,6 +622,7 @@ crate::on_kind!(
     an_expired_fifo_handle_does_not_delete,
     an_expired_handle_still_changes_visibility
 );
+
 crate::on_kind!(
     on_embedded,
     Embedded,

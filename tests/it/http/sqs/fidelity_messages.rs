@@ -4,7 +4,7 @@
 //! `X-Amzn-Trace-Id`) for the receives that ask for it, a queue may be its own dead-letter
 //! queue, and receipt handles act and are refused as on SQS.
 
-use super::sqs_fidelity::{bodies, create, managing};
+use super::support::{bodies, create, managing};
 use crate::harness::*;
 use aws_sdk_sqs::types::{
     MessageAttributeValue, MessageSystemAttributeName, MessageSystemAttributeNameForSends,

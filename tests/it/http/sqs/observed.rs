@@ -18,7 +18,7 @@ async fn the_access_log_and_metrics_name_the_sqs_action_and_protocol() {
         "Action=GetQueueAttributes&QueueUrl={}&AttributeName.1=All&Version=2012-11-05",
         form_urlencoded::byte_serialize(url.as_bytes()).collect::<String>()
     );
-    let (status, _) = crate::http::sqs_api::query(&gw, &form).await;
+    let (status, _) = crate::http::sqs::support::query(&gw, &form).await;
     assert_eq!(status, reqwest::StatusCode::OK);
     let scrape = scrape(&gw).await;
     for protocol in ["json", "query"] {

@@ -3,7 +3,7 @@
 //! queues only to keys whose grants name them.
 
 use crate::harness::*;
-use crate::http::sombus::Bus;
+use crate::http::sombus::support::Bus;
 use reqwest::StatusCode;
 use serde_json::json;
 

@@ -230,18 +230,18 @@ async fn daily_quotas_refuse_while_the_store_cannot_count_unless_told_to_admit(k
         let builder = GatewayBuilder::new(kind)
             .state(state.clone())
             .state_setting(&format!("quotas_when_unavailable = \"{policy}\""));
-        let bus = crate::http::sombus::Bus::start_on(
+        let bus = crate::http::sombus::support::Bus::start_on(
             builder,
             "[sombus.tiers.standard]\nrequests_per_second = 100\nburst = 100\nrequests_per_day = 1000\n",
         )
         .await;
         let created = bus.create(json!({})).await;
         let (t, c) = (bus.workspace.clone(), created.client_id.clone());
-        let token = crate::http::sombus::token(&bus.gw, &c, &created.secret).await;
-        let ok = crate::http::sombus::receive(&bus.gw, &token, &t, &c, "wait=0").await;
+        let token = crate::http::sombus::support::token(&bus.gw, &c, &created.secret).await;
+        let ok = crate::http::sombus::support::receive(&bus.gw, &token, &t, &c, "wait=0").await;
         assert_eq!(ok.status, StatusCode::OK, "{}", ok.body);
         state.set_down(true);
-        let during = crate::http::sombus::receive(&bus.gw, &token, &t, &c, "wait=0").await;
+        let during = crate::http::sombus::support::receive(&bus.gw, &token, &t, &c, "wait=0").await;
         assert_eq!(during.status, expected, "{policy}: {}", during.body);
         if expected == StatusCode::SERVICE_UNAVAILABLE {
             assert!(during.headers.contains_key("retry-after"));

@@ -4,11 +4,11 @@
 //! once lose neither change, and a server that goes away makes the credential routes answer
 //! their documented 503 until it is back, with no restart.
 
+use super::support::{gateways, sombus_replicas};
 use crate::harness::{GatewayBuilder, Kind};
-use crate::http::own_redis::OwnRedis;
-use crate::http::shared_state::{gateways, sombus_replicas};
-use crate::http::sombus::{Bus, receive, refused, token, token_answer};
-use crate::http::sombus_credentials::refused_soon;
+use crate::http::sombus::support::refused_soon;
+use crate::http::sombus::support::{Bus, receive, refused, token, token_answer};
+use crate::http::state::own_redis::OwnRedis;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 

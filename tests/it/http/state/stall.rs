@@ -312,7 +312,7 @@ async fn a_sombus_ack_during_a_store_stall_changes_nothing_and_its_retry_acknowl
     }
     let redis = OwnRedis::start(OwnRedis::free_port());
     redis.wait_until_answering().await;
-    let bus = crate::http::sombus::Bus::start_on(
+    let bus = crate::http::sombus::support::Bus::start_on(
         GatewayBuilder::new(Kind::Embedded).config(&format!(
             "{}timeout_ms = {STORE_TIMEOUT_MS}\n",
             redis.config()
@@ -322,17 +322,18 @@ async fn a_sombus_ack_during_a_store_stall_changes_nothing_and_its_retry_acknowl
     .await;
     let created = bus.create(json!({})).await;
     let (tenant, client) = (bus.workspace.clone(), created.client_id.clone());
-    let token = crate::http::sombus::token(&bus.gw, &client, &created.secret).await;
+    let token = crate::http::sombus::support::token(&bus.gw, &client, &created.secret).await;
     bus.publish(&created.queue, "story", json!({ "n": 1 }))
         .await;
     let query = format!("max=1&wait=1&visibility={}", VISIBLE_AGAIN_AFTER.as_secs());
-    let received = crate::http::sombus::receive(&bus.gw, &token, &tenant, &client, &query).await;
+    let received =
+        crate::http::sombus::support::receive(&bus.gw, &token, &tenant, &client, &query).await;
     let handle = received.body["messages"][0]["receipt_handle"]
         .as_str()
         .unwrap_or_else(|| panic!("{}", received.body))
         .to_owned();
     let ack = || {
-        crate::http::sombus::post(
+        crate::http::sombus::support::post(
             &bus.gw,
             &token,
             &tenant,
@@ -353,7 +354,8 @@ async fn a_sombus_ack_during_a_store_stall_changes_nothing_and_its_retry_acknowl
     assert_eq!(retry.body["acked"], json!([handle]), "{}", retry.body);
     tokio::time::sleep(VISIBLE_AGAIN_AFTER + Duration::from_millis(500)).await;
     let again =
-        crate::http::sombus::receive(&bus.gw, &token, &tenant, &client, "max=10&wait=1").await;
+        crate::http::sombus::support::receive(&bus.gw, &token, &tenant, &client, "max=10&wait=1")
+            .await;
     assert_eq!(
         again.body["messages"],
         json!([]),

@@ -241,3 +241,134 @@ async fn basaltic_rounds_that_cannot_count_every_queue_take_them_in_turn() {
         );
     }
 }
+
+/// Metrics take `read_metrics` and only `since` (an RFC 3339 time, once); the gateway samples
+/// every queue every 10 s, so the samples follow the queue as time passes.
+#[tokio::test(start_paused = true)]
+async fn basaltic_metrics_are_sampled_as_time_passes() {
+    let basaltic = Basaltic::start().await;
+    let id = basaltic.create(json!({ "name": "invoices" })).await;
+    let path = format!("/v1/queues/{id}/metrics");
+    let denied = basaltic
+        .call(Method::GET, &path, &basaltic.reader, Body::empty())
+        .await;
+    assert_eq!(code(&denied), (StatusCode::FORBIDDEN, "permission_denied"));
+    for query in [
+        "since=yesterday",
+        "since=2026-03-01T00:00:00Z&since=2026-03-01T00:00:00Z",
+        "from=2026-03-01T00:00:00Z",
+    ] {
+        let refused = basaltic
+            .call(
+                Method::GET,
+                &format!("{path}?{query}"),
+                &basaltic.admin,
+                Body::empty(),
+            )
+            .await;
+        assert_eq!(
+            code(&refused),
+            (StatusCode::BAD_REQUEST, "invalid_argument"),
+            "{query}"
+        );
+    }
+    for n in 0..3 {
+        basaltic
+            .send(&id, &json!({ "body": format!("m{n}") }))
+            .await;
+    }
+    // Slept, not advanced: the sampler, a task of its own, runs while the test waits.
+    tokio::time::sleep(Duration::from_secs(25)).await;
+    let read = |query: &'static str| {
+        let (basaltic, uri) = (&basaltic, format!("{path}{query}"));
+        async move {
+            basaltic
+                .call(Method::GET, &uri, &basaltic.admin, Body::empty())
+                .await
+        }
+    };
+    let first = read("").await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.text);
+    assert_eq!(first.body["queue_id"], id.as_str());
+    assert_eq!(first.body["interval_seconds"], 10);
+    let samples = first.body["samples"].as_array().unwrap();
+    assert!(!samples.is_empty(), "{}", first.text);
+    let last = samples.last().unwrap();
+    assert_eq!(
+        (&last["visible"], &last["in_flight"]),
+        (&json!(3), &json!(0)),
+        "{last}"
+    );
+    basaltic.receive(&id, json!({})).await;
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let second = read("").await;
+    let samples = second.body["samples"].as_array().unwrap();
+    let last = samples.last().unwrap();
+    assert_eq!(
+        (&last["visible"], &last["in_flight"]),
+        (&json!(2), &json!(1)),
+        "{last}"
+    );
+    let later = read("?since=2026-03-02T00:00:00Z").await;
+    assert_eq!(later.body["samples"], json!([]), "{}", later.text);
+}
+
+/// A round for which the backend cannot even list the queues is a gap (every count `null`) for
+/// each queue of the last round, not a sample missing without a trace.
+#[tokio::test(start_paused = true)]
+async fn basaltic_a_backend_that_cannot_list_leaves_gaps_in_the_metrics() {
+    let (admin, entry) = basaltic_key_entry(r#""*" = ["*"]"#);
+    let service = with_tables(&format!(
+        "[basaltic]\nmetrics_interval_seconds = 1\nall_queues = true\n\n{entry}"
+    ))
+    .await;
+    let listed = service
+        .call(request(
+            Method::GET,
+            "/v1/queues",
+            Some(&admin),
+            Body::empty(),
+        ))
+        .await;
+    let id = listed.body["queues"][0]["id"].as_str().unwrap().to_owned();
+    let samples = || async {
+        let reply = service
+            .call(request(
+                Method::GET,
+                &format!("/v1/queues/{id}/metrics"),
+                Some(&admin),
+                Body::empty(),
+            ))
+            .await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+        reply.body["samples"].as_array().unwrap().clone()
+    };
+    tokio::time::sleep(Duration::from_millis(3_500)).await;
+    let before = samples().await;
+    assert!(before.iter().all(|s| s["visible"].is_u64()), "{before:?}");
+    service.backend.fail_listings(true);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    service.backend.fail_listings(false);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let after = samples().await;
+    let gaps = after.iter().filter(|s| s["visible"].is_null()).count();
+    assert!(
+        gaps >= 2,
+        "the rounds without a listing are gaps: {after:?}"
+    );
+    for gap in after.iter().filter(|s| s["visible"].is_null()) {
+        for field in [
+            "in_flight",
+            "delayed",
+            "sends",
+            "receives",
+            "repeated_receives",
+        ] {
+            assert!(gap[field].is_null(), "{field}: {gap}");
+        }
+    }
+    assert!(
+        after.last().unwrap()["visible"].is_u64(),
+        "sampled again once listed"
+    );
+}
