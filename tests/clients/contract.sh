@@ -79,7 +79,7 @@ cat > "$work/gateway.toml" <<TOML
 listen = "127.0.0.1:$port"
 # schemathesis sends hundreds of made-up receipt handles a minute from one address: with the
 # default budget (100 a minute) most acknowledgements would answer 429, and the valid ones would
-# not be tested. The 429 itself is tested in tests/it (ezgh_receipts).
+# not be tested. The 429 itself is tested in tests/it (http/ezgh/receipts.rs).
 invalid_handles_per_minute = 1000000
 
 [backend]

@@ -6,6 +6,18 @@
 //! - `binaries`: the binaries as child processes;
 //! - `packaging`: the image, compose file and manifests, checked against the code.
 //!
+//! Where a new test goes: first its tier (above), then, in `http/`, the folder of the dialect whose
+//! API it drives (`ezgh/`, `sombus/`, `basaltic/`, `sqs/`), or of the concern it tests whatever
+//! the dialect (`push/`, `console/`, `state/` for the state store and replicas sharing it,
+//! `service/` for the service around the APIs: probes, the edge, HTTP/2, metrics, logs, traces,
+//! TLS, the backend in front of SQS), then the file of its topic. In `inprocess/rules/`, a
+//! dialect's rule goes in `rules/<dialect>/<topic>.rs` (or `rules/<dialect>.rs` while they fit
+//! one file). So a basaltic rule goes in `inprocess/rules/basaltic/<topic>.rs`, its behaviour in
+//! `http/basaltic/<topic>.rs`. A file that outgrows about 600 lines becomes a folder of its name,
+//! one topic a file; helpers the files of a folder share go in its `support.rs` (in
+//! `inprocess/rules/<dialect>/`, its `mod.rs`), helpers of every tier in `harness/`. Each folder's
+//! `mod.rs` says what belongs there.
+//!
 //! LocalStack answers at `LOCALSTACK_ENDPOINT` (default http://127.0.0.1:4566; `localstack/start.sh`)
 //! and Redis at `SQSGW_TEST_REDIS_URL`; a test that needs one that does not answer says
 //! `SKIPPED` and returns, unless `SQSGW_TEST_REQUIRE_SERVICES` is set (the test command sets it).

@@ -105,7 +105,7 @@ parameters = { "path.tenant" = "$SOMBUS_WORKSPACE", "path.client" = "$client_id"
 include-operation-id = "receive"
 # A long poll of up to 20 s on an emptied queue would make each case that long: receives here do
 # not wait (the wait range is held to the parser by the unit tests of src/api/sombus/openapi.rs and
-# tests/it/http/sombus.rs).
+# tests/it/http/sombus/pull.rs).
 parameters = { "path.tenant" = "$SOMBUS_WORKSPACE", "path.client" = "$client_id", "query.wait" = 0 }
 TOML
 cp "$dir/pull.toml" "$dir/burst.toml"

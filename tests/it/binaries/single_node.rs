@@ -114,7 +114,7 @@ async fn over_sqs_a_crash_after_a_graceful_restart_carries_nothing_over() {
 
 /// A connection's daily quota is not refilled by a graceful restart, over SQS or the engine.
 async fn a_graceful_restart_keeps_todays_quota_counts(kind: Kind) {
-    use crate::http::sombus::{Bus, receive, token};
+    use crate::http::sombus::support::{Bus, receive, token};
     use reqwest::StatusCode;
     let dir = tempfile::tempdir().unwrap();
     let bus = Bus::start_on(

@@ -4,7 +4,7 @@
 
 use crate::harness::unique;
 use crate::harness::{GatewayBuilder, Kind, SQS_KEY_ID, SQS_SECRET, TestGateway};
-use crate::http::sombus::{receive, token};
+use crate::http::sombus::support::{receive, token};
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_sqs-gateway");

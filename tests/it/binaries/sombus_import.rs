@@ -4,7 +4,7 @@
 //! refused and writes nothing.
 
 use crate::harness::{GatewayBuilder, Kind, TestGateway, redis_url};
-use crate::http::sombus::{Bus, receive, token};
+use crate::http::sombus::support::{Bus, receive, token};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use sqs_gateway::core::handle::Keyring;
@@ -121,7 +121,8 @@ async fn a_directory_store_moves_to_the_shared_server_once_and_is_served_there()
         receive(&shared, &token, &t, &c, "wait=0").await.status,
         StatusCode::OK
     );
-    let first_secret = crate::http::sombus::token_answer(&shared, &c, &created.secret).await;
+    let first_secret =
+        crate::http::sombus::support::token_answer(&shared, &c, &created.secret).await;
     assert_eq!(first_secret.status, StatusCode::UNAUTHORIZED);
     let (moved, moved_damage) = audit(&shared, &bus).await;
     assert_eq!(moved, logged);

@@ -1,41 +1,13 @@
-//! The HTTP tier: the real gateway on `127.0.0.1:0`, its APIs driven over sockets by real clients (the AWS SDK, reqwest, boto3), one behavioural suite on both backends (`on_both_backends!`: LocalStack, the embedded engine, LocalStack with the state in Redis).
+//! The HTTP tier: the real gateway on `127.0.0.1:0`, its APIs driven over sockets by real clients
+//! (the AWS SDK, reqwest, boto3), one behavioural suite on both backends (`on_both_backends!`:
+//! LocalStack, the embedded engine, LocalStack with the state in Redis). One folder per dialect
+//! for what that dialect's API does, and one per concern that crosses the dialects.
 
-mod abandoned_bound;
-mod access_log;
-mod aliases;
 pub mod basaltic;
-mod console_api;
-mod depth_gauges;
-mod edge;
-mod ezgh_receipts;
-pub mod ezgh_receive;
-mod http2;
-mod ledger_bound;
-mod one_queue_set;
-mod openapi;
-mod operating;
-pub mod own_redis;
-mod push;
-mod push_admin;
-mod readme_consumer_loop;
-mod redrive;
+mod console;
+pub mod ezgh;
+pub mod push;
 mod service;
-mod shared_credentials;
-mod shared_metrics;
-pub mod shared_state;
 pub mod sombus;
-pub mod sombus_credentials;
-mod sombus_delivery;
-mod sombus_hardening;
-mod sombus_openapi;
-mod sombus_store;
-pub mod sqs_api;
-mod sqs_fan_in;
-mod sqs_fidelity;
-mod sqs_fidelity_messages;
-mod sqs_observed;
-mod sqs_shared_polls;
-mod state_outage;
-mod state_stall;
-mod tenant_scopes;
-mod traces;
+pub mod sqs;
+pub mod state;

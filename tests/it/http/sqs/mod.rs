@@ -1,0 +1,15 @@
+//! The SQS endpoint over HTTP: through the AWS SDK, its receipt handles, message content and
+//! attributes, queue management, redrive (message move tasks), fidelity to AWS's recorded answers,
+//! SigV4 signatures, tenant-scoped keys, and what operators see of it.
+
+mod fidelity;
+mod fidelity_messages;
+mod handles;
+mod management;
+mod messages;
+mod observed;
+mod redrive;
+mod sdk;
+mod signatures;
+pub mod support;
+mod tenant_scopes;
