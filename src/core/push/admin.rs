@@ -134,10 +134,11 @@ impl std::fmt::Debug for WithSecret {
     }
 }
 
-/// One change in the audit trail.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One change in the audit trail, as the stores keep it (one JSON line each).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AuditEntry {
-    /// Its place in the trail (1, 2, …).
+    /// Its place in the trail (1, 2, …; 0 until the store gives it one).
+    #[serde(default)]
     pub seq: u64,
     /// When.
     pub at: DateTime<Utc>,
@@ -153,6 +154,13 @@ pub struct AuditEntry {
     /// The fields changed, and the endpoint (scheme, host and path) where it changed: never a
     /// secret.
     pub detail: String,
+}
+
+impl AuditEntry {
+    /// Whether it belongs on a page of `queue`'s trail older than `before` (a seq), if given.
+    pub fn on_page(&self, queue: &str, before: Option<u64>) -> bool {
+        self.queue == queue && before.is_none_or(|before| self.seq < before)
+    }
 }
 
 /// Who asks for a change: recorded in the audit trail.

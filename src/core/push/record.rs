@@ -4,7 +4,7 @@
 //! hashed; a store's reader without the receipt keys learns nothing of it.
 
 use crate::core::handle::Keyring;
-use crate::core::push::admin::{AuditEntry, Managed, Settings};
+use crate::core::push::admin::{Managed, Settings};
 use aes_gcm_siv::Aes256GcmSiv;
 use aes_gcm_siv::aead::{Aead, KeyInit, Payload};
 use base64::Engine as _;
@@ -159,47 +159,6 @@ impl Record {
                 .as_ref()
                 .map(|previous| previous.until)
                 .filter(|until| *until > now),
-        }
-    }
-}
-
-/// One change for the audit trail; the store gives it its place (`seq`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AuditLine {
-    /// Its place in the trail (0 until the store gives it one).
-    #[serde(default)]
-    pub seq: u64,
-    /// When.
-    pub at: DateTime<Utc>,
-    /// Who.
-    pub actor: String,
-    /// What.
-    pub action: String,
-    /// The subscription's queue.
-    pub queue: String,
-    /// The subscription.
-    pub subscription: String,
-    /// The fields changed, the endpoint: never a secret.
-    pub detail: String,
-}
-
-impl AuditLine {
-    /// Whether it belongs on a page of `queue`'s trail older than `before` (a seq), if given.
-    pub fn on_page(&self, queue: &str, before: Option<u64>) -> bool {
-        self.queue == queue && before.is_none_or(|before| self.seq < before)
-    }
-}
-
-impl From<AuditLine> for AuditEntry {
-    fn from(line: AuditLine) -> Self {
-        AuditEntry {
-            seq: line.seq,
-            at: line.at,
-            actor: line.actor,
-            action: line.action,
-            queue: line.queue,
-            subscription: line.subscription,
-            detail: line.detail,
         }
     }
 }

@@ -6,7 +6,8 @@
 //! [`AUDIT_KEPT_AT_LEAST`] at least), so no queue's changes push out another's lines, and a change
 //! that would push out a line younger than that is refused instead.
 
-use super::record::{AuditLine, Record};
+use super::admin::AuditEntry;
+use super::record::Record;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
@@ -98,7 +99,7 @@ pub trait RecordStore: Send + Sync + 'static {
         &self,
         write: Write<'_>,
         expected: u64,
-        audit: &AuditLine,
+        audit: &AuditEntry,
         room: Room,
     ) -> Result<Written, StoreFailure>;
 
@@ -109,7 +110,7 @@ pub trait RecordStore: Send + Sync + 'static {
         queue: &str,
         limit: usize,
         before: Option<u64>,
-    ) -> Result<Vec<AuditLine>, StoreFailure>;
+    ) -> Result<Vec<AuditEntry>, StoreFailure>;
 
     /// A number that changes with every write (cheap: replicas poll it to follow changes).
     async fn version(&self) -> Result<u64, StoreFailure>;

@@ -15,7 +15,7 @@ use crate::core::push::admin::{
     Actor, AuditEntry, Change, MOST_OVERLAP, Managed, Settings, SubscriptionAdmin, WithSecret,
 };
 use crate::core::push::board::Status;
-use crate::core::push::record::{self, AuditLine, PreviousSecret, Record, SecretSeal};
+use crate::core::push::record::{self, PreviousSecret, Record, SecretSeal};
 use crate::core::push::records::{self, RecordStore, Room, StoreFailure, Write, Written};
 use crate::core::push::runner;
 use crate::core::{ErrorKind, Gateway, GatewayError};
@@ -409,7 +409,7 @@ impl Manager {
         record.disabled_because = Some(GONE.to_owned());
         record.revision += 1;
         record.updated_at = now;
-        let audit = AuditLine {
+        let audit = AuditEntry {
             seq: 0,
             at: now,
             actor: "endpoint".into(),
@@ -503,7 +503,7 @@ impl Manager {
         self: &Arc<Self>,
         write: Write<'_>,
         expected: u64,
-        audit: AuditLine,
+        audit: AuditEntry,
     ) -> Result<(), GatewayError> {
         let room = match write {
             Write::Put(_) => Room::Bounded,
@@ -539,8 +539,8 @@ fn audit_line(
     action: &str,
     record: &Record,
     detail: String,
-) -> AuditLine {
-    AuditLine {
+) -> AuditEntry {
+    AuditEntry {
         seq: 0,
         at: now,
         actor: actor.0.to_owned(),
@@ -799,7 +799,7 @@ impl SubscriptionAdmin for Arc<Manager> {
             .into_iter()
             .map(|mut line| {
                 line.detail = detail_for_readers(&line.detail);
-                AuditEntry::from(line)
+                line
             })
             .collect())
     }

@@ -2,7 +2,8 @@
 //! process's memory or in a directory ([`DirectoryStore`]: one gateway's): an adapter of the core's
 //! [`RecordStore`] port.
 
-use crate::core::push::record::{AuditLine, Record};
+use crate::core::push::admin::AuditEntry;
+use crate::core::push::record::Record;
 use crate::core::push::records::{
     AUDIT_KEPT_PER_QUEUE, RecordStore, Room, StoreFailure, Write, Written, kept_long_enough,
     room_in_trail,
@@ -16,7 +17,7 @@ use std::sync::{Arc, Mutex};
 
 /// Appends `line` to a queue's trail (oldest first) and lets go of the oldest lines beyond the
 /// bound that have been kept long enough.
-fn append_to_trail(trail: &mut VecDeque<AuditLine>, line: AuditLine) {
+fn append_to_trail(trail: &mut VecDeque<AuditEntry>, line: AuditEntry) {
     let at = line.at;
     trail.push_back(line);
     while trail.len() > AUDIT_KEPT_PER_QUEUE
@@ -39,7 +40,7 @@ struct Saved {
 struct Inner {
     saved: Saved,
     /// Each queue's trail, oldest first.
-    audit: HashMap<String, VecDeque<AuditLine>>,
+    audit: HashMap<String, VecDeque<AuditEntry>>,
 }
 
 /// The records in memory, and in a directory when given (`subscriptions.json`, rewritten whole
@@ -94,13 +95,13 @@ impl DirectoryStore {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Saved::default(),
             Err(error) => return Err(io(RECORDS_FILE, error)),
         };
-        let mut audit: HashMap<String, VecDeque<AuditLine>> = HashMap::new();
+        let mut audit: HashMap<String, VecDeque<AuditEntry>> = HashMap::new();
         let mut last_seq = 0;
         match std::fs::read_to_string(dir.join(AUDIT_FILE)) {
             Ok(text) => {
                 for line in text.lines() {
                     // A line cut short by a crash is skipped, never fatal.
-                    if let Ok(parsed) = serde_json::from_str::<AuditLine>(line) {
+                    if let Ok(parsed) = serde_json::from_str::<AuditEntry>(line) {
                         last_seq = last_seq.max(parsed.seq);
                         let trail = audit.entry(parsed.queue.clone()).or_default();
                         append_to_trail(trail, parsed);
@@ -132,7 +133,7 @@ impl DirectoryStore {
         inner: &Mutex<Inner>,
         write: &Write<'_>,
         expected: u64,
-        audit: &AuditLine,
+        audit: &AuditEntry,
         room: Room,
     ) -> Result<Written, StoreFailure> {
         let _writing = writing.lock().unwrap_or_else(|p| p.into_inner());
@@ -187,7 +188,7 @@ impl DirectoryStore {
     }
 
     /// Appends `line` to the audit file (synced), then puts `next` in place of the records file.
-    fn persist(dir: &Path, next: &Saved, line: &AuditLine) -> Result<(), StoreFailure> {
+    fn persist(dir: &Path, next: &Saved, line: &AuditEntry) -> Result<(), StoreFailure> {
         let mut text = serde_json::to_string(line).map_err(|error| io("audit line", error))?;
         text.push('\n');
         let mut options = std::fs::OpenOptions::new();
@@ -228,7 +229,7 @@ impl RecordStore for DirectoryStore {
         &self,
         write: Write<'_>,
         expected: u64,
-        audit: &AuditLine,
+        audit: &AuditEntry,
         room: Room,
     ) -> Result<Written, StoreFailure> {
         let dir = self.dir.clone();
@@ -263,7 +264,7 @@ impl RecordStore for DirectoryStore {
         queue: &str,
         limit: usize,
         before: Option<u64>,
-    ) -> Result<Vec<AuditLine>, StoreFailure> {
+    ) -> Result<Vec<AuditEntry>, StoreFailure> {
         let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         let Some(trail) = inner.audit.get(queue) else {
             return Ok(Vec::new());
@@ -322,8 +323,8 @@ mod tests {
         }
     }
 
-    fn line(action: &str) -> AuditLine {
-        AuditLine {
+    fn line(action: &str) -> AuditEntry {
+        AuditEntry {
             seq: 0,
             at: Utc.timestamp_opt(1_700_000_000, 0).unwrap(),
             actor: "api_key:k".into(),
@@ -463,7 +464,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = DirectoryStore::open(dir.path()).unwrap();
         let start = Utc.timestamp_opt(1_700_000_000, 0).unwrap();
-        let on = |queue: &str, action: &str, at: DateTime<Utc>| AuditLine {
+        let on = |queue: &str, action: &str, at: DateTime<Utc>| AuditEntry {
             queue: queue.into(),
             at,
             ..line(action)

@@ -7,7 +7,8 @@
 //! carries the `{push}` hash tag: one slot.
 
 use super::RedisServer;
-use crate::core::push::record::{AuditLine, Record};
+use crate::core::push::admin::AuditEntry;
+use crate::core::push::record::Record;
 use crate::core::push::records::{
     AUDIT_KEPT_AT_LEAST, AUDIT_KEPT_PER_QUEUE, RecordStore, Room, StoreFailure, Write, Written,
 };
@@ -96,7 +97,7 @@ impl RecordStore for RedisPushRecords {
         &self,
         write: Write<'_>,
         expected: u64,
-        audit: &AuditLine,
+        audit: &AuditEntry,
         room: Room,
     ) -> Result<Written, StoreFailure> {
         let (key, revision, json) = match write {
@@ -139,7 +140,7 @@ impl RecordStore for RedisPushRecords {
         queue: &str,
         limit: usize,
         before: Option<u64>,
-    ) -> Result<Vec<AuditLine>, StoreFailure> {
+    ) -> Result<Vec<AuditEntry>, StoreFailure> {
         let mut range = redis::cmd("LRANGE");
         range.arg(self.trail_key(queue)).arg(0).arg(-1);
         let lines: Vec<String> = self.server.query(&range).await.map_err(failed)?;
@@ -148,7 +149,7 @@ impl RecordStore for RedisPushRecords {
             .filter_map(|line| {
                 let (seq, rest) = line.split_once(' ')?;
                 let (_at, json) = rest.split_once(' ')?;
-                let mut parsed: AuditLine = serde_json::from_str(json).ok()?;
+                let mut parsed: AuditEntry = serde_json::from_str(json).ok()?;
                 parsed.seq = seq.parse().ok()?;
                 Some(parsed)
             })
