@@ -285,7 +285,9 @@ pub enum BackendConfig {
     Embedded(EmbeddedConfig),
 }
 
-/// One gateway queue.
+/// One gateway queue. Its own type, turned into the core's `QueueSettings` by
+/// [`QueueConfig::settings`] rather than flattening them in: serde's `flatten` does not work with
+/// `deny_unknown_fields`, and a misspelt queue setting must be refused.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QueueConfig {

@@ -95,7 +95,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_document_serializes_as_openapi_3_1() {
+    fn every_document_serializes_as_openapi_3_1_and_every_reference_resolves() {
         let documents = [
             (
                 "ezgh",
@@ -108,6 +108,34 @@ mod tests {
             let json = serialized(document).expect("serializes");
             let value: serde_json::Value = serde_json::from_slice(&json).expect("JSON");
             assert_eq!(value["openapi"], "3.1.0", "{path}");
+            let mut references = Vec::new();
+            references_in(&value, &mut references);
+            assert!(!references.is_empty(), "{path}");
+            for reference in references {
+                let pointer = reference.trim_start_matches('#');
+                assert!(
+                    value.pointer(pointer).is_some(),
+                    "{path}: {reference} names no component"
+                );
+            }
+        }
+    }
+
+    /// Every `$ref` under `value`.
+    fn references_in<'v>(value: &'v serde_json::Value, found: &mut Vec<&'v str>) {
+        match value {
+            serde_json::Value::Object(object) => {
+                if let Some(reference) = object.get("$ref").and_then(serde_json::Value::as_str) {
+                    found.push(reference);
+                }
+                object
+                    .values()
+                    .for_each(|inner| references_in(inner, found));
+            }
+            serde_json::Value::Array(items) => {
+                items.iter().for_each(|inner| references_in(inner, found))
+            }
+            _ => {}
         }
     }
 }

@@ -282,9 +282,9 @@ impl Describe for Field<Integer> {
 /// A string.
 #[derive(Clone, Copy)]
 pub(crate) struct Text {
-    /// The fewest bytes the parser takes (`minLength`).
+    /// The fewest characters the parser takes (`minLength`).
     least: usize,
-    /// The most bytes the parser takes (`maxLength`).
+    /// The most characters the parser takes (`maxLength`).
     most: Option<usize>,
     chars: Chars,
     example: Option<&'static str>,
@@ -346,9 +346,17 @@ impl Text {
         Self::of(Chars::Uuid)
     }
 
-    /// At least `least` bytes.
+    /// At least `least` characters.
     pub(crate) const fn least(self, least: usize) -> Self {
         Self { least, ..self }
+    }
+
+    /// At most `most` characters.
+    pub(crate) const fn most(self, most: usize) -> Self {
+        Self {
+            most: Some(most),
+            ..self
+        }
     }
 
     /// A value the document shows.
@@ -386,10 +394,17 @@ impl Text {
         format!("^[{class}]{{{},{most}}}$", self.least)
     }
 
-    /// Whether the parser takes `text`.
+    /// Whether the parser takes `text`. Lengths count characters, as JSON Schema's do (a byte
+    /// count bounds them first, so a short or long text is never counted through).
     fn takes(&self, text: &str) -> bool {
-        let length = text.len() >= self.least && self.most.is_none_or(|most| text.len() <= most);
-        length
+        let characters = || text.chars().count();
+        let long_enough =
+            self.least == 0 || (text.len() >= self.least && characters() >= self.least);
+        let short_enough = self
+            .most
+            .is_none_or(|most| text.len() <= most || characters() <= most);
+        long_enough
+            && short_enough
             && match self.chars {
                 Chars::Any | Chars::Core(_) => true,
                 Chars::Word(also) => text
@@ -485,19 +500,33 @@ impl Describe for Field<Text> {
     }
 }
 
-/// `true` or `false`.
+/// `true` or `false`; the document shows the default, if it has one.
 #[derive(Clone, Copy)]
-pub(crate) struct Flag;
+pub(crate) struct Flag {
+    default: Option<bool>,
+}
+
+impl Flag {
+    /// Either; what leaving it out means is the dialect's.
+    pub(crate) const ANY: Self = Self { default: None };
+
+    /// Either; left out, `default`.
+    pub(crate) const fn defaulting_to(default: bool) -> Self {
+        Self {
+            default: Some(default),
+        }
+    }
+}
 
 impl Field<Flag> {
-    /// The field's boolean (`None` when an optional one is left out).
+    /// The field's boolean (its default, else `None`, when an optional one is left out).
     pub(crate) fn read(
         &self,
         object: &Map<String, Value>,
         at: &str,
     ) -> Result<Option<bool>, GatewayError> {
         match self.given(object) {
-            None if !self.required_here() => Ok(None),
+            None if !self.required_here() => Ok(self.kind.default),
             Some(Value::Bool(value)) => Ok(Some(*value)),
             _ => Err(self.refused(at, "must be true or false")),
         }
@@ -517,17 +546,20 @@ impl Describe for Field<Flag> {
         ObjectBuilder::new()
             .schema_type(self.schema_type(Type::Boolean))
             .description(Some(self.doc))
+            .default(self.kind.default.map(Value::from))
             .into()
     }
 }
 
 /// One of a few names, which the component `schema` lists; an optional one left out is
-/// `default`. `null` is not a name.
+/// `default`. `null` is not a name, unless `null_is_default`.
 #[derive(Clone, Copy)]
 pub(crate) struct Choice {
     pub names: &'static [&'static str],
     pub default: &'static str,
     pub schema: SchemaName,
+    /// An optional one given as `null` is left out.
+    pub null_is_default: bool,
 }
 
 impl Field<Choice> {
@@ -538,7 +570,12 @@ impl Field<Choice> {
         at: &str,
     ) -> Result<&'static str, GatewayError> {
         let names = self.kind.names;
-        match object.get(self.name) {
+        let given = if self.kind.null_is_default {
+            self.given(object)
+        } else {
+            object.get(self.name)
+        };
+        match given {
             None if !self.required_here() => Ok(self.kind.default),
             Some(Value::String(given)) => names
                 .iter()
@@ -575,7 +612,11 @@ impl Describe for Field<Choice> {
         if self.required_here() {
             return reference.into();
         }
-        OneOfBuilder::new()
+        let mut choices = OneOfBuilder::new();
+        if self.kind.null_is_default {
+            choices = choices.item(ObjectBuilder::new().schema_type(Type::Null));
+        }
+        choices
             .item(reference)
             .default(Some(json!(self.kind.default)))
             .into()
@@ -589,6 +630,10 @@ pub(crate) struct List {
     most: usize,
     items: Items,
     example: Option<&'static [&'static str]>,
+    /// No item twice (`uniqueItems`).
+    distinct: bool,
+    /// Of [`Items::Text`]: the fewest characters an item has (`minLength`).
+    item_least: usize,
 }
 
 /// What a [`List`] holds.
@@ -610,6 +655,24 @@ impl List {
             most,
             items,
             example: None,
+            distinct: false,
+            item_least: 0,
+        }
+    }
+
+    /// No item twice.
+    pub(crate) const fn distinct(self) -> Self {
+        Self {
+            distinct: true,
+            ..self
+        }
+    }
+
+    /// Strings of at least `least` characters each.
+    pub(crate) const fn items_least(self, least: usize) -> Self {
+        Self {
+            item_least: least,
+            ..self
         }
     }
 
@@ -643,22 +706,40 @@ impl Field<List> {
         Ok(items)
     }
 
-    /// The field's items as strings; an item that is not one is refused by its index.
+    /// The field's items as strings; an item that is not one (or is too short) is refused by
+    /// its index, a repeated one when the list is distinct.
     pub(crate) fn strings<'o>(
         &self,
         object: &'o Map<String, Value>,
         at: &str,
     ) -> Result<Vec<&'o str>, GatewayError> {
-        (self.read(object, at)?.iter().enumerate())
+        let least = self.kind.item_least;
+        let kind = if least == 1 {
+            "a non-empty string".to_owned()
+        } else if least > 1 {
+            format!("a string of {least} characters at least")
+        } else {
+            "a string".to_owned()
+        };
+        let strings = (self.read(object, at)?.iter().enumerate())
             .map(|(index, item)| {
-                item.as_str().ok_or_else(|| {
-                    GatewayError::invalid_request(format!(
-                        "{}[{index}] must be a string",
-                        self.path(at)
-                    ))
-                })
+                item.as_str()
+                    .filter(|text| least == 0 || text.chars().count() >= least)
+                    .ok_or_else(|| {
+                        GatewayError::invalid_request(format!(
+                            "{}[{index}] must be {kind}",
+                            self.path(at)
+                        ))
+                    })
             })
-            .collect()
+            .collect::<Result<Vec<&str>, GatewayError>>()?;
+        if self.kind.distinct {
+            let distinct: std::collections::BTreeSet<&str> = strings.iter().copied().collect();
+            if distinct.len() != strings.len() {
+                return Err(self.refused(at, "must be distinct"));
+            }
+        }
+        Ok(strings)
     }
 }
 
@@ -673,7 +754,10 @@ impl Describe for Field<List> {
 
     fn schema(&self) -> RefOr<Schema> {
         let items: RefOr<Schema> = match self.kind.items {
-            Items::Text => ObjectBuilder::new().schema_type(Type::String).into(),
+            Items::Text => ObjectBuilder::new()
+                .schema_type(Type::String)
+                .min_length((self.kind.item_least > 0).then_some(self.kind.item_least))
+                .into(),
             Items::Named(name) => Ref::from_schema_name(name()).into(),
             Items::Schema(schema) => schema(),
         };
@@ -684,7 +768,8 @@ impl Describe for Field<List> {
             .description(Some(self.doc))
             .example(self.kind.example.map(|example| json!(example)))
             .min_items(Some(self.kind.least))
-            .max_items(Some(self.kind.most));
+            .max_items(Some(self.kind.most))
+            .unique_items(self.kind.distinct);
         array.into()
     }
 }

@@ -8,9 +8,6 @@ use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use std::cell::RefCell;
 
-/// Handles or entries a batch request must carry.
-const BATCH: std::ops::RangeInclusive<usize> = 1..=crate::core::sqs_limits::MAX_BATCH as usize;
-
 pub(crate) fn prefixed(mut error: GatewayError, prefix: &str) -> GatewayError {
     error.message = format!("{prefix}.{}", error.message);
     error
@@ -235,13 +232,6 @@ pub(crate) fn optional_int(
             "{field} must be an integer"
         ))),
     }
-}
-
-pub(crate) fn batch<'a>(
-    object: &'a Map<String, Value>,
-    field: &str,
-) -> Result<&'a Vec<Value>, GatewayError> {
-    list(object, field, *BATCH.start(), *BATCH.end())
 }
 
 /// A required array field of `least` to `most` items; another length is out of range.

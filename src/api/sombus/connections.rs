@@ -40,8 +40,14 @@ const QUEUE_PREFIX: &str = "sqsgw_sb_";
 /// (which no id contains, so no two connections' queue names can meet), a name has at most
 /// 9 + 36 + 1 + 25 + 4 + 5 = 80 characters, SQS's limit.
 const MAX_WORKSPACE_LEN: usize = 36;
-/// The attempt limit's range (SQS's `maxReceiveCount`).
-pub(super) const ATTEMPT_LIMITS: std::ops::RangeInclusive<u32> = 1..=1000;
+/// The least attempt limit (SQS's `maxReceiveCount`).
+pub(super) const MIN_ATTEMPT_LIMIT: u32 = 1;
+/// The greatest attempt limit.
+pub(super) const MAX_ATTEMPT_LIMIT: u32 = 1000;
+/// A new connection's attempt limit unless it asks for another.
+pub(super) const DEFAULT_ATTEMPT_LIMIT: u32 = 5;
+/// The longest connection name, in characters.
+pub(super) const MAX_NAME_CHARS: usize = 256;
 /// How long a delivery stays hidden by default (the pull API passes its own on every receive).
 const DEFAULT_VISIBILITY: u32 = 60;
 /// Retention of the connection's queues: SQS's longest, 14 days.

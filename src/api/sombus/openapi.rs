@@ -57,7 +57,12 @@ pub fn document() -> OpenApi {
         admin::audit::audit,
     ),
     // The refusal bodies the shared refusal groups (`PullRefusals`, `AdminRefusals`) refer to.
-    components(schemas(super::wire::PullRefusal, super::wire::AdminRefusal)),
+    components(schemas(
+        super::wire::PullRefusal,
+        super::wire::AdminRefusal,
+        super::wire::ConnectionRole,
+        super::wire::Overlap
+    )),
     modifiers(&SecuritySchemes, &Refusals),
     tags(
         (name = "token", description = "The token service: client id and secret for an access token."),

@@ -6,7 +6,7 @@
 //! from the envelope's fields).
 
 use super::error::SombusError;
-use crate::api::common::json::{batch, optional_int, parse_object, reject_unknown};
+use crate::api::common::body_shape::{Field, Integer, Items, List, Shape, body_schema};
 use crate::api::common::openapi::ResponseMap;
 use crate::core::gateway::ReceiveOptions;
 use crate::core::model::{AttributeValue, BackendMessage, Delivery, HandleOutcome};
@@ -102,41 +102,53 @@ fn integer(name: &str, value: &str, min: u32, max: u32) -> Result<u32, SombusErr
         })
 }
 
-/// Parses `{"receipt_handles": [1 to 10 distinct strings]}`, with `delay_seconds` (0 to 43,200,
-/// default 0) when `with_delay` (nack).
+const RECEIPT_HANDLES: Field<List> = Field::required(
+    "receipt_handles",
+    "1 to 10 distinct receipt handles.",
+    List::of(Items::Text, 1, limits::MAX_BATCH as usize)
+        .distinct()
+        .items_least(1),
+);
+const DELAY_SECONDS: Field<Integer> = Field::optional(
+    "delay_seconds",
+    "Seconds before the messages are visible again (0: at once).",
+    Integer::from_to(0, MAX_VISIBILITY).default(0),
+);
+
+/// The ack body.
+const ACK: Shape = Shape {
+    doc: "The messages to acknowledge (delete).",
+    fields: &[&RECEIPT_HANDLES],
+    example: Some(|| serde_json::json!({"receipt_handles": ["AQEB…", "AQEB…"]})),
+};
+
+/// The ack body in the document.
+pub enum AckRequest {}
+body_schema!(AckRequest, ACK);
+
+/// The nack body.
+const NACK: Shape = Shape {
+    doc: "The messages to release, and when they are visible again.",
+    fields: &[&RECEIPT_HANDLES, &DELAY_SECONDS],
+    example: Some(|| serde_json::json!({"receipt_handles": ["AQEB…"], "delay_seconds": 30})),
+};
+
+/// The nack body in the document.
+pub enum NackRequest {}
+body_schema!(NackRequest, NACK);
+
+/// Parses an ack body, or with `with_delay` a nack body: the handles, and the delay (0 for an
+/// ack).
 pub fn parse_handles(body: &[u8], with_delay: bool) -> Result<(Vec<String>, u32), SombusError> {
-    let object = parse_object(body, false)?;
-    let known: &[&str] = if with_delay {
-        &["receipt_handles", "delay_seconds"]
-    } else {
-        &["receipt_handles"]
-    };
-    reject_unknown(&object, known, "")?;
-    let handles = batch(&object, "receipt_handles")?
-        .iter()
-        .enumerate()
-        .map(|(index, handle)| {
-            handle
-                .as_str()
-                .filter(|handle| !handle.is_empty())
-                .map(str::to_owned)
-                .ok_or_else(|| {
-                    SombusError::bad_request(format!(
-                        "receipt_handles[{index}] must be a non-empty string"
-                    ))
-                })
-        })
-        .collect::<Result<Vec<String>, SombusError>>()?;
-    let distinct: BTreeSet<&String> = handles.iter().collect();
-    if distinct.len() != handles.len() {
-        return Err(SombusError::bad_request("receipt_handles must be distinct"));
-    }
+    let shape = if with_delay { &NACK } else { &ACK };
+    let object = shape.parse(body, false)?;
+    let handles = RECEIPT_HANDLES.strings(&object, "")?;
     let delay = if with_delay {
-        optional_int(&object, "delay_seconds", 0, i64::from(MAX_VISIBILITY))?.unwrap_or(0)
+        DELAY_SECONDS.value(&object, "")?
     } else {
         0
     };
-    Ok((handles, delay))
+    Ok((handles.into_iter().map(str::to_owned).collect(), delay))
 }
 
 /// The path of the pull routes: `/v1/tenants/{tenant}/consumers/{client}/…`.
@@ -323,29 +335,6 @@ fn mapped_field(
             .and_then(Value::as_str)
             .map(str::to_owned)
     })
-}
-
-/// The ack body (`parse_handles` holds to it).
-#[derive(ToSchema)]
-#[schema(example = json!({"receipt_handles": ["AQEB…", "AQEB…"]}))]
-#[serde(deny_unknown_fields)]
-pub struct AckRequest {
-    /// 1 to 10 distinct receipt handles.
-    #[schema(min_items = 1, max_items = 10, min_length = 1, value_type = BTreeSet<String>)]
-    pub receipt_handles: Vec<String>,
-}
-
-/// The nack body (`parse_handles` holds to it).
-#[derive(ToSchema)]
-#[schema(example = json!({"receipt_handles": ["AQEB…"], "delay_seconds": 30}))]
-#[serde(deny_unknown_fields)]
-pub struct NackRequest {
-    /// 1 to 10 distinct receipt handles.
-    #[schema(min_items = 1, max_items = 10, min_length = 1, value_type = BTreeSet<String>)]
-    pub receipt_handles: Vec<String>,
-    /// Seconds before the messages are visible again (0: at once).
-    #[schema(default = 0, minimum = 0, maximum = 43200)]
-    pub delay_seconds: Option<u32>,
 }
 
 /// Why a handle failed.

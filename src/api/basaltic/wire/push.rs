@@ -81,19 +81,20 @@ const BODY: Field<Choice> = Field::optional(
         names: &["wrapped", "raw"],
         default: "wrapped",
         schema: <PushBody as ToSchema>::name,
+        null_is_default: false,
     },
 );
 const HOLD: Field<Flag> = Field::optional(
     "hold_on_202",
     "A 202 keeps the message leased; the wrapped body carries its `receipt_handle` for a later \
      delete or visibility change (default false).",
-    Flag,
+    Flag::ANY,
 );
 const ENABLED: Field<Flag> = Field::optional(
     "enabled",
     "`false` stops deliveries (none in flight is cut); `true` starts them again (also after a \
      410 Gone).",
-    Flag,
+    Flag::ANY,
 );
 const OVERLAP: Field<Integer> = Field::optional(
     "overlap_seconds",

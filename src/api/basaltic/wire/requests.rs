@@ -120,6 +120,7 @@ pub(super) const TYPE: Field<Choice> = Field::optional(
         names: &["standard", "fifo"],
         default: "standard",
         schema: <QueueType as ToSchema>::name,
+        null_is_default: false,
     },
 );
 pub(super) const NEW_SETTINGS: Field<Nested> = Field::optional(
@@ -185,7 +186,7 @@ pub(super) const QUEUE_RETENTION: Field<Integer> = Field::optional(
 pub(super) const CONTENT_DEDUPLICATION: Field<Flag> = Field::optional(
     "content_based_deduplication",
     "FIFO queues only: deduplicate by the body's SHA-256 when no `deduplication_id` is given.",
-    Flag,
+    Flag::ANY,
 );
 pub(super) const DEAD_LETTER_QUEUE: Field<Nested> = Field::optional(
     "dead_letter_queue",

@@ -17,9 +17,10 @@ const MODE: Field<Choice> = Field::optional(
         names: &["slow", "fast", "off"],
         default: "slow",
         schema: || Cow::Borrowed("Mode"),
+        null_is_default: false,
     },
 );
-const QUIET: Field<Flag> = Field::optional("quiet", "Whether quiet.", Flag);
+const QUIET: Field<Flag> = Field::optional("quiet", "Whether quiet.", Flag::ANY);
 const SHAPE: Shape = Shape {
     doc: "A body.",
     fields: &[&COUNT, &SECONDS, &NAME, &MODE, &QUIET],

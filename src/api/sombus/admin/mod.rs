@@ -13,22 +13,21 @@
 //! | `POST /connections/{c}/secret/revoke` | developer | revoke secret |
 //! | `POST /connections/{c}/redrive` | developer | dead letters back to the queue |
 
-use super::connections::{ATTEMPT_LIMITS, Actor, NewConnection, valid_workspace};
+use super::connections::{Actor, valid_workspace};
 use super::error::{SombusError, admin_rule};
 use super::wire::{
     self, AuditPage, ConnectionList, ConnectionView, IssuedSecretAnswer, RedriveStarted, SecretUrls,
 };
 use super::{BODY_LIMIT, SombusState};
-use crate::api::common::json::{optional_int, parse_object, reject_unknown};
 use crate::api::common::read_body;
 use crate::core::access::Principal;
 use crate::core::request_scope;
 use crate::credentials::admin_keys::{AdminKey, AdminRole};
 use crate::credentials::key_book;
 use crate::credentials::oauth::check::is_client_id;
-use crate::credentials::oauth::connection::{IssuedSecret, NotApplicable, WORKSPACE_SEPARATOR};
+use crate::credentials::oauth::connection::{IssuedSecret, NotApplicable};
 use crate::credentials::oauth::store::REFUSED;
-use crate::credentials::oauth::{AuditEntry, Connection, ConnectionStatus, Role, StoreError};
+use crate::credentials::oauth::{AuditEntry, Connection, ConnectionStatus, StoreError};
 use axum::Json;
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
@@ -36,7 +35,6 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use serde_json::{Map, Value};
 use std::sync::Arc;
 
 pub(super) mod audit;
@@ -56,8 +54,6 @@ pub(super) enum Step {
 
 const AUDIT_DEFAULT: usize = 100;
 const AUDIT_MAX: usize = 1000;
-/// The longest connection name.
-const MAX_NAME_CHARS: usize = 256;
 
 /// The admin routes, each documented by its handler's `utoipa::path`.
 pub(super) fn routes() -> axum::Router<Arc<SombusState>> {
@@ -296,73 +292,12 @@ async fn create(
         "connection.create",
         "",
     )?;
-    let bad = |message: &str| refusal(StatusCode::BAD_REQUEST, admin_rule::BAD_REQUEST, message);
     let body = read_body(body, BODY_LIMIT)
         .await
         .map_err(SombusError::admin)?;
-    let object = parse_object(&body, true).map_err(SombusError::admin)?;
-    reject_unknown(
-        &object,
-        &["client_id", "name", "role", "fifo", "attempt_limit", "tier"],
-        "",
-    )
-    .map_err(SombusError::admin)?;
-    let text = |field: &str| -> Result<Option<String>, SombusError> {
-        match object.get(field) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(text)) => Ok(Some(text.clone())),
-            Some(_) => Err(SombusError::new(
-                StatusCode::BAD_REQUEST,
-                admin_rule::BAD_REQUEST,
-                format!("{field} must be a string"),
-            )),
-        }
-    };
-    let client_id = text("client_id")?;
-    // The chosen part only: the gateway puts the workspace before it.
-    let chosen = |id: &str| is_client_id(id) && !id.contains(WORKSPACE_SEPARATOR);
-    if client_id.as_deref().is_some_and(|id| !chosen(id)) {
-        return Err(bad("client_id must be 1 to 25 letters, digits or `-`"));
-    }
-    let name = text("name")?;
-    if name
-        .as_deref()
-        .is_some_and(|name| name.is_empty() || name.chars().count() > MAX_NAME_CHARS)
-    {
-        return Err(bad("name must be 1 to 256 characters"));
-    }
-    let role = match text("role")?.as_deref() {
-        None | Some("consumer") => Role::Consumer,
-        Some("producer") => Role::Producer,
-        Some(_) => return Err(bad("role must be consumer or producer")),
-    };
-    let fifo = match object.get("fifo") {
-        None | Some(Value::Null) => true,
-        Some(Value::Bool(fifo)) => *fifo,
-        Some(_) => return Err(bad("fifo must be true or false")),
-    };
-    let attempt_limit = optional_int(
-        &object,
-        "attempt_limit",
-        i64::from(*ATTEMPT_LIMITS.start()),
-        i64::from(*ATTEMPT_LIMITS.end()),
-    )
-    .map_err(SombusError::admin)?
-    .unwrap_or(5);
-    let tier = text("tier")?.unwrap_or_else(|| super::config::DEFAULT_TIER.to_owned());
+    let asked = wire::parse_new_connection(&body).map_err(SombusError::admin)?;
     let (connection, secret) = state
-        .create_connection(
-            actor,
-            workspace.clone(),
-            NewConnection {
-                client_id,
-                name,
-                role,
-                fifo,
-                attempt_limit,
-                tier,
-            },
-        )
+        .create_connection(actor, workspace.clone(), asked)
         .await?;
     let mut response = secret_answer(&state.base_url(&headers), &connection, &secret);
     if let Ok(location) = header::HeaderValue::from_str(&format!(

@@ -95,31 +95,7 @@ pub(super) async fn rotate_secret(
     let body = read_body(body, BODY_LIMIT)
         .await
         .map_err(SombusError::admin)?;
-    let object: Map<String, Value> = parse_object(&body, true).map_err(SombusError::admin)?;
-    reject_unknown(&object, &["overlap"], "").map_err(SombusError::admin)?;
-    let overlap = match object.get("overlap") {
-        None | Some(Value::Null) => chrono::Duration::hours(24),
-        Some(Value::String(choice)) => match choice.as_str() {
-            "24h" => chrono::Duration::hours(24),
-            "3d" => chrono::Duration::days(3),
-            "1h" => chrono::Duration::hours(1),
-            "none" => chrono::Duration::zero(),
-            _ => {
-                return Err(refusal(
-                    StatusCode::BAD_REQUEST,
-                    admin_rule::BAD_REQUEST,
-                    "overlap must be 24h (the default), 3d, 1h or none",
-                ));
-            }
-        },
-        Some(_) => {
-            return Err(refusal(
-                StatusCode::BAD_REQUEST,
-                admin_rule::BAD_REQUEST,
-                "overlap must be a string: 24h, 3d, 1h or none",
-            ));
-        }
-    };
+    let overlap = wire::parse_rotation(&body).map_err(SombusError::admin)?;
     let now = state.clock.now();
     let (secret, connection) = state
         .change(

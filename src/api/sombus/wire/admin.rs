@@ -3,34 +3,98 @@
 //! refusals as the OpenAPI document lists them.
 
 use super::*;
+use crate::api::common::body_shape::{Choice, Custom, Flag, Text};
+use crate::api::sombus::config::DEFAULT_TIER;
+use crate::api::sombus::connections::{
+    DEFAULT_ATTEMPT_LIMIT, MAX_ATTEMPT_LIMIT, MAX_NAME_CHARS, MIN_ATTEMPT_LIMIT, NewConnection,
+};
+use crate::core::GatewayError;
+use crate::credentials::oauth::check::MAX_CHOSEN_ID_LEN;
+use utoipa::openapi::RefOr;
 
-/// The body of `POST /connections`; every field may be left out (an empty body takes every
-/// default).
-#[derive(ToSchema)]
-#[schema(example = json!({"name": "story consumer", "attempt_limit": 5}))]
-#[serde(deny_unknown_fields)]
-pub struct NewConnectionRequest {
-    /// The client id to give it, qualified by the workspace: `story-consumer` in workspace
-    /// `ws-3f9a` makes `ws-3f9a.story-consumer` (so no workspace can take an id another will
-    /// want). Default: generated, `c` and 20 hex digits.
-    #[schema(pattern = "^[A-Za-z0-9-]{1,25}$", example = "story-consumer")]
-    pub client_id: Option<String>,
-    /// A label, 1 to 256 characters (default: the client id's chosen part, or the generated id).
-    #[schema(min_length = 1, max_length = 256)]
-    pub name: Option<String>,
-    /// What its tokens may do.
-    #[schema(default = "consumer")]
-    pub role: Option<ConnectionRole>,
-    /// Whether its queue is FIFO: ordered per correlation id.
-    #[schema(default = true)]
-    pub fifo: Option<bool>,
-    /// Deliveries before a message moves to the dead-letter queue.
-    #[schema(default = 5, minimum = 1, maximum = 1000)]
-    pub attempt_limit: Option<u32>,
-    /// The quota tier its limits come from: `standard` (20 requests a second, bursts of 40,
-    /// 100,000 a day) or another tier of the gateway's `[sombus.tiers]`.
-    #[schema(default = "standard", pattern = "^standard$")]
-    pub tier: Option<String>,
+const CLIENT_ID: Field<Text> = Field::optional(
+    "client_id",
+    "The client id to give it, qualified by the workspace: `story-consumer` in workspace\n\
+     `ws-3f9a` makes `ws-3f9a.story-consumer` (so no workspace can take an id another will\n\
+     want). Default: generated, `c` and 20 hex digits.",
+    Text::word(1, MAX_CHOSEN_ID_LEN, "-").example("story-consumer"),
+);
+const NAME: Field<Text> = Field::optional(
+    "name",
+    "A label, 1 to 256 characters (default: the client id's chosen part, or the generated id).",
+    Text::any()
+        .least(1)
+        .most(MAX_NAME_CHARS)
+        .refused_as("must be 1 to 256 characters"),
+);
+const ROLE: Field<Choice> = Field::optional(
+    "role",
+    "What its tokens may do.",
+    Choice {
+        names: &["consumer", "producer"],
+        default: "consumer",
+        schema: <ConnectionRole as ToSchema>::name,
+        null_is_default: true,
+    },
+);
+const FIFO: Field<Flag> = Field::optional(
+    "fifo",
+    "Whether its queue is FIFO: ordered per correlation id.",
+    Flag::defaulting_to(true),
+);
+const ATTEMPT_LIMIT: Field<Integer> = Field::optional(
+    "attempt_limit",
+    "Deliveries before a message moves to the dead-letter queue.",
+    Integer::from_to(MIN_ATTEMPT_LIMIT, MAX_ATTEMPT_LIMIT).default(DEFAULT_ATTEMPT_LIMIT),
+);
+const TIER: Field<Custom> = Field::optional(
+    "tier",
+    "The quota tier its limits come from: `standard` (20 requests a second, bursts of 40,\n\
+     100,000 a day) or another tier of the gateway's `[sombus.tiers]`.",
+    Custom(tier_schema),
+);
+
+/// A tier's name: `standard` unless the gateway configures others.
+fn tier_schema() -> RefOr<Schema> {
+    ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+        .default(Some(Value::from(DEFAULT_TIER)))
+        .pattern(Some("^standard$"))
+        .into()
+}
+
+/// The body of `POST /connections`.
+const NEW_CONNECTION: Shape = Shape {
+    doc: "A connection to make. Every field may be left out (an empty body takes every default).",
+    fields: &[&CLIENT_ID, &NAME, &ROLE, &FIFO, &ATTEMPT_LIMIT, &TIER],
+    example: Some(|| serde_json::json!({"name": "story consumer", "attempt_limit": 5})),
+};
+
+/// The body of `POST /connections` in the document.
+pub enum NewConnectionRequest {}
+body_schema!(NewConnectionRequest, NEW_CONNECTION);
+
+/// The connection a `POST /connections` body asks for (an empty body takes every default).
+pub(in crate::api::sombus) fn parse_new_connection(
+    body: &[u8],
+) -> Result<NewConnection, GatewayError> {
+    let object = NEW_CONNECTION.parse(body, true)?;
+    let tier = match TIER.read(&object, "")? {
+        None => DEFAULT_TIER.to_owned(),
+        Some(Value::String(tier)) => tier.clone(),
+        Some(_) => return Err(GatewayError::invalid_request("tier must be a string")),
+    };
+    Ok(NewConnection {
+        client_id: CLIENT_ID.read(&object, "")?.map(str::to_owned),
+        name: NAME.read(&object, "")?.map(str::to_owned),
+        role: match ROLE.read(&object, "")? {
+            "producer" => Role::Producer,
+            _ => Role::Consumer,
+        },
+        fifo: FIFO.read(&object, "")?.unwrap_or(true),
+        attempt_limit: ATTEMPT_LIMIT.value(&object, "")?,
+        tier,
+    })
 }
 
 /// What a connection's tokens may do.
@@ -172,13 +236,40 @@ pub struct SecretUrls {
     pub skills: String,
 }
 
-/// The body of `POST …/secret/rotate`; may be empty.
-#[derive(ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RotateRequest {
-    /// How long the previous secret keeps getting tokens.
-    #[schema(default = "24h")]
-    pub overlap: Option<Overlap>,
+const OVERLAP: Field<Choice> = Field::optional(
+    "overlap",
+    "How long the previous secret keeps getting tokens.",
+    Choice {
+        names: &["24h", "3d", "1h", "none"],
+        default: "24h",
+        schema: <Overlap as ToSchema>::name,
+        null_is_default: true,
+    },
+);
+
+/// The body of `POST …/secret/rotate`.
+const ROTATE: Shape = Shape {
+    doc: "A rotation; the body may be empty.",
+    fields: &[&OVERLAP],
+    example: None,
+};
+
+/// The body of `POST …/secret/rotate` in the document.
+pub enum RotateRequest {}
+body_schema!(RotateRequest, ROTATE);
+
+/// How long the previous secret keeps getting tokens, as a rotation body asks (an empty body:
+/// 24 hours).
+pub(in crate::api::sombus) fn parse_rotation(
+    body: &[u8],
+) -> Result<chrono::Duration, GatewayError> {
+    let object = ROTATE.parse(body, true)?;
+    Ok(match OVERLAP.read(&object, "")? {
+        "3d" => chrono::Duration::days(3),
+        "1h" => chrono::Duration::hours(1),
+        "none" => chrono::Duration::zero(),
+        _ => chrono::Duration::hours(24),
+    })
 }
 
 /// How long a rotated secret keeps getting tokens.
