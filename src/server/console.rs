@@ -4,7 +4,7 @@
 //! forbid what the page never needs (a strict Content-Security-Policy: no inline script or style,
 //! no other origin, no framing, no form posts) and are never cached.
 
-use super::edge::CONSOLE;
+use super::own_paths::CONSOLE;
 use axum::Router;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Redirect, Response};

@@ -1,18 +1,15 @@
 //! The one list of what the server plugs in: the four dialects, then the service's own paths (the
 //! probes, the OpenAPI documents the dialects give, the console). The edge asks them in this
 //! order, their documents are served from it and their upkeep runs from it: a new dialect is its
-//! folder under `api/`, its section in the config, and one line here.
+//! folder under `api/`, its section in the config, and one line here. Paths none serves answer in
+//! the [`super::own_paths::FALLBACK`] shape.
 
 use super::reload::LiveKeys;
 use super::{console, documents::OpenApiDocuments, health::Health};
 use crate::api;
-use crate::api::common::{Dialect, EdgeShape, PlugContext};
+use crate::api::common::{Dialect, PlugContext};
 use crate::config::Config;
 use std::sync::Arc;
-
-/// How the service's own paths and paths no dialect serves are answered: in ezgh's
-/// `{"error", "message"}` JSON, the plainest of the four.
-pub(super) const FALLBACK: &dyn EdgeShape = &api::ezgh::EzghEdge;
 
 /// Every plug, built.
 pub(super) async fn plug_all(

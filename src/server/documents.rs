@@ -67,7 +67,7 @@ fn serialized(make: fn() -> OpenApi) -> Option<Bytes> {
 
 impl Dialect for OpenApiDocuments {
     fn edge(&self) -> &'static dyn crate::api::common::EdgeShape {
-        &super::edge::DOCUMENTS
+        &super::own_paths::DOCUMENTS
     }
 
     fn router(self: Arc<Self>) -> Router {
@@ -84,7 +84,7 @@ impl Dialect for OpenApiDocuments {
         });
         router
             .method_not_allowed_fallback(|request| {
-                crate::api::common::method_not_allowed(&super::edge::DOCUMENTS, request)
+                crate::api::common::method_not_allowed(&super::own_paths::DOCUMENTS, request)
             })
             .layer(cors)
     }

@@ -3,9 +3,9 @@
 //! shape of the dialect whose path the request named, and the dialect each request is counted
 //! under. The edge loops over the shapes the plugged dialects give; the service's own paths (the
 //! probes, the metrics scrape, the OpenAPI documents) and paths no dialect serves are answered in
-//! the [`FALLBACK`] shape the dialect list names.
+//! the [`FALLBACK`] shape (`own_paths`).
 
-use super::dialects::FALLBACK;
+use super::own_paths::FALLBACK;
 use crate::api::common::{EdgeShape, RequestHints};
 use crate::core::{ErrorKind, GatewayError};
 use axum::extract::Request;
@@ -60,46 +60,6 @@ impl Edge {
     }
 }
 
-/// The service's own paths, answered in the fallback's shape: the probes and metrics scrape
-/// ([`SERVICE`]), the OpenAPI documents ([`DOCUMENTS`]) and the web console ([`CONSOLE`]).
-#[derive(Debug, Clone, Copy)]
-pub struct OwnPaths {
-    name: &'static str,
-    serves: fn(&str) -> bool,
-}
-
-/// `/healthz`, `/readyz` and `/metrics`.
-pub const SERVICE: OwnPaths = OwnPaths {
-    name: "service",
-    serves: |path| matches!(path, "/healthz" | "/readyz" | "/metrics"),
-};
-
-/// `/console` and its assets.
-pub const CONSOLE: OwnPaths = OwnPaths {
-    name: "console",
-    serves: |path| path == "/console" || path.starts_with("/console/"),
-};
-
-/// `/openapi/…`.
-pub const DOCUMENTS: OwnPaths = OwnPaths {
-    name: "openapi",
-    serves: |path| path.starts_with("/openapi/"),
-};
-
-impl EdgeShape for OwnPaths {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn serves(&self, path: &str) -> bool {
-        (self.serves)(path)
-    }
-
-    fn render(&self, hints: &RequestHints, error: GatewayError) -> Response {
-        FALLBACK.render(hints, error)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +67,7 @@ mod tests {
     use crate::api::ezgh::EzghEdge;
     use crate::api::sombus::SombusEdge;
     use crate::api::sqs::SqsEdge;
+    use crate::server::own_paths::{CONSOLE, DOCUMENTS, SERVICE};
 
     fn edge() -> Edge {
         Edge::new([

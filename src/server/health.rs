@@ -46,13 +46,13 @@ impl crate::api::common::Dialect for Health {
             .route("/healthz", get(healthz))
             .route("/readyz", get(readyz))
             .method_not_allowed_fallback(|request| {
-                crate::api::common::method_not_allowed(&super::edge::SERVICE, request)
+                crate::api::common::method_not_allowed(&super::own_paths::SERVICE, request)
             })
             .with_state(self)
     }
 
     fn edge(&self) -> &'static dyn crate::api::common::EdgeShape {
-        &super::edge::SERVICE
+        &super::own_paths::SERVICE
     }
 }
 

@@ -8,6 +8,7 @@ pub mod documents;
 pub mod edge;
 pub mod health;
 pub mod observe;
+pub mod own_paths;
 mod per_address;
 pub mod reload;
 pub mod scrape;

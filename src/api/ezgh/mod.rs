@@ -3,11 +3,13 @@
 pub mod config;
 mod error;
 pub mod openapi;
+mod router;
 mod routes;
 mod wire;
 
 pub use error::EzghError;
-pub use routes::{EzghState, plug};
+pub use router::plug;
+pub use routes::EzghState;
 
 use crate::api::common::{EdgeShape, RequestHints};
 use crate::core::GatewayError;

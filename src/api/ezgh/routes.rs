@@ -2,7 +2,7 @@
 
 use super::error::{ErrorBody, EzghError};
 use super::wire::{self, MessageJson, ReceiveResponse, ResultsResponse};
-use crate::api::common::{ClientAddress, Dialect, Document, PlugContext, read_body};
+use crate::api::common::{ClientAddress, read_body};
 use crate::core::access::{Action, Caller, Grants, Principal};
 use crate::core::alias::{Alias, Namespace};
 use crate::core::limits::{Allowance, Limit, LimitKey};
@@ -11,22 +11,17 @@ use crate::core::{Gateway, GatewayError};
 use crate::credentials::api_keys::{ApiKey, ApiKeys};
 use crate::credentials::key_book;
 use crate::credentials::live::Live;
+use axum::Json;
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, Method, header};
-use axum::routing::post;
-use axum::{Json, Router};
+use axum::http::HeaderMap;
 use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 use std::sync::Arc;
-use std::time::Duration;
-use tower_http::cors::{Any, CorsLayer};
 
 /// The largest ezgh request body: ten handles with room to spare.
 const BODY_LIMIT: usize = 64 * 1024;
-/// How long browsers may cache a CORS preflight answer.
-const PREFLIGHT_MAX_AGE: Duration = Duration::from_secs(600);
 
 /// What the ezgh routes share.
 pub struct EzghState {
@@ -46,65 +41,6 @@ impl std::fmt::Debug for EzghState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EzghState").finish_non_exhaustive()
     }
-}
-
-/// The dialect from its config section and the service-wide settings that concern it; `keys` is
-/// the handle a config reload swaps the keys behind.
-pub fn plug(
-    section: &super::config::EzghConfig,
-    keys: Live<ApiKeys>,
-    context: &PlugContext,
-) -> Arc<dyn Dialect> {
-    Arc::new(EzghState {
-        gateway: Arc::clone(&context.gateway),
-        keys,
-        invalid_handles_per_minute: context.invalid_handles_per_minute,
-        requests: section.allowances().into_iter().collect(),
-        queue_requests: context.queue_allowances.iter().cloned().collect(),
-    })
-}
-
-impl Dialect for EzghState {
-    fn router(self: Arc<Self>) -> Router {
-        router(self)
-    }
-
-    fn edge(&self) -> &'static dyn crate::api::common::EdgeShape {
-        &super::EzghEdge
-    }
-
-    fn document(&self) -> Option<Document> {
-        Some(Document {
-            path: "/openapi/ezgh.json",
-            make: super::openapi::document,
-        })
-    }
-}
-
-/// The ezgh routes. CORS allows any origin without credentials: ack and visibility read no
-/// credential at all, and receive reads only the `Authorization` header.
-fn router(state: Arc<EzghState>) -> Router {
-    let cors = CorsLayer::new()
-        .allow_origin(Any)
-        .allow_methods([Method::POST])
-        .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION])
-        .expose_headers([header::RETRY_AFTER])
-        .max_age(PREFLIGHT_MAX_AGE)
-        // No `Vary`: with any origin and fixed lists, no answer depends on the request's `Origin`
-        // or preflight headers (tower-http would otherwise build the header for every answer).
-        .vary([]);
-    Router::new()
-        .route(
-            "/v1/organizations/{organization}/projects/{project}/queues/{queue}/messages/receive",
-            post(receive),
-        )
-        .route("/v1/receipts/ack", post(acknowledge))
-        .route("/v1/receipts/visibility", post(change_visibility))
-        .method_not_allowed_fallback(|request| {
-            crate::api::common::method_not_allowed(&super::EzghEdge, request)
-        })
-        .layer(cors)
-        .with_state(state)
 }
 
 impl EzghState {
