@@ -242,7 +242,7 @@ pub struct Delivery {
     /// (push): asked for with [`crate::core::gateway::ReceiveOptions::keep_claims`], so that it
     /// never opens the handle it was just given. Never kept or sent.
     #[serde(skip)]
-    pub claims: Option<crate::core::handle::HandleClaims>,
+    pub(crate) claims: Option<crate::core::handle::HandleClaims>,
 }
 
 /// A message to send.

@@ -22,19 +22,20 @@ use std::sync::Arc;
 use std::time::Duration;
 use url::Url;
 
-/// The `wrapped` body: the message with what a receiver needs beside it (docs/push.md).
+/// The `wrapped` body: the message with what a receiver needs beside it (docs/push.md). Its keys
+/// are written in alphabetical order, as they always were.
 #[derive(Serialize)]
 struct Wrapped<'a> {
+    attributes: BTreeMap<&'a str, WrappedAttribute<'a>>,
+    body: &'a str,
+    group_id: Option<&'a str>,
     id: &'a str,
     queue: &'a str,
-    body: &'a str,
-    attributes: BTreeMap<&'a str, WrappedAttribute<'a>>,
-    receive_count: u32,
-    sent_at: Option<String>,
-    group_id: Option<&'a str>,
     /// Only with `hold_on_202`: the receiver settles by it.
     #[serde(skip_serializing_if = "Option::is_none")]
     receipt_handle: Option<&'a str>,
+    receive_count: u32,
+    sent_at: Option<String>,
 }
 
 /// A message attribute in the `wrapped` body: binary values in base64.
@@ -286,5 +287,74 @@ impl PushEndpoint for HttpEndpoint {
 
     fn describe(&self) -> String {
         crate::core::push::endpoint_for_readers(self.url.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::clock::SystemClock;
+    use crate::core::model::BackendMessage;
+
+    fn endpoint(body: BodyForm, hold_on_202: bool) -> HttpEndpoint {
+        HttpEndpoint {
+            client: client(false, None).unwrap(),
+            url: Url::parse("https://hooks.example.com/orders").unwrap(),
+            key: SigningKey::parse(&format!("whsec_{}", STANDARD.encode([7u8; 32]))).unwrap(),
+            previous: None,
+            timeout: Duration::from_secs(1),
+            body,
+            allow_private_networks: false,
+            hold_on_202,
+            clock: Arc::new(SystemClock),
+        }
+    }
+
+    fn message() -> BackendMessage {
+        BackendMessage {
+            message_id: "m-1".into(),
+            backend_handle: "backend-receipt".into(),
+            body: "{\"a\":1}".into(),
+            attributes: BTreeMap::from([(
+                "raw".to_owned(),
+                MessageAttribute {
+                    data_type: "Binary".into(),
+                    value: AttributeValue::Bytes(vec![1, 2, 3]),
+                },
+            )]),
+            sent_at: None,
+            first_received_at: None,
+            receive_count: 2,
+            group_id: None,
+            sequence_number: None,
+            dead_letter_source_arn: None,
+            deduplication_id: None,
+            trace_header: None,
+        }
+    }
+
+    /// The bytes a receiver verifies: keys in alphabetical order, as they were first written.
+    #[test]
+    fn the_wrapped_body_is_written_byte_for_byte_as_documented() {
+        let message = message();
+        let pushed = PushedMessage {
+            queue: "orders",
+            message: &message,
+            receipt_handle: "sealed",
+        };
+        let (body, kind) = endpoint(BodyForm::Wrapped, false).payload(&pushed);
+        assert_eq!(kind, "application/json");
+        assert_eq!(
+            String::from_utf8(body).unwrap(),
+            r#"{"attributes":{"raw":{"type":"Binary","value":"AQID"}},"body":"{\"a\":1}","group_id":null,"id":"m-1","queue":"orders","receive_count":2,"sent_at":null}"#
+        );
+        let (held, _) = endpoint(BodyForm::Wrapped, true).payload(&pushed);
+        let held: serde_json::Value = serde_json::from_slice(&held).unwrap();
+        assert_eq!(held["receipt_handle"], "sealed");
+        let (raw, kind) = endpoint(BodyForm::Raw, false).payload(&pushed);
+        assert_eq!(
+            (raw.as_slice(), kind),
+            (&b"{\"a\":1}"[..], "application/json")
+        );
     }
 }

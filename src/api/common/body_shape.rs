@@ -91,7 +91,8 @@ pub(crate) trait Describe {
 }
 
 /// Whether a body must give a field. An optional field may be left out or given as `null`, which
-/// counts as left out (except a [`Choice`]: `null` is not one of its names).
+/// counts as left out (except a [`Choice`] without `null_is_default`: `null` is not one of its
+/// names).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Presence {
     Required,
@@ -394,15 +395,14 @@ impl Text {
         format!("^[{class}]{{{},{most}}}$", self.least)
     }
 
-    /// Whether the parser takes `text`. Lengths count characters, as JSON Schema's do (a byte
-    /// count bounds them first, so a short or long text is never counted through).
+    /// Whether the parser takes `text`. Lengths count characters, as JSON Schema's do; the byte
+    /// length settles most texts, and the rest are read no further than the bound.
     fn takes(&self, text: &str) -> bool {
-        let characters = || text.chars().count();
-        let long_enough =
-            self.least == 0 || (text.len() >= self.least && characters() >= self.least);
+        let long_enough = self.least == 0
+            || (text.len() >= self.least && text.chars().nth(self.least - 1).is_some());
         let short_enough = self
             .most
-            .is_none_or(|most| text.len() <= most || characters() <= most);
+            .is_none_or(|most| text.len() <= most || text.chars().nth(most).is_none());
         long_enough
             && short_enough
             && match self.chars {

@@ -561,7 +561,7 @@ pub struct OpenedHandles(Vec<Option<HandleClaims>>);
 impl OpenedHandles {
     /// The claims of a delivery received with [`super::ReceiveOptions::keep_claims`], as if its
     /// handle had been opened.
-    pub fn claimed(claims: HandleClaims) -> Self {
+    pub(crate) fn claimed(claims: HandleClaims) -> Self {
         Self(vec![Some(claims)])
     }
 

@@ -28,7 +28,7 @@ use crate::core::operation::Operation;
 use crate::core::spans::{self, Messaging};
 use crate::core::state::{DeliveryKey, NewDelivery};
 use chrono::Duration as ChronoDuration;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SubsecRound as _, Utc};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio_util::sync::CancellationToken;
@@ -409,12 +409,13 @@ impl Gateway {
             let (receipt_handle, delivery_id, first_received_at) = match hand {
                 Hand::Replayed((delivery_id, at, handle)) => (handle, delivery_id, at),
                 Hand::Fresh(delivery_id) => {
+                    // As the handle says them: its time is kept to the millisecond.
                     claims = keep_claims.then(|| HandleClaims {
                         queue: queue.to_owned(),
                         message_id: message.message_id.clone(),
                         backend_handle: message.backend_handle.clone(),
                         delivery: message.receive_count,
-                        received_at,
+                        received_at: received_at.trunc_subsecs(3),
                         delivery_id,
                     });
                     let handle = self.keyring.seal(ClaimsToSeal {
@@ -452,7 +453,11 @@ impl Gateway {
             };
             if request.attempt_id.is_some() {
                 attempted.push(Attempted {
-                    delivery: delivery.clone(),
+                    // A replay opens the handle it gives: claims are this answer's alone.
+                    delivery: Delivery {
+                        claims: None,
+                        ..delivery.clone()
+                    },
                     delivery_id,
                     received_at: first_received_at,
                 });

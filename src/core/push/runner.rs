@@ -193,7 +193,8 @@ impl Posting {
 
     async fn deliver(self, mut delivery: Delivery, span: &tracing::Span) {
         let subscription = &self.subscription;
-        // Settled by the claims it was received with: its handle is never opened here.
+        // Settled by the claims it was received with (a receive that kept none, a replay, opens
+        // its handle instead).
         let opened = match delivery.claims.take() {
             Some(claims) => OpenedHandles::claimed(claims),
             None => self

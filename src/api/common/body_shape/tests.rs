@@ -127,3 +127,67 @@ fn unknown_keys_are_refused_naming_the_tables_fields_not_the_key() {
             .starts_with("entries[2]: unknown field")
     );
 }
+
+#[test]
+fn text_lengths_count_characters_as_json_schema_does() {
+    const LABEL: Field<Text> = Field::optional("label", "A label.", Text::any().least(1).most(3));
+    let read = |value: Value| {
+        LABEL
+            .read(&Map::from_iter([("label".to_owned(), value)]), "")
+            .map(|text| text.map(str::to_owned))
+    };
+    assert_eq!(
+        read(json!("ééé")).unwrap().as_deref(),
+        Some("ééé"),
+        "6 bytes, 3 characters"
+    );
+    assert!(read(json!("éééé")).is_err());
+    assert!(read(json!("abcd")).is_err());
+    assert!(read(json!("")).is_err());
+    assert_eq!(read(Value::Null).unwrap(), None);
+}
+
+#[test]
+fn distinct_lists_refuse_a_repeated_or_empty_item_by_its_place() {
+    const HANDLES: Field<List> = Field::required(
+        "handles",
+        "Handles.",
+        List::of(Items::Text, 1, 3).distinct().items_least(1),
+    );
+    let strings = |value: Value| {
+        let object = Map::from_iter([("handles".to_owned(), value)]);
+        HANDLES.strings(&object, "").map(|items| items.len())
+    };
+    assert_eq!(strings(json!(["a", "b"])).unwrap(), 2);
+    assert_eq!(
+        refusal(strings(json!(["a", "a"]))).1,
+        "handles must be distinct"
+    );
+    assert_eq!(
+        refusal(strings(json!(["a", ""]))).1,
+        "handles[1] must be a non-empty string"
+    );
+    let schema = serde_json::to_value(HANDLES.schema()).unwrap();
+    assert_eq!(schema["uniqueItems"], json!(true));
+    assert_eq!(schema["items"]["minLength"], json!(1));
+}
+
+#[test]
+fn a_choice_may_take_null_for_its_default() {
+    const LENIENT: Field<Choice> = Field::optional(
+        "mode",
+        "The mode.",
+        Choice {
+            names: &["slow", "fast"],
+            default: "slow",
+            schema: || Cow::Borrowed("Mode"),
+            null_is_default: true,
+        },
+    );
+    let null = Map::from_iter([("mode".to_owned(), Value::Null)]);
+    assert_eq!(LENIENT.read(&null, "").unwrap(), "slow");
+    assert!(
+        MODE.read(&null, "").is_err(),
+        "null is no name of a strict choice"
+    );
+}

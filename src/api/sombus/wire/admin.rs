@@ -79,20 +79,25 @@ pub(in crate::api::sombus) fn parse_new_connection(
     body: &[u8],
 ) -> Result<NewConnection, GatewayError> {
     let object = NEW_CONNECTION.parse(body, true)?;
+    let client_id = CLIENT_ID.read(&object, "")?.map(str::to_owned);
+    let name = NAME.read(&object, "")?.map(str::to_owned);
+    let role = match ROLE.read(&object, "")? {
+        "producer" => Role::Producer,
+        _ => Role::Consumer,
+    };
+    let fifo = FIFO.read(&object, "")?.unwrap_or(true);
+    let attempt_limit = ATTEMPT_LIMIT.value(&object, "")?;
     let tier = match TIER.read(&object, "")? {
         None => DEFAULT_TIER.to_owned(),
         Some(Value::String(tier)) => tier.clone(),
         Some(_) => return Err(GatewayError::invalid_request("tier must be a string")),
     };
     Ok(NewConnection {
-        client_id: CLIENT_ID.read(&object, "")?.map(str::to_owned),
-        name: NAME.read(&object, "")?.map(str::to_owned),
-        role: match ROLE.read(&object, "")? {
-            "producer" => Role::Producer,
-            _ => Role::Consumer,
-        },
-        fifo: FIFO.read(&object, "")?.unwrap_or(true),
-        attempt_limit: ATTEMPT_LIMIT.value(&object, "")?,
+        client_id,
+        name,
+        role,
+        fifo,
+        attempt_limit,
         tier,
     })
 }
