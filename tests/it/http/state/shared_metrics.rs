@@ -207,6 +207,24 @@ async fn a_stopped_sampler_is_replaced_and_the_history_outlives_it() {
         .await;
     let id = create(&holder, &key).await;
     let before = wait_until(&holder, &key, &id, "three samples", |s| s.len() >= 3).await;
+    let lease_key = format!("{}{{bm}}:lease", holder.state_prefix.clone().unwrap());
+    let lease_holder = || -> Option<String> {
+        let mut redis = redis::Client::open(crate::harness::redis_url())
+            .unwrap()
+            .get_connection()
+            .unwrap();
+        redis::cmd("GET").arg(&lease_key).query(&mut redis).unwrap()
+    };
+    // The holder's id, read while it is the only replica: renewed at each sampling turn, the
+    // lease can lapse for a moment on a loaded machine, and once a second replica runs, that
+    // one may take it then.
+    let mut held_by = lease_holder();
+    let waited_since = std::time::Instant::now();
+    while held_by.is_none() && waited_since.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        held_by = lease_holder();
+    }
+    let held_by = held_by.expect("the sampler holds the lease");
     let other = GatewayBuilder::new(Kind::Redis)
         .sharing_state_with(&holder)
         .config(&config)
@@ -217,23 +235,6 @@ async fn a_stopped_sampler_is_replaced_and_the_history_outlives_it() {
         before[..],
         "the other replica answers the holder's samples"
     );
-    let lease_key = format!("{}{{bm}}:lease", holder.state_prefix.clone().unwrap());
-    let lease_holder = || -> Option<String> {
-        let mut redis = redis::Client::open(crate::harness::redis_url())
-            .unwrap()
-            .get_connection()
-            .unwrap();
-        redis::cmd("GET").arg(&lease_key).query(&mut redis).unwrap()
-    };
-    // Renewed at each sampling turn: on a loaded machine a turn can come late enough that the
-    // lease lapses for a moment before it is taken again.
-    let mut held_by = lease_holder();
-    let waited_since = std::time::Instant::now();
-    while held_by.is_none() && waited_since.elapsed() < Duration::from_secs(10) {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        held_by = lease_holder();
-    }
-    let held_by = held_by.expect("the sampler holds the lease");
     let stopped_at = holder.clock_now();
     holder.stop().await;
     // A graceful stop gives the lease up (it would otherwise last 3 intervals), and the other
