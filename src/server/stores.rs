@@ -58,10 +58,6 @@ impl Stores {
             Some(backend) => backend,
             None => open_backend(config, clock, meters).await?,
         };
-        let backend_name = match &config.backend {
-            BackendConfig::Sqs(_) => "sqs",
-            BackendConfig::Embedded(_) => "embedded",
-        };
         let redis = config
             .state
             .redis
@@ -70,37 +66,24 @@ impl Stores {
             .transpose()
             .map_err(|error| BuildError::State(error.to_string()))?;
         let state = overrides.state.take();
-        let kept = match redis {
-            Some(redis) => Kept::on_the_shared_server(&redis, state, config, clock),
-            None => Kept::in_this_process(state, config, clock)?,
-        };
-        Ok(Self {
-            backend,
-            backend_name,
-            state: kept.state,
-            carried_state: kept.carried_state,
-            push_records: kept.push_records,
-            sample_history: kept.sample_history,
-            credentials: Arc::new(kept.credentials),
-            credentials_exclusive: kept.credentials_exclusive,
+        Ok(match redis {
+            Some(redis) => Self::on_the_shared_server(backend, &redis, state, config, clock),
+            None => Self::in_this_process(backend, state, config, clock)?,
         })
     }
-}
 
-/// The stores besides the backend, all on one side.
-struct Kept {
-    state: Arc<dyn StateStore>,
-    carried_state: Option<CarriedState>,
-    push_records: Arc<dyn RecordStore>,
-    sample_history: Arc<dyn SampleHistory>,
-    credentials: ConnectionStore,
-    credentials_exclusive: bool,
-}
+    /// Which backend `config` names, as metrics label it.
+    fn backend_name(config: &Config) -> &'static str {
+        match &config.backend {
+            BackendConfig::Sqs(_) => "sqs",
+            BackendConfig::Embedded(_) => "embedded",
+        }
+    }
 
-impl Kept {
-    /// Every store on the server the replicas share (one connection for all of them); `state`
-    /// replaces the core's.
+    /// Every store but the backend on the server the replicas share (one connection for all of
+    /// them); `state` replaces the core's.
     fn on_the_shared_server(
+        backend: Arc<dyn Backend>,
         redis: &RedisServer,
         state: Option<Arc<dyn StateStore>>,
         config: &Config,
@@ -110,6 +93,8 @@ impl Kept {
         tracing::info!("sombus connections kept on the shared state server");
         let sample_every = Duration::from_secs(config.basaltic.metrics_interval_seconds);
         Self {
+            backend,
+            backend_name: Self::backend_name(config),
             state: state.unwrap_or_else(|| {
                 Arc::new(RedisState::on(
                     redis.clone(),
@@ -125,17 +110,18 @@ impl Kept {
                 sample_every,
                 Arc::clone(clock),
             )),
-            credentials: ConnectionStore::shared(
+            credentials: Arc::new(ConnectionStore::shared(
                 Arc::new(RedisCredentialServer::new(redis.clone())),
                 Arc::clone(clock),
-            ),
+            )),
             credentials_exclusive: false,
         }
     }
 
-    /// Every store this process's own: in its data directories, or in memory; `state` replaces
-    /// the core's (and then none is carried across restarts).
+    /// Every store but the backend this process's own: in its data directories, or in memory;
+    /// `state` replaces the core's (and then none is carried across restarts).
     fn in_this_process(
+        backend: Arc<dyn Backend>,
         state: Option<Arc<dyn StateStore>>,
         config: &Config,
         clock: &Arc<dyn Clock>,
@@ -165,13 +151,15 @@ impl Kept {
             None => Arc::new(DirectoryStore::in_memory()),
         };
         Ok(Self {
+            backend,
+            backend_name: Self::backend_name(config),
             state,
             carried_state,
             push_records,
             sample_history: Arc::new(InProcessHistory::new(Duration::from_secs(
                 config.basaltic.metrics_interval_seconds,
             ))),
-            credentials: directory_store(config, clock)?,
+            credentials: Arc::new(directory_store(config, clock)?),
             credentials_exclusive: sombus_store_is_exclusive(config),
         })
     }

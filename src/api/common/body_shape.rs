@@ -632,8 +632,8 @@ pub(crate) struct List {
     example: Option<&'static [&'static str]>,
     /// No item twice (`uniqueItems`).
     distinct: bool,
-    /// Of [`Items::Text`]: the fewest characters an item has (`minLength`).
-    item_least: usize,
+    /// Of [`Items::Text`]: no empty string (`minLength: 1`).
+    non_empty_items: bool,
 }
 
 /// What a [`List`] holds.
@@ -656,7 +656,7 @@ impl List {
             items,
             example: None,
             distinct: false,
-            item_least: 0,
+            non_empty_items: false,
         }
     }
 
@@ -668,10 +668,10 @@ impl List {
         }
     }
 
-    /// Strings of at least `least` characters each.
-    pub(crate) const fn items_least(self, least: usize) -> Self {
+    /// No empty string among the items.
+    pub(crate) const fn non_empty_items(self) -> Self {
         Self {
-            item_least: least,
+            non_empty_items: true,
             ..self
         }
     }
@@ -713,18 +713,16 @@ impl Field<List> {
         object: &'o Map<String, Value>,
         at: &str,
     ) -> Result<Vec<&'o str>, GatewayError> {
-        let least = self.kind.item_least;
-        let kind = if least == 1 {
-            "a non-empty string".to_owned()
-        } else if least > 1 {
-            format!("a string of {least} characters at least")
+        let non_empty = self.kind.non_empty_items;
+        let kind = if non_empty {
+            "a non-empty string"
         } else {
-            "a string".to_owned()
+            "a string"
         };
         let strings = (self.read(object, at)?.iter().enumerate())
             .map(|(index, item)| {
                 item.as_str()
-                    .filter(|text| least == 0 || text.chars().count() >= least)
+                    .filter(|text| !(non_empty && text.is_empty()))
                     .ok_or_else(|| {
                         GatewayError::invalid_request(format!(
                             "{}[{index}] must be {kind}",
@@ -756,7 +754,7 @@ impl Describe for Field<List> {
         let items: RefOr<Schema> = match self.kind.items {
             Items::Text => ObjectBuilder::new()
                 .schema_type(Type::String)
-                .min_length((self.kind.item_least > 0).then_some(self.kind.item_least))
+                .min_length(self.kind.non_empty_items.then_some(1))
                 .into(),
             Items::Named(name) => Ref::from_schema_name(name()).into(),
             Items::Schema(schema) => schema(),

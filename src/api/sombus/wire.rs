@@ -107,7 +107,7 @@ const RECEIPT_HANDLES: Field<List> = Field::required(
     "1 to 10 distinct receipt handles.",
     List::of(Items::Text, 1, limits::MAX_BATCH as usize)
         .distinct()
-        .items_least(1),
+        .non_empty_items(),
 );
 const DELAY_SECONDS: Field<Integer> = Field::optional(
     "delay_seconds",

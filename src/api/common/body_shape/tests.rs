@@ -152,7 +152,7 @@ fn distinct_lists_refuse_a_repeated_or_empty_item_by_its_place() {
     const HANDLES: Field<List> = Field::required(
         "handles",
         "Handles.",
-        List::of(Items::Text, 1, 3).distinct().items_least(1),
+        List::of(Items::Text, 1, 3).distinct().non_empty_items(),
     );
     let strings = |value: Value| {
         let object = Map::from_iter([("handles".to_owned(), value)]);
