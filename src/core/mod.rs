@@ -6,6 +6,7 @@ pub mod attribute_names;
 pub mod attributes;
 pub mod backend;
 pub mod clock;
+pub mod delivery_pause;
 pub mod error;
 pub mod gateway;
 pub mod handle;

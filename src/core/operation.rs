@@ -41,6 +41,8 @@ pub enum Operation {
     Redrive,
     /// Make, change or remove a queue's push subscriptions.
     ManageSubscriptions,
+    /// Pause or resume a queue's deliveries.
+    PauseDelivery,
     /// Give a queue a name in an API's namespace.
     BindAlias,
     /// Take such a name away.
@@ -68,6 +70,7 @@ impl Operation {
             Operation::Tag => "tag",
             Operation::Redrive => "redrive",
             Operation::ManageSubscriptions => "manage_subscriptions",
+            Operation::PauseDelivery => "pause_delivery",
             Operation::BindAlias => "bind_alias",
             Operation::UnbindAlias => "unbind_alias",
         }
@@ -93,7 +96,8 @@ impl Operation {
             | Operation::Tag
             | Operation::BindAlias
             | Operation::UnbindAlias
-            | Operation::ManageSubscriptions => Action::ManageQueues,
+            | Operation::ManageSubscriptions
+            | Operation::PauseDelivery => Action::ManageQueues,
             Operation::Redrive => Action::Redrive,
         }
     }

@@ -6,6 +6,7 @@
 
 mod batches;
 pub mod config;
+mod delivery;
 mod error;
 mod key;
 mod messages;

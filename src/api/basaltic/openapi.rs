@@ -4,7 +4,7 @@
 
 use super::error::{ErrorBody, ErrorDetail};
 use super::wire;
-use super::{batches, key, messages, metrics, queues, redrive, subscriptions};
+use super::{batches, delivery, key, messages, metrics, queues, redrive, subscriptions};
 use crate::api::common::openapi::Finish;
 use utoipa::OpenApi as _;
 
@@ -37,6 +37,8 @@ use utoipa::OpenApi as _;
         redrive::start,
         redrive::list_tasks,
         redrive::cancel,
+        delivery::pause,
+        delivery::resume,
         key::describe,
         subscriptions::subscriptions,
         subscriptions::create,

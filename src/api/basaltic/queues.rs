@@ -9,7 +9,7 @@ use super::wire::{
     self, DeadLetterJson, NewQueue, QueueCounts, QueueJson, QueueList, QueueResult, QueueType,
     SettingsJson,
 };
-use super::{BODY_LIMIT, BasalticError, BasalticState, QUEUE_PREFIX};
+use super::{BODY_LIMIT, BasalticError, BasalticState, QUEUE_PREFIX, Target};
 use crate::api::common::read_body;
 use crate::core::access::Action;
 use crate::core::alias::{Alias, Namespace, derived_basaltic_id};
@@ -102,6 +102,7 @@ impl BasalticState {
                 .fifo
                 .then_some(attributes.content_based_deduplication),
         };
+        let paused_since = self.gateway.delivery_paused_since(queue);
         let created_at = attributes
             .created_timestamp
             .and_then(|seconds| Utc.timestamp_opt(i64::try_from(seconds).ok()?, 0).single())
@@ -117,6 +118,8 @@ impl BasalticState {
             settings,
             created_at,
             permissions: key.permissions_on(id),
+            delivery_paused: paused_since.is_some(),
+            paused_since: paused_since.map(|at| at.to_rfc3339_opts(SecondsFormat::Millis, true)),
             counts: match counted {
                 Some(until) => Some(self.counts_of(key, id, queue, until).await),
                 None => None,
@@ -347,6 +350,19 @@ pub(super) async fn show(
     }))
 }
 
+impl BasalticState {
+    /// The target's queue as it is now, without counts.
+    pub(super) async fn queue_result(&self, target: &Target) -> Result<QueueResult, GatewayError> {
+        let queue = target.queue.as_str();
+        let resolved = self.gateway.resolve_queue(&target.caller, queue).await?;
+        Ok(QueueResult {
+            result: self
+                .render(&target.key, &target.id, queue, &resolved, None)
+                .await,
+        })
+    }
+}
+
 /// Whether a queue read's query asks for counts: `include=counts`, or nothing.
 fn include_counts(query: Option<&str>) -> Result<bool, GatewayError> {
     let mut include = None;
@@ -449,10 +465,5 @@ pub(super) async fn change(
         .gateway
         .set_queue_settings(caller, queue, &changes)
         .await?;
-    let resolved = state.gateway.resolve_queue(caller, queue).await?;
-    Ok(Json(QueueResult {
-        result: state
-            .render(&target.key, &target.id, queue, &resolved, None)
-            .await,
-    }))
+    Ok(Json(state.queue_result(&target).await?))
 }

@@ -2,7 +2,9 @@
 //! a wrong method in its shape.
 
 use super::config::BasalticConfig;
-use super::{BasalticState, batches, key, messages, metrics, queues, redrive, subscriptions};
+use super::{
+    BasalticState, batches, delivery, key, messages, metrics, queues, redrive, subscriptions,
+};
 use crate::api::common::{Dialect, Document, PlugContext};
 use crate::credentials::basaltic_keys::BasalticKeys;
 use crate::credentials::live::Live;
@@ -42,6 +44,7 @@ impl Dialect for BasalticState {
             .merge(messages::routes())
             .merge(batches::routes())
             .merge(redrive::routes())
+            .merge(delivery::routes())
             .merge(key::routes())
             .merge(subscriptions::routes())
             .method_not_allowed_fallback(|request| {

@@ -11,6 +11,7 @@ use crate::core::GatewayError;
 use crate::core::access::Caller;
 use crate::core::attributes;
 use crate::core::backend::{Backend, BackendError};
+use crate::core::delivery_pause::AfterPause;
 use crate::core::handle::{ClaimsToSeal, HandleClaims};
 use crate::core::limits::STATE_RETRY_AFTER;
 use crate::core::message_rules;
@@ -160,6 +161,10 @@ impl Gateway {
         if self.shutdown.is_cancelled() {
             return Ok(Vec::new());
         }
+        // Boxed: only a paused queue's receives hold this wait.
+        let Some(options) = Box::pin(self.wait_while_paused(queue, options)).await? else {
+            return Ok(Vec::new());
+        };
         // Cancelled when this request is dropped or answered: the work below, if still running,
         // then knows that nobody waits for it.
         let abandoned = CancellationToken::new();
@@ -179,7 +184,9 @@ impl Gateway {
 
         let gateway = Arc::clone(self);
         let url = resolved.url.clone();
+        let resolved_url = url.clone();
         let keeps_answer = request.attempt_id.is_some();
+        let queue_name = queue;
         let queue = queue.to_owned();
         let work = async move {
             let result = gateway
@@ -211,12 +218,57 @@ impl Gateway {
                 _ => owner.meters.abandoned_receive("kept_for_retry"),
             }
         });
-        tokio::select! {
+        let received = tokio::select! {
             biased;
             result = receiving => result,
             // The receive, dropped here unfinished, finishes on its own and releases what it got.
             () = self.shutdown.cancelled() => Ok(Vec::new()),
+        };
+        match received {
+            // Paused while the backend waited: what it took is given back, not delivered.
+            Ok(deliveries)
+                if !deliveries.is_empty() && !keeps_answer && self.pauses.is_paused(queue_name) =>
+            {
+                Box::pin(self.give_back(&resolved_url, deliveries)).await;
+                Ok(Vec::new())
+            }
+            other => other,
         }
+    }
+
+    /// While `queue` is paused, waits out the receive's long poll or the pause, whichever ends
+    /// first: `None` when the receive answers no message, else the options with what is left of
+    /// its wait.
+    async fn wait_while_paused(
+        &self,
+        queue: &str,
+        mut options: ReceiveOptions,
+    ) -> Result<Option<ReceiveOptions>, GatewayError> {
+        if !self.pauses.is_paused(queue) {
+            return Ok(Some(options));
+        }
+        let wait = match options.wait_seconds {
+            Some(wait) => wait,
+            None => {
+                self.registry
+                    .get(queue)
+                    .await?
+                    .attributes
+                    .receive_wait_seconds
+            }
+        };
+        let after = tokio::select! {
+            biased;
+            () = self.shutdown.cancelled() => return Ok(None),
+            after = self.pauses.wait_out(queue, std::time::Duration::from_secs(wait.into())) => after,
+        };
+        Ok(match after {
+            AfterPause::StillPaused => None,
+            AfterPause::Deliver(left) => {
+                options.wait_seconds = Some(u32::try_from(left.as_secs()).unwrap_or(wait));
+                Some(options)
+            }
+        })
     }
 
     /// Resolves the queue and, for a retried attempt id, replays the earlier answer if any of it

@@ -85,8 +85,11 @@ pub struct Gateway {
     count_limits: CountLimits,
     /// The push subscriptions' statuses.
     push: crate::core::push::board::Board,
-    /// Where subscriptions made at run time are kept, once the push adapter is plugged in.
+    /// Where subscriptions made at run time (and pauses) are kept, once the push adapter is
+    /// plugged in.
     push_admin: std::sync::OnceLock<Arc<dyn crate::core::push::admin::SubscriptionAdmin>>,
+    /// The queues whose deliveries are paused.
+    pauses: crate::core::delivery_pause::Pauses,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -106,6 +109,7 @@ mod finishing;
 mod handles;
 mod handoff;
 mod messages;
+mod pausing;
 mod push_admin;
 mod queues;
 mod redrive;
@@ -142,6 +146,7 @@ impl Gateway {
             activity: std::sync::Mutex::default(),
             push: crate::core::push::board::Board::default(),
             push_admin: std::sync::OnceLock::new(),
+            pauses: crate::core::delivery_pause::Pauses::default(),
             meters: Meters::default(),
             sampling: sampling::Sampling::default(),
             count_limits: CountLimits::default(),

@@ -145,12 +145,14 @@ pub struct AuditEntry {
     /// Who: the admin's key name, or `endpoint` when a 410 Gone disabled it.
     pub actor: String,
     /// What: `created`, `updated`, `secret_rotated`, `deleted`, `deleted_with_queue`,
-    /// `disabled_by_endpoint`.
+    /// `disabled_by_endpoint` (a subscription's); `delivery_paused`, `delivery_resumed` (the
+    /// queue's).
     pub action: String,
-    /// The subscription's queue.
+    /// The queue.
     pub queue: String,
-    /// The subscription.
-    pub subscription: String,
+    /// The subscription, for a subscription's change.
+    #[serde(default)]
+    pub subscription: Option<String>,
     /// The fields changed, and the endpoint (scheme, host and path) where it changed: never a
     /// secret.
     pub detail: String,
@@ -202,14 +204,26 @@ pub trait SubscriptionAdmin: Send + Sync + 'static {
     /// starts.
     async fn delete(&self, actor: Actor<'_>, queue: &str, name: &str) -> Result<(), GatewayError>;
 
-    /// Removes every subscription of `queue` (the queue was deleted).
+    /// Removes every subscription of `queue`, and its pause (the queue was deleted).
     async fn forget_queue(&self, actor: Actor<'_>, queue: &str) -> Result<(), GatewayError>;
 
     /// The subscriptions of `queue` made at run time.
     async fn list(&self, queue: &str) -> Result<Vec<Managed>, GatewayError>;
 
-    /// The audit trail of `queue`'s subscriptions, newest first: at most `limit` entries older
-    /// than `before` (a `seq`), if given.
+    /// Pauses `queue`'s deliveries (kept, audited) and answers since when; a queue paused
+    /// already stays paused since it was, and no line is added.
+    async fn pause_delivery(
+        &self,
+        actor: Actor<'_>,
+        queue: &str,
+    ) -> Result<DateTime<Utc>, GatewayError>;
+
+    /// Ends `queue`'s pause (audited); a queue not paused is left as it is, and no line is
+    /// added.
+    async fn resume_delivery(&self, actor: Actor<'_>, queue: &str) -> Result<(), GatewayError>;
+
+    /// The audit trail of `queue`'s subscriptions and pauses, newest first: at most `limit`
+    /// entries older than `before` (a `seq`), if given.
     async fn audit(
         &self,
         queue: &str,

@@ -1,4 +1,5 @@
-//! The port behind which the subscriptions made through the API and their audit trail are kept
+//! The port behind which the subscriptions made through the API, the queues' delivery pauses and
+//! their audit trail are kept
 //! (adapters: `push::managed::store::DirectoryStore`, this process's memory or one gateway's
 //! directory; `state::redis::push_records`, the server replicas share). Every write is made only
 //! over the revision it read, with its audit line, so two admins' changes never silently undo each
@@ -8,6 +9,7 @@
 
 use super::admin::AuditEntry;
 use super::record::Record;
+use crate::core::delivery_pause::DeliveryPause;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
@@ -85,6 +87,17 @@ pub enum Write<'a> {
     Put(&'a Record),
     /// Remove the record of this key ([`super::record::record_key`]).
     Remove(&'a str),
+    /// Pause a queue's deliveries (over any pause it has: no revision is checked).
+    Pause(&'a DeliveryPause),
+    /// End the pause of this queue, if it has one (no revision is checked).
+    Resume(&'a str),
+}
+
+impl Write<'_> {
+    /// Whether it is written only over the revision its caller read: a record's change.
+    pub fn checks_revision(&self) -> bool {
+        matches!(self, Write::Put(_) | Write::Remove(_))
+    }
 }
 
 /// The records and their audit trail.
@@ -93,8 +106,12 @@ pub trait RecordStore: Send + Sync + 'static {
     /// Every record.
     async fn load(&self) -> Result<Vec<Record>, StoreFailure>;
 
+    /// Every queue's delivery pause.
+    async fn pauses(&self) -> Result<Vec<DeliveryPause>, StoreFailure>;
+
     /// Writes `write` with its audit line if the record of that key is still at revision
-    /// `expected` (0: none) and the line finds room in its queue's trail (see [`Room`]).
+    /// `expected` (0: none; a pause's write checks none) and the line finds room in its queue's
+    /// trail (see [`Room`]).
     async fn write(
         &self,
         write: Write<'_>,

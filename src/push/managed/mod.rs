@@ -1,4 +1,5 @@
-//! Push subscriptions made through the API: the admin port's adapter. Each change is checked as
+//! Push subscriptions made through the API, and the queues' delivery pauses: the admin port's
+//! adapter. Each change is checked as
 //! the config's subscriptions are, written to the store only over the revision it read, with its
 //! audit line (who, what, which fields: never a secret), and then this process's runners follow
 //! the store; other replicas follow it within [`FOLLOW_EVERY`]. A signing secret is made here,
@@ -11,6 +12,7 @@ pub use store::DirectoryStore;
 use super::config::{check_settings, valid_name};
 use super::endpoint::{EndpointMaker, Swappable, describe_url, subscription};
 use super::signing::{SigningKey, new_secret};
+use crate::core::delivery_pause::DeliveryPause;
 use crate::core::push::admin::{
     Actor, AuditEntry, Change, MOST_OVERLAP, Managed, Settings, SubscriptionAdmin, WithSecret,
 };
@@ -189,13 +191,17 @@ impl Manager {
         };
         // Read under the lock: a later reconcile never acts on an earlier read.
         let mut running = self.running.lock().await;
-        let records = match self.parts.store.load().await {
-            Ok(records) => records,
-            Err(error) => {
+        let (records, pauses) = match (
+            self.parts.store.load().await,
+            self.parts.store.pauses().await,
+        ) {
+            (Ok(records), Ok(pauses)) => (records, pauses),
+            (Err(error), _) | (_, Err(error)) => {
                 tracing::warn!(%error, "push subscriptions: the store did not answer");
                 return false;
             }
         };
+        gateway.delivery_pauses().replace_all(pauses);
         let wanted: BTreeMap<String, &Record> = records
             .iter()
             .map(|record| (record.key(), record))
@@ -415,7 +421,7 @@ impl Manager {
             actor: "endpoint".into(),
             action: "disabled_by_endpoint".into(),
             queue: record.queue.clone(),
-            subscription: record.name.clone(),
+            subscription: Some(record.name.clone()),
             detail: GONE.into(),
         };
         // Written or not (a change came first), the store now says what the admins last did.
@@ -424,6 +430,34 @@ impl Manager {
             .write(Write::Put(&record), revision, &audit, Room::Always)
             .await
             .map(|_| ())
+    }
+
+    /// Since when `queue`'s deliveries are paused, as the store says.
+    async fn pause_of(
+        &self,
+        queue: &str,
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, GatewayError> {
+        let pauses = self.parts.store.pauses().await.map_err(store_error)?;
+        Ok(pauses
+            .into_iter()
+            .find(|pause| pause.queue == queue)
+            .map(|pause| pause.since))
+    }
+
+    /// Ends `queue`'s pause, if it has one, with its audit line (the caller holds `changing`).
+    async fn resume_now(
+        self: &Arc<Self>,
+        gateway: &Gateway,
+        actor: Actor<'_>,
+        queue: &str,
+        detail: String,
+    ) -> Result<(), GatewayError> {
+        if self.pause_of(queue).await?.is_some() {
+            let audit = queue_line(gateway.now(), actor, "delivery_resumed", queue, detail);
+            self.commit(Write::Resume(queue), 0, audit).await?;
+        }
+        gateway.delivery_pauses().set(queue, None);
+        Ok(())
     }
 
     /// `queue`'s record named `name`, to change (`for_delete`: to remove, which a record the
@@ -505,9 +539,11 @@ impl Manager {
         expected: u64,
         audit: AuditEntry,
     ) -> Result<(), GatewayError> {
+        // A pause waits for room (each one adds a line); ending a subscription or a pause never
+        // does (there is at most one for each made).
         let room = match write {
-            Write::Put(_) => Room::Bounded,
-            Write::Remove(_) => Room::Always,
+            Write::Put(_) | Write::Pause(_) => Room::Bounded,
+            Write::Remove(_) | Write::Resume(_) => Room::Always,
         };
         let written = self
             .parts
@@ -524,12 +560,31 @@ impl Manager {
             actor = audit.actor,
             action = audit.action,
             queue = audit.queue,
-            subscription = audit.subscription,
+            subscription = audit.subscription.as_deref(),
             detail = audit.detail,
-            "push subscription changed"
+            "queue control changed"
         );
         self.reconcile().await;
         Ok(())
+    }
+}
+
+/// The audit line of a change of `queue`'s own (not of one of its subscriptions).
+fn queue_line(
+    now: chrono::DateTime<chrono::Utc>,
+    actor: Actor<'_>,
+    action: &str,
+    queue: &str,
+    detail: String,
+) -> AuditEntry {
+    AuditEntry {
+        seq: 0,
+        at: now,
+        actor: actor.0.to_owned(),
+        action: action.to_owned(),
+        queue: queue.to_owned(),
+        subscription: None,
+        detail,
     }
 }
 
@@ -546,7 +601,7 @@ fn audit_line(
         actor: actor.0.to_owned(),
         action: action.to_owned(),
         queue: record.queue.clone(),
-        subscription: record.name.clone(),
+        subscription: Some(record.name.clone()),
         detail,
     }
 }
@@ -763,9 +818,37 @@ impl SubscriptionAdmin for Arc<Manager> {
             .collect())
     }
 
+    async fn pause_delivery(
+        &self,
+        actor: Actor<'_>,
+        queue: &str,
+    ) -> Result<chrono::DateTime<chrono::Utc>, GatewayError> {
+        let gateway = self.gateway()?;
+        let _changing = self.changing.lock().await;
+        if let Some(since) = self.pause_of(queue).await? {
+            return Ok(since);
+        }
+        let pause = DeliveryPause {
+            queue: queue.to_owned(),
+            since: gateway.now(),
+        };
+        let audit = queue_line(pause.since, actor, "delivery_paused", queue, String::new());
+        self.commit(Write::Pause(&pause), 0, audit).await?;
+        gateway.delivery_pauses().set(queue, Some(pause.since));
+        Ok(pause.since)
+    }
+
+    async fn resume_delivery(&self, actor: Actor<'_>, queue: &str) -> Result<(), GatewayError> {
+        let gateway = self.gateway()?;
+        let _changing = self.changing.lock().await;
+        self.resume_now(&gateway, actor, queue, String::new()).await
+    }
+
     async fn forget_queue(&self, actor: Actor<'_>, queue: &str) -> Result<(), GatewayError> {
         let gateway = self.gateway()?;
         let _changing = self.changing.lock().await;
+        self.resume_now(&gateway, actor, queue, "the queue was deleted".into())
+            .await?;
         let records = self.parts.store.load().await.map_err(store_error)?;
         for record in records.iter().filter(|record| record.queue == queue) {
             let detail = format!("the queue was deleted; endpoint {}", shown(&record.url));

@@ -1,7 +1,9 @@
-//! The records of push subscriptions made through the API, and their audit trail, in this
+//! The records of push subscriptions made through the API, the queues' delivery pauses, and
+//! their audit trail, in this
 //! process's memory or in a directory ([`DirectoryStore`]: one gateway's): an adapter of the core's
 //! [`RecordStore`] port.
 
+use crate::core::delivery_pause::DeliveryPause;
 use crate::core::push::admin::AuditEntry;
 use crate::core::push::record::Record;
 use crate::core::push::records::{
@@ -35,6 +37,9 @@ struct Saved {
     version: u64,
     next_seq: u64,
     records: BTreeMap<String, Record>,
+    /// The paused queues, by name.
+    #[serde(default)]
+    pauses: BTreeMap<String, DeliveryPause>,
 }
 
 struct Inner {
@@ -139,7 +144,8 @@ impl DirectoryStore {
         let _writing = writing.lock().unwrap_or_else(|p| p.into_inner());
         let key = match write {
             Write::Put(record) => record.key(),
-            Write::Remove(key) => (*key).to_owned(),
+            Write::Remove(key) | Write::Resume(key) => (*key).to_owned(),
+            Write::Pause(pause) => pause.queue.clone(),
         };
         let (next, line) = {
             let mut inner = inner.lock().unwrap_or_else(|p| p.into_inner());
@@ -148,7 +154,7 @@ impl DirectoryStore {
                 .records
                 .get(&key)
                 .map_or(0, |record| record.revision);
-            if current != expected {
+            if write.checks_revision() && current != expected {
                 return Ok(Written::ChangedMeanwhile);
             }
             let trail = inner.audit.get(&audit.queue);
@@ -166,6 +172,7 @@ impl DirectoryStore {
                 version: inner.saved.version + 1,
                 next_seq: line.seq + 1,
                 records: inner.saved.records.clone(),
+                pauses: inner.saved.pauses.clone(),
             };
             match write {
                 Write::Put(record) => {
@@ -173,6 +180,12 @@ impl DirectoryStore {
                 }
                 Write::Remove(_) => {
                     next.records.remove(&key);
+                }
+                Write::Pause(pause) => {
+                    next.pauses.insert(key, (*pause).clone());
+                }
+                Write::Resume(_) => {
+                    next.pauses.remove(&key);
                 }
             }
             (next, line)
@@ -218,11 +231,44 @@ impl DirectoryStore {
     }
 }
 
+/// A write, owned, to move onto a blocking task.
+enum Owned {
+    Put(Box<Record>),
+    Remove(String),
+    Pause(DeliveryPause),
+    Resume(String),
+}
+
+impl Owned {
+    fn of(write: &Write<'_>) -> Self {
+        match write {
+            Write::Put(record) => Owned::Put(Box::new((*record).clone())),
+            Write::Remove(key) => Owned::Remove((*key).to_owned()),
+            Write::Pause(pause) => Owned::Pause((*pause).clone()),
+            Write::Resume(queue) => Owned::Resume((*queue).to_owned()),
+        }
+    }
+
+    fn as_write(&self) -> Write<'_> {
+        match self {
+            Owned::Put(record) => Write::Put(record),
+            Owned::Remove(key) => Write::Remove(key),
+            Owned::Pause(pause) => Write::Pause(pause),
+            Owned::Resume(queue) => Write::Resume(queue),
+        }
+    }
+}
+
 #[async_trait]
 impl RecordStore for DirectoryStore {
     async fn load(&self) -> Result<Vec<Record>, StoreFailure> {
         let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         Ok(inner.saved.records.values().cloned().collect())
+    }
+
+    async fn pauses(&self) -> Result<Vec<DeliveryPause>, StoreFailure> {
+        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(inner.saved.pauses.values().cloned().collect())
     }
 
     async fn write(
@@ -234,17 +280,11 @@ impl RecordStore for DirectoryStore {
     ) -> Result<Written, StoreFailure> {
         let dir = self.dir.clone();
         let (writing, inner) = (Arc::clone(&self.writing), Arc::clone(&self.inner));
-        let owned = match write {
-            Write::Put(record) => Ok(record.clone()),
-            Write::Remove(key) => Err(key.to_owned()),
-        };
+        let owned = Owned::of(&write);
         let audit = audit.clone();
         // File work off the async workers; one change at a time.
         tokio::task::spawn_blocking(move || {
-            let write = match &owned {
-                Ok(record) => Write::Put(record),
-                Err(key) => Write::Remove(key),
-            };
+            let write = owned.as_write();
             Self::write_now(
                 dir.as_deref(),
                 &writing,
@@ -330,7 +370,7 @@ mod tests {
             actor: "api_key:k".into(),
             action: action.into(),
             queue: "orders".into(),
-            subscription: "hook".into(),
+            subscription: Some("hook".into()),
             detail: String::new(),
         }
     }

@@ -3,10 +3,12 @@
 //! `<queue>/<name>`, JSON with the secrets sealed), their revisions in another
 //! (`P{push}:revisions`), each queue's audit trail in a list
 //! of its own, newest first (`P{push}:audit:<queue>`, kept as [`crate::core::push::records`]
-//! says), and the version every change bumps (`P{push}:version`), which replicas poll. Every key
+//! says), the queues' delivery pauses in a hash by queue (`P{push}:pauses`), and the version
+//! every change bumps (`P{push}:version`), which replicas poll. Every key
 //! carries the `{push}` hash tag: one slot.
 
 use super::RedisServer;
+use crate::core::delivery_pause::DeliveryPause;
 use crate::core::push::admin::AuditEntry;
 use crate::core::push::record::Record;
 use crate::core::push::records::{
@@ -93,6 +95,19 @@ impl RecordStore for RedisPushRecords {
         Ok(records)
     }
 
+    async fn pauses(&self) -> Result<Vec<DeliveryPause>, StoreFailure> {
+        let mut all = redis::cmd("HVALS");
+        all.arg(self.key("pauses"));
+        let stored: Vec<String> = self.server.query(&all).await.map_err(failed)?;
+        stored
+            .iter()
+            .map(|json| {
+                serde_json::from_str(json)
+                    .map_err(|error| StoreFailure(format!("a damaged pause: {error}")))
+            })
+            .collect()
+    }
+
     async fn write(
         &self,
         write: Write<'_>,
@@ -100,13 +115,21 @@ impl RecordStore for RedisPushRecords {
         audit: &AuditEntry,
         room: Room,
     ) -> Result<Written, StoreFailure> {
-        let (key, revision, json) = match write {
+        let (key, revision, json, kind) = match write {
             Write::Put(record) => (
                 record.key(),
                 record.revision,
                 serde_json::to_string(record).map_err(failed)?,
+                "record",
             ),
-            Write::Remove(key) => (key.to_owned(), 0, String::new()),
+            Write::Remove(key) => (key.to_owned(), 0, String::new(), "record"),
+            Write::Pause(pause) => (
+                pause.queue.clone(),
+                0,
+                serde_json::to_string(pause).map_err(failed)?,
+                "pause",
+            ),
+            Write::Resume(queue) => (queue.to_owned(), 0, String::new(), "resume"),
         };
         let line = serde_json::to_string(audit).map_err(failed)?;
         let mut invocation = self.write.prepare_invoke();
@@ -116,6 +139,7 @@ impl RecordStore for RedisPushRecords {
             .key(self.key("version"))
             .key(self.trail_key(&audit.queue))
             .key(self.key("audit_seq"))
+            .key(self.key("pauses"))
             .arg(key)
             .arg(expected)
             .arg(revision)
@@ -124,7 +148,8 @@ impl RecordStore for RedisPushRecords {
             .arg(AUDIT_KEPT_PER_QUEUE)
             .arg(audit.at.timestamp_millis())
             .arg(AUDIT_KEPT_AT_LEAST.as_millis() as u64)
-            .arg(if room == Room::Always { "1" } else { "0" });
+            .arg(if room == Room::Always { "1" } else { "0" })
+            .arg(kind);
         let written: i64 = self.server.invoke(invocation).await.map_err(failed)?;
         Ok(match written {
             1 => Written::Done,

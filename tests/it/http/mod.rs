@@ -6,6 +6,7 @@
 pub mod basaltic;
 mod console;
 pub mod ezgh;
+mod pause;
 pub mod push;
 mod service;
 pub mod sombus;

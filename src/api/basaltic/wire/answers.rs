@@ -23,6 +23,12 @@ pub(in crate::api::basaltic) struct QueueJson {
     pub created_at: Option<String>,
     /// What the key that asked may do on it: its permissions there (`*` spelt out).
     pub permissions: Vec<&'static str>,
+    /// Whether its delivery is paused (`POST /v1/queues/{id}/pause`): receives answer no
+    /// message and push posts nothing, while sends go on.
+    pub delivery_paused: bool,
+    /// Since when, while it is paused.
+    #[schema(required = true, format = DateTime)]
+    pub paused_since: Option<String>,
     /// With `include=counts` only: its messages by state now (`null`: the backend could not
     /// count them just now).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -61,6 +61,8 @@ pub(super) struct Settings {
     pub content_based_deduplication: Option<bool>,
     /// The dead-letter queue's id and the receives after which messages move there.
     pub dead_letter_queue: Option<(String, u32)>,
+    /// A change's `"dead_letter_queue": null`: the queue has none any more.
+    pub remove_dead_letter: bool,
 }
 
 impl Settings {
@@ -74,7 +76,7 @@ impl Settings {
             max_message_bytes: self.max_message_bytes,
             content_based_deduplication: self.content_based_deduplication,
             dead_letter,
-            remove_dead_letter: false,
+            remove_dead_letter: self.remove_dead_letter,
             per_group_deduplication: None,
             per_group_throughput: None,
             kept: Default::default(),
@@ -137,6 +139,7 @@ fn parse_settings(object: &Map<String, Value>) -> Result<Settings, GatewayError>
         retention_seconds: QUEUE_RETENTION.read(object, AT)?,
         content_based_deduplication: CONTENT_DEDUPLICATION.read(object, AT)?,
         dead_letter_queue,
+        remove_dead_letter: false,
     })
 }
 
@@ -332,7 +335,13 @@ pub(super) fn batch_visibility(entry: &Map<String, Value>) -> Result<(String, u3
 /// Parses `{"settings": {…}}` of a settings change.
 pub(super) fn parse_settings_change(body: &[u8]) -> Result<Settings, GatewayError> {
     let object = SETTINGS_CHANGE.parse(body, false)?;
-    parse_settings(CHANGED_SETTINGS.value(&object, "")?)
+    let changed = CHANGED_SETTINGS.value(&object, "")?;
+    let mut settings = parse_settings(changed)?;
+    // A change names a setting to set; `null` for the dead-letter queue takes it away.
+    settings.remove_dead_letter = changed
+        .get(DEAD_LETTER_QUEUE.name)
+        .is_some_and(Value::is_null);
+    Ok(settings)
 }
 
 /// A message read without a lease: no receipt.

@@ -325,10 +325,12 @@ pub(in crate::api::basaltic) struct AuditJson {
     pub at: String,
     /// Who: the key (kind and id), or `endpoint` when a 410 Gone disabled the subscription.
     pub actor: String,
-    /// `created`, `updated`, `secret_rotated`, `deleted` or `disabled_by_endpoint`.
+    /// A subscription's `created`, `updated`, `secret_rotated`, `deleted`,
+    /// `deleted_with_queue` or `disabled_by_endpoint`; the queue's `delivery_paused` or
+    /// `delivery_resumed`.
     pub action: String,
-    /// The subscription.
-    pub subscription: String,
+    /// The subscription changed; `null` for a change of the queue's own.
+    pub subscription: Option<String>,
     /// The fields changed and the endpoint (never a secret).
     pub detail: String,
 }

@@ -190,7 +190,7 @@ pub(super) const CONTENT_DEDUPLICATION: Field<Flag> = Field::optional(
 );
 pub(super) const DEAD_LETTER_QUEUE: Field<Nested> = Field::optional(
     "dead_letter_queue",
-    "Where messages received too often move; its queue takes the key's `send` permission.",
+    "Where messages received too often move; its queue takes the key's `send` permission. In a change, `null` takes it away.",
     Nested(<DeadLetterRequest as ToSchema>::name),
 );
 

@@ -41,6 +41,8 @@ async fn the_basaltic_document_says_what_the_basaltic_docs_say() {
         ("post", "/v1/queues/{queue_id}/redrive"),
         ("get", "/v1/queues/{queue_id}/redrive"),
         ("post", "/v1/queues/{queue_id}/redrive/cancel"),
+        ("post", "/v1/queues/{queue_id}/pause"),
+        ("post", "/v1/queues/{queue_id}/resume"),
         ("get", "/v1/key"),
         ("get", "/v1/queues/{queue_id}/subscriptions"),
         ("post", "/v1/queues/{queue_id}/subscriptions"),

@@ -208,6 +208,41 @@ async fn settings_change_in_place(kind: Kind) {
         )
         .await;
     assert_eq!(code(&reader).0, StatusCode::FORBIDDEN);
+
+    // A dead-letter queue is set by a change, and `null` takes it away; the rest stays.
+    let dead = api.create(json!({ "name": name() })).await;
+    let body = json!({ "settings": { "dead_letter_queue": { "queue_id": dead, "max_receive_count": 4 } } });
+    let set = api
+        .call(
+            Method::PATCH,
+            &format!("/v1/queues/{id}"),
+            Some(&api.admin),
+            Some(&body.to_string()),
+        )
+        .await;
+    assert_eq!(set.status, StatusCode::OK, "{}", set.body);
+    assert_eq!(
+        set.body["result"]["settings"]["dead_letter_queue"]["max_receive_count"],
+        4
+    );
+    let removed = api
+        .call(
+            Method::PATCH,
+            &format!("/v1/queues/{id}"),
+            Some(&api.admin),
+            Some(r#"{"settings": {"dead_letter_queue": null}}"#),
+        )
+        .await;
+    assert_eq!(removed.status, StatusCode::OK, "{}", removed.body);
+    assert!(
+        removed.body["result"]["settings"]["dead_letter_queue"].is_null(),
+        "{}",
+        removed.body
+    );
+    assert_eq!(
+        removed.body["result"]["settings"]["visibility_timeout_seconds"],
+        90
+    );
 }
 
 /// Metrics sampled by the gateway: counts, repeated receives, and a gap (nulls, never zeros)
