@@ -91,7 +91,8 @@ trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
-# --- keys: one that may do everything, one that may do everything but inspect; a receipt key
+# --- keys: one that may do everything, one that may do everything but inspect, one that may only
+# look; a receipt key
 new_key() { # new_key NAME GRANT: sets key_value and key_entry
   local out
   out="$("$BIN" new-basaltic-key --grant "$2" --name "$1")"
@@ -106,6 +107,8 @@ new_key admin '*=*'
 admin_key="$key_value" admin_entry="$key_entry"
 new_key no-inspect '*=send,receive,delete,change_visibility,purge,read_metrics,manage_queues'
 limited_key="$key_value" limited_entry="$key_entry"
+new_key viewer '*=inspect,read_metrics'
+viewer_key="$key_value" viewer_entry="$key_entry"
 receipt_secret="$("$BIN" new-receipt-key)"
 
 # start_gateway NAME BACKEND_TOML: checks the config, starts the gateway, sets $endpoint. (Not in
@@ -141,6 +144,8 @@ all_queues = true
 $admin_entry
 
 $limited_entry
+
+$viewer_entry
 TOML
   if ! "$BIN" check-config --config "$config" >"$work/$name-check.log" 2>&1; then
     echo "console: FAIL: the $name gateway's config is refused:" >&2
@@ -190,7 +195,7 @@ run_backend() {
   local name=$1 control=${2:-} rc=0 start=$SECONDS last
   echo "== console tests, $name backend ($endpoint)"
   env TMPDIR="$work/tmp" CONSOLE_URL="$endpoint" CONSOLE_BACKEND="$name" CONSOLE_ADMIN_KEY="$admin_key" \
-    CONSOLE_LIMITED_KEY="$limited_key" CONSOLE_PROXY_CONTROL="$control" CONSOLE_SCREENSHOTS="$SHOTS" \
+    CONSOLE_LIMITED_KEY="$limited_key" CONSOLE_VIEWER_KEY="$viewer_key" CONSOLE_PROXY_CONTROL="$control" CONSOLE_SCREENSHOTS="$SHOTS" \
     CHROMIUM="$CHROMIUM" PYTHONUNBUFFERED=1 \
     "$PY" "$HERE/console_test.py" "$work/$name-run" 2>&1 | tee "$work/$name-tests.log" || rc=$?
   last="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$work/$name-tests.log" | tail -n1 || true)"
@@ -231,7 +236,8 @@ PY
 backends="${CONSOLE_BACKENDS:-embedded sqs}"
 
 # The embedded gateway also pushes its queue `push-demo` to a port nothing listens on: the queue
-# page shows the subscription and its delivery log (attempts that end unreachable).
+# page shows the subscription and its delivery log (attempts that end unreachable). Both gateways
+# allow private networks, so the subscriptions the tests make post to that port too.
 if [[ " $backends " == *" embedded "* ]]; then
 start_gateway embedded "[backend]
 kind = \"embedded\"
@@ -259,7 +265,10 @@ elif curl -fsS --max-time 3 "${LOCALSTACK%/}/_localstack/health" 2>/dev/null | g
   start_gateway sqs "[backend]
 kind = \"sqs\"
 endpoint_url = \"$proxy_endpoint\"
-region = \"us-east-1\""
+region = \"us-east-1\"
+
+[push]
+allow_private_networks = true"
   run_backend sqs "$proxy_control"
 elif $required; then
   echo "console: FAIL: LocalStack does not answer at $LOCALSTACK (the sqs backend's tests need it)"

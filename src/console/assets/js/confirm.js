@@ -1,11 +1,11 @@
-// Why: a destructive action (purge, delete) runs only once the queue's name is typed in a modal
+// Why: a destructive action (purge, delete) runs only once the thing's name is typed in a modal
 // dialog that Enter and Escape work in and that gives focus back when it closes.
 
 import { uid, h, field } from './dom.js';
 import { showError, clearAlert } from './notices.js';
 
-/** A confirmation that stays disabled until the queue's name is typed. */
-export function confirmByName({ opener, title, text, name, verb, action }) {
+/** A confirmation that stays disabled until the name (the queue's, unless `what` says) is typed. */
+export function confirmByName({ opener, title, text, name, verb, action, what = 'queue’s name' }) {
   const titleId = uid('dialog');
   const input = h('input', { type: 'text', autocomplete: 'off', spellcheck: 'false', testid: 'confirm-input' });
   const ok = h('button', { type: 'submit', class: 'danger', disabled: true, testid: 'confirm-button' }, verb);
@@ -13,7 +13,7 @@ export function confirmByName({ opener, title, text, name, verb, action }) {
   const form = h('form', { novalidate: true },
     h('h2', { id: titleId }, title),
     h('p', {}, text),
-    field(`Type the queue’s name, ${name}, to confirm`, input),
+    field(`Type the ${what}, ${name}, to confirm`, input),
     h('div', { class: 'actions' }, ok, cancel));
   const dialog = h('dialog', { class: 'confirm', testid: 'confirm-dialog', 'aria-labelledby': titleId }, form);
   input.addEventListener('input', () => {

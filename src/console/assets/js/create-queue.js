@@ -5,16 +5,7 @@ import { uid, h, fill, field } from './dom.js';
 import { state } from './session.js';
 import { api, InputError } from './api.js';
 import { showError, clearAlert } from './notices.js';
-import { parseWhole } from './rules.js';
-
-/** The settings the create form offers, with the API's ranges. */
-const SETTINGS = [
-  { key: 'delay_seconds', label: 'Delay (seconds)', min: 0, max: 900 },
-  { key: 'receive_wait_time_seconds', label: 'Receive wait (seconds)', min: 0, max: 20 },
-  { key: 'visibility_timeout_seconds', label: 'Visibility timeout (seconds)', min: 0, max: 43200 },
-  { key: 'max_message_bytes', label: 'Largest message (bytes)', min: 1024, max: 262144 },
-  { key: 'retention_seconds', label: 'Retention (seconds)', min: 60, max: 1209600 },
-];
+import { parseWhole, SETTINGS } from './rules.js';
 
 export function createQueueForm(onCreated, onCancel) {
   const queues = state.queues || [];
@@ -29,7 +20,7 @@ export function createQueueForm(onCreated, onCancel) {
     });
     return field(setting.label, inputs[setting.key], `${setting.min}–${setting.max}`);
   });
-  const dlq = h('select', { testid: 'create-dlq' });
+  const dlq = h('select', { class: 'wide', testid: 'create-dlq' });
   const maxReceives = h('input', { type: 'number', inputmode: 'numeric', min: '1', max: '1000', placeholder: '5', disabled: true, testid: 'create-max-receive-count' });
   const dedup = h('input', { type: 'checkbox', id: uid('f'), testid: 'create-content-dedup' });
   const dedupField = h('div', { class: 'field check', hidden: true }, dedup,

@@ -31,3 +31,6 @@ export function prettyBody(body) {
   }
   return { text: body, json: false };
 }
+
+/** A count with its noun: "1 message", "2 messages" (`many` when the plural is not noun + s). */
+export const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;

@@ -4,7 +4,7 @@
 import { h, fill } from './dom.js';
 import { api, queuePath } from './api.js';
 import { showError, clearAlert } from './notices.js';
-import { prettyBody, timeEl } from './format.js';
+import { prettyBody, timeEl, plural } from './format.js';
 
 export const STATES = { visible: 'visible', in_flight: 'in flight', delayed: 'delayed' };
 
@@ -61,7 +61,7 @@ export function renderMessages(panel, ctx, scope) {
       if (!scope.alive) return;
       nextCursor = data.next || null;
       pageLabel.textContent = `Page ${page + 1}`;
-      pageInfo.textContent = `${data.messages.length} message(s) on this page${nextCursor ? ', more after it' : ''}`;
+      pageInfo.textContent = `${plural(data.messages.length, 'message')} on this page${nextCursor ? ', more after it' : ''}`;
       fill(list, ...(data.messages.length
         ? data.messages.map((m) => messageCard(m))
         : [h('p', { class: 'muted', testid: 'messages-empty' }, page ? 'No more messages.' : 'No messages in this queue.')]));

@@ -1,11 +1,12 @@
 // Why: the Metrics tab: one request for the range, then only the samples since the last one,
-// every interval; the queue's push subscriptions below the charts.
+// every interval; counts per interval charted as rates, times in the zone the user picks.
 
-import { h, fill, field } from './dom.js';
+import { uid, h, fill, field } from './dom.js';
 import { api, queuePath } from './api.js';
 import { showError, clearAlert } from './notices.js';
 import { CHARTS, sampleTime, findGaps, chart } from './charts.js';
-import { loadSubscriptions } from './subscriptions.js';
+import { usesUtc, setUtc, zoneName } from './clock.js';
+import { plural } from './format.js';
 
 const METRIC_RANGES = [
   [900, 'Last 15 minutes'],
@@ -22,15 +23,27 @@ export function renderMetrics(panel, ctx, scope) {
   const reload = h('button', { type: 'button', class: 'secondary', testid: 'metrics-reload' }, 'Reload');
   const charts = h('div', { class: 'charts', testid: 'metrics-charts' });
   const info = h('p', { class: 'muted small', testid: 'metrics-info' });
+  const utc = h('input', { type: 'checkbox', id: uid('f'), testid: 'metrics-utc', checked: usesUtc() });
+  const zone = h('span', { class: 'muted small', testid: 'metrics-zone' });
+  const showZone = () => {
+    zone.textContent = `Times in ${zoneName()}${usesUtc() ? '' : ' (this browser’s zone)'}.`;
+  };
+  showZone();
+  utc.addEventListener('change', () => {
+    setUtc(utc.checked);
+    showZone();
+    draw();
+  });
   let samples = [];
   let intervalMs = 10000;
   let generation = 0;
   const sinceOf = () => new Date(Date.now() - Number(range.value) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
   function draw() {
     const gaps = findGaps(samples, intervalMs);
-    fill(charts, ...CHARTS.map(([key, title]) => chart(key, title, samples, intervalMs, gaps)));
+    fill(charts, ...CHARTS.map(([key, title, rate]) => chart(key, title, samples, intervalMs, gaps, Boolean(rate))));
     info.textContent = samples.length
-      ? `${samples.length} samples, one every ${intervalMs / 1000} s; ${gaps.length} gap(s).`
+      ? `${plural(samples.length, 'sample')}, one every ${intervalMs / 1000} s; ${plural(gaps.length, 'gap')}. ` +
+        'Sends and receives are per second: each sample’s count divided by the interval.'
       : 'No samples yet: the gateway samples each queue every interval.';
   }
   /** One request: the whole range (full), or what came since the last sample; then again in an interval. */
@@ -57,20 +70,17 @@ export function renderMetrics(panel, ctx, scope) {
     }
     if (scope.alive && mine === generation) scope.after(intervalMs, () => load(false, mine));
   }
-  const subscriptions = h('section', { class: 'subscriptions', testid: 'subscriptions', 'aria-label': 'Push subscriptions' });
-  const restart = () => {
-    loadSubscriptions(q, subscriptions, scope);
-    return load(true, ++generation);
-  };
+  const restart = () => load(true, ++generation);
   range.addEventListener('change', () => { clearAlert(); restart(); });
   reload.addEventListener('click', () => { clearAlert(); restart(); });
   fill(panel,
     h('h2', {}, 'Metrics'),
-    h('div', { class: 'actions' }, field('Range', range), reload),
+    h('div', { class: 'actions' }, field('Range', range), reload,
+      h('div', { class: 'field check' }, utc, h('label', { for: utc.id }, 'Show times in UTC')), zone),
     h('p', { class: 'note', testid: 'metrics-caption' }, 'Shaded: missing samples are gaps, not empty queues. ' +
       'A gap is a sample the gateway could not take (the backend did not answer), or a stretch with no samples at all.'),
     info,
     charts,
-    subscriptions);
+    h('p', { class: 'muted small' }, 'Point at a chart, or focus it and use the arrow keys, for the time and value of a sample.'));
   restart();
 }

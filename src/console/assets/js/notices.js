@@ -14,6 +14,12 @@ export function clearAlert() {
   $('alert').textContent = '';
 }
 
+/** Clears both lines: what they said was about the page or tab just left. */
+export function clearNotices() {
+  $('alert').textContent = '';
+  $('status').textContent = '';
+}
+
 export function say(text) {
   $('status').textContent = text;
 }

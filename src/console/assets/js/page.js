@@ -4,6 +4,7 @@
 
 import { $, fill } from './dom.js';
 import { state, forgetKey } from './session.js';
+import { forgetZone } from './clock.js';
 import { Scope } from './scope.js';
 
 let router = () => {};
@@ -44,9 +45,10 @@ export function updateWho() {
   $('who-name').textContent = signedIn ? state.me.name || state.me.id : '';
 }
 
-/** Forgets the key (sessionStorage included) and shows sign-in, with why when there is a reason. */
+/** Forgets the key and the console's choices (sessionStorage included) and shows sign-in, with why when there is a reason. */
 export function signOut(reason) {
   forgetKey();
+  forgetZone();
   state.me = null;
   state.queues = null;
   if (reason) {

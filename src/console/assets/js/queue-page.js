@@ -4,7 +4,7 @@
 import { h, fill } from './dom.js';
 import { state, reasonFor } from './session.js';
 import { api, queuePath, deadLetterOf } from './api.js';
-import { showError, clearAlert } from './notices.js';
+import { showError, clearAlert, clearNotices } from './notices.js';
 import { Scope, every, coalesced } from './scope.js';
 import { newPage, showPage } from './page.js';
 import { fmtCount, fmtAge } from './format.js';
@@ -15,6 +15,7 @@ import { renderReceive } from './receive.js';
 import { renderMetrics } from './metrics.js';
 import { renderRedrive } from './redrive.js';
 import { renderSettings } from './settings.js';
+import { renderSubscriptions } from './subscriptions.js';
 
 /** The queue page's tabs: what each needs, and when it shows at all. */
 const TABS = [
@@ -22,6 +23,7 @@ const TABS = [
   { id: 'messages', label: 'Messages', needs: 'inspect', render: renderMessages },
   { id: 'receive', label: 'Receive', needs: 'receive', render: renderReceive },
   { id: 'metrics', label: 'Metrics', needs: 'read_metrics', render: renderMetrics },
+  { id: 'subscriptions', label: 'Subscriptions', needs: 'read_metrics', render: renderSubscriptions },
   { id: 'redrive', label: 'Redrive', needs: 'manage_queues', render: renderRedrive, onlyDeadLetter: true },
   { id: 'settings', label: 'Settings', needs: null, render: renderSettings },
 ];
@@ -123,8 +125,9 @@ export async function renderQueuePage(id, tabName) {
       if (focus) tab.button.focus();
       return;
     }
+    // What the lines said was about the tab left (the first tab keeps what the router showed).
+    if (current) clearNotices();
     current = tab.id;
-    clearAlert();
     if (tabScope) tabScope.end();
     tabScope = new Scope();
     for (const t of tabs) {

@@ -5,7 +5,7 @@ import { h, fill, field, guarded } from './dom.js';
 import { reasonFor } from './session.js';
 import { api, queuePath, ApiError } from './api.js';
 import { showError, clearAlert, say } from './notices.js';
-import { timeEl } from './format.js';
+import { timeEl, plural } from './format.js';
 import { parseWhole } from './rules.js';
 import { STATES, messageCard } from './messages.js';
 
@@ -43,7 +43,7 @@ export function renderReceive(panel, ctx) {
       fill(list, ...(data.messages.length
         ? data.messages.map((m) => receivedCard(m, ctx))
         : [h('p', { class: 'muted', testid: 'received-empty' }, 'No message was received.')]));
-      say(`Received ${data.messages.length} message(s).`);
+      say(`Received ${plural(data.messages.length, 'message')}.`);
       ctx.refreshQueue();
     } catch (err) {
       showError(err);

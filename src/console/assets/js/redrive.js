@@ -5,7 +5,7 @@ import { h, fill, field, guarded } from './dom.js';
 import { reasonFor } from './session.js';
 import { api, queuePath, deadLetterOf } from './api.js';
 import { showError, clearAlert, say } from './notices.js';
-import { timeEl } from './format.js';
+import { timeEl, plural } from './format.js';
 import { parseWhole } from './rules.js';
 
 const REDRIVE_POLL_MS = 2000;
@@ -17,7 +17,7 @@ export function renderRedrive(panel, ctx, scope) {
     return dl && dl.queue_id === q.id;
   });
   const byId = new Map(ctx.list.map((o) => [o.id, o]));
-  const destination = h('select', { testid: 'redrive-destination' },
+  const destination = h('select', { class: 'wide', testid: 'redrive-destination' },
     h('option', { value: '' }, 'Each message back to the queue it came from'),
     ctx.list.filter((o) => o.id !== q.id && o.type === q.type).map((o) => h('option', { value: o.id }, o.name)));
   const rate = h('input', { type: 'number', inputmode: 'numeric', min: '1', max: '500', placeholder: 'no limit', testid: 'redrive-rate' });
@@ -62,7 +62,7 @@ export function renderRedrive(panel, ctx, scope) {
             ? `${task.moved} moved`
             : `${task.moved} of ${task.to_move} moved`)),
         h('p', { class: 'small' },
-          `Rate: ${task.max_messages_per_second ? `${task.max_messages_per_second} messages a second` : 'no limit'} · `,
+          `Rate: ${task.max_messages_per_second ? `${plural(task.max_messages_per_second, 'message')} a second` : 'no limit'} · `,
           `to ${nameOf(task.destination_queue_id)} · started `, timeEl(task.started_at)),
         task.failure ? h('p', { class: 'note error', testid: 'redrive-failure' }, `Failed: ${task.failure}`) : null,
         task.status === 'running' ? guarded(cancel, reasonFor(q, 'manage_queues')) : null);

@@ -4,6 +4,22 @@
 import { InputError } from './api.js';
 import { utf8Length } from './format.js';
 
+/** A queue's number settings as the API names them, with its ranges (the create and edit forms). */
+export const SETTINGS = [
+  { key: 'delay_seconds', label: 'Delay (seconds)', min: 0, max: 900 },
+  { key: 'receive_wait_time_seconds', label: 'Receive wait (seconds)', min: 0, max: 20 },
+  { key: 'visibility_timeout_seconds', label: 'Visibility timeout (seconds)', min: 0, max: 43200 },
+  { key: 'max_message_bytes', label: 'Largest message (bytes)', min: 1024, max: 262144 },
+  { key: 'retention_seconds', label: 'Retention (seconds)', min: 60, max: 1209600 },
+];
+
+/** A whole number as typed, its range left to the API (whose refusal then shows in its words). */
+export function whole(text, label) {
+  const trimmed = String(text).trim();
+  if (!/^\d+$/.test(trimmed)) throw new InputError(`${label} must be a whole number`);
+  return Number(trimmed);
+}
+
 export function parseWhole(text, label, min, max) {
   const trimmed = String(text).trim();
   if (!/^\d+$/.test(trimmed)) throw new InputError(`${label} must be a whole number from ${min} to ${max}`);

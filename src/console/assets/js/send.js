@@ -1,15 +1,17 @@
 // Why: the Send tab: a body, typed attributes and the queue type's own fields (delay, or a FIFO
-// queue's group and deduplication ids), checked as the API would before the request.
+// queue's group and deduplication ids), checked as the API would before the request; below it,
+// the import of a JSON-lines file.
 
 import { h, fill, field, guarded } from './dom.js';
 import { reasonFor } from './session.js';
 import { api, queuePath, InputError } from './api.js';
 import { showError, clearAlert, say } from './notices.js';
 import { parseWhole, checkAttributes } from './rules.js';
+import { importForm } from './import.js';
 
 const MAX_ATTRIBUTES = 20;
 
-export function renderSend(panel, ctx) {
+export function renderSend(panel, ctx, scope) {
   const q = ctx.q;
   const fifo = q.type === 'fifo';
   const body = h('textarea', { rows: '6', spellcheck: 'false', testid: 'send-body' });
@@ -102,5 +104,5 @@ export function renderSend(panel, ctx) {
       submit.disabled = false;
     }
   });
-  fill(panel, h('h2', {}, 'Send a message'), form);
+  fill(panel, h('h2', {}, 'Send a message'), form, importForm(ctx, scope));
 }

@@ -1,12 +1,13 @@
-// Why: the Settings tab: the queue's settings as the API gives them, and its danger zone (purge
-// and delete, each confirmed by typing the queue's name).
+// Why: the Settings tab: the queue's settings as the API gives them, the form that changes them,
+// and its danger zone (purge and delete, each confirmed by typing the queue's name).
 
 import { h, fill, guarded } from './dom.js';
 import { state, reasonFor } from './session.js';
 import { api, queuePath } from './api.js';
 import { say } from './notices.js';
 import { navigate } from './page.js';
-import { fmtAge, timeEl } from './format.js';
+import { fmtAge, timeEl, plural } from './format.js';
+import { settingsForm } from './settings-edit.js';
 import { confirmByName } from './confirm.js';
 
 export function renderSettings(panel, ctx) {
@@ -51,11 +52,19 @@ export function renderSettings(panel, ctx) {
       row('Largest message', `${st.max_message_bytes} bytes`),
       row('Retention', fmtAge(st.retention_seconds)),
       row('Dead-letter queue', dl
-        ? [dlq ? h('a', { href: `#/queues/${dlq.id}` }, dlq.name) : (dl.queue_id || 'not a basaltic queue'), ` after ${dl.max_receive_count} receive(s)`]
+        ? [dlq ? h('a', { href: `#/queues/${dlq.id}` }, dlq.name) : (dl.queue_id || 'not a basaltic queue'), ` after ${plural(dl.max_receive_count, 'receive')}`]
         : 'none'),
       q.type === 'fifo' ? row('Content-based deduplication', st.content_based_deduplication ? 'on' : 'off') : null,
       row('Created', timeEl(q.created_at)),
       row('This key may', (q.permissions || []).join(', ') || 'nothing')),
+    settingsForm(ctx, (saved, changed) => {
+      ctx.q = { ...saved, counts: ctx.q.counts };
+      ctx.list = ctx.list.map((o) => (o.id === saved.id ? ctx.q : o));
+      renderSettings(panel, ctx);
+      say(`Saved ${plural(changed.length, 'setting')} of ${saved.name}: ${changed.join(', ')}.`);
+      const again = panel.querySelector('[data-testid="settings-save"]');
+      if (again) again.focus();
+    }),
     h('h2', {}, 'Danger zone'),
     h('div', { class: 'danger-zone' },
       h('p', {}, guarded(purge, reasonFor(q, 'purge'))),
