@@ -2,8 +2,8 @@
 """Drives the sqs-gateway web console (/console) in headless Chromium against one running gateway.
 
 Why: the console is a browser client of the basaltic API; only a real browser shows that it signs
-in, sends, imports, inspects, receives, charts, edits settings, manages push subscriptions, purges
-and redrives through that API, that it never runs a message's text as HTML, and that it works with
+in, sends, imports, inspects, receives, charts, edits settings, manages push subscriptions, pauses
+delivery, reads the audit trail, purges and redrives through that API, that it never runs a message's text as HTML, and that it works with
 the keyboard and on a narrow screen. run.sh starts the gateway (embedded or sqs over LocalStack)
 and runs this once per backend with:
 
@@ -36,6 +36,7 @@ from suite.messages import (  # noqa: E402
 from suite.metrics import t_metrics, t_charts, t_metrics_gap, t_dead_letter_and_redrive  # noqa: E402
 from suite.subscriptions import t_subscriptions, t_subscriptions_manage  # noqa: E402
 from suite.settings import t_settings_edit, t_notices_and_plurals  # noqa: E402
+from suite.pause import t_pause_delivery, t_audit_trail, t_settings_remove_dlq  # noqa: E402
 from suite.access import t_keyboard, t_narrow, t_limited_key, t_read_only_key  # noqa: E402
 
 TESTS = [
@@ -61,6 +62,9 @@ TESTS = [
     ("dead_letter_and_redrive", t_dead_letter_and_redrive, None),
     ("settings_edit", t_settings_edit, None),
     ("notices_and_plurals", t_notices_and_plurals, None),
+    ("pause_delivery", t_pause_delivery, None),
+    ("audit_trail", t_audit_trail, None),
+    ("settings_remove_dlq", t_settings_remove_dlq, None),
     ("purge", t_purge, None),
     ("delete_queue", t_delete_queue, None),
     ("keyboard", t_keyboard, None),
@@ -102,7 +106,7 @@ def main():
         run_test(page, "no_page_errors", t_no_page_errors)
         browser.close()
     # Leave nothing behind in LocalStack (best effort).
-    for key in ("work", "src", "dlq", "page", "fifo", "import", "hooks"):
+    for key in ("work", "src", "dlq", "page", "fifo", "import", "hooks", "pause"):
         if key in state:
             http("DELETE", f"/v1/queues/{state[key]}")
     passed = sum(1 for _, good in results if good)

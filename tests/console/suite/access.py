@@ -7,6 +7,7 @@ from .helpers import (
     LIMITED,
     VIEWER,
     http,
+    ok,
     queue_by_name,
     goto,
     open_queue,
@@ -56,6 +57,16 @@ def t_keyboard(page):
     # Focus is visible.
     outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
     assert outline not in ("none", ""), f"focus outline {outline!r}"
+    # The pause control, from the keyboard: its confirmation closes with Escape, pausing nothing.
+    open_queue(page, state["work"], "send")
+    tid(page, "queue-name").focus()
+    tab_to(page, "pause-delivery")
+    page.keyboard.press("Enter")
+    expect(tid(page, "pause-confirm")).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(tid(page, "pause-dialog")).to_have_count(0)
+    expect(tid(page, "pause-delivery")).to_be_focused()
+    assert http("GET", f"/v1/queues/{state['work']}")[2]["result"]["delivery_paused"] is False
     # The settings form and the subscription dialog, from the keyboard; focus comes back.
     open_queue(page, state["work"], "settings")
     tid(page, "tab-settings").focus()
@@ -110,6 +121,22 @@ def t_narrow(page):
             width = page.evaluate("document.documentElement.scrollWidth")
             assert width <= 376, f"the {tab} tab is {width}px wide at 375"
             shot(page, f"narrow-{tab}")
+        # A paused queue at 375 px: its banner, its control, its audit trail and its list marker.
+        pause = state["pause"]
+        ok("POST", f"/v1/queues/{pause}/pause")
+        try:
+            open_queue(page, pause, "settings")
+            expect(tid(page, "paused-banner")).to_be_visible()
+            expect(tid(page, "resume-delivery")).to_be_visible()
+            expect(tid(page, "audit-entry").first).to_be_visible()
+            width = page.evaluate("document.documentElement.scrollWidth")
+            assert width <= 376, f"the paused queue's page is {width}px wide at 375"
+            shot(page, "narrow-paused")
+            goto(page, "#/queues")
+            expect(row(page, state["names"]["pause"]).locator('[data-testid="paused-marker"]')).to_be_visible()
+            assert page.evaluate("document.documentElement.scrollWidth") <= 376, "the queue list at 375"
+        finally:
+            ok("POST", f"/v1/queues/{pause}/resume")
         open_queue(page, state["work"], "subscriptions")
         tid(page, "subscription-new").click()
         box = tid(page, "subscription-dialog").bounding_box()
@@ -164,6 +191,14 @@ def t_read_only_key(page):
     expect(tid(page, "settings-form")).to_contain_text("needs the manage_queues permission")
     for control in ("purge", "delete-queue"):
         expect(tid(page, control)).to_be_disabled()
+    # Pausing and the audit trail take manage_queues: disabled, saying so; the API agrees.
+    expect(tid(page, "pause-delivery")).to_be_disabled()
+    expect(tid(page, "pause-delivery").locator("xpath=..")).to_contain_text("needs the manage_queues permission")
+    expect(tid(page, "audit-unavailable")).to_contain_text("needs the manage_queues permission")
+    expect(tid(page, "audit-entry")).to_have_count(0)
+    for path in (f"/v1/queues/{src}/pause", f"/v1/queues/{src}/subscription-audit"):
+        status, _, answer = http("POST" if path.endswith("pause") else "GET", path, key=VIEWER)
+        assert status == 403 and answer["error"]["code"] == "permission_denied", f"{path}: {status} {answer!r}"
     shot(page, "read-only-settings")
     goto(page, f"#/queues/{src}/send")
     expect(tid(page, "tab-unavailable")).to_contain_text("send")

@@ -31,3 +31,14 @@ export const zoneOffsetMs = (t) => (usesUtc() ? 0 : -new Date(t).getTimezoneOffs
 export function forgetZone() {
   sessionStorage.removeItem(ZONE_STORAGE);
 }
+
+/** A date and time (24-hour, with seconds) in the chosen zone, followed by the zone's name. */
+export function fmtWhen(t) {
+  const date = new Date(t);
+  if (Number.isNaN(date.getTime())) return String(t);
+  const text = date.toLocaleString(undefined, {
+    year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit',
+    hourCycle: 'h23', timeZone: usesUtc() ? 'UTC' : undefined,
+  });
+  return `${text} ${zoneName()}`;
+}

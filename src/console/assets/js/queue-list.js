@@ -1,6 +1,6 @@
-// Why: the queue list, the console's home: every queue the key can see with its counts and its
-// dead-letter queue, from one request, refreshed while the page is visible; filtered and sorted
-// in the page (the choice kept across refreshes).
+// Why: the queue list, the console's home: every queue the key can see with its counts, its
+// dead-letter queue and whether its delivery is paused, from one request, refreshed while the
+// page is visible; filtered and sorted in the page (the choice kept across refreshes).
 
 import { h, fill, field, guarded } from './dom.js';
 import { state, globalCan } from './session.js';
@@ -10,6 +10,7 @@ import { every, coalesced } from './scope.js';
 import { newPage, showPage } from './page.js';
 import { fmtCount, fmtAge, plural } from './format.js';
 import { createQueueForm } from './create-queue.js';
+import { pausedMarker } from './pause.js';
 
 /** How often counts refresh while shown: the list, and a queue's page. */
 export const LIST_REFRESH_MS = 10000;
@@ -187,7 +188,8 @@ function fillQueueRows(tbody, queues, all, words) {
     return h('tr', { testid: 'queue-row', 'data-queue-id': q.id, 'data-queue-name': q.name },
       h('th', { scope: 'row', 'data-col': 'name' },
         h('a', { href: `#/queues/${q.id}`, testid: 'queue-link' }, q.name),
-        deadLetterIds.has(q.id) ? h('span', { class: 'badge', title: 'a dead-letter queue of another queue' }, 'DLQ') : null),
+        deadLetterIds.has(q.id) ? h('span', { class: 'badge', title: 'a dead-letter queue of another queue' }, 'DLQ') : null,
+        pausedMarker(q)),
       h('td', { 'data-col': 'type' }, q.type),
       count('visible', c && c.visible, c),
       count('in_flight', c && c.in_flight, c),

@@ -1,5 +1,6 @@
-// Why: a queue's page: its counts (refreshed) and its tabs, which follow the address and the
-// arrow keys; each tab's content comes from its own module.
+// Why: a queue's page: its counts (refreshed), whether its delivery is paused (with the control
+// that pauses and resumes it) and its tabs, which follow the address and the arrow keys; each
+// tab's content comes from its own module.
 
 import { h, fill } from './dom.js';
 import { state, reasonFor } from './session.js';
@@ -16,6 +17,7 @@ import { renderMetrics } from './metrics.js';
 import { renderRedrive } from './redrive.js';
 import { renderSettings } from './settings.js';
 import { renderSubscriptions } from './subscriptions.js';
+import { pauseControls } from './pause.js';
 
 /** The queue page's tabs: what each needs, and when it shows at all. */
 const TABS = [
@@ -48,7 +50,7 @@ export async function renderQueuePage(id, tabName) {
   if (!scope.alive) return;
   state.queues = list;
   // What the tabs share: the queue (refreshed), the list it came with, and how to refresh it.
-  const ctx = { q: list.find((q) => q.id === id), list, refreshQueue: null };
+  const ctx = { q: list.find((q) => q.id === id), list, refreshQueue: null, reloadAudit: null };
   const q = ctx.q;
   const countEls = {
     visible: h('dd', { testid: 'count-visible' }),
@@ -69,12 +71,17 @@ export async function renderQueuePage(id, tabName) {
       if (scope.alive) {
         ctx.q = fresh;
         showCounts();
+        pausing.update();
       }
     } catch (err) {
       if (scope.alive) showError(err);
     }
   });
   ctx.refreshQueue = refreshQueue;
+  const pausing = pauseControls(ctx, (queue) => {
+    ctx.list = ctx.list.map((o) => (o.id === queue.id ? queue : o));
+    if (ctx.reloadAudit) ctx.reloadAudit();
+  });
   showCounts();
   every(scope, LIST_REFRESH_MS, refreshQueue);
 
@@ -158,8 +165,9 @@ export async function renderQueuePage(id, tabName) {
     h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/queues' }, 'Queues'), ' / ', h('span', {}, q.name)),
     h('div', { class: 'bar' },
       h('h1', { tabindex: '-1', testid: 'queue-name' }, q.name, ' ', h('span', { class: 'badge' }, q.type === 'fifo' ? 'FIFO' : 'standard')),
-      h('div', { class: 'actions' }, refresh)),
+      h('div', { class: 'actions' }, pausing.control, refresh)),
     h('p', { class: 'muted small' }, 'ID ', h('code', { testid: 'queue-id' }, q.id)),
+    pausing.banner,
     h('dl', { class: 'counts', testid: 'queue-counts' },
       label('Visible', countEls.visible), label('In flight', countEls.in_flight),
       label('Delayed', countEls.delayed), label('Oldest', countEls.oldest)),

@@ -8,6 +8,8 @@ import { showError, clearAlert } from './notices.js';
 import { SETTINGS, whole } from './rules.js';
 
 const DEFAULT_RECEIVES = 5;
+/** The chooser's value for a dead-letter queue that is not a basaltic queue: kept as it is. */
+const KEEP = 'keep';
 
 /** The edit form of ctx.q; onSaved(queue, changed) runs with the API's answer and the keys sent. */
 export function settingsForm(ctx, onSaved) {
@@ -25,18 +27,19 @@ export function settingsForm(ctx, onSaved) {
   });
   const dl = deadLetterOf(q);
   const candidates = ctx.list.filter((o) => o.id !== q.id && o.type === q.type);
-  // PATCH keeps a dead-letter queue it is not given (null included): once set, one is replaced, never removed.
+  // "none" sends `"dead_letter_queue": null` when the queue has one (PATCH takes it away).
   const dlq = h('select', { class: 'wide', testid: 'edit-dlq' },
-    dl ? null : h('option', { value: '' }, 'none'),
+    h('option', { value: '' }, 'none'),
+    dl && !dl.queue_id ? h('option', { value: KEEP }, 'the current one (not a basaltic queue)') : null,
     candidates.map((o) => h('option', { value: o.id }, o.name)),
     dl && dl.queue_id && !candidates.some((o) => o.id === dl.queue_id) ? h('option', { value: dl.queue_id }, dl.queue_id) : null);
-  dlq.value = dl && dl.queue_id ? dl.queue_id : '';
+  dlq.value = dl ? dl.queue_id || KEEP : '';
   const maxReceives = h('input', {
     type: 'number', inputmode: 'numeric', min: '1', max: '1000', placeholder: String(DEFAULT_RECEIVES),
-    value: dl ? String(dl.max_receive_count) : '', testid: 'edit-max-receive-count', disabled: !dlq.value,
+    value: dl ? String(dl.max_receive_count) : '', testid: 'edit-max-receive-count', disabled: !dlq.value || dlq.value === KEEP,
   });
   dlq.addEventListener('change', () => {
-    maxReceives.disabled = !dlq.value;
+    maxReceives.disabled = !dlq.value || dlq.value === KEEP;
   });
   const fifo = q.type === 'fifo';
   const dedup = h('input', { type: 'checkbox', id: uid('f'), testid: 'edit-content-dedup', checked: Boolean(st.content_based_deduplication) });
@@ -47,7 +50,7 @@ export function settingsForm(ctx, onSaved) {
     h('fieldset', {}, h('legend', {}, 'Dead-letter queue'),
       h('div', { class: 'grid' },
         field('Move messages to', dlq, dl
-          ? 'another queue of the same type; the API replaces a dead-letter queue but has no way to remove one'
+          ? 'a listed queue of the same type, or none to take the dead-letter queue away'
           : 'a listed queue of the same type'),
         field('After this many receives', maxReceives, '1–1000, default 5'))),
     fifo ? h('div', { class: 'field check' }, dedup, h('label', { for: dedup.id }, 'Content-based deduplication')) : null);
@@ -65,7 +68,9 @@ export function settingsForm(ctx, onSaved) {
         const value = whole(inputs[setting.key].value, setting.label);
         if (value !== st[setting.key]) settings[setting.key] = value;
       }
-      if (dlq.value) {
+      if (!dlq.value) {
+        if (dl) settings.dead_letter_queue = null;
+      } else if (dlq.value !== KEEP) {
         const count = maxReceives.value.trim() === '' ? DEFAULT_RECEIVES : whole(maxReceives.value, 'the receive limit');
         if (!dl || dl.queue_id !== dlq.value || dl.max_receive_count !== count) {
           settings.dead_letter_queue = { queue_id: dlq.value, max_receive_count: count };

@@ -1,5 +1,6 @@
 // Why: the Settings tab: the queue's settings as the API gives them, the form that changes them,
-// and its danger zone (purge and delete, each confirmed by typing the queue's name).
+// the queue's audit trail, and its danger zone (purge and delete, each confirmed by typing the
+// queue's name).
 
 import { h, fill, guarded } from './dom.js';
 import { state, reasonFor } from './session.js';
@@ -9,8 +10,9 @@ import { navigate } from './page.js';
 import { fmtAge, timeEl, plural } from './format.js';
 import { settingsForm } from './settings-edit.js';
 import { confirmByName } from './confirm.js';
+import { renderAudit } from './audit.js';
 
-export function renderSettings(panel, ctx) {
+export function renderSettings(panel, ctx, scope) {
   const q = ctx.q;
   const st = q.settings;
   const dl = st.dead_letter_queue;
@@ -42,6 +44,8 @@ export function renderSettings(panel, ctx) {
       navigate('#/queues');
     },
   }));
+  const audit = h('section', { class: 'audit', testid: 'audit', 'aria-labelledby': 'audit-title' });
+  renderAudit(audit, ctx, scope);
   fill(panel,
     h('h2', {}, 'Settings'),
     h('dl', { class: 'settings', testid: 'settings-list' },
@@ -60,11 +64,12 @@ export function renderSettings(panel, ctx) {
     settingsForm(ctx, (saved, changed) => {
       ctx.q = { ...saved, counts: ctx.q.counts };
       ctx.list = ctx.list.map((o) => (o.id === saved.id ? ctx.q : o));
-      renderSettings(panel, ctx);
+      renderSettings(panel, ctx, scope);
       say(`Saved ${plural(changed.length, 'setting')} of ${saved.name}: ${changed.join(', ')}.`);
       const again = panel.querySelector('[data-testid="settings-save"]');
       if (again) again.focus();
     }),
+    audit,
     h('h2', {}, 'Danger zone'),
     h('div', { class: 'danger-zone' },
       h('p', {}, guarded(purge, reasonFor(q, 'purge'))),
