@@ -41,12 +41,7 @@ pub(super) async fn pause(
     path: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Result<Json<QueueResult>, BasalticError> {
-    let target = state.target(&headers, path).await?;
-    state
-        .gateway
-        .pause_delivery(&target.caller, &target.queue)
-        .await?;
-    Ok(Json(state.queue_result(&target).await?))
+    set_paused(&state, path, &headers, true).await
 }
 
 /// `POST /v1/queues/{id}/resume`.
@@ -71,10 +66,27 @@ pub(super) async fn resume(
     path: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Result<Json<QueueResult>, BasalticError> {
-    let target = state.target(&headers, path).await?;
-    state
-        .gateway
-        .resume_delivery(&target.caller, &target.queue)
-        .await?;
+    set_paused(&state, path, &headers, false).await
+}
+
+/// Pauses (`pause`) or resumes the path's queue; answers it as it is then.
+async fn set_paused(
+    state: &BasalticState,
+    path: Result<Path<String>, PathRejection>,
+    headers: &HeaderMap,
+    pause: bool,
+) -> Result<Json<QueueResult>, BasalticError> {
+    let target = state.target(headers, path).await?;
+    if pause {
+        state
+            .gateway
+            .pause_delivery(&target.caller, &target.queue)
+            .await?;
+    } else {
+        state
+            .gateway
+            .resume_delivery(&target.caller, &target.queue)
+            .await?;
+    }
     Ok(Json(state.queue_result(&target).await?))
 }

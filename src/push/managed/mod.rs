@@ -588,6 +588,7 @@ fn queue_line(
     }
 }
 
+/// The audit line of a change of `record`, one of its queue's subscriptions.
 fn audit_line(
     now: chrono::DateTime<chrono::Utc>,
     actor: Actor<'_>,
@@ -596,13 +597,8 @@ fn audit_line(
     detail: String,
 ) -> AuditEntry {
     AuditEntry {
-        seq: 0,
-        at: now,
-        actor: actor.0.to_owned(),
-        action: action.to_owned(),
-        queue: record.queue.clone(),
         subscription: Some(record.name.clone()),
-        detail,
+        ..queue_line(now, actor, action, &record.queue, detail)
     }
 }
 
