@@ -4,8 +4,8 @@
 use crate::core::error::{ErrorKind, GatewayError};
 use crate::core::model::{
     BackendMessage, BackendReceive, EntryError, EntryOutcome, ExpiredFifoHandles,
-    ExpiredVisibility, OutgoingMessage, PeekedMessage, QueueSettings, QueueStats, RedriveTask,
-    ResolvedQueue, SentMessage, StoreCounts,
+    ExpiredVisibility, MessageAt, MoveOutcome, OutgoingMessage, PeekedMessage, QueueSettings,
+    QueueStats, RedriveTask, ResolvedQueue, SentMessage, StoreCounts,
 };
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -213,6 +213,21 @@ pub trait Backend: Send + Sync + 'static {
     ) -> Result<Vec<PeekedMessage>, BackendError> {
         Err(BackendError::Unsupported(
             "reading messages without a lease",
+        ))
+    }
+
+    /// Moves the messages named (each by its position and id, as a read without a lease gave
+    /// them) from `source_url` to `destination_url`, each out of one and into the other at once:
+    /// an outcome per message, in the order given. A moved message keeps its id, body and
+    /// attributes, and starts again at the destination (received 0 times, visible now).
+    async fn move_messages(
+        &self,
+        _source_url: &str,
+        _destination_url: &str,
+        _messages: &[MessageAt],
+    ) -> Result<Vec<MoveOutcome>, BackendError> {
+        Err(BackendError::Unsupported(
+            "moving messages chosen by a read without a lease",
         ))
     }
 

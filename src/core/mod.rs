@@ -12,6 +12,7 @@ pub mod gateway;
 pub mod handle;
 pub mod limits;
 pub mod log_throttle;
+pub mod message_filter;
 pub mod message_rules;
 pub mod metrics;
 pub mod model;

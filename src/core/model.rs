@@ -334,6 +334,26 @@ pub struct PeekedMessage {
     pub message: BackendMessage,
 }
 
+/// A message named for a move: where a read without a lease found it, and its id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageAt {
+    /// Its position in its queue.
+    pub position: u64,
+    /// Its id.
+    pub message_id: String,
+}
+
+/// What became of one message of a move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MoveOutcome {
+    /// It is in the destination now, and no longer in the source.
+    Moved,
+    /// No such message is in the source (moved, deleted or expired meanwhile): nothing done.
+    NotFound,
+    /// A consumer holds it (its lease has not ended): left where it is.
+    InFlight,
+}
+
 /// Where a message is, as a read without a lease sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MessageState {

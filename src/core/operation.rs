@@ -39,6 +39,8 @@ pub enum Operation {
     Tag,
     /// Move messages out of a dead-letter queue.
     Redrive,
+    /// Move chosen messages to another queue.
+    MoveMessages,
     /// Make, change or remove a queue's push subscriptions.
     ManageSubscriptions,
     /// Pause or resume a queue's deliveries.
@@ -69,6 +71,7 @@ impl Operation {
             Operation::SetQueueSettings => "set_queue_settings",
             Operation::Tag => "tag",
             Operation::Redrive => "redrive",
+            Operation::MoveMessages => "move_messages",
             Operation::ManageSubscriptions => "manage_subscriptions",
             Operation::PauseDelivery => "pause_delivery",
             Operation::BindAlias => "bind_alias",
@@ -98,7 +101,7 @@ impl Operation {
             | Operation::UnbindAlias
             | Operation::ManageSubscriptions
             | Operation::PauseDelivery => Action::ManageQueues,
-            Operation::Redrive => Action::Redrive,
+            Operation::Redrive | Operation::MoveMessages => Action::Redrive,
         }
     }
 }

@@ -591,6 +591,31 @@ func TestLivePurge(t *testing.T) {
 	wantCode(t, "the receipt of a message in flight when purged", err, CodeReceiptHandleStale, 409)
 }
 
+func TestLivePauseDelivery(t *testing.T) {
+	g := live(t)
+	ctx := context.Background()
+	q := g.queue(t, CreateQueueRequest{})
+	paused, err := g.admin.PauseDelivery(ctx, q.ID)
+	if err != nil || !paused.DeliveryPaused || paused.PausedSince == nil {
+		t.Fatalf("pause: %v %+v", err, paused)
+	}
+	if _, err := g.admin.SendMessage(ctx, q.ID, &SendMessageRequest{Body: "held"}); err != nil {
+		t.Fatal(err)
+	}
+	wait, visibility := 1, 30
+	got, err := g.admin.ReceiveMessages(ctx, q.ID, &ReceiveRequest{WaitTimeSeconds: &wait, VisibilityTimeoutSeconds: &visibility})
+	if err != nil || len(got.Messages) != 0 {
+		t.Fatalf("a receive while paused: %v %+v", err, got)
+	}
+	resumed, err := g.admin.ResumeDelivery(ctx, q.ID)
+	if err != nil || resumed.DeliveryPaused || resumed.PausedSince != nil {
+		t.Fatalf("resume: %v %+v", err, resumed)
+	}
+	if one := receiveOne(t, g.admin, q.ID, 30); one.Body != "held" {
+		t.Fatalf("after the resume: %+v", one)
+	}
+}
+
 func TestLiveMetrics(t *testing.T) {
 	g := live(t)
 	ctx := context.Background()

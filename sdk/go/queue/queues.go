@@ -179,3 +179,30 @@ func (c *Client) DescribeKey(ctx context.Context) (*Key, error) {
 	}
 	return &answer.Result, nil
 }
+
+// PauseDelivery pauses the queue's delivery: POST /v1/queues/{queue_id}/pause (permission
+// manage_queues). Receives in every API get no message and push posts nothing until
+// ResumeDelivery; sends go on. Pausing a paused queue keeps its PausedSince.
+func (c *Client) PauseDelivery(ctx context.Context, queueID string) (*Queue, error) {
+	return c.setDelivery(ctx, queueID, "PauseDelivery", "/pause")
+}
+
+// ResumeDelivery ends the queue's pause: POST /v1/queues/{queue_id}/resume (permission
+// manage_queues).
+func (c *Client) ResumeDelivery(ctx context.Context, queueID string) (*Queue, error) {
+	return c.setDelivery(ctx, queueID, "ResumeDelivery", "/resume")
+}
+
+func (c *Client) setDelivery(ctx context.Context, queueID, op, step string) (*Queue, error) {
+	path, err := queuePath(queueID, step)
+	if err != nil {
+		return nil, err
+	}
+	var answer struct {
+		Result Queue `json:"result"`
+	}
+	if err := c.do(ctx, call{op: op, method: http.MethodPost, path: path, out: &answer, idempotent: true}); err != nil {
+		return nil, err
+	}
+	return &answer.Result, nil
+}

@@ -228,8 +228,10 @@ type InspectRequest struct {
 type InspectResult struct {
 	// Messages are the page's messages.
 	Messages []InspectedMessage `json:"messages"`
-	// Next is the After of the next page; nil on the last page.
+	// Next is the After of the next page; nil once the queue was read to its end.
 	Next *string `json:"next"`
+	// Scanned is how many messages the page examined.
+	Scanned int `json:"scanned"`
 }
 
 // MessageState is where an inspected message is.
@@ -249,6 +251,8 @@ const (
 type InspectedMessage struct {
 	// MessageID is the message's id.
 	MessageID string `json:"message_id"`
+	// Position is its place in the queue's order.
+	Position string `json:"position"`
 	// Body is the message.
 	Body string `json:"body"`
 	// Attributes are its attributes, by name.
@@ -354,6 +358,11 @@ type Queue struct {
 	CreatedAt *time.Time `json:"created_at"`
 	// Permissions are what the key that asked may do on it ("*" spelt out).
 	Permissions []string `json:"permissions"`
+	// DeliveryPaused says whether its delivery is paused (PauseDelivery): receives get no
+	// message and push posts nothing, while sends go on.
+	DeliveryPaused bool `json:"delivery_paused"`
+	// PausedSince is when its delivery was paused, while it is.
+	PausedSince *time.Time `json:"paused_since"`
 	// Counts are its messages by state, with IncludeCounts only; nil also when the backend
 	// could not count them just now.
 	Counts *QueueCounts `json:"counts,omitempty"`

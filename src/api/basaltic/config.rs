@@ -16,6 +16,10 @@ pub struct BasalticConfig {
     /// name), and a queue created here is the gateway queue of its name. Off, basaltic has only
     /// the queues it made, under reserved names: a key's `*` grant then reaches nothing else.
     pub all_queues: bool,
+    /// Queues (by basaltic name, or `*` for all) whose messages `GET …/messages/export` refuses
+    /// to export (403), for queues whose bodies are sensitive; inspecting them page by page
+    /// still takes `inspect` only.
+    pub export_disabled: Vec<String>,
 }
 
 impl Default for BasalticConfig {
@@ -24,6 +28,7 @@ impl Default for BasalticConfig {
             keys: Vec::new(),
             metrics_interval_seconds: 10,
             all_queues: false,
+            export_disabled: Vec::new(),
         }
     }
 }

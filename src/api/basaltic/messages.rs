@@ -3,7 +3,7 @@
 //! another queue, or from before another receive, changes nothing and says so.
 
 use super::error::ErrorBody;
-use super::wire::{self, InspectedMessages, ReceivedMessages, SendResult, SentMessage};
+use super::wire::{self, ReceivedMessages, SendResult, SentMessage};
 use super::{BODY_LIMIT, BasalticError, BasalticState};
 use crate::api::common::{read_body, traceparent};
 use crate::core::model::{EntryErrorKind, HandleOutcome};
@@ -21,7 +21,7 @@ pub(super) fn routes() -> axum::Router<Arc<BasalticState>> {
     axum::Router::new()
         .route(
             "/v1/queues/{queue_id}/messages",
-            post(send).delete(delete).get(inspect),
+            post(send).delete(delete).get(super::inspecting::inspect),
         )
         .route("/v1/queues/{queue_id}/purge", post(purge))
         .route("/v1/queues/{queue_id}/messages/receive", post(receive))
@@ -234,93 +234,6 @@ pub(super) async fn visibility(
         .change_visibility(&target.caller, &[entry], Some(queue))
         .await?;
     settled(&outcomes)
-}
-
-/// `GET /v1/queues/{id}/messages?max_messages=N` (1–10, default 10): messages read without a
-/// lease, visibility and receive counts unchanged. The sqs backend cannot: `501`.
-#[utoipa::path(
-    get,
-    path = "/v1/queues/{queue_id}/messages",
-    operation_id = "InspectMessages",
-    tag = "Queues",
-    description = "Reads messages without a lease: their visibility and receive counts do not change. Takes `inspect`.",
-    params(
-        ("queue_id" = wire::QueueId, Path, description = "The queue's UUID"),
-        ("max_messages" = Option<u32>, Query, minimum = 1, maximum = 10, description = "The most messages to read (default 10)"),
-        ("after" = Option<String>, Query, pattern = "^[0-9]{1,20}$", description = "Read the messages after this one: the `next` of the page before"),
-    ),
-    security(("bearer" = [])),
-    responses(
-        (status = 200, description = "Up to `max_messages` messages", body = InspectedMessages),
-        (status = 400, description = "The request is not valid (`invalid_argument`)", body = ErrorBody),
-        (status = 501, description = "The gateway's backend (Amazon SQS) cannot read messages without a lease (`unsupported`)", body = ErrorBody),
-        super::error::KeyRefusals,
-        super::error::QueueRefusals,
-    ),
-)]
-pub(super) async fn inspect(
-    State(state): State<Arc<BasalticState>>,
-    path: QueuePath,
-    headers: HeaderMap,
-    RawQuery(query): RawQuery,
-) -> Result<Json<InspectedMessages>, BasalticError> {
-    let target = state.target(&headers, path).await?;
-    let queue = target.queue.as_str();
-    let (max, after) = inspect_query(query.as_deref())?;
-    let mut peeked = state
-        .gateway
-        .peek(&target.caller, queue, after, max + 1)
-        .await
-        .map_err(|error| {
-            if error.kind == ErrorKind::Unsupported {
-                GatewayError::new(
-                    ErrorKind::Unsupported,
-                    "inspecting needs a backend that reads messages without a lease; Amazon SQS \
-                     (the sqs backend) cannot, and a receive would change visibility and \
-                     receive counts",
-                )
-            } else {
-                error
-            }
-        })?;
-    // One more than asked for tells whether a next page exists.
-    let next = (peeked.len() > max).then(|| {
-        peeked.truncate(max);
-        peeked.last().map(|last| last.position.to_string())
-    });
-    let messages = peeked.into_iter().map(wire::inspected).collect();
-    Ok(Json(InspectedMessages {
-        messages,
-        next: next.flatten(),
-    }))
-}
-
-/// An inspection's query: `max_messages` (1–10, default 10) and `after` (a page's `next`).
-fn inspect_query(query: Option<&str>) -> Result<(usize, Option<u64>), GatewayError> {
-    let refused = || {
-        GatewayError::out_of_range(
-            "the query parameters are max_messages, 1 to 10, and after, a page's next",
-        )
-    };
-    let (mut max, mut after) = (None, None);
-    for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
-        match name.as_ref() {
-            "max_messages" if max.is_none() => {
-                max = Some(
-                    value
-                        .parse::<usize>()
-                        .ok()
-                        .filter(|number| (1..=10).contains(number))
-                        .ok_or_else(refused)?,
-                );
-            }
-            "after" if after.is_none() => {
-                after = Some(value.parse::<u64>().map_err(|_| refused())?);
-            }
-            _ => return Err(refused()),
-        }
-    }
-    Ok((max.unwrap_or(10), after))
 }
 
 /// `POST /v1/queues/{id}/purge`: deletes every message, in flight included (their receipts

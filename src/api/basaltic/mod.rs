@@ -8,6 +8,7 @@ mod batches;
 pub mod config;
 mod delivery;
 mod error;
+mod inspecting;
 mod key;
 mod messages;
 mod metrics;
@@ -48,6 +49,8 @@ pub struct BasalticState {
     /// Held from a create's check that its name is free until its id is bound, so two creates
     /// of one name never both succeed.
     creating: tokio::sync::Mutex<()>,
+    /// The queues (by basaltic name, or `*`) whose messages may not be exported.
+    export_disabled: Vec<String>,
 }
 
 impl std::fmt::Debug for BasalticState {
@@ -66,6 +69,14 @@ struct Target {
 }
 
 impl BasalticState {
+    /// Whether exporting gateway queue `queue`'s messages is turned off.
+    fn export_disabled(&self, queue: &str) -> bool {
+        let name = queues::name_of(queue);
+        self.export_disabled
+            .iter()
+            .any(|listed| listed == "*" || listed == name)
+    }
+
     /// Authenticates the request (before any body is read) and finds the queue its path names.
     async fn target(
         &self,

@@ -4,7 +4,9 @@
 
 use super::error::{ErrorBody, ErrorDetail};
 use super::wire;
-use super::{batches, delivery, key, messages, metrics, queues, redrive, subscriptions};
+use super::{
+    batches, delivery, inspecting, key, messages, metrics, queues, redrive, subscriptions,
+};
 use crate::api::common::openapi::Finish;
 use utoipa::OpenApi as _;
 
@@ -15,7 +17,7 @@ use utoipa::OpenApi as _;
         title = "basaltic queues",
         description = "Queues addressed by UUID, and their messages: send, receive with a lease, \
             delete by the current receipt, change visibility, batches of each, inspect without a \
-            lease, purge, metrics. Every error answers `{\"error\": {\"code\", \"message\"}}`; \
+            lease (filtered, exported, moved), purge, pause, metrics. Every error answers `{\"error\": {\"code\", \"message\"}}`; \
             `503` carries `Retry-After` (seconds), `401` carries `WWW-Authenticate: Bearer`.",
     ),
     paths(
@@ -25,7 +27,9 @@ use utoipa::OpenApi as _;
         queues::change,
         queues::remove,
         messages::send,
-        messages::inspect,
+        inspecting::inspect,
+        inspecting::export,
+        inspecting::move_messages,
         messages::delete,
         messages::receive,
         messages::visibility,
@@ -80,6 +84,13 @@ use utoipa::OpenApi as _;
         wire::InspectedMessage,
         wire::InspectedMessages,
         wire::InspectedState,
+        wire::ExportedMessage,
+        wire::MoveRequest,
+        wire::MoveEntry,
+        wire::MoveResults,
+        wire::MovedMessage,
+        wire::MoveFailure,
+        wire::MoveFailureCode,
         wire::QueueCounts,
         wire::Include,
         wire::KeyResult,

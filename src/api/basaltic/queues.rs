@@ -43,7 +43,7 @@ pub(super) fn routes() -> axum::Router<Arc<BasalticState>> {
 
 /// A basaltic queue's name: its gateway queue's name without `.fifo`, and for a reserved one
 /// (`sqsgw_bq_<name>_<8 hex>[.fifo]`) the name it was created with.
-fn name_of(queue: &str) -> &str {
+pub(super) fn name_of(queue: &str) -> &str {
     let base = queue.strip_suffix(".fifo").unwrap_or(queue);
     match base.strip_prefix(QUEUE_PREFIX) {
         Some(reserved) => reserved.rsplit_once('_').map_or(reserved, |(name, _)| name),

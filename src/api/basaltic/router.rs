@@ -3,7 +3,8 @@
 
 use super::config::BasalticConfig;
 use super::{
-    BasalticState, batches, delivery, key, messages, metrics, queues, redrive, subscriptions,
+    BasalticState, batches, delivery, inspecting, key, messages, metrics, queues, redrive,
+    subscriptions,
 };
 use crate::api::common::{Dialect, Document, PlugContext};
 use crate::credentials::basaltic_keys::BasalticKeys;
@@ -28,6 +29,7 @@ pub fn plug(
             Arc::clone(&context.sample_history),
         ),
         creating: tokio::sync::Mutex::new(()),
+        export_disabled: section.export_disabled.clone(),
     })
 }
 
@@ -45,6 +47,7 @@ impl Dialect for BasalticState {
             .merge(batches::routes())
             .merge(redrive::routes())
             .merge(delivery::routes())
+            .merge(inspecting::routes())
             .merge(key::routes())
             .merge(subscriptions::routes())
             .method_not_allowed_fallback(|request| {

@@ -20,6 +20,7 @@ mod config;
 mod convert;
 mod durable;
 pub mod engine;
+mod moving;
 mod port;
 mod records;
 mod redrive;

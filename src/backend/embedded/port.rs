@@ -9,8 +9,8 @@ use super::slot::{lock, read, slot};
 use crate::core::backend::{Backend, BackendError};
 use crate::core::model::{
     BackendMessage, BackendReceive, EntryError, EntryOutcome, ExpiredFifoHandles,
-    ExpiredVisibility, OutgoingMessage, PeekedMessage, QueueSettings, QueueStats, RedriveTask,
-    ResolvedQueue, SentMessage, StoreCounts,
+    ExpiredVisibility, MessageAt, MoveOutcome, OutgoingMessage, PeekedMessage, QueueSettings,
+    QueueStats, RedriveTask, ResolvedQueue, SentMessage, StoreCounts,
 };
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -388,6 +388,16 @@ impl Backend for EmbeddedBackend {
 
     async fn cancel_redrive(&self, handle: &str) -> Result<u64, BackendError> {
         self.cancel_redrive_task(handle)
+    }
+
+    async fn move_messages(
+        &self,
+        source_url: &str,
+        destination_url: &str,
+        messages: &[MessageAt],
+    ) -> Result<Vec<MoveOutcome>, BackendError> {
+        self.move_chosen(source_url, destination_url, messages)
+            .await
     }
 
     async fn peek(

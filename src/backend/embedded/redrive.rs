@@ -235,7 +235,7 @@ enum Step {
 }
 
 /// Locks two queues in name order (the order every path locks two queues in).
-fn lock_pair<'a>(
+pub(super) fn lock_pair<'a>(
     first: &'a Slot,
     second: &'a Slot,
 ) -> (

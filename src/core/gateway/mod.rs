@@ -108,6 +108,7 @@ mod dead_letter_source;
 mod finishing;
 mod handles;
 mod handoff;
+mod inspecting;
 mod messages;
 mod pausing;
 mod push_admin;
@@ -117,6 +118,7 @@ mod sampling;
 
 pub use counting::{CountLimits, ROUND_SHARE};
 pub use handles::{OpenedHandles, clamp_visibility};
+pub use inspecting::{MOST_SCANNED, MOST_SCANNED_BYTES, MatchingPage};
 
 impl Gateway {
     /// Assembles the core. `shutdown` ends waiting long polls with an empty answer.

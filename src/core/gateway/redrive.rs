@@ -1,13 +1,40 @@
-//! Redrive: moving messages out of dead-letter queues, as tasks the backend runs.
+//! Moving messages between queues: redrive (a dead-letter queue's messages, as tasks the
+//! backend runs) and moves of messages chosen by a read without a lease.
 
 use super::Gateway;
 use crate::core::ErrorKind;
 use crate::core::GatewayError;
 use crate::core::access::Caller;
-use crate::core::model::RedriveTask;
+use crate::core::model::{MessageAt, MoveOutcome, RedriveTask};
 use crate::core::operation::Operation;
 
 impl Gateway {
+    /// Moves the messages named from `source` to `destination` (an outcome each, in order): takes
+    /// moving messages out of `source` there and sending to `destination`. A backend that cannot
+    /// name messages (SQS) answers `Unsupported`.
+    pub async fn move_messages(
+        &self,
+        caller: &Caller,
+        source: &str,
+        destination: &str,
+        messages: &[MessageAt],
+    ) -> Result<Vec<MoveOutcome>, GatewayError> {
+        self.admit(caller, Operation::MoveMessages, source)?;
+        self.allowed(caller, Operation::Send, destination)?;
+        if source == destination {
+            return Err(GatewayError::invalid_request(
+                "the destination must be another queue than the source",
+            ));
+        }
+        let from = self.registry.get(source).await?;
+        let to = self.registry.get(destination).await?;
+        let answer = self
+            .backend
+            .move_messages(&from.url, &to.url, messages)
+            .await;
+        self.settle(source, answer).await
+    }
+
     /// Starts moving the messages of the dead-letter queue `source` to `destination`, or each
     /// back to the queue it came from; answers the task's handle, as SQS forms it (base64 of its
     /// task id and the source queue's ARN), which names the source queue: only callers with

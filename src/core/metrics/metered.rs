@@ -6,8 +6,8 @@ use crate::core::backend::{Backend, BackendError};
 use crate::core::metrics::meters::Meters;
 use crate::core::model::{
     BackendMessage, BackendReceive, EntryError, EntryOutcome, ExpiredFifoHandles,
-    ExpiredVisibility, OutgoingMessage, PeekedMessage, QueueSettings, QueueStats, RedriveTask,
-    ResolvedQueue, SentMessage, StoreCounts,
+    ExpiredVisibility, MessageAt, MoveOutcome, OutgoingMessage, PeekedMessage, QueueSettings,
+    QueueStats, RedriveTask, ResolvedQueue, SentMessage, StoreCounts,
 };
 use crate::core::spans;
 use async_trait::async_trait;
@@ -193,6 +193,20 @@ impl Backend for MeteredBackend {
     ) -> Result<Vec<PeekedMessage>, BackendError> {
         self.timed("peek", self.inner.peek(queue_url, after, max))
             .await
+    }
+
+    async fn move_messages(
+        &self,
+        source_url: &str,
+        destination_url: &str,
+        messages: &[MessageAt],
+    ) -> Result<Vec<MoveOutcome>, BackendError> {
+        self.timed(
+            "move_messages",
+            self.inner
+                .move_messages(source_url, destination_url, messages),
+        )
+        .await
     }
 
     async fn start_redrive(

@@ -244,6 +244,9 @@ pub(in crate::api::basaltic) struct ReceivedMessages {
 pub(in crate::api::basaltic) struct InspectedMessage {
     /// The message's id.
     pub message_id: String,
+    /// Its place in the queue's order: a move names the message by it and its id.
+    #[schema(pattern = "^[0-9]{1,20}$")]
+    pub position: String,
     /// The body.
     pub body: String,
     /// The attributes, by name.
@@ -277,9 +280,76 @@ pub(in crate::api::basaltic) enum InspectedState {
 pub(in crate::api::basaltic) struct InspectedMessages {
     /// The messages, in queue order.
     pub messages: Vec<InspectedMessage>,
-    /// Give it as `after` to read the messages that follow; `null` when none did.
+    /// Give it as `after` to read the messages that follow; `null` when the queue was read to
+    /// its end.
     #[schema(required = true)]
     pub next: Option<String>,
+    /// How many messages were examined for this page (with a filter, more than it holds).
+    pub scanned: usize,
+}
+
+/// What a move did: every message named is in one of the lists.
+#[derive(Debug, Default, Serialize, ToSchema)]
+pub(in crate::api::basaltic) struct MoveResults {
+    /// The messages now in the destination, and no longer here.
+    pub moved: Vec<MovedMessage>,
+    /// The messages left where they are, and why.
+    pub failed: Vec<MoveFailure>,
+}
+
+/// A message moved.
+#[derive(Debug, Serialize, ToSchema)]
+pub(in crate::api::basaltic) struct MovedMessage {
+    /// Its id (the same at the destination).
+    pub message_id: String,
+}
+
+/// A message not moved.
+#[derive(Debug, Serialize, ToSchema)]
+pub(in crate::api::basaltic) struct MoveFailure {
+    /// Its id.
+    pub message_id: String,
+    /// `not_found` (no longer at that position: moved, deleted or expired) or `in_flight` (a
+    /// consumer holds it).
+    pub code: MoveFailureCode,
+    /// Why, for people.
+    pub message: String,
+}
+
+/// Why a message was not moved.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub(in crate::api::basaltic) enum MoveFailureCode {
+    /// Not in the queue at that position any more.
+    NotFound,
+    /// A consumer holds it: its lease has not ended.
+    InFlight,
+}
+
+/// One line of an export: a message as inspection shows it, with what a FIFO send needs again.
+#[derive(Debug, Serialize, ToSchema)]
+pub(in crate::api::basaltic) struct ExportedMessage {
+    /// The message's id.
+    pub message_id: String,
+    /// Its place in the queue's order.
+    pub position: String,
+    /// When it was sent, if the backend says.
+    #[schema(required = true, format = DateTime)]
+    pub sent_at: Option<String>,
+    /// How many times it has been received.
+    pub receive_count: u32,
+    /// The body.
+    pub body: String,
+    /// The attributes, by name, as a send takes them.
+    pub attributes: BTreeMap<String, AttributeJson>,
+    /// FIFO: its message group.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub group_id: Option<String>,
+    /// FIFO: its deduplication id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub deduplication_id: Option<String>,
 }
 
 /// A batch's results: every entry is in one of the lists.

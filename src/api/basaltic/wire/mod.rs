@@ -8,7 +8,7 @@ use crate::api::common::json::reject_unknown;
 use crate::core::GatewayError;
 use crate::core::gateway::ReceiveOptions;
 use crate::core::model::{
-    AttributeValue, Delivery, MessageAttribute, OutgoingMessage, QueueSettings,
+    AttributeValue, Delivery, MessageAt, MessageAttribute, OutgoingMessage, QueueSettings,
 };
 use crate::core::sqs_limits as limits;
 use crate::core::trace_context::TraceContext;
@@ -350,6 +350,7 @@ pub(super) fn inspected(peeked: crate::core::model::PeekedMessage) -> InspectedM
     let message = peeked.message;
     InspectedMessage {
         message_id: message.message_id,
+        position: peeked.position.to_string(),
         body: message.body,
         attributes: typed(message.attributes),
         receive_count: message.receive_count,
@@ -365,6 +366,57 @@ pub(super) fn inspected(peeked: crate::core::model::PeekedMessage) -> InspectedM
             .visible_at
             .map(|at| at.to_rfc3339_opts(SecondsFormat::Millis, true)),
     }
+}
+
+/// A message as an export writes it: one JSON line.
+pub(super) fn exported(peeked: crate::core::model::PeekedMessage) -> ExportedMessage {
+    let message = peeked.message;
+    ExportedMessage {
+        message_id: message.message_id,
+        position: peeked.position.to_string(),
+        sent_at: message
+            .sent_at
+            .map(|at| at.to_rfc3339_opts(SecondsFormat::Millis, true)),
+        receive_count: message.receive_count,
+        body: message.body,
+        attributes: typed(message.attributes),
+        group_id: message.group_id,
+        deduplication_id: message.deduplication_id,
+    }
+}
+
+/// Parses a move: `{"destination_queue_id", "messages": [{"message_id", "position"}]}`.
+pub(super) fn parse_move(body: &[u8]) -> Result<(String, Vec<MessageAt>), GatewayError> {
+    let object = MOVE.parse(body, false)?;
+    let destination = MOVE_DESTINATION.value(&object, "")?.to_owned();
+    let mut messages = Vec::new();
+    for (index, entry) in MOVE_MESSAGES.read(&object, "")?.iter().enumerate() {
+        let at = format!("messages[{index}]");
+        let Value::Object(entry) = entry else {
+            return Err(invalid(format!("{at} must be an object")));
+        };
+        MOVE_ENTRY.check(entry, &at)?;
+        let message_id = MOVE_MESSAGE_ID.value(entry, &at)?.to_owned();
+        let position = MOVE_POSITION
+            .value(entry, &at)?
+            .parse::<u64>()
+            .map_err(|_| {
+                invalid(format!(
+                    "{at}.position must be a position: digits, as inspection gives it"
+                ))
+            })?;
+        if messages
+            .iter()
+            .any(|seen: &MessageAt| seen.position == position)
+        {
+            return Err(invalid(format!("{at} names a message named before")));
+        }
+        messages.push(MessageAt {
+            position,
+            message_id,
+        });
+    }
+    Ok((destination, messages))
 }
 
 fn typed(attributes: BTreeMap<String, MessageAttribute>) -> BTreeMap<String, AttributeJson> {

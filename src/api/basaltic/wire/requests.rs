@@ -572,3 +572,49 @@ pub(super) const REDRIVE: Shape = Shape {
 /// A redrive, in the document.
 pub(in crate::api::basaltic) enum RedriveRequest {}
 body_schema!(RedriveRequest, REDRIVE);
+
+/// The most messages one move names.
+pub(super) const MOST_MOVED: usize = 100;
+
+pub(super) const MOVE_DESTINATION: Field<Text> = Field::required(
+    "destination_queue_id",
+    "The queue the messages go to (its UUID): another queue of the same type.",
+    Text::uuid()
+        .named(<QueueId as ToSchema>::name)
+        .refused_as("must be a queue UUID"),
+);
+pub(super) const MOVE_MESSAGES: Field<List> = Field::required(
+    "messages",
+    "1 to 100 messages, each named by its id and position as inspection gives them",
+    List::of(Items::Named(<MoveEntry as ToSchema>::name), 1, MOST_MOVED),
+);
+
+/// A move of messages chosen by inspection.
+pub(super) const MOVE: Shape = Shape {
+    doc: "Moves the messages named to another queue: each leaves this queue and enters the destination at once.",
+    fields: &[&MOVE_DESTINATION, &MOVE_MESSAGES],
+    example: None,
+};
+
+/// A move, in the document.
+pub(in crate::api::basaltic) enum MoveRequest {}
+body_schema!(MoveRequest, MOVE);
+
+pub(super) const MOVE_MESSAGE_ID: Field<Text> =
+    Field::required("message_id", "The message's id.", Text::word(1, 128, "-_"));
+pub(super) const MOVE_POSITION: Field<Text> = Field::required(
+    "position",
+    "The message's position, as inspection gives it.",
+    Text::word(1, 20, ""),
+);
+
+/// One message of a move.
+pub(super) const MOVE_ENTRY: Shape = Shape {
+    doc: "One message to move.",
+    fields: &[&MOVE_MESSAGE_ID, &MOVE_POSITION],
+    example: None,
+};
+
+/// One message of a move, in the document.
+pub(in crate::api::basaltic) enum MoveEntry {}
+body_schema!(MoveEntry, MOVE_ENTRY);

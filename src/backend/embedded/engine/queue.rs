@@ -437,6 +437,11 @@ impl Queue {
         self.messages.get(&seq).map(|message| (seq, message))
     }
 
+    /// The message at `seq`, if it is still in the queue.
+    pub fn at(&self, seq: u64) -> Option<&Message> {
+        self.messages.get(&seq)
+    }
+
     /// Takes a message out for a move elsewhere (a redrive); the destination's
     /// [`Queue::accept_redriven`] journals the move.
     pub fn take(&mut self, seq: u64) -> Option<Moving> {

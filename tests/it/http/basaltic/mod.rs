@@ -2,6 +2,7 @@
 //! queues as resources, its OpenAPI document held to the basaltic docs, and the request bodies the
 //! README shows. `support` holds the gateway the other folders' tests start too.
 
+mod inspecting;
 mod limits;
 mod messages;
 mod openapi;

@@ -41,6 +41,8 @@ async fn the_basaltic_document_says_what_the_basaltic_docs_say() {
         ("post", "/v1/queues/{queue_id}/redrive"),
         ("get", "/v1/queues/{queue_id}/redrive"),
         ("post", "/v1/queues/{queue_id}/redrive/cancel"),
+        ("get", "/v1/queues/{queue_id}/messages/export"),
+        ("post", "/v1/queues/{queue_id}/messages/move"),
         ("post", "/v1/queues/{queue_id}/pause"),
         ("post", "/v1/queues/{queue_id}/resume"),
         ("get", "/v1/key"),
