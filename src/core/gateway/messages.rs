@@ -161,9 +161,14 @@ impl Gateway {
         if self.shutdown.is_cancelled() {
             return Ok(Vec::new());
         }
-        // Boxed: only a paused queue's receives hold this wait.
-        let Some(options) = Box::pin(self.wait_while_paused(queue, options)).await? else {
-            return Ok(Vec::new());
+        // Boxed, and only for a paused queue: no other receive holds or allocates this wait.
+        let options = if self.pauses.is_paused(queue) {
+            match Box::pin(self.wait_while_paused(queue, options)).await? {
+                Some(options) => options,
+                None => return Ok(Vec::new()),
+            }
+        } else {
+            options
         };
         // Cancelled when this request is dropped or answered: the work below, if still running,
         // then knows that nobody waits for it.
@@ -244,9 +249,6 @@ impl Gateway {
         queue: &str,
         mut options: ReceiveOptions,
     ) -> Result<Option<ReceiveOptions>, GatewayError> {
-        if !self.pauses.is_paused(queue) {
-            return Ok(Some(options));
-        }
         let wait = match options.wait_seconds {
             Some(wait) => wait,
             None => {
