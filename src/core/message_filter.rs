@@ -12,6 +12,10 @@ pub const MOST_EXPRESSION_CHARS: usize = 256;
 /// The most steps a path may take.
 pub const MOST_PATH_STEPS: usize = 16;
 
+/// The expressions the documents describe, as a pattern (JSON Schema's, ECMA-262): a subset of
+/// what [`Expression::parse`] takes (no escapes in strings, at most 16 steps, plain numbers).
+pub const EXPRESSION_PATTERN: &str = r#"^\.([A-Za-z_][A-Za-z0-9_]*)?(\.[A-Za-z_][A-Za-z0-9_]*|\[[0-9]{1,9}\]|\["[^"\\\x00-\x1f]*"\]){0,15}( *(==|!=|<=|>=|<|>) *("[^"\\\x00-\x1f]*"|-?(0|[1-9][0-9]{0,14})(\.[0-9]{1,15})?|true|false|null)| +contains +("[^"\\\x00-\x1f]*"|-?(0|[1-9][0-9]{0,14})(\.[0-9]{1,15})?|true|false|null))? *$"#;
+
 /// What a message must match; an empty filter keeps every message.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MessageFilter {

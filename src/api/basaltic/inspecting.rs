@@ -182,7 +182,7 @@ fn unsupported_here(error: GatewayError) -> GatewayError {
         ("contains" = Option<String>, Query, min_length = 1, max_length = 256, description = "Only messages whose body holds this text (any case)"),
         ("message_id" = Option<String>, Query, min_length = 1, max_length = 256, description = "Only messages whose id starts with this"),
         ("attribute" = Option<String>, Query, min_length = 1, max_length = 256, description = "Only messages with this attribute: `name`, or `name=value` (a Binary value in standard base64)"),
-        ("where" = Option<String>, Query, min_length = 1, max_length = 256, description = "Only messages whose body is JSON and holds this: a path from `.` (`.order.lines[0][\"sku\"]`), alone (there, and neither null nor false) or with `==`, `!=`, `<`, `<=`, `>`, `>=` or `contains` and a JSON string, number, true, false or null"),
+        ("where" = Option<String>, Query, min_length = 1, max_length = 256, pattern = r#"^\.([A-Za-z_][A-Za-z0-9_]*)?(\.[A-Za-z_][A-Za-z0-9_]*|\[[0-9]{1,9}\]|\["[^"\\\x00-\x1f]*"\]){0,15}( *(==|!=|<=|>=|<|>) *("[^"\\\x00-\x1f]*"|-?(0|[1-9][0-9]{0,14})(\.[0-9]{1,15})?|true|false|null)| +contains +("[^"\\\x00-\x1f]*"|-?(0|[1-9][0-9]{0,14})(\.[0-9]{1,15})?|true|false|null))? *$"#, description = "Only messages whose body is JSON and holds this: a path from `.` (`.order.lines[0][\"sku\"]`), alone (there, and neither null nor false) or with `==`, `!=`, `<`, `<=`, `>`, `>=` or `contains` and a JSON string, number, true, false or null"),
     ),
     security(("bearer" = [])),
     responses(
@@ -235,7 +235,7 @@ pub(super) async fn inspect(
         ("contains" = Option<String>, Query, min_length = 1, max_length = 256, description = "As inspection's"),
         ("message_id" = Option<String>, Query, min_length = 1, max_length = 256, description = "As inspection's"),
         ("attribute" = Option<String>, Query, min_length = 1, max_length = 256, description = "As inspection's"),
-        ("where" = Option<String>, Query, min_length = 1, max_length = 256, description = "As inspection's"),
+        ("where" = Option<String>, Query, min_length = 1, max_length = 256, pattern = r#"^\.([A-Za-z_][A-Za-z0-9_]*)?(\.[A-Za-z_][A-Za-z0-9_]*|\[[0-9]{1,9}\]|\["[^"\\\x00-\x1f]*"\]){0,15}( *(==|!=|<=|>=|<|>) *("[^"\\\x00-\x1f]*"|-?(0|[1-9][0-9]{0,14})(\.[0-9]{1,15})?|true|false|null)| +contains +("[^"\\\x00-\x1f]*"|-?(0|[1-9][0-9]{0,14})(\.[0-9]{1,15})?|true|false|null))? *$"#, description = "As inspection's"),
     ),
     security(("bearer" = [])),
     responses(

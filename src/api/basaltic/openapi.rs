@@ -150,6 +150,29 @@ mod tests {
         parse(body.to_string().as_bytes())
     }
 
+    /// The `where` expressions both reading routes document are the ones the core describes.
+    #[test]
+    fn the_documented_expressions_are_the_cores() {
+        let document = serde_json::to_value(document()).expect("serializes");
+        for path in [
+            "/v1/queues/{queue_id}/messages",
+            "/v1/queues/{queue_id}/messages/export",
+        ] {
+            let parameters = document["paths"][path]["get"]["parameters"]
+                .as_array()
+                .expect("parameters");
+            let expression = parameters
+                .iter()
+                .find(|parameter| parameter["name"] == "where")
+                .expect("a where parameter");
+            assert_eq!(
+                expression["schema"]["pattern"],
+                crate::core::message_filter::EXPRESSION_PATTERN,
+                "{path}"
+            );
+        }
+    }
+
     /// Each documented integer range is the parser's: both bounds taken, one past either refused.
     #[test]
     fn documented_ranges_are_the_parsers() {

@@ -48,16 +48,11 @@ impl EmbeddedBackend {
         };
         let wanted: Vec<_> = held.iter().map(|(seq, held)| (*seq, held)).collect();
         let bodies = self.bodies_of(&source_name, &wanted).await?;
-        let confirmed: Vec<u64> = held
+        // Each position's id now: an entry moves only the message its id names.
+        let ids: std::collections::HashMap<u64, String> = held
             .iter()
             .zip(bodies)
-            .filter_map(|((seq, _), body)| {
-                let body = body?;
-                messages
-                    .iter()
-                    .any(|at| at.position == *seq && at.message_id == body.id)
-                    .then_some(*seq)
-            })
+            .filter_map(|((seq, _), body)| Some((*seq, body?.id.clone())))
             .collect();
         let now = self.now();
         let mut journal = Vec::new();
@@ -69,7 +64,7 @@ impl EmbeddedBackend {
             let outcomes: Vec<MoveOutcome> = messages
                 .iter()
                 .map(|at| {
-                    if !confirmed.contains(&at.position) {
+                    if ids.get(&at.position) != Some(&at.message_id) {
                         return MoveOutcome::NotFound;
                     }
                     let Some(message) = from.at(at.position) else {

@@ -405,12 +405,6 @@ pub(super) fn parse_move(body: &[u8]) -> Result<(String, Vec<MessageAt>), Gatewa
                     "{at}.position must be a position: digits, as inspection gives it"
                 ))
             })?;
-        if messages
-            .iter()
-            .any(|seen: &MessageAt| seen.position == position)
-        {
-            return Err(invalid(format!("{at} names a message named before")));
-        }
         messages.push(MessageAt {
             position,
             message_id,

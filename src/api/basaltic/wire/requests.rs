@@ -605,7 +605,7 @@ pub(super) const MOVE_MESSAGE_ID: Field<Text> =
 pub(super) const MOVE_POSITION: Field<Text> = Field::required(
     "position",
     "The message's position, as inspection gives it.",
-    Text::word(1, 20, ""),
+    Text::core("^[0-9]{1,19}$"),
 );
 
 /// One message of a move.

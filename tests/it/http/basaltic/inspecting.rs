@@ -321,7 +321,13 @@ async fn a_move_keeps_every_message_exactly_once(kind: Kind) {
     let (_, again) = move_(&api, &api.admin, &id, &request).await;
     assert!(again["moved"].as_array().unwrap().is_empty(), "{again}");
     assert_eq!(again["failed"].as_array().unwrap().len(), 10);
-    // A position with another id moves nothing.
+    // A message named twice moves once; a position with another id moves nothing.
+    let twice = json!({ "destination_queue_id": destination, "messages": named(&[left[1].clone(), left[1].clone()]) });
+    let (_, twice) = move_(&api, &api.admin, &id, &twice).await;
+    assert_eq!(twice["moved"].as_array().unwrap().len(), 1, "{twice}");
+    assert_eq!(twice["failed"][0]["code"], "not_found", "{twice}");
+    let (left, _) = every_page(&api, &id, "max_messages=10").await;
+    assert_eq!(left.len(), 20);
     let first = &left[0];
     let wrong = json!({ "destination_queue_id": destination, "messages": [
         { "message_id": "not-its-id", "position": first["position"] }] });
@@ -368,7 +374,7 @@ async fn a_move_keeps_every_message_exactly_once(kind: Kind) {
             .contains("send")
     );
     let (left_after, _) = every_page(&api, &id, "max_messages=10").await;
-    assert_eq!(left_after.len(), 21, "refused moves change nothing");
+    assert_eq!(left_after.len(), 20, "refused moves change nothing");
 }
 
 crate::on_both_backends!(
