@@ -2,9 +2,10 @@
 """Drives the sqs-gateway web console (/console) in headless Chromium against one running gateway.
 
 Why: the console is a browser client of the basaltic API; only a real browser shows that it signs
-in, sends, imports, inspects, receives, charts, edits settings, manages push subscriptions, pauses
-delivery, reads the audit trail, purges and redrives through that API, that it never runs a message's text as HTML, and that it works with
-the keyboard and on a narrow screen. run.sh starts the gateway (embedded or sqs over LocalStack)
+in, sends, imports, inspects, finds, exports and moves messages, receives, charts, edits settings,
+manages push subscriptions, pauses delivery, reads the audit trail, purges and redrives through
+that API, that it never runs a message's text as HTML, and that it works with the keyboard and on
+a narrow screen. run.sh starts the gateway (embedded or sqs over LocalStack)
 and runs this once per backend with:
 
   CONSOLE_URL            the gateway, e.g. http://127.0.0.1:40123
@@ -33,6 +34,7 @@ from suite.signin import t_headers, t_page_logic, t_signin_refused, t_signin, t_
 from suite.queues import t_create_queues, t_queue_list_filter_sort, t_purge, t_delete_queue  # noqa: E402
 from suite.messages import (  # noqa: E402
     t_send_form, t_send_form_by_type, t_inspect, t_inspect_unsupported, t_paging, t_xss, t_receive, t_import)
+from suite.find import t_find, t_export, t_move, t_find_keyboard_narrow  # noqa: E402
 from suite.metrics import t_metrics, t_charts, t_metrics_gap, t_dead_letter_and_redrive  # noqa: E402
 from suite.subscriptions import t_subscriptions, t_subscriptions_manage  # noqa: E402
 from suite.settings import t_settings_edit, t_notices_and_plurals  # noqa: E402
@@ -54,6 +56,10 @@ TESTS = [
     ("xss", t_xss, None),
     ("receive", t_receive, None),
     ("import", t_import, None),
+    ("find", t_find, ["embedded"]),
+    ("export", t_export, ["embedded"]),
+    ("move", t_move, ["embedded"]),
+    ("find_keyboard_narrow", t_find_keyboard_narrow, ["embedded"]),
     ("metrics", t_metrics, None),
     ("charts", t_charts, None),
     ("metrics_gap", t_metrics_gap, ["sqs"]),
@@ -99,14 +105,15 @@ def main():
 
         def t_no_page_errors(_page):
             # A CSP violation or a script error shows here; the browser also reports failed fetches:
-            # the refusals the tests provoke (400 out of range, 401 a wrong key, 404, 501 unsupported).
-            bad = [e for e in console_errors if not re.search(r"status of (400|401|404|501)", e)]
+            # the refusals the tests provoke (400 out of range, 401 a wrong key, 403 an export a queue
+            # refuses, 404, 501 unsupported).
+            bad = [e for e in console_errors if not re.search(r"status of (400|401|403|404|501)", e)]
             assert not page_errors, f"script errors: {page_errors[:3]}"
             assert not bad, f"console errors: {bad[:3]}"
         run_test(page, "no_page_errors", t_no_page_errors)
         browser.close()
     # Leave nothing behind in LocalStack (best effort).
-    for key in ("work", "src", "dlq", "page", "fifo", "import", "hooks", "pause"):
+    for key in ("work", "src", "dlq", "page", "fifo", "import", "hooks", "pause", "find", "dest", "reimport", "export_off"):
         if key in state:
             http("DELETE", f"/v1/queues/{state[key]}")
     passed = sum(1 for _, good in results if good)

@@ -111,11 +111,12 @@ new_key viewer '*=inspect,read_metrics'
 viewer_key="$key_value" viewer_entry="$key_entry"
 receipt_secret="$("$BIN" new-receipt-key)"
 
-# start_gateway NAME BACKEND_TOML: checks the config, starts the gateway, sets $endpoint. (Not in
-# a $(...) subshell: its pid must reach this shell's `pids`, or the EXIT trap cannot stop it.)
+# start_gateway NAME BACKEND_TOML [BASALTIC_TOML]: checks the config, starts the gateway, sets
+# $endpoint; BASALTIC_TOML goes into its [basaltic] section. (Not in a $(...) subshell: its pid
+# must reach this shell's `pids`, or the EXIT trap cannot stop it.)
 endpoint=""
 start_gateway() {
-  local name=$1 backend=$2 port config
+  local name=$1 backend=$2 basaltic=${3:-} port config
   port="$(free_port)"
   config="$work/$name.toml"
   cat > "$config" <<TOML
@@ -140,6 +141,7 @@ dir = "$work/$name-state"
 [basaltic]
 metrics_interval_seconds = 1
 all_queues = true
+$basaltic
 
 $admin_entry
 
@@ -237,7 +239,8 @@ backends="${CONSOLE_BACKENDS:-embedded sqs}"
 
 # The embedded gateway also pushes its queue `push-demo` to a port nothing listens on: the queue
 # page shows the subscription and its delivery log (attempts that end unreachable). Both gateways
-# allow private networks, so the subscriptions the tests make post to that port too.
+# allow private networks, so the subscriptions the tests make post to that port too. Its queue
+# `it-console-export-off` (the export test makes it) refuses bulk export.
 if [[ " $backends " == *" embedded "* ]]; then
 start_gateway embedded "[backend]
 kind = \"embedded\"
@@ -253,7 +256,7 @@ name = \"demo-hook\"
 queue = \"push-demo\"
 url = \"http://127.0.0.1:9/hook\"
 secret = \"whsec_$(head -c 32 /dev/urandom | base64 | tr -d '\n')\"
-timeout_seconds = 2"
+timeout_seconds = 2" 'export_disabled = ["it-console-export-off"]'
 run_backend embedded
 fi
 

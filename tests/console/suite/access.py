@@ -214,3 +214,14 @@ def t_read_only_key(page):
     status, _, answer = http("PATCH", f"/v1/queues/{src}", {"settings": {"delay_seconds": 1}}, key=VIEWER)
     assert status == 403 and answer["error"]["code"] == "permission_denied", f"{status} {answer!r}"
     shot(page, "read-only-subscriptions")
+    if BACKEND == "embedded":
+        # Moving takes manage_queues: both move controls disabled, saying so; the API agrees.
+        open_queue(page, src, "messages")
+        expect(tid(page, "messages-table")).to_be_visible()
+        for control in ("move-selected", "move-all"):
+            expect(tid(page, control)).to_be_disabled()
+        expect(tid(page, "selection-bar")).to_contain_text("needs the manage_queues permission")
+        expect(tid(page, "export-all")).to_be_enabled()
+        status, _, answer = http("POST", f"/v1/queues/{src}/messages/move",
+                                 {"destination_queue_id": state["work"], "messages": [{"message_id": "x", "position": "1"}]}, key=VIEWER)
+        assert status == 403 and answer["error"]["code"] == "permission_denied", f"move: {status} {answer!r}"

@@ -83,16 +83,21 @@ def t_inspect(page):
     work = state["work"]
     open_queue(page, work, "messages")
     expect(tid(page, "inspect-note")).to_contain_text("Inspecting is not processing: messages stay where they are, receive counts do not change")
-    card = page.locator(f'[data-testid="message"][data-message-id="{state["json_id"]}"]')
-    expect(card.locator('[data-testid="msg-receive-count"]')).to_have_text("0")
-    expect(card.locator('[data-testid="msg-state"]')).to_have_text("visible")
-    expect(card.locator('[data-testid="msg-body"]')).to_contain_text('"order": 1042,\n  "items": [')
-    expect(card.locator('[data-testid="msg-attribute"]')).to_have_count(3)
-    expect(tid(page, "message")).to_have_count(3)
+    line = page.locator(f'[data-testid="message-row"][data-message-id="{state["json_id"]}"]')
+    expect(line.locator('[data-testid="row-receive-count"]')).to_have_text("0")
+    expect(line.locator('[data-testid="row-state"]')).to_have_text("visible")
+    expect(line.locator('[data-testid="row-preview"]')).to_have_text('{"order": 1042, "items": ["tea", "cups"], "status": "paid"}')
+    expect(line.locator('[data-testid="row-id"]')).to_have_attribute("title", state["json_id"])
+    expect(tid(page, "message-row")).to_have_count(3)
+    line.click()
+    detail = tid(page, "message-detail")
+    expect(detail.locator('[data-testid="detail-body"]')).to_contain_text('"order": 1042,\n  "items": [')
+    expect(detail.locator('[data-testid="msg-attribute"]')).to_have_count(3)
+    expect(detail.locator('[data-testid="detail-receive-count"]')).to_have_text("0")
     for _ in range(2):
         with page.expect_response(lambda r: "/messages?" in r.url):
             tid(page, "messages-reload").click()
-        expect(card.locator('[data-testid="msg-receive-count"]')).to_have_text("0")
+        expect(line.locator('[data-testid="row-receive-count"]')).to_have_text("0")
     answer = ok("GET", f"/v1/queues/{work}/messages?max_messages=10")
     mine = [m for m in answer["messages"] if m["message_id"] == state["json_id"]]
     assert mine and mine[0]["receive_count"] == 0, f"receive_count through the API: {mine}"
@@ -115,6 +120,9 @@ def t_inspect_unsupported(page):
     expect(alert(page)).to_have_text(expected)
     expect(tid(page, "messages-unsupported")).to_contain_text(answer["error"]["message"])
     expect(tid(page, "messages-unsupported")).to_contain_text("Receive tab")
+    # No table, and no find, export or move control.
+    for control in ("messages-table", "find-form", "export-all", "export-selected", "move-all", "move-selected"):
+        expect(tid(page, control)).to_have_count(0)
     shot(page, "messages")
 
 
@@ -123,17 +131,19 @@ def t_paging(page):
     sent = [send_api(queue, f"page message {n}") for n in range(12)]
     state["page_filled"] = True
     open_queue(page, queue, "messages")
-    expect(tid(page, "message")).to_have_count(10)
+    rows = tid(page, "message-row")
+    expect(rows).to_have_count(10)
     expect(tid(page, "messages-prev")).to_be_disabled()
     tid(page, "messages-next").click()
     expect(tid(page, "messages-page")).to_have_text("Page 2")
-    expect(tid(page, "message")).to_have_count(2)
+    expect(rows).to_have_count(2)
     expect(tid(page, "messages-next")).to_be_disabled()
-    ids = set(tid(page, "message").evaluate_all("cards => cards.map(c => c.dataset.messageId)"))
+    expect(tid(page, "messages-info")).to_have_text("12 shown · 12 examined · end of the queue")
+    ids = set(rows.evaluate_all("rows => rows.map(r => r.dataset.messageId)"))
     tid(page, "messages-prev").click()
     expect(tid(page, "messages-page")).to_have_text("Page 1")
-    expect(tid(page, "message")).to_have_count(10)
-    first = set(tid(page, "message").evaluate_all("cards => cards.map(c => c.dataset.messageId)"))
+    expect(rows).to_have_count(10)
+    first = set(rows.evaluate_all("rows => rows.map(r => r.dataset.messageId)"))
     assert first | ids == set(sent) and not first & ids, "the two pages hold the 12 messages once each"
 
 
@@ -150,7 +160,15 @@ def t_xss(page):
     state["xss_id"] = xss_id
     if BACKEND == "embedded":
         open_queue(page, work, "messages")
-        listing = tid(page, "messages-list")
+        line = page.locator(f'[data-testid="message-row"][data-message-id="{xss_id}"]')
+        expect(line.locator('[data-testid="row-preview"]')).to_have_text(XSS_BODY)
+        line.click()
+        listing = tid(page, "tab-panel")
+        card = tid(page, "message-detail")
+        expect(card.locator('[data-testid="detail-body"]')).to_have_text(XSS_BODY)
+        tid(page, "detail-raw").click()
+        expect(card.locator('[data-testid="detail-body"]')).to_have_text(XSS_BODY)
+        expect(card.locator('[data-testid="msg-attributes"]')).to_contain_text(XSS_VALUE)
     else:  # no inspect: look at it with a receive released at once
         open_queue(page, work, "receive")
         tid(page, "recv-max").fill("10")
@@ -158,9 +176,9 @@ def t_xss(page):
         tid(page, "recv-visibility").fill("0")
         tid(page, "recv-submit").click()
         listing = tid(page, "received-list")
-    card = listing.locator(f'[data-testid="message"][data-message-id="{xss_id}"]')
-    expect(card.locator('[data-testid="msg-body"]')).to_have_text(XSS_BODY)
-    expect(card.locator('[data-testid="msg-attributes"]')).to_contain_text(XSS_VALUE)
+        card = listing.locator(f'[data-testid="message"][data-message-id="{xss_id}"]')
+        expect(card.locator('[data-testid="msg-body"]')).to_have_text(XSS_BODY)
+        expect(card.locator('[data-testid="msg-attributes"]')).to_contain_text(XSS_VALUE)
     # No element was made from the message's text (so no handler can fire), and none ran.
     assert listing.locator("img, script").count() == 0, "no element made from the message"
     assert page.evaluate("window.__xss") is None, "window.__xss stays undefined"

@@ -24,22 +24,36 @@ export function describe(err) {
 
 /** One call of the basaltic API with the key; answers the JSON (null for 204), throws ApiError. */
 export async function api(method, path, body, key = state.key) {
-  const headers = { Authorization: `Bearer ${key}`, Accept: 'application/json' };
+  const { text, status } = await call(method, path, body, key, 'application/json');
+  if (status === 204) return null;
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch (_) {
+    return null;
+  }
+}
+
+/** One call answered as text (an export's JSON lines) with its headers; throws ApiError. */
+export async function apiText(method, path, key = state.key) {
+  return call(method, path, undefined, key, 'application/x-ndjson, application/json');
+}
+
+async function call(method, path, body, key, accept) {
+  const headers = { Authorization: `Bearer ${key}`, Accept: accept };
   const init = { method, headers, cache: 'no-store', credentials: 'omit', redirect: 'error' };
   if (body !== undefined) {
     headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
   }
   const response = await fetch(path, init);
-  if (response.status === 204) return null;
-  const text = await response.text();
-  let data = null;
-  try {
-    data = text ? JSON.parse(text) : null;
-  } catch (_) {
-    data = null;
-  }
+  const text = response.status === 204 ? '' : await response.text();
   if (!response.ok) {
+    let data = null;
+    try {
+      data = text ? JSON.parse(text) : null;
+    } catch (_) {
+      data = null;
+    }
     const e = (data && data.error) || {};
     const err = new ApiError(response.status, e.code || `http_${response.status}`,
       e.message || response.statusText || 'the gateway gave no reason');
@@ -49,7 +63,7 @@ export async function api(method, path, body, key = state.key) {
     }
     throw err;
   }
-  return data;
+  return { text, status: response.status, headers: response.headers };
 }
 
 export const queuePath = (id, rest = '') => `/v1/queues/${encodeURIComponent(id)}${rest}`;

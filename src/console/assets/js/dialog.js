@@ -1,11 +1,12 @@
 // Why: the console's modal dialogs (new subscription, rotation, a secret shown once) share one
 // shape: labelled by their title, closed by Escape or their buttons, removed from the page when
-// closed (nothing they showed stays in the DOM), and focus goes back to what opened them.
+// closed (nothing they showed stays in the DOM), and focus goes back to what opened them (or to
+// `fallback` when that is gone or disabled meanwhile).
 
 import { uid, h } from './dom.js';
 
 /** Opens a modal dialog; build(close) answers its content. Answers { dialog, close, error }. */
-export function openDialog({ opener, title, testid, build, onClose }) {
+export function openDialog({ opener, fallback, title, testid, build, onClose }) {
   const titleId = uid('dialog');
   const error = h('p', { class: 'alert', role: 'alert', testid: 'dialog-error' });
   const dialog = h('dialog', { class: 'confirm', testid, 'aria-labelledby': titleId });
@@ -17,7 +18,9 @@ export function openDialog({ opener, title, testid, build, onClose }) {
     dialog.remove();
     if (onClose) onClose();
     // A dialog that opened another (a form, then its secret) leaves focus to that one.
-    if (opener && opener.isConnected && !document.querySelector('dialog[open]')) opener.focus();
+    if (document.querySelector('dialog[open]')) return;
+    if (opener && opener.isConnected && !opener.disabled) opener.focus();
+    else if (fallback && fallback.isConnected) fallback.focus();
   });
   document.body.append(dialog);
   dialog.showModal();

@@ -1,6 +1,7 @@
 // Why: the Send tab's import: a JSON-lines file of messages (each line the body POST …/messages
 // takes) sent ten at a time through the batch call, with a result per line; a bad line never
-// stops the others, and a file past the bounds is refused before anything is sent.
+// stops the others, and a file past the bounds is refused before anything is sent. An export's
+// lines import as they are: the fields only an export writes are dropped before sending.
 
 import { uid, h, fill, field, guarded } from './dom.js';
 import { reasonFor } from './session.js';
@@ -11,6 +12,8 @@ import { plural } from './format.js';
 export const IMPORT_MAX_LINES = 10000;
 export const IMPORT_MAX_BYTES = 10 * 1024 * 1024;
 const BATCH = 10;
+/** What an export line holds that a send does not take: dropped, so an export imports as it is. */
+export const EXPORT_ONLY_FIELDS = ['message_id', 'position', 'sent_at', 'receive_count'];
 
 /** The file's lines as entries to send, or what is wrong with each; blank lines are skipped. */
 export function parseLines(text) {
@@ -22,7 +25,10 @@ export function parseLines(text) {
       const value = JSON.parse(raw);
       if (value === null || typeof value !== 'object' || Array.isArray(value)) line.error = 'not a JSON object';
       else if (Object.prototype.hasOwnProperty.call(value, 'id')) line.error = 'invalid_input: "id" is not a field of a message (the console numbers the lines)';
-      else line.message = value;
+      else {
+        for (const name of EXPORT_ONLY_FIELDS) delete value[name];
+        line.message = value;
+      }
     } catch (_) {
       line.error = 'not JSON';
     }
@@ -50,7 +56,8 @@ export function importForm(ctx, scope) {
     h('h2', { id: titleId }, 'Import messages from a file'),
     h('p', { class: 'muted small' }, 'JSON lines: one message a line, as POST /v1/queues/{id}/messages takes it: ',
       h('code', {}, '{"body": "…", "attributes": {…}, "delay_seconds": 0, "group_id": "…", "deduplication_id": "…"}'),
-      ` (only body is required). Sent ${BATCH} at a time; at most ${IMPORT_MAX_LINES.toLocaleString('en')} lines or 10 MiB.`),
+      ' (only body is required); an export of the Messages tab imports as it is (its message_id, position, sent_at and receive_count are dropped).',
+      ` Sent ${BATCH} at a time; at most ${IMPORT_MAX_LINES.toLocaleString('en')} lines or 10 MiB.`),
     field('JSON-lines file', file),
     h('div', { class: 'actions' }, guarded(start, reason), progress),
     summary,
