@@ -154,6 +154,27 @@ fn non_empty(name: &str, value: &str) -> Result<String, GatewayError> {
     Ok(value.to_owned())
 }
 
+impl BasalticState {
+    /// The page of the target's queue that `reading` asks for.
+    async fn read_page(
+        &self,
+        target: &super::Target,
+        reading: &Reading,
+    ) -> Result<crate::core::gateway::MatchingPage, GatewayError> {
+        self.gateway
+            .peek_matching(
+                &target.caller,
+                &target.queue,
+                reading.after,
+                reading.max,
+                &reading.filter,
+                reading.scan,
+            )
+            .await
+            .map_err(unsupported_here)
+    }
+}
+
 /// SQS's answer to a read without a lease, said for this API.
 fn unsupported_here(error: GatewayError) -> GatewayError {
     if error.kind == ErrorKind::Unsupported {
@@ -201,18 +222,7 @@ pub(super) async fn inspect(
 ) -> Result<Json<InspectedMessages>, BasalticError> {
     let target = state.target(&headers, path).await?;
     let reading = reading(query.as_deref(), &INSPECTION)?;
-    let page = state
-        .gateway
-        .peek_matching(
-            &target.caller,
-            &target.queue,
-            reading.after,
-            reading.max,
-            &reading.filter,
-            reading.scan,
-        )
-        .await
-        .map_err(unsupported_here)?;
+    let page = state.read_page(&target, &reading).await?;
     Ok(Json(InspectedMessages {
         messages: page.messages.into_iter().map(wire::inspected).collect(),
         next: page.next.map(|position| position.to_string()),
@@ -260,18 +270,7 @@ pub(super) async fn export(
         )
         .into());
     }
-    let page = state
-        .gateway
-        .peek_matching(
-            &target.caller,
-            &target.queue,
-            reading.after,
-            reading.max,
-            &reading.filter,
-            reading.scan,
-        )
-        .await
-        .map_err(unsupported_here)?;
+    let page = state.read_page(&target, &reading).await?;
     let mut lines = Vec::new();
     for message in page.messages {
         serde_json::to_writer(&mut lines, &wire::exported(message))
