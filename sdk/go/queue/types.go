@@ -265,6 +265,10 @@ type InspectedMessage struct {
 	State MessageState `json:"state"`
 	// VisibleAt is when it is (or was) visible: after its delay, or when its lease ends.
 	VisibleAt *time.Time `json:"visible_at"`
+	// GroupID is a FIFO message's group.
+	GroupID string `json:"group_id,omitempty"`
+	// DeduplicationID is a FIFO message's deduplication id.
+	DeduplicationID string `json:"deduplication_id,omitempty"`
 }
 
 // QueueType is a queue's type.

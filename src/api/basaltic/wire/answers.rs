@@ -261,6 +261,14 @@ pub(in crate::api::basaltic) struct InspectedMessage {
     /// When it is (or was) visible: after its delay, or when its current lease ends.
     #[schema(required = true, format = DateTime)]
     pub visible_at: Option<String>,
+    /// FIFO: its message group.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub group_id: Option<String>,
+    /// FIFO: its deduplication id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub deduplication_id: Option<String>,
 }
 
 /// Where an inspected message is.

@@ -365,6 +365,8 @@ pub(super) fn inspected(peeked: crate::core::model::PeekedMessage) -> InspectedM
         visible_at: peeked
             .visible_at
             .map(|at| at.to_rfc3339_opts(SecondsFormat::Millis, true)),
+        group_id: message.group_id,
+        deduplication_id: message.deduplication_id,
     }
 }
 

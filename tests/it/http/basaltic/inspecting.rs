@@ -134,6 +134,23 @@ async fn filters_search_the_whole_queue_page_by_page(kind: Kind) {
         let message = body["error"]["message"].as_str().unwrap();
         assert!(message.contains(says), "{query}: {message}");
     }
+    // A FIFO message shows its group and deduplication id, as a send takes them back.
+    let fifo = api.create(json!({ "name": name(), "type": "fifo" })).await;
+    let sent = api
+        .send(
+            &fifo,
+            r#"{"body": "in a group", "group_id": "g-1", "deduplication_id": "d-1"}"#,
+        )
+        .await;
+    assert_eq!(sent.status, StatusCode::CREATED, "{}", sent.body);
+    let (_, grouped) = inspect(&api, &fifo, "").await;
+    assert_eq!(grouped["messages"][0]["group_id"], "g-1", "{grouped}");
+    assert_eq!(
+        grouped["messages"][0]["deduplication_id"], "d-1",
+        "{grouped}"
+    );
+    let (_, plain) = inspect(&api, &id, "max_messages=1").await;
+    assert!(plain["messages"][0].get("group_id").is_none(), "{plain}");
     // Nothing was received: every count is still 0.
     let (all, _) = every_page(&api, &id, "max_messages=10").await;
     assert_eq!(all.len(), 30);
