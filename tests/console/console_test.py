@@ -34,7 +34,8 @@ from suite.signin import t_headers, t_page_logic, t_signin_refused, t_signin, t_
 from suite.queues import t_create_queues, t_queue_list_filter_sort, t_purge, t_delete_queue  # noqa: E402
 from suite.messages import (  # noqa: E402
     t_send_form, t_send_form_by_type, t_inspect, t_inspect_unsupported, t_paging, t_xss, t_receive, t_import)
-from suite.find import t_find, t_export, t_move, t_find_keyboard_narrow  # noqa: E402
+from suite.find import (  # noqa: E402
+    t_find, t_export, t_move, t_find_keyboard_narrow, t_keep_searching, t_export_stop, t_export_cap, t_move_stop)
 from suite.metrics import t_metrics, t_charts, t_metrics_gap, t_dead_letter_and_redrive  # noqa: E402
 from suite.subscriptions import t_subscriptions, t_subscriptions_manage  # noqa: E402
 from suite.settings import t_settings_edit, t_notices_and_plurals  # noqa: E402
@@ -60,6 +61,10 @@ TESTS = [
     ("export", t_export, ["embedded"]),
     ("move", t_move, ["embedded"]),
     ("find_keyboard_narrow", t_find_keyboard_narrow, ["embedded"]),
+    ("keep_searching", t_keep_searching, ["embedded"]),
+    ("export_stop", t_export_stop, ["embedded"]),
+    ("export_cap", t_export_cap, None),
+    ("move_stop", t_move_stop, ["embedded"]),
     ("metrics", t_metrics, None),
     ("charts", t_charts, None),
     ("metrics_gap", t_metrics_gap, ["sqs"]),
@@ -113,7 +118,7 @@ def main():
         run_test(page, "no_page_errors", t_no_page_errors)
         browser.close()
     # Leave nothing behind in LocalStack (best effort).
-    for key in ("work", "src", "dlq", "page", "fifo", "import", "hooks", "pause", "find", "dest", "reimport", "export_off"):
+    for key in ("work", "src", "dlq", "page", "fifo", "import", "hooks", "pause", "find", "dest", "reimport", "export_off", "big", "stop_dest"):
         if key in state:
             http("DELETE", f"/v1/queues/{state[key]}")
     passed = sum(1 for _, good in results if good)

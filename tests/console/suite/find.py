@@ -308,3 +308,202 @@ def t_find_keyboard_narrow(page):
         shot(page, "narrow-messages")
     finally:
         page.set_viewport_size({"width": 1280, "height": 900})
+
+
+# ------------------------------------------------------------------ more than one request's worth
+
+BIG = 1050  # more than the 1,000 messages an inspect request examines by default
+NEEDLE = f"needle-{RUN}"
+
+
+def send_many(queue, bodies):
+    for i in range(0, len(bodies), 10):
+        answer = ok("POST", f"/v1/queues/{queue}/messages/batch",
+                    {"entries": [{"id": f"e{j}", "body": body} for j, body in enumerate(bodies[i:i + 10])]})
+        assert not answer.get("failed") and len(answer["successful"]) == len(bodies[i:i + 10]), answer
+
+
+def hold_routes(page, match, passed=0):
+    """Routes the requests whose URL match() keeps: the first `passed` go on, later ones wait in
+    the list answered until the test continues them. Answers that list."""
+    held = []
+    seen = [0]
+
+    def handler(route):
+        seen[0] += 1
+        if seen[0] <= passed:
+            route.continue_()
+        else:
+            held.append(route)
+    page.route(match, handler)
+    return held
+
+
+def wait_held(page, held, n, what):
+    """Waits (the page's events go on meanwhile) until n requests are held."""
+    for _ in range(400):
+        if len(held) >= n:
+            return
+        page.wait_for_timeout(25)
+    raise AssertionError(f"timed out waiting for {what} (held {len(held)})")
+
+
+def export_pages(queue, pages):
+    """The first `pages` pages of the API's own export (1,000 lines each), and the cursor after them."""
+    lines, after, scanned = [], None, 0
+    for _ in range(pages):
+        status, headers, raw = http("GET", f"/v1/queues/{queue}/messages/export?limit=1000" + (f"&after={urllib.parse.quote(after)}" if after else ""))
+        assert status == 200, f"{status} {raw!r}"
+        lines += [json.loads(line) for line in raw.decode().splitlines() if line.strip()]
+        scanned += int(headers.get("export-scanned") or 0)
+        after = headers.get("export-next")
+    return lines, after, scanned
+
+
+def t_keep_searching(page):
+    queue = ok("POST", "/v1/queues", {"name": f"it-console-{RUN}-big", "type": "standard"}, status=201)["result"]["id"]
+    state["big"] = queue
+    send_many(queue, [f"{NEEDLE} {n}" if n >= BIG - 4 else f"filler {n}" for n in range(BIG)])
+    first = ok("GET", f"/v1/queues/{queue}/messages?max_messages=10{q(contains=NEEDLE)}")
+    assert first["messages"] == [] and first["next"] and first["scanned"] == 1000, \
+        f"one request examines 1,000 messages and finds none: {first['scanned']} {first['next']!r}"
+    expected = [m["message_id"] for m in matching(queue, q(contains=NEEDLE))]
+    assert len(expected) == 4, expected
+    open_queue(page, queue, "messages")
+    expect(tid(page, "message-row")).to_have_count(10)
+    expect(tid(page, "find-keep-searching")).to_be_hidden()
+    find(page, contains=NEEDLE.upper())
+    expect(tid(page, "messages-empty")).to_have_text("No match among the messages examined for this page: keep searching to read on.")
+    expect(tid(page, "messages-info")).to_have_text("0 matching · 1,000 examined · more after this page")
+    keep = tid(page, "find-keep-searching")
+    expect(keep).to_be_visible()
+    expect(keep).to_be_enabled()
+    with page.expect_response(lambda r: "/messages?" in r.url):
+        keep.click()
+    expect(tid(page, "message-row")).to_have_count(4)
+    assert rows_shown(page) == expected, "the matches past the first 1,000, as the API finds them"
+    expect(tid(page, "messages-page")).to_have_text("Page 2")
+    expect(tid(page, "messages-info")).to_have_text(f"4 matching · {BIG:,} examined · end of the queue")
+    expect(keep).to_be_hidden()
+
+
+def t_export_stop(page):
+    queue = state["big"]
+    send_many(queue, [f"more {n}" for n in range(1000)])
+    api_lines, after, scanned = export_pages(queue, 2)
+    assert after, "the queue goes on after two pages"
+    _, _, first_scanned = export_pages(queue, 1)
+    goto(page, "#/queues")  # the tab afresh: no filter applied
+    open_queue(page, queue, "messages")
+    expect(tid(page, "message-row")).to_have_count(10)
+    # The first export request goes on, the second waits: Stop is clicked while it is under way.
+    held = hold_routes(page, lambda url: "/messages/export" in url, passed=1)
+    try:
+        tid(page, "export-all").click()
+        wait_held(page, held, 1, "the second export request")
+        expect(tid(page, "export-status")).to_have_text(f"Exporting: 1,000 lines · {first_scanned:,} examined…")
+        tid(page, "export-stop").click()
+        expect(tid(page, "export-stop")).to_be_disabled()
+        with page.expect_download() as info:
+            held[0].continue_()
+        lines = read_download(info.value)
+        assert len(held) == 1, f"no request after the stop: {len(held)} held"
+    finally:
+        page.unroute_all(behavior="ignoreErrors")
+    # The file holds the two pages read, whole: exactly the API's first two pages, each message once.
+    assert len(lines) == 2000 and lines == api_lines, f"{len(lines)} lines, the API's first two pages"
+    assert len({line["message_id"] for line in lines}) == 2000, "each line a distinct message"
+    expect(tid(page, "export-status")).to_have_text(
+        f"Exported 2,000 messages ({scanned:,} examined): stopped before the end of the queue.")
+    expect(tid(page, "export-stop")).to_be_hidden()
+    expect(tid(page, "export-all")).to_be_enabled()
+
+
+def t_export_cap(page):
+    """exportAll's rules on a stubbed fetch: it stops at EXPORT_MAX_LINES (asking no more than the
+    lines left), at the queue's end (complete, even at exactly the cap), and on a stop."""
+    goto(page, "#/queues")
+    expect(tid(page, "queue-row").first).to_be_visible()
+    got = page.evaluate("""async () => {
+      const { exportAll, EXPORT_MAX_LINES } = await import('/console/js/export.js');
+      const real = window.fetch;
+      // A queue of `size` messages of which the filters keep `keep` of each 1,000 examined.
+      const run = async (size, keep, stopAfter) => {
+        const limits = [];
+        let pages = 0;
+        window.fetch = async (url, init) => {
+          if (!String(url).includes('/messages/export')) return real(url, init);
+          const u = new URL(url, location.href);
+          const limit = Number(u.searchParams.get('limit'));
+          const from = Number(u.searchParams.get('after') || 0);
+          limits.push(limit);
+          const examined = Math.min(1000, size - from);
+          const n = Math.min(limit, Math.floor(examined * keep / 1000));
+          const body = Array.from({ length: n }, (_, i) => JSON.stringify({ message_id: `m${from + i}` })).join('\\n');
+          const headers = { 'export-scanned': String(examined) };
+          if (from + examined < size) headers['export-next'] = String(from + examined);
+          return new Response(body, { status: 200, headers });
+        };
+        try {
+          const done = await exportAll('q', '', { shouldStop: () => pages >= stopAfter, onProgress: () => { pages += 1; } });
+          return { lines: done.lines.length, scanned: done.scanned, complete: done.complete, capped: done.capped,
+                   requests: limits.length, lastLimit: limits[limits.length - 1], distinct: new Set(done.lines).size };
+        } finally {
+          window.fetch = real;
+        }
+      };
+      return {
+        max: EXPORT_MAX_LINES,
+        endless: await run(1e9, 999, Infinity),
+        exact: await run(100000, 1000, Infinity),
+        stopped: await run(1e9, 1000, 3),
+      };
+    }""")
+    assert got["max"] == 100_000, got
+    # 999 a page: 100 pages hold 99,900, the 101st asks for the 100 left, then the cap.
+    assert got["endless"] == {"lines": 100_000, "scanned": 101_000, "complete": False, "capped": True,
+                              "requests": 101, "lastLimit": 100, "distinct": 100_000}, got["endless"]
+    assert got["exact"] == {"lines": 100_000, "scanned": 100_000, "complete": True, "capped": False,
+                            "requests": 100, "lastLimit": 1000, "distinct": 100_000}, got["exact"]
+    assert got["stopped"] == {"lines": 3000, "scanned": 3000, "complete": False, "capped": False,
+                              "requests": 3, "lastLimit": 1000, "distinct": 3000}, got["stopped"]
+
+
+def t_move_stop(page):
+    source = state["big"]
+    dest_name = f"it-console-{RUN}-stopdest"
+    dest = ok("POST", "/v1/queues", {"name": dest_name, "type": "standard"}, status=201)["result"]["id"]
+    state["stop_dest"] = dest
+    before = [m["message_id"] for m in matching(source)]
+    assert len(before) == BIG + 1000, len(before)
+    open_queue(page, source, "messages")
+    expect(tid(page, "message-row")).to_have_count(10)
+    tid(page, "move-all").click()
+    tid(page, "move-destination").select_option(label=dest_name)
+    # The first move request goes on, the second waits: Stop is clicked while it is under way.
+    held = hold_routes(page, lambda url: url.endswith("/messages/move"), passed=1)
+    try:
+        tid(page, "move-start").click()
+        wait_held(page, held, 1, "the second move request")
+        expect(tid(page, "move-summary")).to_have_text(f"100 messages moved to {dest_name}…")
+        tid(page, "move-stop").click()
+        expect(tid(page, "move-summary")).to_have_text("Stopping after the request under way…")
+        held[0].continue_()
+        expect(tid(page, "move-summary")).to_have_text(
+            f"200 messages moved to {dest_name}. Stopped: the messages not moved are still in this queue.")
+        assert len(held) == 1, f"no request after the stop: {len(held)} held"
+    finally:
+        page.unroute_all(behavior="ignoreErrors")
+    expect(tid(page, "move-result")).to_have_count(200)
+    moved = tid(page, "move-result").evaluate_all("rs => rs.map(r => [r.dataset.messageId, r.dataset.outcome])")
+    # Every message in exactly one of the two queues: none lost, none doubled.
+    left = [m["message_id"] for m in matching(source)]
+    there = [m["message_id"] for m in matching(dest)]
+    assert len(set(left)) == len(left) and len(set(there)) == len(there), "no message twice in a queue"
+    assert not set(left) & set(there), "no message in both queues"
+    assert sorted(left + there) == sorted(before), "no message lost"
+    assert sorted(there) == sorted(i for i, _ in moved) and all(o == "moved" for _, o in moved), \
+        "the dialog's results are the messages the destination holds"
+    assert sorted(there) == sorted(before[:200]), "the first 200 messages in queue order moved"
+    tid(page, "move-close").click()
+    expect(tid(page, "move-dialog")).to_have_count(0)

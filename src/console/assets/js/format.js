@@ -32,5 +32,9 @@ export function prettyBody(body) {
   return { text: body, json: false };
 }
 
-/** A count with its noun: "1 message", "2 messages" (`many` when the plural is not noun + s). */
-export const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+/**
+ * A count with its noun: "1 message", "2 messages", "2,000 messages" (thousands grouped as the
+ * "examined" counts beside them are; `many` when the plural is not noun + s).
+ */
+export const plural = (n, one, many = `${one}s`) =>
+  `${typeof n === 'number' ? n.toLocaleString('en') : n} ${n === 1 ? one : many}`;
