@@ -174,6 +174,18 @@ pub trait Backend: Send + Sync + 'static {
         false
     }
 
+    /// The region of the queue ARNs the backend makes up (the embedded engine's); `None` when its
+    /// ARNs are real ones (SQS's), which clients are shown as they are.
+    fn made_up_arn_region(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Whether the backend keeps SQS's 60-second rules itself (a purge in progress, a name
+    /// deleted recently); the SQS endpoint keeps them in front of one that does not.
+    fn keeps_sqs_time_rules(&self) -> bool {
+        true
+    }
+
     /// What the backend's own disk store has done, for the meters; `None` without one.
     fn store_counts(&self) -> Option<StoreCounts> {
         None

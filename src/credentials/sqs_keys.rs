@@ -27,6 +27,8 @@ pub const SQS_ACTIONS: &[(&str, Action)] = &[
     ("SetQueueAttributes", Action::ManageQueues),
     ("TagQueue", Action::ManageQueues),
     ("UntagQueue", Action::ManageQueues),
+    ("AddPermission", Action::ManageQueues),
+    ("RemovePermission", Action::ManageQueues),
     ("StartMessageMoveTask", Action::Redrive),
     ("CancelMessageMoveTask", Action::Redrive),
     ("ListMessageMoveTasks", Action::Redrive),

@@ -67,11 +67,10 @@ impl SqsAction {
         !matches!(self, SqsAction::CreateQueue | SqsAction::ListQueues)
     }
 
-    /// What the action needs of the caller; `None` for the actions the gateway knows but does not
-    /// serve (queue policies: access is the gateway's own grants).
-    pub(super) fn operation(self) -> Option<Operation> {
+    /// What the action needs of the caller.
+    pub(super) fn operation(self) -> Operation {
         use SqsAction as A;
-        Some(match self {
+        match self {
             A::SendMessage | A::SendMessageBatch => Operation::Send,
             A::ReceiveMessage => Operation::Receive,
             A::DeleteMessage | A::DeleteMessageBatch => Operation::Acknowledge,
@@ -86,13 +85,15 @@ impl SqsAction {
             A::PurgeQueue => Operation::Purge,
             A::CreateQueue => Operation::CreateQueue,
             A::DeleteQueue => Operation::DeleteQueue,
-            A::SetQueueAttributes => Operation::SetQueueSettings,
+            // A queue's access policy is one of its settings.
+            A::SetQueueAttributes | A::AddPermission | A::RemovePermission => {
+                Operation::SetQueueSettings
+            }
             A::TagQueue | A::UntagQueue => Operation::Tag,
             A::StartMessageMoveTask | A::CancelMessageMoveTask | A::ListMessageMoveTasks => {
                 Operation::Redrive
             }
-            A::AddPermission | A::RemovePermission => return None,
-        })
+        }
     }
 
     /// Whether its Query answer has no `{Action}Result` element (SQS sends none for these).
@@ -123,7 +124,7 @@ mod tests {
     fn every_grantable_action_is_an_operation_needing_that_grant() {
         for (name, action) in SQS_ACTIONS {
             let operation = SqsAction::named(name)
-                .and_then(SqsAction::operation)
+                .map(SqsAction::operation)
                 .unwrap_or_else(|| panic!("{name} is not served"));
             assert_eq!(operation.action(), *action, "{name}");
         }

@@ -67,10 +67,11 @@ pub(super) struct DeadLetterSources {
     pub queue_urls: Vec<String>,
 }
 
-/// A queue's attributes, those asked for.
+/// A queue's attributes, those asked for (left out when none is, as SQS leaves it out).
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub(super) struct QueueAttributes {
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub attributes: BTreeMap<String, String>,
 }
 

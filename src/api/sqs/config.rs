@@ -1,5 +1,6 @@
 //! The SQS endpoint's section of the config (`[sqs_api]`): its options and access keys.
 
+use super::regions::{Regions, looks_like_a_region};
 use crate::core::access::Grants;
 use crate::core::error::SettingError;
 use crate::credentials::secrets::read_signing_secret;
@@ -19,9 +20,17 @@ pub struct SqsApiConfig {
     /// Base of the queue URLs handed out (e.g. `https://queues.example.com`); default: `http://`
     /// and the Host the client used.
     pub public_url: Option<String>,
-    /// The region clients sign for (the credential scope's region); default `us-east-1`.
+    /// The home region: its queue URLs carry no region; default `us-east-1`.
     #[serde(default = "default_region")]
     pub region: String,
+    /// The other regions clients may sign for (`*`: any region name, the default; `[]`: the home
+    /// one only). Every region reaches the same queues.
+    #[serde(default = "everything")]
+    pub regions: Vec<String>,
+    /// SQS's 60-second rules on the embedded engine (one purge of a queue a minute, no queue made
+    /// again under a name deleted within the minute); SQS keeps its own. Default on, as AWS.
+    #[serde(default = "on")]
+    pub sixty_second_rules: bool,
     /// Access keys, checked with AWS Signature Version 4.
     #[serde(default)]
     pub credentials: Vec<SqsCredentialConfig>,
@@ -60,6 +69,8 @@ impl Default for SqsApiConfig {
             allow_unsigned: false,
             public_url: None,
             region: default_region(),
+            regions: everything(),
+            sixty_second_rules: true,
             credentials: Vec::new(),
             manage_queues: false,
         }
@@ -68,6 +79,10 @@ impl Default for SqsApiConfig {
 
 fn default_region() -> String {
     "us-east-1".to_owned()
+}
+
+fn on() -> bool {
+    true
 }
 
 fn everything() -> Vec<String> {
@@ -90,18 +105,28 @@ impl std::fmt::Debug for SqsCredentialConfig {
 impl SqsApiConfig {
     /// Checks what types alone cannot.
     pub fn validate(&self, queues: &BTreeSet<String>) -> Result<(), SettingError> {
-        let region_ok = !self.region.is_empty()
-            && self
-                .region
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-        if !region_ok {
+        if !looks_like_a_region(&self.region) {
             return Err(SettingError::new(
                 "sqs_api.region",
                 "must be a region name such as `us-east-1`",
             ));
         }
+        if let Some(bad) = self
+            .regions
+            .iter()
+            .find(|region| *region != "*" && !looks_like_a_region(region))
+        {
+            return Err(SettingError::new(
+                "sqs_api.regions",
+                format!("`{bad}` is not a region name such as `eu-central-1` (nor `*`)"),
+            ));
+        }
         self.keys(queues).map(|_| ())
+    }
+
+    /// The regions clients may sign for.
+    pub fn regions(&self) -> Regions {
+        Regions::new(&self.region, &self.regions)
     }
 
     /// What unsigned requests may do where they are allowed: `*` on `*`.

@@ -76,6 +76,29 @@ impl SqsError {
         }
     }
 
+    /// SQS's refusal of a second purge within the minute.
+    pub(super) fn purge_in_progress(queue: &str) -> Self {
+        Self {
+            query_code: "AWS.SimpleQueueService.PurgeQueueInProgress",
+            ..Self::sender(
+                "PurgeQueueInProgress",
+                format!("Only one PurgeQueue operation on {queue} is allowed every 60 seconds."),
+            )
+        }
+        .with_status(StatusCode::FORBIDDEN)
+    }
+
+    /// SQS's refusal of a queue name deleted within the minute.
+    pub(super) fn queue_deleted_recently() -> Self {
+        Self {
+            query_code: "AWS.SimpleQueueService.QueueDeletedRecently",
+            ..Self::sender(
+                "QueueDeletedRecently",
+                "You must wait 60 seconds after deleting a queue before you can create another with the same name.",
+            )
+        }
+    }
+
     pub(super) fn with_status(mut self, status: StatusCode) -> Self {
         self.status = status;
         self

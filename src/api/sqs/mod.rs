@@ -7,8 +7,10 @@ mod error;
 mod md5;
 mod op;
 mod query;
+pub mod regions;
 mod routes;
 pub mod sigv4;
+pub mod time_rules;
 mod wire;
 
 pub use routes::{ACCOUNT, BODY_LIMIT, SqsKeys, SqsState, error_response, plug};
@@ -28,7 +30,7 @@ impl EdgeShape for SqsEdge {
     }
 
     fn serves(&self, path: &str) -> bool {
-        path == "/" || path.starts_with(&format!("/{ACCOUNT}/"))
+        path == "/" || regions::serves(path)
     }
 
     fn render(&self, hints: &RequestHints, error: GatewayError) -> axum::response::Response {

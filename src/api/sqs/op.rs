@@ -31,6 +31,8 @@ pub(super) enum SqsOp {
     StartMessageMoveTask(wire::StartMessageMoveTask),
     ListMessageMoveTasks(wire::ListMessageMoveTasks),
     CancelMessageMoveTask(wire::CancelMessageMoveTask),
+    AddPermission(wire::AddPermission),
+    RemovePermission(wire::RemovePermission),
 }
 
 /// A request's input, as its protocol carried it.
@@ -74,8 +76,7 @@ impl Input<'_> {
 }
 
 impl SqsOp {
-    /// Reads `input` as `action`'s request. The actions the gateway knows but does not serve are
-    /// refused here, before their input is read.
+    /// Reads `input` as `action`'s request.
     pub(super) fn parse(action: SqsAction, input: Input<'_>) -> Result<Self, SqsError> {
         use SqsAction as A;
         Ok(match action {
@@ -100,16 +101,9 @@ impl SqsOp {
             A::StartMessageMoveTask => Self::StartMessageMoveTask(input.decode()?),
             A::ListMessageMoveTasks => Self::ListMessageMoveTasks(input.decode()?),
             A::CancelMessageMoveTask => Self::CancelMessageMoveTask(input.decode()?),
-            A::AddPermission | A::RemovePermission => return Err(Self::unsupported(action)),
+            A::AddPermission => Self::AddPermission(input.decode()?),
+            A::RemovePermission => Self::RemovePermission(input.decode()?),
         })
-    }
-
-    /// The refusal of an action the gateway knows but does not serve.
-    pub(super) fn unsupported(action: SqsAction) -> SqsError {
-        SqsError::unsupported(format!(
-            "{} is not supported by this gateway",
-            action.name()
-        ))
     }
 }
 
@@ -136,15 +130,11 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_json_body_is_an_empty_request_and_unserved_actions_are_refused() {
+    fn an_empty_json_body_is_an_empty_request_and_a_malformed_one_is_refused() {
         assert!(matches!(
             SqsOp::parse(SqsAction::ListQueues, Input::Json(b"  ")),
             Ok(SqsOp::ListQueues(_))
         ));
-        let Err(error) = SqsOp::parse(SqsAction::AddPermission, Input::Json(b"{")) else {
-            panic!("AddPermission is served");
-        };
-        assert_eq!(error.code, "UnsupportedOperation");
         let Err(error) = SqsOp::parse(SqsAction::SendMessage, Input::Json(b"[1]")) else {
             panic!("an array is a send");
         };

@@ -15,12 +15,13 @@ type Form = BTreeMap<String, String>;
 /// Parameters copied as they are.
 const STRINGS: &str = "QueueUrl QueueName QueueNamePrefix NextToken MessageBody \
     MessageDeduplicationId MessageGroupId ReceiveRequestAttemptId ReceiptHandle Id \
-    SourceArn DestinationArn TaskHandle";
+    SourceArn DestinationArn TaskHandle Label";
 /// Parameters that become JSON numbers.
 const INTEGERS: &str = "MaxResults DelaySeconds MaxNumberOfMessages VisibilityTimeout \
     WaitTimeSeconds MaxNumberOfMessagesPerSecond";
-/// `{Name}.N` lists, each the JSON array `{Name}s`.
-const LISTS: &str = "AttributeName MessageSystemAttributeName MessageAttributeName TagKey";
+/// `{Name}.N` lists, each the JSON array `{Name}s` (`ActionName.N` is `Actions`).
+const LISTS: &str =
+    "AttributeName MessageSystemAttributeName MessageAttributeName TagKey AWSAccountId ActionName";
 /// Batch actions; their `{Action}RequestEntry.N.*` parameters become `Entries`.
 const BATCHES: &str = "SendMessageBatch DeleteMessageBatch ChangeMessageVisibilityBatch";
 
@@ -164,7 +165,11 @@ fn convert(action: SqsAction, params: &Form) -> Result<Map<String, Value>, SqsEr
             .map(|v| json!(v))
             .collect();
         if !items.is_empty() {
-            out.insert(format!("{prefix}s"), Value::Array(items));
+            let field = match prefix {
+                "ActionName" => "Actions".to_owned(),
+                _ => format!("{prefix}s"),
+            };
+            out.insert(field, Value::Array(items));
         }
     }
     for (prefix, field) in [
@@ -250,6 +255,59 @@ pub(super) fn render_answer(action: SqsAction, answer: &SqsAnswer, request_id: &
     xml.text("RequestId", request_id);
     xml.0 += &format!("</ResponseMetadata></{action_name}Response>");
     xml.0
+}
+
+/// Writes the answer of `action` as SQS answers a Query request that accepts JSON:
+/// `{"<Action>Response": {"<Action>Result": {...}, "ResponseMetadata": {"RequestId": ...}}}`,
+/// the result's members as the JSON protocol names them except lists, whose names start in
+/// lower case (`queueUrls`, `messages`), as SQS writes them there.
+pub(super) fn render_answer_json(action: SqsAction, answer: &SqsAnswer, request_id: &str) -> Value {
+    let action_name = action.name();
+    let mut response = Map::new();
+    if !action.answers_without_result() {
+        let mut result = match serde_json::to_value(answer) {
+            Ok(Value::Object(members)) => members,
+            _ => Map::new(),
+        };
+        let lists: Vec<String> = result
+            .iter()
+            .filter(|(_, value)| value.is_array())
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in lists {
+            if let Some(list) = result.remove(&name) {
+                let mut chars = name.chars();
+                let lowered: String = chars
+                    .next()
+                    .map(|first| first.to_ascii_lowercase())
+                    .into_iter()
+                    .chain(chars)
+                    .collect();
+                result.insert(lowered, list);
+            }
+        }
+        response.insert(format!("{action_name}Result"), Value::Object(result));
+    }
+    response.insert(
+        "ResponseMetadata".into(),
+        json!({ "RequestId": request_id }),
+    );
+    json!({ format!("{action_name}Response"): response })
+}
+
+/// Whether a Query request asks for its answer in JSON (`Accept: application/json`).
+pub(super) fn accepts_json(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get_all(axum::http::header::ACCEPT)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .any(|media| {
+            media
+                .split(';')
+                .next()
+                .is_some_and(|kind| kind.trim().eq_ignore_ascii_case("application/json"))
+        })
 }
 
 /// Renders an error in the Query protocol's shape, with its Query code.

@@ -7,7 +7,9 @@ use super::answers::{self, BatchResult, Failed, MessageJson, SqsAnswer, Successf
 use super::error::SqsError;
 use super::op::{Input, SqsOp};
 use super::query;
+use super::regions::{self, ArnView, Regions};
 use super::sigv4::{self, PendingSignature, RequestHead, SigV4Error};
+use super::time_rules::TimeRules;
 use super::wire;
 use crate::api::common::{Dialect, PlugContext, read_body};
 use crate::core::access::{Caller, Grants, Principal};
@@ -30,6 +32,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 mod messages;
+mod permissions;
 mod queues;
 
 /// The largest SQS request body. A request carries at most 1 MiB of message data (a message, or
@@ -85,10 +88,12 @@ pub struct SqsState {
     /// Base of the queue URLs handed out; default: the request's Host under the listener's
     /// scheme (`https` with `[server.tls]`).
     pub public_url: crate::api::common::PublicUrl,
-    /// The region signatures must be scoped to, and queue ARNs name.
-    pub region: String,
+    /// The regions signatures may be scoped to.
+    pub regions: Regions,
     /// Where request times are checked against.
     pub clock: Arc<dyn Clock>,
+    /// SQS's 60-second rules, where the endpoint keeps them (`None`: off).
+    pub time_rules: Option<TimeRules>,
 }
 
 /// The endpoint from its config section; `credentials` is the handle a config reload swaps the
@@ -109,8 +114,10 @@ pub fn plug(
         anonymous: Arc::new(section.anonymous_grants()),
         allow_unsigned: section.allow_unsigned,
         public_url: crate::api::common::PublicUrl::new(section.public_url.as_deref(), context.tls),
-        region: section.region.clone(),
+        regions: section.regions(),
         clock: Arc::clone(&context.clock),
+        time_rules: (section.sixty_second_rules && !context.gateway.backend_keeps_sqs_time_rules())
+            .then(TimeRules::default),
     })
 }
 
@@ -124,12 +131,17 @@ impl Dialect for SqsState {
     }
 }
 
-/// `POST /` and `POST` to the queue URLs it hands out (`/000000000000/{queue}`).
+/// `POST /` and `POST` to the queue URLs it hands out (`/000000000000/{queue}`, and
+/// `/queue/{region}/000000000000/{queue}` for a region other than the home one).
 fn router(state: Arc<SqsState>) -> Router {
     Router::new()
         // GET serves presigned Query URLs (the action and its parameters are all in the URL).
         .route("/", post(handle).get(handle))
         .route(&format!("/{ACCOUNT}/{{queue}}"), post(handle).get(handle))
+        .route(
+            &format!("/queue/{{region}}/{ACCOUNT}/{{queue}}"),
+            post(handle).get(handle),
+        )
         .method_not_allowed_fallback(|request| {
             crate::api::common::method_not_allowed(&super::SqsEdge, request)
         })
@@ -198,6 +210,7 @@ async fn handle(
         return render_error(json_protocol, error, &request_id);
     };
     let json_protocol = matches!(protocol, Protocol::Json(_));
+    let query_in_json = !json_protocol && query::accepts_json(&headers);
     tracing::Span::current().record("protocol", protocol.name());
     let head = OwnedHead {
         method,
@@ -210,6 +223,12 @@ async fn handle(
                 (
                     [(header::CONTENT_TYPE, "application/x-amz-json-1.0")],
                     Json(answer),
+                )
+                    .into_response()
+            } else if query_in_json {
+                (
+                    [(header::CONTENT_TYPE, "application/json")],
+                    Json(query::render_answer_json(action, &answer, &request_id)),
                 )
                     .into_response()
             } else {
@@ -285,11 +304,12 @@ async fn serve(
     // Nothing of the body is read before the signature's key, scope and time check out.
     let pending = authenticate_head(state, &keys, &signed)?;
     let body = read_body(body, BODY_LIMIT).await.map_err(SqsError::from)?;
-    let (caller, callable) = match pending {
+    let (caller, callable, region) = match pending {
         Some(pending) => verify_body(&keys, pending, &body)?,
         None => (
             Caller::new(Principal::Anonymous, Arc::clone(&state.anonymous)),
             CallableActions::default(),
+            state.regions.home().to_owned(),
         ),
     };
     request_scope::note_caller(caller.principal());
@@ -321,9 +341,7 @@ async fn serve(
             ));
         }
     };
-    let operation = action
-        .operation()
-        .ok_or_else(|| SqsOp::unsupported(action))?;
+    let operation = action.operation();
     if !callable.allow(action.name()) {
         return Err(GatewayError::permission_denied(format!(
             "the access key may not call {}: its actions name the ones it may",
@@ -334,6 +352,7 @@ async fn serve(
     let context = Context {
         state,
         caller,
+        region,
         base_url,
         operation,
         trace_header: request_trace_header(&head.headers),
@@ -372,11 +391,9 @@ fn request_trace_header(headers: &HeaderMap) -> Option<String> {
         .then(|| value.to_owned())
 }
 
-/// The queue a request's path names (`/<account>/<queue>`), if it names one.
+/// The queue a request's path names, if it names one.
 fn queue_in_path(uri: &axum::http::Uri) -> Option<&str> {
-    uri.path()
-        .strip_prefix(&format!("/{ACCOUNT}/"))
-        .filter(|queue| !queue.is_empty())
+    regions::queue_in_path(uri.path())
 }
 
 /// SQS's refusal of a Query action the endpoint (the service's, or a queue's) does not serve.
@@ -400,7 +417,7 @@ fn authenticate_head(
     }
     let scope = sigv4::Scope {
         service: "sqs",
-        region: &state.region,
+        regions: &state.regions,
     };
     let lookup = |key: &str| keys.find(key).map(|c| c.secret.clone());
     sigv4::check_head(head, state.clock.now(), scope, &keys.signing_keys, lookup)
@@ -412,17 +429,17 @@ fn authenticate_head(
         })
 }
 
-/// Completes the signature check with the body: the calling key, as a caller of the core, and the
-/// SQS actions it may call.
+/// Completes the signature check with the body: the calling key, as a caller of the core, the
+/// SQS actions it may call, and the region it signed for.
 fn verify_body(
     keys: &SqsKeys,
     pending: PendingSignature,
     body: &[u8],
-) -> Result<(Caller, CallableActions), SqsError> {
+) -> Result<(Caller, CallableActions, String), SqsError> {
     let claimed = pending.access_key_id().to_owned();
     let verified = pending.verify(body).and_then(|verified| {
         keys.find(&verified.access_key_id)
-            .map(|key| (key.caller(), key.callable()))
+            .map(|key| (key.caller(), key.callable(), verified.region))
             .ok_or(SigV4Error::UnknownKey)
     });
     verified.map_err(|error| {
@@ -445,6 +462,8 @@ fn sigv4_error(error: &SigV4Error) -> SqsError {
 struct Context<'a> {
     state: &'a SqsState,
     caller: Caller,
+    /// The region the client signed for: its queue URLs and ARNs name it.
+    region: String,
     base_url: String,
     /// What the action needs of the caller on the queue it names.
     operation: Operation,
@@ -459,7 +478,16 @@ impl Context<'_> {
     }
 
     fn queue_url(&self, queue: &str) -> String {
-        format!("{}/{ACCOUNT}/{queue}", self.base_url.trim_end_matches('/'))
+        let path = self.state.regions.queue_path(&self.region, queue);
+        format!("{}{path}", self.base_url.trim_end_matches('/'))
+    }
+
+    /// How this request shows and reads queue ARNs.
+    fn arns(&self) -> ArnView<'_> {
+        ArnView {
+            made_up_region: self.gateway().made_up_arn_region(),
+            client_region: &self.region,
+        }
     }
 
     /// The gateway queue a QueueUrl names (its last path segment), checked by the core (it
@@ -514,6 +542,8 @@ impl Context<'_> {
             SqsOp::StartMessageMoveTask(request) => Box::pin(self.start_move_task(request)).await,
             SqsOp::ListMessageMoveTasks(request) => Box::pin(self.list_move_tasks(request)).await,
             SqsOp::CancelMessageMoveTask(request) => Box::pin(self.cancel_move_task(request)).await,
+            SqsOp::AddPermission(request) => Box::pin(self.add_permission(request)).await,
+            SqsOp::RemovePermission(request) => Box::pin(self.remove_permission(request)).await,
         }
     }
 }

@@ -31,8 +31,8 @@ pub struct RequestHead<'a> {
 pub struct Scope<'a> {
     /// The service in the credential scope (`sqs`).
     pub service: &'a str,
-    /// The region in the credential scope: the gateway's own.
-    pub region: &'a str,
+    /// The regions the credential scope may name.
+    pub regions: &'a super::regions::Regions,
 }
 
 /// The identity that a valid signature proves.
@@ -56,12 +56,12 @@ pub enum SigV4Error {
     /// The credential scope names the wrong service or date.
     #[error("invalid credential scope: {0}")]
     InvalidCredentialScope(&'static str),
-    /// The credential scope names another region than the endpoint's.
+    /// The credential scope names a region the endpoint does not answer for.
     #[error(
-        "Credential should be scoped to a valid region: this endpoint signs for '{expected}', not '{found}' (set AWS_REGION, or the client's region, to '{expected}')"
+        "Credential should be scoped to a valid region: this endpoint signs for {expected}, not '{found}' (set AWS_REGION, or the client's region, to one of them)"
     )]
     WrongRegion {
-        /// The endpoint's region.
+        /// The endpoint's regions, quoted.
         expected: String,
         /// The scope's region, as sent when it looks like a region name (else `?`).
         found: String,
@@ -246,14 +246,11 @@ pub fn check_head(
     if scope_service != scope.service {
         return Err(InvalidCredentialScope("wrong service"));
     }
-    if region != scope.region {
-        let looks_like_a_region = (1..=32).contains(&region.len())
-            && region
-                .bytes()
-                .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'-');
+    if !scope.regions.accepts(region) {
+        let shown = super::regions::looks_like_a_region(region);
         return Err(WrongRegion {
-            expected: scope.region.to_owned(),
-            found: if looks_like_a_region { region } else { "?" }.to_owned(),
+            expected: scope.regions.described(),
+            found: if shown { region } else { "?" }.to_owned(),
         });
     }
     let signed_headers: Vec<&str> = auth.signed_headers.split(';').collect();

@@ -45,6 +45,24 @@ pub(super) struct CancelMessageMoveTask {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]
+pub(super) struct AddPermission {
+    pub queue_url: Option<String>,
+    pub label: Option<String>,
+    #[serde(default, rename = "AWSAccountIds")]
+    pub aws_account_ids: Vec<String>,
+    #[serde(default)]
+    pub actions: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub(super) struct RemovePermission {
+    pub queue_url: Option<String>,
+    pub label: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
 pub(super) struct QueueUrlOnly {
     pub queue_url: Option<String>,
 }
@@ -125,7 +143,7 @@ pub(super) fn dead_letter_arn(attributes: &BTreeMap<String, String>) -> Option<S
 const MAX_KEPT_BYTES: usize = 20 * 1024;
 
 /// A kept attribute's value as SQS checks it; empty takes the attribute away.
-fn check_kept(key: &str, value: &str) -> Result<(), SqsError> {
+pub(super) fn check_kept(key: &str, value: &str) -> Result<(), SqsError> {
     if value.is_empty() {
         return Ok(());
     }

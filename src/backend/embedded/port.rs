@@ -351,6 +351,14 @@ impl Backend for EmbeddedBackend {
         self.closing.cancel();
     }
 
+    fn made_up_arn_region(&self) -> Option<&'static str> {
+        Some(super::engine::REGION)
+    }
+
+    fn keeps_sqs_time_rules(&self) -> bool {
+        false
+    }
+
     fn knows_current_deliveries(&self) -> bool {
         // Each receive gives a message a new receipt, kept with it on disk; only the newest acts.
         self.durable.is_some()

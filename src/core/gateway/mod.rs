@@ -193,6 +193,16 @@ impl Gateway {
         &self.meters
     }
 
+    /// The region of the backend's made-up queue ARNs; `None` when they are real.
+    pub fn made_up_arn_region(&self) -> Option<&'static str> {
+        self.backend.made_up_arn_region()
+    }
+
+    /// Whether the backend keeps SQS's 60-second rules itself.
+    pub fn backend_keeps_sqs_time_rules(&self) -> bool {
+        self.backend.keeps_sqs_time_rules()
+    }
+
     /// The core's time (dialects stamp what they record with it).
     pub fn now(&self) -> DateTime<Utc> {
         self.clock.now()

@@ -163,6 +163,14 @@ impl Backend for MeteredBackend {
         self.inner.knows_current_deliveries()
     }
 
+    fn made_up_arn_region(&self) -> Option<&'static str> {
+        self.inner.made_up_arn_region()
+    }
+
+    fn keeps_sqs_time_rules(&self) -> bool {
+        self.inner.keeps_sqs_time_rules()
+    }
+
     async fn tag_queue(
         &self,
         queue_url: &str,

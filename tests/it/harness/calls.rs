@@ -136,9 +136,14 @@ impl TestGateway {
 
     /// An AWS SDK client pointed at the gateway's SQS endpoint.
     pub fn sqs_client(&self, key_id: &str, secret: &str) -> Client {
+        self.sqs_client_in(key_id, secret, "us-east-1")
+    }
+
+    /// An AWS SDK SQS client of `region` pointed at this gateway.
+    pub fn sqs_client_in(&self, key_id: &str, secret: &str, region: &str) -> Client {
         let sdk = aws_config::SdkConfig::builder()
             .behavior_version(BehaviorVersion::latest())
-            .region(Region::new("us-east-1"))
+            .region(Region::new(region.to_owned()))
             .endpoint_url(&self.base)
             .credentials_provider(aws_sdk_sqs::config::SharedCredentialsProvider::new(
                 Credentials::new(key_id, secret, None, None, "tests"),

@@ -176,7 +176,10 @@ impl Context<'_> {
                 add("SequenceNumber", message.sequence_number.clone());
                 add(
                     "DeadLetterQueueSourceArn",
-                    message.dead_letter_source_arn.clone(),
+                    message
+                        .dead_letter_source_arn
+                        .clone()
+                        .map(|arn| self.arns().shown(arn)),
                 );
                 add(wire::TRACE_HEADER, message.trace_header.clone());
                 let selected: BTreeMap<_, _> = message

@@ -9,7 +9,7 @@ impl Context<'_> {
     async fn queue_of_arn(&self, arn: Option<&str>, parameter: &str) -> Result<String, SqsError> {
         let arn = arn.ok_or_else(|| SqsError::missing_parameter(parameter))?;
         self.gateway()
-            .queue_named_by_arn(arn)
+            .queue_named_by_arn(&self.arns().read(arn))
             .await
             .map_err(|error| match error.kind {
                 crate::core::ErrorKind::ResourceNotFound => SqsError::from(GatewayError::new(
@@ -65,8 +65,8 @@ impl Context<'_> {
             .map(|task| answers::MoveTask {
                 task_handle: task.handle,
                 status: task.status.name(),
-                source_arn: task.source_arn,
-                destination_arn: task.destination_arn,
+                source_arn: self.arns().shown(task.source_arn),
+                destination_arn: task.destination_arn.map(|arn| self.arns().shown(arn)),
                 max_number_of_messages_per_second: task.max_per_second,
                 approximate_number_of_messages_moved: task.moved,
                 approximate_number_of_messages_to_move: task.to_move,
@@ -95,7 +95,17 @@ impl Context<'_> {
         request: wire::QueueUrlOnly,
     ) -> Result<SqsAnswer, SqsError> {
         let queue = self.queue_of(request.queue_url.as_deref())?;
-        self.gateway().purge(&self.caller, &queue).await?;
+        let rules = self.state.time_rules.as_ref();
+        if let Some(rules) = rules
+            && !rules.begin_purge(&queue, self.gateway().now())
+        {
+            return Err(SqsError::purge_in_progress(&queue));
+        }
+        let purged = self.gateway().purge(&self.caller, &queue).await;
+        if let (Some(rules), Err(_)) = (rules, &purged) {
+            rules.purge_failed(&queue);
+        }
+        purged?;
         Ok(SqsAnswer::nothing())
     }
 
@@ -105,6 +115,9 @@ impl Context<'_> {
     ) -> Result<SqsAnswer, SqsError> {
         let queue = self.queue_of(request.queue_url.as_deref())?;
         self.gateway().delete_queue(&self.caller, &queue).await?;
+        if let Some(rules) = &self.state.time_rules {
+            rules.deleted(&queue, self.gateway().now());
+        }
         Ok(SqsAnswer::nothing())
     }
 
@@ -172,6 +185,14 @@ impl Context<'_> {
             ));
         }
         let settings = wire::queue_settings(&request.attributes, true, fifo)?;
+        if let Some(rules) = &self.state.time_rules
+            && rules.deleted_recently(&name, self.gateway().now())
+        {
+            // Only a caller who may create the queue learns that the name was deleted.
+            self.gateway()
+                .check_access(&self.caller, Operation::CreateQueue, &name)?;
+            return Err(SqsError::queue_deleted_recently());
+        }
         // Refused before the queue exists, not after.
         crate::core::alias::check_client_tags(request.tags.keys())?;
         self.check_dead_letter_target(&name, &request.attributes)
@@ -217,7 +238,7 @@ impl Context<'_> {
     ) -> Result<(), SqsError> {
         if let Some(arn) = wire::dead_letter_arn(attributes) {
             self.gateway()
-                .authorize_dead_letter_target(&self.caller, queue, &arn)
+                .authorize_dead_letter_target(&self.caller, queue, &self.arns().read(&arn))
                 .await?;
         }
         Ok(())
@@ -308,10 +329,10 @@ impl Context<'_> {
         );
         all.insert(
             "QueueArn",
-            attributes
-                .arn
-                .clone()
-                .unwrap_or_else(|| format!("arn:aws:sqs:{}:{ACCOUNT}:{queue}", self.state.region)),
+            match attributes.arn.clone() {
+                Some(arn) => self.arns().shown(arn),
+                None => format!("arn:aws:sqs:{}:{ACCOUNT}:{queue}", self.region),
+            },
         );
         if let Some(created) = attributes.created_timestamp {
             all.insert("CreatedTimestamp", created.to_string());
@@ -354,7 +375,11 @@ impl Context<'_> {
         if let Some(redrive) = &attributes.redrive {
             all.insert(
                 "RedrivePolicy",
-                json!({ "deadLetterTargetArn": redrive.dead_letter_target_arn, "maxReceiveCount": redrive.max_receive_count }).to_string(),
+                json!({
+                    "deadLetterTargetArn": self.arns().shown(redrive.dead_letter_target_arn.clone()),
+                    "maxReceiveCount": redrive.max_receive_count,
+                })
+                .to_string(),
             );
         }
         let wanted = &request.attribute_names;

@@ -1,5 +1,6 @@
 //! Unit tests of `src/api/sqs/sigv4.rs`.
 
+use super::super::regions::Regions;
 use super::*;
 use SigV4Error::*;
 use axum::http::{HeaderName, HeaderValue};
@@ -60,7 +61,7 @@ impl Req {
             |key: &str| (key == "AKIDEXAMPLE").then(|| zeroize::Zeroizing::new(secret.to_owned()));
         let scope = Scope {
             service,
-            region: "us-east-1",
+            regions: &Regions::new("us-east-1", &[]),
         };
         verify(&self.head(), &self.body, now, scope, secret_for)
     }
@@ -178,7 +179,7 @@ fn rejections() {
     assert_eq!(
         elsewhere.check("service"),
         Err(WrongRegion {
-            expected: "us-east-1".into(),
+            expected: "'us-east-1'".into(),
             found: "eu-west-1".into()
         })
     );
@@ -390,7 +391,7 @@ fn the_head_is_judged_before_any_body_is_read() {
     let now = Utc.with_ymd_and_hms(2015, 8, 30, 12, 36, 0).unwrap();
     let scope = Scope {
         service: "sqs",
-        region: "us-east-1",
+        regions: &Regions::new("us-east-1", &[]),
     };
     let unknown = check_head(&req.head(), now, scope, &SigningKeys::default(), |_| None);
     assert_eq!(unknown.unwrap_err(), UnknownKey);
@@ -413,7 +414,7 @@ fn a_days_signing_key_is_derived_once_and_still_checks_every_signature() {
     let now = Utc.with_ymd_and_hms(2015, 8, 30, 12, 36, 0).unwrap();
     let scope = Scope {
         service: "sqs",
-        region: "us-east-1",
+        regions: &Regions::new("us-east-1", &[]),
     };
     let keys = SigningKeys::default();
     let lookups = std::cell::Cell::new(0);

@@ -99,7 +99,7 @@ async fn batch_refusals_use_sqs_words() {
 }
 
 /// SQS leaves empty lists out of a JSON answer: ListQueues with no match has no `QueueUrls`, a
-/// batch with no failure no `Failed`.
+/// batch with no failure no `Failed`, GetQueueAttributes with nothing to answer no `Attributes`.
 #[tokio::test(start_paused = true)]
 async fn empty_lists_are_left_out() {
     let service = InProcess::start().await;
@@ -116,6 +116,15 @@ async fn empty_lists_are_left_out() {
         .await;
     assert_eq!(sent.body["Successful"].as_array().unwrap().len(), 1);
     assert!(sent.body.get("Failed").is_none(), "{}", sent.text);
+    // A queue without a policy asked for its policy: no `Attributes` at all.
+    let attributes = service
+        .sqs_call(
+            "GetQueueAttributes",
+            json!({ "QueueUrl": ORDERS_URL, "AttributeNames": ["Policy"] }),
+        )
+        .await;
+    assert_eq!(attributes.status, StatusCode::OK);
+    assert_eq!(attributes.body, json!({}), "{}", attributes.text);
 }
 
 /// At a queue's URL the Query protocol serves the queue's actions only: creating or listing
@@ -254,4 +263,34 @@ async fn fifo_attributes_belong_to_fifo_queues() {
     }
     let listed = service.sqs_call("ListQueues", json!({})).await;
     assert_eq!(listed.body["QueueUrls"].as_array().map(Vec::len), Some(1));
+}
+
+/// A Query request that accepts JSON is answered in JSON as SQS answers it
+/// (`ListQueuesResponse.ListQueuesResult.queueUrls`, lists named in lower case); without the
+/// header, in XML.
+#[tokio::test(start_paused = true)]
+async fn query_answers_in_json_when_asked() {
+    let service = InProcess::start().await;
+    let list = |accept: Option<&'static str>| {
+        let mut request = Request::builder()
+            .method(Method::GET)
+            .uri("/?Action=ListQueues&Version=2012-11-05");
+        if let Some(accept) = accept {
+            request = request.header("accept", accept);
+        }
+        service.call(request.body(Body::empty()).unwrap())
+    };
+    let json = list(Some("application/json")).await;
+    assert_eq!(json.status, StatusCode::OK, "{}", json.text);
+    assert_eq!(
+        json.header("content-type").as_deref(),
+        Some("application/json")
+    );
+    let urls = &json.body["ListQueuesResponse"]["ListQueuesResult"]["queueUrls"];
+    assert_eq!(urls.as_array().map(Vec::len), Some(1), "{}", json.text);
+    assert!(json.body["ListQueuesResponse"]["ResponseMetadata"]["RequestId"].is_string());
+    let xml = list(None).await;
+    assert!(xml.text.contains("<ListQueuesResponse"), "{}", xml.text);
+    let xml = list(Some("text/xml")).await;
+    assert!(xml.text.contains("<ListQueuesResponse"), "{}", xml.text);
 }

@@ -9,7 +9,7 @@ use crate::harness::{Signing, signed};
 pub(super) async fn signed_only() -> (InProcess, Arc<TokioClock>) {
     let clock = Arc::new(TokioClock::at_start());
     let config = format!(
-        "[[sqs_api.credentials]]\naccess_key_id = \"{SQS_KEY_ID}\"\nsecret = \"{SQS_SECRET}\"\n"
+        "[sqs_api]\nregions = [\"us-west-2\"]\n[[sqs_api.credentials]]\naccess_key_id = \"{SQS_KEY_ID}\"\nsecret = \"{SQS_SECRET}\"\n"
     );
     let service = InProcess::over(&config, Arc::clone(&clock), String::new()).await;
     (service, clock)
@@ -82,7 +82,7 @@ async fn sigv4_an_unsigned_request_is_refused_unread() {
 }
 
 /// The head's checks (key, scope, time) refuse before any body byte is read: an unknown key is
-/// `InvalidClientTokenId`, another region `SignatureDoesNotMatch`, a time more than 15 minutes off
+/// `InvalidClientTokenId`, a region not listed `SignatureDoesNotMatch` naming those that are, a time more than 15 minutes off
 /// `RequestExpired`; a well-signed request is served.
 #[tokio::test(start_paused = true)]
 async fn sigv4_key_scope_and_time_are_checked_from_the_head() {
@@ -138,7 +138,7 @@ async fn sigv4_key_scope_and_time_are_checked_from_the_head() {
             assert!(
                 refused
                     .text
-                    .contains("this endpoint signs for 'us-east-1', not 'eu-west-1'"),
+                    .contains("this endpoint signs for 'us-east-1', 'us-west-2', not 'eu-west-1'"),
                 "the refusal names the region to sign for: {}",
                 refused.text
             );
@@ -159,6 +159,15 @@ async fn sigv4_key_scope_and_time_are_checked_from_the_head() {
     let listed = service.call(skewed.sign("ListQueues", b"{}")).await;
     assert_eq!(listed.status, StatusCode::OK, "{}", listed.text);
     assert_eq!(listed.body["QueueUrls"].as_array().unwrap().len(), 1);
+    // A listed region besides the home one: served, its queue URLs naming it.
+    let west = Signer {
+        region: "us-west-2",
+        ..good
+    };
+    let listed = service.call(west.sign("ListQueues", b"{}")).await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.text);
+    let url = listed.body["QueueUrls"][0].as_str().unwrap();
+    assert!(url.contains("/queue/us-west-2/000000000000/"), "{url}");
 }
 
 /// A wrong secret, or a body other than the one signed, is `SignatureDoesNotMatch`, and the
