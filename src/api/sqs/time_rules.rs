@@ -64,7 +64,7 @@ mod tests {
     #[test]
     fn one_purge_a_minute_and_no_name_again_within_a_minute_of_its_delete() {
         let rules = TimeRules::default();
-        let start = Utc::now();
+        let start = DateTime::<Utc>::from_timestamp(1_800_000_000, 0).unwrap();
         assert!(rules.begin_purge("q", start));
         assert!(!rules.begin_purge("q", start + TimeDelta::seconds(59)));
         assert!(rules.begin_purge("other", start));

@@ -27,39 +27,36 @@ async fn add(
     label: &str,
     accounts: &[&str],
 ) -> Result<(), String> {
-    client
+    let added = client
         .add_permission()
         .queue_url(url)
         .label(label)
         .set_aws_account_ids(Some(accounts.iter().map(|a| (*a).to_owned()).collect()))
         .actions("ReceiveMessage")
         .send()
-        .await
-        .map(|_| ())
-        .map_err(|error| {
-            format!(
-                "{}: {}",
-                error.code().unwrap_or("?"),
-                error.message().unwrap_or("")
-            )
-        })
+        .await;
+    described(added)
 }
 
 async fn remove(client: &aws_sdk_sqs::Client, url: &str, label: &str) -> Result<(), String> {
-    client
+    let removed = client
         .remove_permission()
         .queue_url(url)
         .label(label)
         .send()
-        .await
-        .map(|_| ())
-        .map_err(|error| {
-            format!(
-                "{}: {}",
-                error.code().unwrap_or("?"),
-                error.message().unwrap_or("")
-            )
-        })
+        .await;
+    described(removed)
+}
+
+/// A call's outcome: nothing, or the error's code and message.
+fn described<T, E: ProvideErrorMetadata>(result: Result<T, E>) -> Result<(), String> {
+    result.map(|_| ()).map_err(|error| {
+        format!(
+            "{}: {}",
+            error.code().unwrap_or("?"),
+            error.message().unwrap_or("")
+        )
+    })
 }
 
 /// A statement per label, as SQS writes it; a label twice or an unknown one refused in SQS's

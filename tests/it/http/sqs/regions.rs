@@ -57,7 +57,7 @@ async fn clients_of_any_region_reach_the_same_queues(kind: Kind) {
         .send()
         .await
         .unwrap();
-    assert_eq!(listed.queue_urls(), [regional_url.clone()]);
+    assert_eq!(listed.queue_urls(), std::slice::from_ref(&regional_url));
     frankfurt
         .send_message()
         .queue_url(&regional_url)
@@ -144,7 +144,7 @@ async fn arns_name_the_clients_region(kind: Kind) {
         .send()
         .await
         .unwrap();
-    assert_eq!(sources.queue_urls(), [url.clone()]);
+    assert_eq!(sources.queue_urls(), std::slice::from_ref(&url));
     home.delete_queue()
         .queue_url(&home_url)
         .send()
