@@ -630,7 +630,9 @@ def check_fifo_receive_request_attempt_id(ctx):
     for i in range(3):
         ids.append(fifo_send(ctx, url, "R", f"R{i} {ctx.run}")["MessageId"])
     attempt = f"attempt-{ctx.run}"
-    first = ctx.receive(url, max_n=10, wait=2, visibility=60, ReceiveRequestAttemptId=attempt)
+    # A long poll returns as soon as the group's messages are there; 10 s leaves room for a message
+    # an earlier check's poll took to be handed back first.
+    first = ctx.receive(url, max_n=10, wait=10, visibility=60, ReceiveRequestAttemptId=attempt)
     expect(first, "first receive with ReceiveRequestAttemptId returned nothing")
     expect(
         [m["MessageId"] for m in first] == ids[: len(first)],
